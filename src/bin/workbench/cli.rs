@@ -1,0 +1,78 @@
+//! Argument parsing and dispatch.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::{count, llm_check};
+use context_workbench::Config;
+use context_workbench::tokens::Encoding;
+
+#[derive(Parser)]
+#[command(name = "workbench", version, about = "Context Workbench: a context engine for coding agents")]
+struct Cli {
+    /// Configuration file (TOML, or JSON when it ends in .json); unknown keys are errors.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// OpenAI-compatible endpoint for summaries (or WORKBENCH_LLM_URL); the key is read from
+    /// WORKBENCH_LLM_API_KEY only.
+    #[arg(long, global = true, value_name = "URL")]
+    llm_url: Option<String>,
+    /// Model name sent to the endpoint (or WORKBENCH_LLM_MODEL).
+    #[arg(long, global = true, value_name = "NAME")]
+    llm_model: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Count the tokens of files: one `<tokens>\t<path>` line each, then `<total>\ttotal`.
+    Count {
+        /// Files or directories (walked in sorted order); `-` reads standard input.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// o200k_base (default) or cl100k_base; overrides the config file.
+        #[arg(long, value_parser = parse_encoding)]
+        encoding: Option<Encoding>,
+    },
+    /// Send one short prompt to the configured LLM and print its reply and usage.
+    LlmCheck {
+        #[arg(default_value = "Reply with the single word: ready")]
+        prompt: String,
+    },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match load_config(cli.config.as_deref()) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("workbench: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command {
+        Command::Count { paths, encoding } => count::run(&paths, encoding.unwrap_or(config.encoding)),
+        Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),
+    }
+}
+
+fn parse_encoding(name: &str) -> Result<Encoding, String> {
+    Encoding::from_name(name).ok_or_else(|| format!("unknown encoding `{name}` (o200k_base or cl100k_base)"))
+}
+
+/// The config file, or the defaults; errors name the file and the offending key.
+fn load_config(path: Option<&Path>) -> Result<Config, String> {
+    let Some(path) = path else { return Ok(Config::default()) };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let parsed = if path.extension().is_some_and(|e| e == "json") {
+        Config::from_json(&text)
+    } else {
+        let value: toml::Value = toml::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let json = serde_json::to_value(value).map_err(|e| format!("{}: {e}", path.display()))?;
+        Config::from_value(json)
+    };
+    parsed.map_err(|e| format!("{}: {e}", path.display()))
+}

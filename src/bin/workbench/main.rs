@@ -1,0 +1,17 @@
+//! `workbench`: the command-line face of Context Workbench, a thin shell over the library.
+//! Native only: on wasm32 (where only the library matters) the binary is empty.
+
+#[cfg(not(target_arch = "wasm32"))]
+mod cli;
+#[cfg(not(target_arch = "wasm32"))]
+mod count;
+#[cfg(not(target_arch = "wasm32"))]
+mod llm_check;
+
+#[cfg(not(target_arch = "wasm32"))]
+fn main() -> std::process::ExitCode {
+    cli::main()
+}
+
+#[cfg(target_arch = "wasm32")]
+fn main() {}

@@ -1,0 +1,165 @@
+//! The one configuration schema, shared by the CLI (TOML or JSON file), the npm package and the
+//! VS Code extension (JSON). Every field has a default; unknown keys are errors naming the key.
+//! The README documents each field.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::tokens::Encoding;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// Token encoding for every count (R10.1).
+    pub encoding: Encoding,
+    /// The model's context window in tokens (R10.2).
+    pub window: u32,
+    /// Share of the window at which compaction triggers (R4.4, R10.2).
+    pub compact_threshold: f64,
+    /// An absolute cap on prompt tokens, below the window; `None` means `window × threshold` only.
+    pub max_prompt_tokens: Option<u32>,
+    /// How many of the newest rounds compaction always keeps (R4.3).
+    pub min_rounds_kept: u32,
+    /// Budget for the dynamic tail (plan, board, reminders) in tokens (R2.4).
+    pub dynamic_tail_budget: u32,
+    /// How long a summary may take before the fallback of R4.6, in milliseconds.
+    pub summary_timeout_ms: u64,
+    /// Relative prices per token, used by the cache cost model (R5.5) and the replay.
+    pub prices: Prices,
+    /// The prune stage (R4.7).
+    pub prune: PruneConfig,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            encoding: Encoding::default(),
+            window: 200_000,
+            compact_threshold: 0.8,
+            max_prompt_tokens: None,
+            min_rounds_kept: 10,
+            dynamic_tail_budget: 1_000,
+            summary_timeout_ms: 120_000,
+            prices: Prices::default(),
+            prune: PruneConfig::default(),
+        }
+    }
+}
+
+/// Prices relative to one uncached input token.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Prices {
+    pub uncached_input: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+    pub output: f64,
+}
+
+impl Default for Prices {
+    fn default() -> Self {
+        Prices { uncached_input: 1.0, cache_read: 0.1, cache_write: 1.25, output: 5.0 }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PruneConfig {
+    /// Prune only when at least this many tokens would be freed (PRUNE_MINIMUM).
+    pub minimum: u32,
+    /// Tool output tokens kept untouched behind the newest turns (PRUNE_PROTECT).
+    pub protect: u32,
+    /// Tools whose outputs are never pruned.
+    pub protected_tools: Vec<String>,
+}
+
+impl Default for PruneConfig {
+    fn default() -> Self {
+        PruneConfig { minimum: 20_000, protect: 40_000, protected_tools: vec!["skill".to_owned()] }
+    }
+}
+
+impl Config {
+    /// Parse JSON; an unknown or mistyped key is an error naming its full path (`prune.minimun`).
+    pub fn from_json(text: &str) -> Result<Self> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let config: Config = serde_path_to_error::deserialize(&mut de).map_err(path_error)?;
+        config.validate()
+    }
+
+    /// Build from any serde value (TOML tables, JS objects), with the same errors as JSON.
+    pub fn from_value(value: serde_json::Value) -> Result<Self> {
+        let config: Config = serde_path_to_error::deserialize(value).map_err(path_error)?;
+        config.validate()
+    }
+
+    /// Check the ranges serde cannot express.
+    pub fn validate(self) -> Result<Self> {
+        let bad = |key: &str, why: &str| Err(Error::Config(format!("`{key}` {why}")));
+        if self.window == 0 {
+            return bad("window", "must be positive");
+        }
+        if !(self.compact_threshold > 0.0 && self.compact_threshold <= 1.0) {
+            return bad("compact_threshold", "must be in (0, 1]");
+        }
+        if self.max_prompt_tokens.is_some_and(|cap| cap == 0 || cap > self.window) {
+            return bad("max_prompt_tokens", "must be positive and at most `window`");
+        }
+        let p = &self.prices;
+        let prices = [
+            ("uncached_input", p.uncached_input),
+            ("cache_read", p.cache_read),
+            ("cache_write", p.cache_write),
+            ("output", p.output),
+        ];
+        if let Some((key, _)) = prices.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
+            return bad(&format!("prices.{key}"), "must be a finite number ≥ 0");
+        }
+        Ok(self)
+    }
+
+    /// The prompt size at which compaction triggers.
+    pub fn compaction_trigger_tokens(&self) -> u32 {
+        let by_share = (f64::from(self.window) * self.compact_threshold).floor() as u32;
+        self.max_prompt_tokens.map_or(by_share, |cap| cap.min(by_share))
+    }
+}
+
+fn path_error<E: std::fmt::Display>(e: serde_path_to_error::Error<E>) -> Error {
+    let path = e.path().to_string();
+    let inner = e.into_inner().to_string();
+    // serde names the unknown key itself; prefix the enclosing path when there is one.
+    if path == "." { Error::Config(inner) } else { Error::Config(format!("at `{path}`: {inner}")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_partial_files() {
+        assert_eq!(Config::from_json("{}").unwrap(), Config::default());
+        let c = Config::from_json(r#"{"window": 128000, "prune": {"minimum": 5}}"#).unwrap();
+        assert_eq!((c.window, c.prune.minimum, c.prune.protect), (128_000, 5, 40_000));
+        assert_eq!(c.compaction_trigger_tokens(), 102_400);
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let err = Config::from_json(r#"{"windw": 1}"#).unwrap_err().to_string();
+        assert!(err.contains("unknown field `windw`"), "{err}");
+        let err = Config::from_json(r#"{"prune": {"minimun": 1}}"#).unwrap_err().to_string();
+        assert!(err.contains("prune.minimun") && err.contains("unknown field `minimun`"), "{err}");
+        let err = Config::from_json(r#"{"encoding": "p50k"}"#).unwrap_err().to_string();
+        assert!(err.contains("encoding") && err.contains("p50k"), "{err}");
+    }
+
+    #[test]
+    fn ranges_are_checked() {
+        let err = Config::from_json(r#"{"compact_threshold": 1.5}"#).unwrap_err();
+        assert_eq!(err.code(), "invalid_config");
+        assert!(err.to_string().contains("compact_threshold"));
+        let err = Config::from_json(r#"{"prices": {"cache_read": -1}}"#).unwrap_err().to_string();
+        assert!(err.contains("prices.cache_read"), "{err}");
+    }
+}

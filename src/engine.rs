@@ -1,0 +1,178 @@
+//! `Engine<H: Host>`: the façade the CLI, the tests and the wasm layer all use.
+//!
+//! Methods take `&self`; mutable state lives in a `RefCell` that is never borrowed across an
+//! `.await`, so a JS caller may call into the engine while one of its host calls is pending.
+
+use std::cell::RefCell;
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::host::{Completion, CompletionRequest, Host, Usage};
+use crate::model::{BranchId, ContentPart, GoalId, Message, MessageId, Role, SpanId, ToolCallId, Trace, TraceId};
+use crate::tokens::TokenCounter;
+
+/// The context engine over one trace.
+pub struct Engine<H: Host> {
+    host: H,
+    config: Config,
+    counter: TokenCounter,
+    state: RefCell<State>,
+}
+
+struct State {
+    trace: Trace,
+    /// The provider's usage of the last completion (R4.4's `last_usage`).
+    last_usage: Option<Usage>,
+}
+
+/// A message to record; the engine fills in id, sequence, description, tokens and time.
+#[derive(Debug, Clone, Default)]
+pub struct MessageDraft {
+    pub role: Option<Role>,
+    pub content: Vec<ContentPart>,
+    pub branch_id: Option<BranchId>,
+    pub goal_id: Option<GoalId>,
+    pub span_id: Option<SpanId>,
+    pub tool_call_id: Option<ToolCallId>,
+}
+
+impl MessageDraft {
+    pub fn new(role: Role, content: Vec<ContentPart>) -> Self {
+        MessageDraft { role: Some(role), content, ..Default::default() }
+    }
+
+    pub fn text(role: Role, text: impl Into<String>) -> Self {
+        Self::new(role, vec![ContentPart::Text { text: text.into() }])
+    }
+}
+
+impl<H: Host> Engine<H> {
+    /// A new engine on an empty trace whose id comes from the host clock.
+    pub fn new(host: H, config: Config) -> Self {
+        let trace_id = TraceId(format!("trace-{}", host.now_ms()));
+        let counter = TokenCounter::new(config.encoding);
+        Engine {
+            host,
+            config,
+            counter,
+            state: RefCell::new(State { trace: Trace::new(trace_id, ""), last_usage: None }),
+        }
+    }
+
+    pub fn host(&self) -> &H {
+        &self.host
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn counter(&self) -> TokenCounter {
+        self.counter
+    }
+
+    /// Exact tokens of `text` in the configured encoding.
+    pub fn count_tokens(&self, text: &str) -> usize {
+        self.counter.count(text)
+    }
+
+    pub fn trace_id(&self) -> TraceId {
+        self.state.borrow().trace.id.clone()
+    }
+
+    /// A copy of the trace as recorded so far.
+    pub fn trace(&self) -> Trace {
+        self.state.borrow().trace.clone()
+    }
+
+    /// Append a message to the trace; the first user message becomes the mission.
+    pub fn record(&self, draft: MessageDraft) -> Result<MessageId> {
+        let role = draft.role.ok_or_else(|| Error::InvalidInput("a message needs a role".into()))?;
+        if role == Role::Tool && !draft.content.iter().any(|p| matches!(p, ContentPart::ToolResult(_))) {
+            return Err(Error::InvalidInput("a tool message needs a tool_result part".into()));
+        }
+        let now = self.host.now_ms();
+        let mut state = self.state.borrow_mut();
+        let sequence = state.trace.messages.len() as u64;
+        let id = MessageId::for_sequence(sequence);
+        if role == Role::User && state.trace.mission.is_empty() {
+            state.trace.mission = Message::describe(role, &draft.content);
+        }
+        let mut message = Message {
+            id: id.clone(),
+            trace_id: state.trace.id.clone(),
+            branch_id: draft.branch_id,
+            role,
+            sequence,
+            goal_id: draft.goal_id,
+            span_id: draft.span_id,
+            tool_call_id: draft.tool_call_id,
+            description: Message::describe(role, &draft.content),
+            content: draft.content,
+            tokens: None,
+            cost: None,
+            created_at_ms: now,
+        };
+        self.counter.cache_message_tokens(&mut message);
+        state.trace.messages.push(message);
+        Ok(id)
+    }
+
+    /// Ask the host LLM for a completion and remember its usage (R10.1).
+    pub async fn complete(&self, mut request: CompletionRequest) -> Result<Completion> {
+        if request.messages.is_empty() {
+            return Err(Error::InvalidInput("a completion request needs at least one message".into()));
+        }
+        request.timeout_ms.get_or_insert(self.config.summary_timeout_ms);
+        let completion = self.host.complete(request).await?;
+        self.state.borrow_mut().last_usage = completion.usage;
+        Ok(completion)
+    }
+
+    /// The provider's usage of the last completion, if it reported one.
+    pub fn last_usage(&self) -> Option<Usage> {
+        self.state.borrow().last_usage
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::{ChatMessage, HostErrorKind};
+    use crate::testing::{TestHost, block_on};
+
+    fn request(text: &str) -> CompletionRequest {
+        CompletionRequest {
+            messages: vec![ChatMessage { role: "user".into(), content: text.into() }],
+            max_output_tokens: None,
+            timeout_ms: None,
+            purpose: "test".into(),
+        }
+    }
+
+    #[test]
+    fn records_messages_with_ids_tokens_and_mission() {
+        let engine = Engine::new(TestHost::default(), Config::default());
+        let id = engine.record(MessageDraft::text(Role::User, "Fix the flaky parser test")).unwrap();
+        assert_eq!(id.as_str(), "m000000");
+        let trace = engine.trace();
+        assert_eq!(trace.mission, "Fix the flaky parser test");
+        assert_eq!(trace.messages[0].tokens, Some(5 + 4));
+        assert_eq!(trace.messages[0].created_at_ms, TestHost::default().now_ms());
+        let err = engine.record(MessageDraft::text(Role::Tool, "no result part")).unwrap_err();
+        assert_eq!(err.code(), "invalid_input");
+    }
+
+    #[test]
+    fn completion_goes_through_the_host_and_keeps_usage() {
+        let host = TestHost::default().with_reply("done").with_error(HostErrorKind::Timeout, "too slow");
+        let engine = Engine::new(host, Config::default());
+        let reply = block_on(engine.complete(request("summarise"))).unwrap();
+        assert_eq!(reply.text, "done");
+        assert!(engine.last_usage().is_some());
+        let sent = engine.host().requests();
+        assert_eq!(sent[0].timeout_ms, Some(120_000));
+        let err = block_on(engine.complete(request("again"))).unwrap_err();
+        assert_eq!((err.code(), err.to_string().as_str()), ("host_timeout", "too slow"));
+    }
+}

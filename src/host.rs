@@ -1,0 +1,156 @@
+//! The host boundary (R11): the only way the engine reaches the outside world.
+//!
+//! The engine never does I/O or reads a clock itself. An embedder (the CLI, a test, Node, a
+//! browser, VS Code) implements [`Host`]; everything else in the crate is pure.
+
+use std::future::Future;
+
+use serde::{Deserialize, Serialize};
+
+/// What the engine may ask of its embedder.
+///
+/// Paths are workspace-relative and use `/`. No `Send` bound: JS handles are not `Send`.
+pub trait Host {
+    /// One chat completion from the host's LLM.
+    fn complete(&self, request: CompletionRequest) -> impl Future<Output = Result<Completion, HostError>>;
+    /// The text of a file and its modification time.
+    fn read_file(&self, path: &str) -> impl Future<Output = Result<FileContent, HostError>>;
+    /// `None` when nothing exists at `path`.
+    fn stat(&self, path: &str) -> impl Future<Output = Result<Option<FileStat>, HostError>>;
+    /// Create or replace a file, creating parent directories.
+    fn write_file(&self, path: &str, data: &str) -> impl Future<Output = Result<(), HostError>>;
+    /// Append to a file, creating it (and parent directories) when missing.
+    fn append_file(&self, path: &str, data: &str) -> impl Future<Output = Result<(), HostError>>;
+    /// Atomically move `from` to `to`, replacing `to`.
+    fn rename(&self, from: &str, to: &str) -> impl Future<Output = Result<(), HostError>>;
+    /// Remove a file; removing a missing file is not an error.
+    fn remove(&self, path: &str) -> impl Future<Output = Result<(), HostError>>;
+    /// The entries of a directory, sorted by name.
+    fn list_dir(&self, path: &str) -> impl Future<Output = Result<Vec<DirEntry>, HostError>>;
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&self) -> u64;
+}
+
+/// A request to the host's LLM. The host picks the model; the engine says what it needs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompletionRequest {
+    pub messages: Vec<ChatMessage>,
+    /// Upper bound on the reply's tokens, when the engine needs one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// How long the engine will wait; hosts should give up after it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Why the engine asks (`summary`, `state_update`, …), for the host's logs and routing.
+    #[serde(default)]
+    pub purpose: String,
+}
+
+/// One message of a [`CompletionRequest`], in the plain role/content shape every provider accepts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: String,
+    pub content: String,
+}
+
+/// The LLM's reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Completion {
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// Token usage as the provider reported it (R10.1: preferred over the engine's own count).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    #[serde(default)]
+    pub cached_tokens: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileContent {
+    pub text: String,
+    pub mtime_ms: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FileStat {
+    pub is_dir: bool,
+    pub size: u64,
+    pub mtime_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DirEntry {
+    pub name: String,
+    pub is_dir: bool,
+}
+
+/// A failure reported by the host.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct HostError {
+    pub kind: HostErrorKind,
+    pub message: String,
+}
+
+/// What kind of host failure it was; each kind has a stable code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HostErrorKind {
+    NotFound,
+    OutsideWorkspace,
+    LlmNotConfigured,
+    Llm,
+    Timeout,
+    Io,
+    /// The host failed in a way it did not classify (a JS host that rejected, say).
+    Failed,
+}
+
+impl HostErrorKind {
+    pub fn code(self) -> &'static str {
+        match self {
+            HostErrorKind::NotFound => "host_not_found",
+            HostErrorKind::OutsideWorkspace => "host_outside_workspace",
+            HostErrorKind::LlmNotConfigured => "host_llm_not_configured",
+            HostErrorKind::Llm => "host_llm",
+            HostErrorKind::Timeout => "host_timeout",
+            HostErrorKind::Io => "host_io",
+            HostErrorKind::Failed => "host_failed",
+        }
+    }
+
+    /// The inverse of [`code`](Self::code), also accepting the bare kind (`not_found`) and
+    /// Node's `ENOENT`, so JS hosts can classify their rejections.
+    pub fn from_code(code: &str) -> Option<Self> {
+        let all = [
+            HostErrorKind::NotFound,
+            HostErrorKind::OutsideWorkspace,
+            HostErrorKind::LlmNotConfigured,
+            HostErrorKind::Llm,
+            HostErrorKind::Timeout,
+            HostErrorKind::Io,
+            HostErrorKind::Failed,
+        ];
+        if code == "ENOENT" {
+            return Some(HostErrorKind::NotFound);
+        }
+        all.into_iter().find(|k| k.code() == code || k.code().strip_prefix("host_") == Some(code))
+    }
+}
+
+impl HostError {
+    pub fn new(kind: HostErrorKind, message: impl Into<String>) -> Self {
+        HostError { kind, message: message.into() }
+    }
+}

@@ -1,0 +1,36 @@
+//! Context Workbench: a context engine for coding agents.
+//!
+//! It sits between an agent loop and its LLM and keeps what the model sees small, true and
+//! cache-friendly, while the full raw history stays on disk for audit.
+//!
+//! The core is sans-IO: everything outside (the LLM, the file system, the clock) goes through
+//! the one [`Host`] trait, implemented by the CLI ([`native`]), the tests ([`testing`]) and
+//! JavaScript (`src/wasm/`, behind the `wasm` feature). Most of the engine is pure synchronous
+//! functions; only the orchestrating methods of [`Engine`] are `async`.
+//!
+//! - [`model`]: traces, messages, rounds, spans; their serde form is the persisted format.
+//! - [`tokens`]: exact token counts with tiktoken-rs, safe on any input.
+//! - [`config`]: the one configuration schema shared by every front end.
+//! - [`engine`]: the façade.
+
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod host;
+pub mod model;
+pub mod testing;
+pub mod tokens;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
+
+#[cfg(all(feature = "wasm", target_arch = "wasm32"))]
+pub mod wasm;
+
+pub use config::Config;
+pub use engine::{Engine, MessageDraft};
+pub use error::{Error, Result};
+pub use host::{Host, HostError, HostErrorKind};
+pub use tokens::{Encoding, TokenCounter};
+#[cfg(all(feature = "wasm", target_arch = "wasm32"))]
+pub use wasm::ContextEngine;

@@ -1,0 +1,12 @@
+//! The data model (R1): traces, messages and their content, rounds and spans.
+//!
+//! The serde form of these types is the persisted format; [`trace::TRACE_FORMAT_VERSION`]
+//! versions it.
+
+mod ids;
+mod message;
+mod trace;
+
+pub use ids::{BranchId, GoalId, MessageId, SpanId, ToolCallId, TraceId};
+pub use message::{ContentPart, Message, Role, ToolCall, ToolResult, ToolStatus};
+pub use trace::{Round, Span, TRACE_FORMAT_VERSION, Trace, rounds};

@@ -1,0 +1,65 @@
+//! TypeScript declarations for what crosses the boundary, emitted into the generated `.d.ts`.
+
+use wasm_bindgen::prelude::wasm_bindgen;
+
+#[wasm_bindgen(typescript_custom_section)]
+const HOST_TS: &'static str = r#"
+/** One message of a completion request: the plain role/content shape every provider accepts. */
+export interface ChatMessage { role: string; content: string; }
+
+/** A request to the host's LLM. The host picks the model; the engine says what it needs. */
+export interface CompletionRequest {
+  messages: ChatMessage[];
+  /** Upper bound on the reply's tokens. */
+  maxOutputTokens?: number;
+  /** How long the engine will wait; give up after it. */
+  timeoutMs?: number;
+  /** Why the engine asks (`summary`, `state_update`, …). */
+  purpose: string;
+}
+
+/** Token usage as the provider reported it. */
+export interface Usage { promptTokens: number; completionTokens: number; cachedTokens?: number; }
+
+export interface Completion { text: string; usage?: Usage; }
+export interface FileContent { text: string; mtimeMs: number; }
+export interface FileStat { isDir: boolean; size: number; mtimeMs: number; }
+export interface DirEntry { name: string; isDir: boolean; }
+
+/**
+ * What the engine asks of its embedder. Paths are workspace-relative with `/`.
+ * Methods may return a Promise or a plain value. To classify a failure, reject with an
+ * `Error` whose `code` is one of `not_found` (or `ENOENT`), `outside_workspace`,
+ * `llm_not_configured`, `llm`, `timeout`, `io`; anything else is `host_failed`.
+ */
+export interface Host {
+  complete(request: CompletionRequest): Promise<Completion> | Completion;
+  readFile(path: string): Promise<FileContent> | FileContent;
+  /** `null` when nothing exists at `path`. */
+  stat(path: string): Promise<FileStat | null> | FileStat | null;
+  writeFile(path: string, data: string): Promise<void> | void;
+  appendFile(path: string, data: string): Promise<void> | void;
+  rename(from: string, to: string): Promise<void> | void;
+  /** Removing a missing file is not an error. */
+  remove(path: string): Promise<void> | void;
+  listDir(path: string): Promise<DirEntry[]> | DirEntry[];
+  /** Milliseconds since the Unix epoch. */
+  nowMs(): number;
+}
+
+/** The engine's configuration; every field is optional (see the README for each one). */
+export interface Config {
+  encoding?: "o200k_base" | "cl100k_base";
+  window?: number;
+  compact_threshold?: number;
+  max_prompt_tokens?: number | null;
+  min_rounds_kept?: number;
+  dynamic_tail_budget?: number;
+  summary_timeout_ms?: number;
+  prices?: { uncached_input?: number; cache_read?: number; cache_write?: number; output?: number };
+  prune?: { minimum?: number; protect?: number; protected_tools?: string[] };
+}
+
+/** Errors thrown or rejected by the engine. `code` is stable. */
+export interface ContextWorkbenchError extends Error { name: "ContextWorkbenchError"; code: string; }
+"#;

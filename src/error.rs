@@ -18,6 +18,9 @@ pub enum Error {
     UnsupportedVersion { found: u32, supported: u32 },
     #[error("the engine is busy: {0}")]
     Busy(String),
+    /// A trajectory file that matches no known format, or is truncated or malformed.
+    #[error("{file}: line {line}: {message}")]
+    Trajectory { file: String, line: usize, message: String },
 }
 
 impl Error {
@@ -29,6 +32,7 @@ impl Error {
             Error::InvalidInput(_) => "invalid_input",
             Error::UnsupportedVersion { .. } => "unsupported_version",
             Error::Busy(_) => "busy",
+            Error::Trajectory { .. } => "invalid_trajectory",
         }
     }
 }

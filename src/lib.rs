@@ -13,10 +13,12 @@
 //! - [`config`]: the one configuration schema shared by every front end.
 //! - [`engine`]: the façade.
 
+pub mod compress;
 pub mod config;
 pub mod engine;
 pub mod error;
 pub mod host;
+pub mod import;
 pub mod model;
 pub mod testing;
 pub mod tokens;

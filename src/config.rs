@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::compress::CompressConfig;
 use crate::error::{Error, Result};
 use crate::tokens::Encoding;
 
@@ -28,6 +29,8 @@ pub struct Config {
     pub prices: Prices,
     /// The prune stage (R4.7).
     pub prune: PruneConfig,
+    /// Tool-output compression limits and tool-name mapping (R3.2).
+    pub compress: CompressConfig,
 }
 
 impl Default for Config {
@@ -42,6 +45,7 @@ impl Default for Config {
             summary_timeout_ms: 120_000,
             prices: Prices::default(),
             prune: PruneConfig::default(),
+            compress: CompressConfig::default(),
         }
     }
 }
@@ -104,6 +108,16 @@ impl Config {
         }
         if self.max_prompt_tokens.is_some_and(|cap| cap == 0 || cap > self.window) {
             return bad("max_prompt_tokens", "must be positive and at most `window`");
+        }
+        let c = &self.compress;
+        if !(c.budget_share > 0.0 && c.budget_share <= 1.0) {
+            return bad("compress.budget_share", "must be in (0, 1]");
+        }
+        if c.min_tokens > c.max_tokens {
+            return bad("compress.min_tokens", "must be at most `compress.max_tokens`");
+        }
+        if c.max_line_chars < 40 {
+            return bad("compress.max_line_chars", "must be at least 40");
         }
         let p = &self.prices;
         let prices = [

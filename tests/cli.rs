@@ -106,3 +106,24 @@ fn llm_check_talks_to_an_openai_compatible_endpoint() {
     assert!(server.join().unwrap().contains("Bearer sk-never-printed"));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("sk-never"));
 }
+
+#[test]
+fn compress_prints_the_history_form_of_standard_input() {
+    use std::io::Write;
+    let grep: String = (1..=40).map(|i| format!("src/lib.rs:{i}:fn item_{i}() {{}}\n")).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_workbench"))
+        .args(["compress", "--tool", "Grep", "--args", r#"{"pattern":"fn item"}"#, "--json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(grep.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["family"], "grep");
+    let text = json["text"].as_str().unwrap();
+    assert!(text.starts_with("40 matches in 1 files: src/lib.rs (40)\nsrc/lib.rs:1:fn item_1() {}"), "{text}");
+    assert!(text.ends_with("full output: raw#stdin]"), "{text}");
+    assert!(json["tokens_out"].as_u64().unwrap() < json["tokens_in"].as_u64().unwrap());
+}

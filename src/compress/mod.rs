@@ -1,4 +1,112 @@
 //! Tool-output compression for history (R3): every tool family's output becomes a short,
 //! faithful entry that says what it dropped and where the original is.
+//!
+//! The model reasons on the full observation within its round (R3.1); what history keeps is
+//! [`compress_tool_output`]'s form. Compressors are pure, deterministic and never fail: binary
+//! junk, invalid input, ANSI codes, `\r` progress bars and megabyte lines all give a bounded,
+//! valid entry with a note.
 
+mod clean;
+mod draft;
+mod envelope;
+mod family;
+mod limits;
 pub mod logs;
+mod rules;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use family::{Family, family_of};
+pub use limits::CompressConfig;
+
+use crate::tokens::TokenCounter;
+
+/// One tool result to compress, as recorded.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolOutput<'a> {
+    pub tool: &'a str,
+    /// The call's arguments as the model wrote them (usually JSON; anything is accepted).
+    pub arguments: &'a str,
+    pub output: &'a str,
+    pub stderr: Option<&'a str>,
+    pub exit_code: Option<i32>,
+    pub is_error: bool,
+    /// The raw trace message that keeps the original, cited as `raw#<id>`.
+    pub raw_id: &'a str,
+}
+
+/// The history form of a tool output.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Compressed {
+    pub family: Family,
+    pub text: String,
+    pub tokens_in: usize,
+    pub tokens_out: usize,
+    /// What was removed or changed; empty when the output is kept as it was.
+    pub notes: Vec<String>,
+    /// For structured `{status, data, error, …}` results: the kept fields (R3.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub structured: Option<Value>,
+}
+
+/// What every rule sees.
+pub(crate) struct Context<'a> {
+    pub family: Family,
+    pub args: &'a Value,
+    pub exit_code: Option<i32>,
+    pub is_error: bool,
+    pub config: &'a CompressConfig,
+}
+
+/// Compress one tool output for history.
+pub fn compress_tool_output(input: &ToolOutput<'_>, config: &CompressConfig, counter: &TokenCounter) -> Compressed {
+    let args: Value = serde_json::from_str(input.arguments).unwrap_or(Value::Null);
+    let family = family_of(input.tool, &args, config);
+    let tokens_in = counter.count(input.output) + input.stderr.map_or(0, |s| counter.count(s));
+    let budget = config.budget(tokens_in);
+    let cx = Context { family, args: &args, exit_code: input.exit_code, is_error: input.is_error, config };
+    if let Some(envelope) = envelope::parse(input.output) {
+        let (text, structured, notes) = envelope::compress(&envelope, &cx, budget, counter);
+        return finish(text, notes, Some(structured), family, tokens_in, input.raw_id, counter);
+    }
+    let output = clean::clean(input.output, config.max_line_chars);
+    let stderr = input.stderr.map(|s| clean::clean(s, config.max_line_chars));
+    let mut draft = rules::draft(&cx, &output.text, stderr.as_ref().map(|s| s.text.as_str()));
+    draft.notes.extend(output.notes.iter().cloned());
+    draft.notes.extend(stderr.iter().flat_map(|s| &s.notes).map(|n| format!("stderr: {n}")));
+    let fitted = draft.fit(budget.saturating_sub(TRAILER_TOKENS), counter);
+    let mut notes = draft.notes;
+    if fitted.body_kept < fitted.body_total {
+        notes.insert(0, format!("kept {} of {} {}", fitted.body_kept, fitted.body_total, draft.unit));
+    }
+    finish(fitted.text, notes, None, family, tokens_in, input.raw_id, counter)
+}
+
+/// Room left for the trailer line.
+const TRAILER_TOKENS: usize = 50;
+
+/// Add the trailer that says what was dropped and where the original is.
+fn finish(
+    body: String,
+    notes: Vec<String>,
+    structured: Option<Value>,
+    family: Family,
+    tokens_in: usize,
+    raw_id: &str,
+    counter: &TokenCounter,
+) -> Compressed {
+    if notes.is_empty() {
+        let tokens_out = counter.count(&body);
+        return Compressed { family, text: body, tokens_in, tokens_out, notes, structured };
+    }
+    let body_tokens = counter.count(&body);
+    let dropped = tokens_in.saturating_sub(body_tokens);
+    let trailer = format!(
+        "[history form: {}; {dropped} of {tokens_in} tokens dropped; full output: raw#{raw_id}]",
+        notes.join("; ")
+    );
+    let text = if body.is_empty() { trailer } else { format!("{body}\n{trailer}") };
+    let tokens_out = counter.count(&text);
+    Compressed { family, text, tokens_in, tokens_out, notes, structured }
+}

@@ -58,6 +58,13 @@ export interface Config {
   summary_timeout_ms?: number;
   prices?: { uncached_input?: number; cache_read?: number; cache_write?: number; output?: number };
   prune?: { minimum?: number; protect?: number; protected_tools?: string[] };
+  compress?: {
+    ls_entries?: number; glob_hits?: number; grep_matches?: number; read_lines?: number; read_share?: number;
+    edit_snippet_lines?: number; write_lines?: number; stderr_tail_lines?: number; summary_tokens?: number;
+    max_line_chars?: number; budget_share?: number; min_tokens?: number; max_tokens?: number;
+    /** Tool name (case-insensitive) → family. */
+    tool_families?: Record<string, "ls" | "glob" | "grep" | "read" | "edit" | "write" | "bash" | "todo_write" | "default">;
+  };
 }
 
 /** Errors thrown or rejected by the engine. `code` is stable. */

@@ -1,5 +1,9 @@
 //! Shared by the native and the wasm test suites.
 
+#[cfg(not(target_arch = "wasm32"))]
+#[allow(dead_code)]
+pub mod traces;
+
 /// gpt-tokenizer's test plan (MIT), read in place from `../shared` at compile time so the same
 /// bytes reach native and wasm tests.
 pub const TEST_PLANS: &str = include_str!("../../../shared/testvectors/tokenizers/gpt-tokenizer-TestPlans.txt");

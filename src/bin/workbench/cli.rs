@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::{count, llm_check};
+use crate::{compress, count, llm_check};
 use context_workbench::Config;
 use context_workbench::tokens::Encoding;
 
@@ -37,6 +37,25 @@ enum Command {
         #[arg(long, value_parser = parse_encoding)]
         encoding: Option<Encoding>,
     },
+    /// Print the history form of one tool output read from standard input, or with `--stats`
+    /// the per-family savings over every tool output of the trajectories under a directory.
+    Compress {
+        /// The tool that produced the output (`Bash`, `read_text_file`, `grep_search` …).
+        #[arg(long, required_unless_present = "stats")]
+        tool: Option<String>,
+        /// The call's arguments as JSON (`{"command": "pytest -q"}`).
+        #[arg(long, default_value = "{}")]
+        args: String,
+        /// The command's exit code, when it had one.
+        #[arg(long)]
+        exit_code: Option<i32>,
+        /// Print the structured result (family, text, token counts, notes) as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Statistics over every trajectory under this directory instead.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["tool", "json", "exit_code"])]
+        stats: Option<PathBuf>,
+    },
     /// Send one short prompt to the configured LLM and print its reply and usage.
     LlmCheck {
         #[arg(default_value = "Reply with the single word: ready")]
@@ -55,6 +74,10 @@ pub fn main() -> ExitCode {
     };
     match cli.command {
         Command::Count { paths, encoding } => count::run(&paths, encoding.unwrap_or(config.encoding)),
+        Command::Compress { stats: Some(dir), .. } => compress::stats(&config, &dir),
+        Command::Compress { tool, args, exit_code, json, stats: None } => {
+            compress::one(&config, compress::One { tool: tool.unwrap_or_default(), args, exit_code, json })
+        }
         Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),
     }
 }

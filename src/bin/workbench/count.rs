@@ -14,7 +14,9 @@ pub fn run(paths: &[PathBuf], encoding: Encoding) -> ExitCode {
     let mut total = 0usize;
     let mut out = std::io::stdout().lock();
     for path in paths {
-        for file in expand(path, &mut failed) {
+        let mut files = Vec::new();
+        files_under(path, &mut files, &mut failed);
+        for file in files {
             let bytes = if file == Path::new("-") { read_stdin() } else { std::fs::read(&file) };
             let text = match bytes.map(String::from_utf8) {
                 Ok(Ok(text)) => text,
@@ -46,27 +48,27 @@ fn read_stdin() -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// The files at `path`: itself, or everything below it in sorted order.
-fn expand(path: &Path, failed: &mut bool) -> Vec<PathBuf> {
+/// The files at `path`: itself, or everything below it in sorted order. Links to directories
+/// are not followed: a walk must end, and stay where it was pointed.
+pub fn files_under(path: &Path, out: &mut Vec<PathBuf>, failed: &mut bool) {
     if path == Path::new("-") || !path.is_dir() {
-        return vec![path.to_path_buf()];
+        out.push(path.to_path_buf());
+        return;
     }
     let mut entries: Vec<PathBuf> = match std::fs::read_dir(path) {
         Ok(dir) => dir.filter_map(|e| e.ok().map(|e| e.path())).collect(),
         Err(e) => {
             eprintln!("workbench: {}: {e}", path.display());
             *failed = true;
-            return Vec::new();
+            return;
         }
     };
     entries.sort();
-    // Links to directories are not followed: a walk must end, and stay where it was pointed.
-    entries.retain(|p| {
-        let linked_dir = p.is_symlink() && p.is_dir();
-        if linked_dir {
-            eprintln!("workbench: {}: link to a directory, not followed", p.display());
+    for entry in entries {
+        if entry.is_symlink() && entry.is_dir() {
+            eprintln!("workbench: {}: link to a directory, not followed", entry.display());
+        } else {
+            files_under(&entry, out, failed);
         }
-        !linked_dir
-    });
-    entries.iter().flat_map(|p| expand(p, failed)).collect()
+    }
 }

@@ -4,6 +4,8 @@
 #[cfg(not(target_arch = "wasm32"))]
 mod cli;
 #[cfg(not(target_arch = "wasm32"))]
+mod compress;
+#[cfg(not(target_arch = "wasm32"))]
 mod count;
 #[cfg(not(target_arch = "wasm32"))]
 mod llm_check;

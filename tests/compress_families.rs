@@ -5,28 +5,20 @@
 mod common;
 
 use common::traces::{Recorded, claude_code, vorflux};
-use context_workbench::compress::{CompressConfig, Compressed, Family, ToolOutput, compress_tool_output};
+use context_workbench::compress::{CompressConfig, Compressed, Family, compress_tool_output};
 use context_workbench::tokens::{Encoding, TokenCounter};
 
 fn compress_as(tool: &str, r: &Recorded) -> Compressed {
-    let input = ToolOutput {
-        tool,
-        arguments: &r.args,
-        output: &r.output,
-        stderr: None,
-        exit_code: r.exit_code,
-        is_error: r.is_error,
-        raw_id: "m000007",
-    };
-    compress_tool_output(&input, &CompressConfig::default(), &TokenCounter::new(Encoding::O200kBase))
+    compress_tool_output(&r.as_input(tool), &CompressConfig::default(), &TokenCounter::new(Encoding::O200kBase))
 }
 
 fn compress(r: &Recorded) -> Compressed {
     compress_as(&r.tool, r)
 }
 
+/// Every tool output of every trajectory format in `../shared/traces`.
 fn all() -> Vec<Recorded> {
-    vorflux().into_iter().chain(claude_code()).collect()
+    ["vorflux", "claude-code", "swe-agent", "openhands"].into_iter().flat_map(common::traces::recorded).collect()
 }
 
 /// Failing test names as a plain scan of the raw log finds them (unittest/Django and pytest).
@@ -38,10 +30,10 @@ fn failing_names(log: &str) -> Vec<String> {
             .or_else(|| line.strip_prefix("ERROR: "))
             .map(|rest| rest.split(" (").next().unwrap_or(rest))
             .or_else(|| line.strip_prefix("FAILED ").map(|rest| rest.split(" - ").next().unwrap_or(rest)));
-        if let Some(name) = name.map(str::trim).filter(|n| !n.is_empty() && !n.starts_with('(')) {
-            if !names.iter().any(|n| n == name) {
-                names.push(name.to_owned());
-            }
+        if let Some(name) = name.map(str::trim).filter(|n| !n.is_empty() && !n.starts_with('('))
+            && !names.iter().any(|n| n == name)
+        {
+            names.push(name.to_owned());
         }
     }
     names
@@ -133,14 +125,7 @@ fn reads_keep_numbered_lines_definitions_first() {
 fn a_two_thousand_line_read_is_limited() {
     let source = std::fs::read_to_string("../shared/traces/aider/chat-history.md").unwrap();
     let numbered: String = source.lines().take(2_000).enumerate().map(|(i, l)| format!("{:>6}→{l}\n", i + 1)).collect();
-    let r = Recorded {
-        file: "aider".into(),
-        tool: "Read".into(),
-        args: r#"{"file_path":"chat-history.md"}"#.into(),
-        output: numbered,
-        exit_code: None,
-        is_error: false,
-    };
+    let r = Recorded::plain("Read", r#"{"file_path":"chat-history.md"}"#, numbered);
     let c = compress(&r);
     assert!(c.notes.iter().any(|n| n == "read limited to 500 lines"), "{:?}", c.notes);
     assert!(c.tokens_out <= 4_000);

@@ -4,21 +4,13 @@
 mod common;
 
 use common::traces::{Recorded, claude_code, vorflux};
-use context_workbench::compress::{CompressConfig, ToolOutput, compress_tool_output};
+use context_workbench::compress::{CompressConfig, compress_tool_output};
 use context_workbench::tokens::{Encoding, TokenCounter};
 use expect_test::{Expect, expect};
 
 fn check(r: &Recorded, expect: Expect) {
-    let input = ToolOutput {
-        tool: &r.tool,
-        arguments: &r.args,
-        output: &r.output,
-        stderr: None,
-        exit_code: r.exit_code,
-        is_error: r.is_error,
-        raw_id: "m000007",
-    };
-    let c = compress_tool_output(&input, &CompressConfig::default(), &TokenCounter::new(Encoding::O200kBase));
+    let c =
+        compress_tool_output(&r.as_input(&r.tool), &CompressConfig::default(), &TokenCounter::new(Encoding::O200kBase));
     expect.assert_eq(&c.text);
 }
 
@@ -123,14 +115,7 @@ fn failing_django_run() {
 #[test]
 fn structured_error_envelope() {
     let output = r#"{"status": "error", "data": null, "error": {"code": "ENOENT", "message": "no such file: src/missing.rs (looked in /work/app)"}, "text": "Error: no such file", "stats": {"ms": 3}, "context": {"path": "src/missing.rs"}}"#;
-    let r = Recorded {
-        file: String::new(),
-        tool: "read_file".into(),
-        args: "{}".into(),
-        output: output.into(),
-        exit_code: None,
-        is_error: true,
-    };
+    let r = Recorded { is_error: true, ..Recorded::plain("read_file", "{}", output.into()) };
     check(
         &r,
         expect![[r#"
@@ -146,14 +131,7 @@ fn structured_list_envelope() {
         r#"{{"status": "ok", "data": {{"files": [{}], "truncated": false}}, "stats": {{"ms": 12}}}}"#,
         items.join(", ")
     );
-    let r = Recorded {
-        file: String::new(),
-        tool: "glob".into(),
-        args: r#"{"pattern":"src/**/*.rs"}"#.into(),
-        output,
-        exit_code: None,
-        is_error: false,
-    };
+    let r = Recorded::plain("glob", r#"{"pattern":"src/**/*.rs"}"#, output);
     check(
         &r,
         expect![[r#"

@@ -3,8 +3,10 @@
 //! every file importing, and non-trajectories or truncated files failing at the right line.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use context_workbench::Error;
 use context_workbench::import::{Format, MISSING_RESULT, Trajectory, import};
@@ -394,18 +396,9 @@ fn openai_chat_llm_logs() {
 
 // ---- every file, and the files that are not trajectories ----
 
-fn trace_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() { trace_files(&path, out) } else { out.push(path) }
-    }
-}
-
 #[test]
 fn every_trace_file_imports() {
-    let mut files = Vec::new();
-    trace_files(Path::new(TRACES), &mut files);
+    let files = common::traces::files_under(Path::new(TRACES));
     let mut per_format: BTreeMap<String, (usize, usize, usize, usize)> = BTreeMap::new();
     let mut imported = 0;
     for file in &files {

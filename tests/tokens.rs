@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use context_workbench::tokens::{Encoding, TokenCounter};
 
@@ -20,19 +20,10 @@ fn reproduces_every_cl100k_and_o200k_vector() {
     assert_eq!(checked, 64 + 57, "every cl100k_base and o200k_base case");
 }
 
-fn trace_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    entries.sort();
-    for path in entries {
-        if path.is_dir() { trace_files(&path, out) } else { out.push(path) }
-    }
-}
-
 /// Chunking is invisible: on every shared trace the chunked count equals tiktoken's own.
 #[test]
 fn chunked_counts_equal_unchunked_on_every_shared_trace() {
-    let mut files = Vec::new();
-    trace_files(Path::new("../shared/traces"), &mut files);
+    let files = common::traces::files_under(Path::new("../shared/traces"));
     assert!(files.len() > 80, "expected the shared traces beside the clone");
     for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
         let counter = TokenCounter::new(encoding);

@@ -1,7 +1,7 @@
-//! Shared by the native and the wasm test suites.
+//! Shared by the native and the wasm test suites; each test crate uses a part of it.
+#![allow(dead_code)]
 
 #[cfg(not(target_arch = "wasm32"))]
-#[allow(dead_code)]
 pub mod traces;
 
 /// gpt-tokenizer's test plan (MIT), read in place from `../shared` at compile time so the same

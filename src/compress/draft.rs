@@ -17,8 +17,8 @@ pub struct Draft<'a> {
     pub unit: &'static str,
     /// Notes for the trailer (what was removed besides body lines).
     pub notes: Vec<String>,
-    /// A tighter cap on the body's tokens than the entry's budget, when the fixed lines
-    /// already say what matters (a recognised test log).
+    /// A tighter cap on the tokens of body lines past rank 0 than the entry's budget: stdout is
+    /// summarised (R3.2), and less still beside a recognised log's assertions.
     pub body_budget: Option<usize>,
 }
 
@@ -48,28 +48,33 @@ impl<'a> Draft<'a> {
     /// Render within `budget` tokens: head and tail always, then as many body lines as fit.
     pub fn fit(&self, budget: usize, counter: &TokenCounter) -> Fitted {
         let fixed: usize = self.head.iter().chain(&self.tail).map(|l| counter.count(l) + 1).sum();
-        let mut room = budget.saturating_sub(fixed);
-        if let Some(cap) = self.body_budget {
-            room = room.min(cap);
-        }
+        let room = budget.saturating_sub(fixed);
         let mut order: Vec<usize> = (0..self.body.len()).filter(|&i| self.body[i].rank != NEVER).collect();
         order.sort_by_key(|&i| (self.body[i].rank, i));
         let mut keep = vec![false; self.body.len()];
         let mut kept_in_rank_order = Vec::new();
         let mut used = 0usize;
+        // Rank-0 lines (assertions, the stderr tail) may use the whole room; the rest only the
+        // body's own cap, counted from where the rank-0 lines left off.
+        let mut limit = room;
+        let mut capped = false;
         for i in order {
-            if room.saturating_sub(used) < MIN_LINE_COST {
+            if !capped && self.body[i].rank > 0 {
+                capped = true;
+                limit = self.body_budget.map_or(room, |cap| room.min(used + cap));
+            }
+            if limit.saturating_sub(used) < MIN_LINE_COST {
                 break;
             }
             let cost = counter.count(&self.body[i].text) + 1;
-            if used + cost <= room {
+            if used + cost <= limit {
                 used += cost;
                 keep[i] = true;
                 kept_in_rank_order.push((i, cost));
             }
         }
         // Each gap costs a marker line: give back the least important lines until they fit.
-        while used + gaps(&keep) * MARKER_TOKENS > room {
+        while used + gaps(&keep) * MARKER_TOKENS > limit {
             let Some((i, cost)) = kept_in_rank_order.pop() else { break };
             keep[i] = false;
             used -= cost;

@@ -80,7 +80,31 @@ pub fn compress_tool_output(input: &ToolOutput<'_>, config: &CompressConfig, cou
     if fitted.body_kept < fitted.body_total {
         notes.insert(0, format!("kept {} of {} {}", fitted.body_kept, fitted.body_total, draft.unit));
     }
-    finish(fitted.text, notes, None, family, tokens_in, input.raw_id, counter)
+    let shaped = finish(fitted.text, notes, None, family, tokens_in, input.raw_id, counter);
+    // Never inflate: when the family's form is no smaller than the output itself (a short
+    // output, say), history keeps the output. TodoWrite always becomes its recap.
+    if family == Family::TodoWrite || output.text.len() / 4 > budget {
+        return shaped;
+    }
+    let cleaning: Vec<String> = output.notes.into_iter().chain(stderr.iter().flat_map(|s| s.notes.clone())).collect();
+    let plain = verbatim(&cx, &output.text, stderr.as_ref().map(|s| s.text.as_str()));
+    let plain = finish(plain, cleaning, None, family, tokens_in, input.raw_id, counter);
+    if plain.tokens_out <= budget && plain.tokens_out <= shaped.tokens_out { plain } else { shaped }
+}
+
+/// The cleaned output as it was, with its exit code and stderr said.
+fn verbatim(cx: &Context<'_>, output: &str, stderr: Option<&str>) -> String {
+    let mut parts = Vec::new();
+    if let (Family::Bash, Some(code)) = (cx.family, cx.exit_code) {
+        parts.push(format!("exit code: {code}"));
+    }
+    if !output.trim().is_empty() {
+        parts.push(output.trim_end_matches('\n').to_owned());
+    }
+    if let Some(stderr) = stderr.filter(|s| !s.trim().is_empty()) {
+        parts.push(format!("stderr:\n{}", stderr.trim_end_matches('\n')));
+    }
+    parts.join("\n")
 }
 
 /// Room left for the trailer line.

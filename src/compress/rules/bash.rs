@@ -3,6 +3,7 @@
 //! without the exit code is the default rule for unknown tools.
 
 use super::{Context, Draft, is_errorish, lines, push_head_tail};
+use crate::compress::draft::BodyLine;
 use crate::compress::logs;
 
 /// Body tokens kept beside a recognised log's assertions (the assertions carry the verdict).
@@ -14,8 +15,17 @@ pub fn bash<'a>(cx: &Context<'_>, output: &'a str) -> Draft<'a> {
         draft.head.insert(0, format!("exit code: {code}"));
     }
     if let Some(facts) = logs::recognise(output) {
-        let assertions = facts.render();
-        draft.head.extend(assertions.lines().map(str::to_owned));
+        // The verdict and every failing name are always kept; the first failure and the
+        // diagnostics lead the body, within the entry's budget.
+        let mut details = Vec::new();
+        for (i, line) in facts.render().lines().enumerate() {
+            if i == 0 || line.starts_with("failing") {
+                draft.head.push(line.to_owned());
+            } else {
+                details.push(BodyLine { text: line.to_owned().into(), rank: 0 });
+            }
+        }
+        draft.body.splice(0..0, details);
         draft.body_budget = Some(BODY_BESIDE_ASSERTIONS);
     }
     draft

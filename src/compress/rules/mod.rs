@@ -34,14 +34,18 @@ pub fn draft<'a>(cx: &Context<'_>, output: &'a str, stderr: Option<&'a str>) -> 
     draft
 }
 
-/// Lines that look like an error, a failure or a verdict, in any tool's output.
+/// Lines that look like an error, a failure or a verdict, in any tool's output. A traceback's
+/// header and the line between chained exceptions say nothing by themselves: the exception
+/// line after them does.
 static ERRORISH: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(error|exception|traceback|failed|failure|fatal|panic(ked)?|assert\w*|denied|not found|no such file|cannot|invalid)\b")
+    Regex::new(r"(?i)\b(error|failed|failure|fatal|panic(ked)?|denied|not found|no such file|cannot|invalid)\b|\w(Error|Exception):")
         .expect("valid regex")
 });
 
 pub fn is_errorish(line: &str) -> bool {
-    ERRORISH.is_match(line)
+    !line.starts_with("Traceback (most recent call last)")
+        && !line.starts_with("During handling of the above exception")
+        && ERRORISH.is_match(line)
 }
 
 /// The lines of a cleaned output, without the empty line a trailing newline leaves.

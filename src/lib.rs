@@ -17,9 +17,11 @@ pub mod compress;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod history;
 pub mod host;
 pub mod import;
 pub mod model;
+pub mod prompt;
 pub mod testing;
 pub mod tokens;
 

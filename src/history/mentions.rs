@@ -1,0 +1,1 @@
+//! `@path` mentions (R7.1) and file freshness (R7.2).

@@ -1,0 +1,1 @@
+//! Repairing or rejecting a malformed history (issue 4, "Bad input").

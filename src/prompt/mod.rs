@@ -1,0 +1,8 @@
+//! Prompt assembly (R2): the layered view of what one call sends, its serializations, and the
+//! templates of `prompts/`.
+
+pub mod serialize;
+pub mod template;
+mod view;
+
+pub use view::{Layer, PromptMessage, PromptView, ToolSpec};

@@ -1,0 +1,52 @@
+//! The prompt view: what one LLM call is sent, before any provider's wire format.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::{ContentPart, MessageId, Role};
+
+/// The layers of R2.1, in the order they are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// L1: the system prompt and tool prompts (fixed, stable).
+    System,
+    /// L2: the project rules (`CODE_LAW.md`), injected on every build, never in history.
+    Rules,
+    /// L3: history, archived summaries included.
+    History,
+    /// The current user input.
+    Input,
+    /// The small dynamic tail: plan/todo recap, state board, reminders (R2.4).
+    Tail,
+}
+
+/// One message of an assembled prompt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PromptMessage {
+    /// `System`, `User`, `Assistant` or `Tool`; archived summaries are sent as `System` (R4.1).
+    pub role: Role,
+    pub content: Vec<ContentPart>,
+    pub layer: Layer,
+    /// The history message this renders, when it renders one (its original is `raw#<id>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<MessageId>,
+}
+
+/// A tool the model may call, as a JSON-schema function.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// JSON schema of the arguments object.
+    pub parameters: Value,
+}
+
+/// Everything one call sends. Invariant (checked by assembly): every tool call is answered by
+/// exactly one tool result in the messages that immediately follow its assistant message, and
+/// every tool result answers a call.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PromptView {
+    pub messages: Vec<PromptMessage>,
+    pub tools: Vec<ToolSpec>,
+}

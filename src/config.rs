@@ -25,6 +25,8 @@ pub struct Config {
     pub dynamic_tail_budget: u32,
     /// How long a summary may take before the fallback of R4.6, in milliseconds.
     pub summary_timeout_ms: u64,
+    /// After a compaction, tokens of recently touched files read back into the prompt.
+    pub rehydrate_tokens: u32,
     /// Relative prices per token, used by the cache cost model (R5.5) and the replay.
     pub prices: Prices,
     /// The prune stage (R4.7).
@@ -43,6 +45,7 @@ impl Default for Config {
             min_rounds_kept: 10,
             dynamic_tail_budget: 1_000,
             summary_timeout_ms: 120_000,
+            rehydrate_tokens: 8_000,
             prices: Prices::default(),
             prune: PruneConfig::default(),
             compress: CompressConfig::default(),

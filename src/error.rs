@@ -18,6 +18,9 @@ pub enum Error {
     UnsupportedVersion { found: u32, supported: u32 },
     #[error("the engine is busy: {0}")]
     Busy(String),
+    /// The prompt does not fit the window even after compaction.
+    #[error("context overflow: the next prompt needs {needed} tokens, the window is {window}")]
+    ContextOverflow { needed: usize, window: usize },
     /// A trajectory file that matches no known format, or is truncated or malformed.
     #[error("{file}: line {line}: {message}")]
     Trajectory { file: String, line: usize, message: String },
@@ -33,6 +36,7 @@ impl Error {
             Error::UnsupportedVersion { .. } => "unsupported_version",
             Error::Busy(_) => "busy",
             Error::Trajectory { .. } => "invalid_trajectory",
+            Error::ContextOverflow { .. } => "context_overflow",
         }
     }
 }

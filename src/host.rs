@@ -29,6 +29,19 @@ pub trait Host {
     fn list_dir(&self, path: &str) -> impl Future<Output = Result<Vec<DirEntry>, HostError>>;
     /// Milliseconds since the Unix epoch.
     fn now_ms(&self) -> u64;
+    /// Progress of a long engine operation (a compaction), for the host to show. Optional.
+    fn progress(&self, _update: &Progress) {}
+}
+
+/// A step of a long operation, or a notice the user should see (R4.5, R4.6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Progress {
+    /// `compaction`, …
+    pub operation: String,
+    pub message: String,
+    /// The operation has ended (successfully or not).
+    pub done: bool,
 }
 
 /// A request to the host's LLM. The host picks the model; the engine says what it needs.

@@ -7,7 +7,8 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
 use crate::host::{
-    ChatMessage, Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError, HostErrorKind, Usage,
+    ChatMessage, Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError, HostErrorKind,
+    Progress, Usage,
 };
 use crate::tokens::{Encoding, TokenCounter};
 
@@ -21,6 +22,7 @@ pub struct TestHost {
     files: RefCell<BTreeMap<String, (String, u64)>>,
     replies: RefCell<VecDeque<Result<String, HostError>>>,
     requests: RefCell<Vec<CompletionRequest>>,
+    progress: RefCell<Vec<Progress>>,
     now_ms: Cell<u64>,
 }
 
@@ -30,6 +32,7 @@ impl Default for TestHost {
             files: RefCell::default(),
             replies: RefCell::default(),
             requests: RefCell::default(),
+            progress: RefCell::default(),
             now_ms: Cell::new(TEST_EPOCH_MS),
         }
     }
@@ -51,6 +54,11 @@ impl TestHost {
     pub fn with_file(self, path: &str, text: &str) -> Self {
         self.files.borrow_mut().insert(path.to_owned(), (text.to_owned(), self.now_ms.get()));
         self
+    }
+
+    /// Every progress update received so far.
+    pub fn progress_updates(&self) -> Vec<Progress> {
+        self.progress.borrow().clone()
     }
 
     /// Every completion request received so far.
@@ -146,6 +154,10 @@ impl Host for TestHost {
 
     fn now_ms(&self) -> u64 {
         self.now_ms.get()
+    }
+
+    fn progress(&self, update: &Progress) {
+        self.progress.borrow_mut().push(update.clone());
     }
 }
 

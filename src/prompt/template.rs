@@ -1,5 +1,15 @@
 //! `{{placeholder}}` templates: every prompt text lives in `prompts/`, filled here.
 
+/// A prompt file without its leading `<!-- … -->` comment (which documents the placeholders)
+/// and without its final newline.
+pub fn body(file: &str) -> &str {
+    let text = match file.strip_prefix("<!--").and_then(|rest| rest.split_once("-->")) {
+        Some((_, after)) => after.strip_prefix('\n').unwrap_or(after),
+        None => file,
+    };
+    text.strip_suffix('\n').unwrap_or(text)
+}
+
 /// Fill `{{name}}` placeholders from `values`. A placeholder with no value is left as it is,
 /// so a missing value shows in tests instead of vanishing.
 pub fn render(template: &str, values: &[(&str, &str)]) -> String {
@@ -29,7 +39,13 @@ pub fn render(template: &str, values: &[(&str, &str)]) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::render;
+    use super::{body, render};
+
+    #[test]
+    fn prompt_files_lose_their_comment() {
+        assert_eq!(body("<!-- about {{x}} -->\nHello {{x}}\n"), "Hello {{x}}");
+        assert_eq!(body("plain\n"), "plain");
+    }
 
     #[test]
     fn fills_known_placeholders_and_keeps_unknown_ones() {

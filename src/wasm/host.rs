@@ -7,7 +7,9 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 use super::error::host_error_from_js;
-use crate::host::{Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError, HostErrorKind};
+use crate::host::{
+    Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError, HostErrorKind, Progress,
+};
 
 pub struct JsHost {
     object: JsValue,
@@ -95,6 +97,13 @@ impl Host for JsHost {
 
     async fn list_dir(&self, path: &str) -> Result<Vec<DirEntry>, HostError> {
         self.call_as("listDir", &[path.into()]).await
+    }
+
+    /// `progress` is optional on a JS host; one that throws is ignored.
+    fn progress(&self, update: &Progress) {
+        if let (Ok(f), Ok(value)) = (self.method("progress"), to_js(update)) {
+            let _ = f.call1(&self.object, &value);
+        }
     }
 
     /// A host clock that throws or returns a non-number reads as 0 rather than failing the call.

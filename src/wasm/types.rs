@@ -45,6 +45,8 @@ export interface Host {
   listDir(path: string): Promise<DirEntry[]> | DirEntry[];
   /** Milliseconds since the Unix epoch. */
   nowMs(): number;
+  /** Optional: progress of a long operation (a compaction) and notices for the user. */
+  progress?(update: { operation: string; message: string; done: boolean }): void;
 }
 
 /** The engine's configuration; every field is optional (see the README for each one). */
@@ -56,6 +58,7 @@ export interface Config {
   min_rounds_kept?: number;
   dynamic_tail_budget?: number;
   summary_timeout_ms?: number;
+  rehydrate_tokens?: number;
   prices?: { uncached_input?: number; cache_read?: number; cache_write?: number; output?: number };
   prune?: { minimum?: number; protect?: number; protected_tools?: string[] };
   compress?: {

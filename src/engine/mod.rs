@@ -3,10 +3,13 @@
 //! Methods take `&self`; mutable state lives in a `RefCell` that is never borrowed across an
 //! `.await`, so a JS caller may call into the engine while one of its host calls is pending.
 
+mod calls;
+
 use std::cell::RefCell;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::history::HistoryView;
 use crate::host::{Completion, CompletionRequest, Host, Usage};
 use crate::model::{BranchId, ContentPart, GoalId, Message, MessageId, Role, SpanId, ToolCallId, Trace, TraceId};
 use crate::tokens::TokenCounter;
@@ -23,6 +26,14 @@ struct State {
     trace: Trace,
     /// The provider's usage of the last completion (R4.4's `last_usage`).
     last_usage: Option<Usage>,
+    /// What the prompt shows of the trace: settled forms, summary, pruned outputs.
+    view: HistoryView,
+    /// The canonical form of the previous call's prompt, to report the first changed byte.
+    previous_prompt: Option<String>,
+    /// The engine's exact count of the previous call's prompt.
+    previous_tokens: Option<usize>,
+    /// The engine's count of the prompt `last_usage` was reported for.
+    tokens_at_usage: Option<usize>,
 }
 
 /// A message to record; the engine fills in id, sequence, description, tokens and time.
@@ -51,12 +62,15 @@ impl<H: Host> Engine<H> {
     pub fn new(host: H, config: Config) -> Self {
         let trace_id = TraceId(format!("trace-{}", host.now_ms()));
         let counter = TokenCounter::new(config.encoding);
-        Engine {
-            host,
-            config,
-            counter,
-            state: RefCell::new(State { trace: Trace::new(trace_id, ""), last_usage: None }),
-        }
+        let state = State {
+            trace: Trace::new(trace_id, ""),
+            last_usage: None,
+            view: HistoryView::default(),
+            previous_prompt: None,
+            previous_tokens: None,
+            tokens_at_usage: None,
+        };
+        Engine { host, config, counter, state: RefCell::new(state) }
     }
 
     pub fn host(&self) -> &H {
@@ -78,6 +92,11 @@ impl<H: Host> Engine<H> {
 
     pub fn trace_id(&self) -> TraceId {
         self.state.borrow().trace.id.clone()
+    }
+
+    /// A copy of the prompt's view of the history.
+    pub fn history_view(&self) -> HistoryView {
+        self.state.borrow().view.clone()
     }
 
     /// A copy of the trace as recorded so far.
@@ -125,8 +144,18 @@ impl<H: Host> Engine<H> {
         }
         request.timeout_ms.get_or_insert(self.config.summary_timeout_ms);
         let completion = self.host.complete(request).await?;
-        self.state.borrow_mut().last_usage = completion.usage;
+        if let Some(usage) = completion.usage {
+            self.report_usage(usage);
+        }
         Ok(completion)
+    }
+
+    /// The provider's usage for the call last prepared with [`Engine::prepare_call`]. R10: it
+    /// then drives the compaction trigger in place of the engine's own count.
+    pub fn report_usage(&self, usage: Usage) {
+        let mut state = self.state.borrow_mut();
+        state.last_usage = Some(usage);
+        state.tokens_at_usage = state.previous_tokens;
     }
 
     /// The provider's usage of the last completion, if it reported one.

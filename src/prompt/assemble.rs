@@ -1,0 +1,123 @@
+//! Layered assembly (R2.1, R2.4): L1 system and tools, L2 project rules, L3 history, the
+//! current user input, then the small dynamic tail. Everything before the tail is a function of
+//! recorded history and recorded compactions only, so consecutive calls share their prefix.
+
+use serde::Serialize;
+
+use super::template::{body, render};
+use super::{Layer, PromptMessage, PromptView, ToolSpec};
+use crate::model::{ContentPart, Role};
+use crate::tokens::TokenCounter;
+
+const PROJECT_RULES: &str = include_str!("../../prompts/project_rules.md");
+
+/// What the embedder supplies for one call besides the recorded history.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct CallInput {
+    /// L1: the system prompt.
+    pub system_prompt: String,
+    /// L1: the tools offered.
+    pub tools: Vec<ToolSpec>,
+    /// The dynamic tail: plan/todo recap, state board, reminders; redrawn every call.
+    pub tail: Vec<String>,
+    /// R2.4's option: put the tail at the end of the system prompt instead (it then moves the
+    /// first changed byte to the system prompt whenever it changes).
+    pub tail_in_system: bool,
+}
+
+/// One assembled prompt and what it costs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Assembly {
+    pub view: PromptView,
+    /// Exact tokens in the configured encoding, chat overhead included.
+    pub tokens: usize,
+    /// Tokens of the dynamic tail.
+    pub tail_tokens: usize,
+    /// Byte offset of the first difference from the previous call's prompt (its canonical JSON);
+    /// `None` on the first call or when nothing changed.
+    pub first_changed_byte: Option<usize>,
+    /// What the assembly had to degrade (a tail over its budget, say).
+    pub notes: Vec<String>,
+}
+
+/// The project rules file as found at the workspace root.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProjectRules {
+    pub file: String,
+    pub text: String,
+}
+
+/// Assemble the view. `history` is the rendered L3 (see [`crate::history::HistoryView::render`]); the opening
+/// user message of the newest round is the current input.
+pub fn assemble(
+    input: &CallInput,
+    rules: Option<&ProjectRules>,
+    history: Vec<PromptMessage>,
+    tail_budget: usize,
+    counter: &TokenCounter,
+) -> (PromptView, Vec<String>) {
+    let mut notes = Vec::new();
+    let tail = fit_tail(&input.tail, tail_budget, counter, &mut notes);
+    let mut system = input.system_prompt.clone();
+    if input.tail_in_system && !tail.is_empty() {
+        system = format!("{system}\n\n{tail}");
+    }
+    let mut messages = vec![text_message(Role::System, Layer::System, system)];
+    if let Some(rules) = rules.filter(|r| !r.text.trim().is_empty()) {
+        let text = render(body(PROJECT_RULES), &[("file", &rules.file), ("rules", rules.text.trim_end())]);
+        messages.push(text_message(Role::System, Layer::Rules, text));
+    }
+    let current = history.iter().rposition(|m| m.role == Role::User);
+    messages.extend(history.into_iter().enumerate().map(|(i, mut m)| {
+        if Some(i) == current {
+            m.layer = Layer::Input;
+        }
+        m
+    }));
+    if !input.tail_in_system && !tail.is_empty() {
+        messages.push(text_message(Role::User, Layer::Tail, tail));
+    }
+    (PromptView { messages, tools: input.tools.clone() }, notes)
+}
+
+/// Exact tokens of a view: every message's parts plus the per-message overhead, and the tools'
+/// schemas as JSON.
+pub fn count_view(view: &PromptView, counter: &TokenCounter) -> usize {
+    let messages: usize = view.messages.iter().map(|m| counter.count_message_content(&m.content)).sum();
+    let tools: usize = view.tools.iter().map(|t| counter.count(&serde_json::to_string(t).unwrap_or_default())).sum();
+    messages + tools
+}
+
+/// The canonical bytes a view is compared by between calls: what is sent (roles, contents,
+/// tools), not the engine's own labels (layers, sources).
+pub fn canonical(view: &PromptView) -> String {
+    let sent: Vec<(&Role, &Vec<ContentPart>)> = view.messages.iter().map(|m| (&m.role, &m.content)).collect();
+    serde_json::to_string(&(sent, &view.tools)).unwrap_or_default()
+}
+
+/// The first byte where `now` differs from `before`; `None` when `now` extends `before` or equals it.
+pub fn first_difference(before: &str, now: &str) -> Option<usize> {
+    let common = before.bytes().zip(now.bytes()).take_while(|(a, b)| a == b).count();
+    (common < before.len()).then_some(common)
+}
+
+fn text_message(role: Role, layer: Layer, text: String) -> PromptMessage {
+    PromptMessage { role, content: vec![ContentPart::Text { text }], layer, source: None }
+}
+
+/// The tail blocks joined, cut to the budget with a note when they exceed it.
+fn fit_tail(blocks: &[String], budget: usize, counter: &TokenCounter, notes: &mut Vec<String>) -> String {
+    let mut kept = Vec::new();
+    let mut used = 0;
+    for block in blocks.iter().filter(|b| !b.trim().is_empty()) {
+        let tokens = counter.count(block);
+        if used + tokens > budget {
+            notes.push(format!("dynamic tail over its budget of {budget} tokens: a block of {tokens} tokens left out"));
+            continue;
+        }
+        used += tokens;
+        kept.push(block.trim_end());
+    }
+    kept.join("\n\n")
+}

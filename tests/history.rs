@@ -1,0 +1,412 @@
+//! Prompt assembly and history compaction against the in-memory host (R2.1, R2.4, R3.1, R4).
+#![cfg(not(target_arch = "wasm32"))]
+
+use context_workbench::history::compaction::TIMEOUT_NOTICE;
+use context_workbench::host::{Host, HostErrorKind};
+use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
+use context_workbench::prompt::{CallInput, Layer, PromptView};
+use context_workbench::testing::{TestHost, block_on};
+use context_workbench::{Config, Engine, MessageDraft};
+
+/// A small window, and tool outputs kept whole when rounds settle, so sizes are easy to reason on.
+fn config(window: u32, rounds: u32) -> Config {
+    let keep_outputs =
+        r#""compress": {"budget_share": 1.0, "summary_tokens": 100000, "read_share": 1.0, "max_tokens": 100000}"#;
+    Config::from_json(&format!(r#"{{"window": {window}, "min_rounds_kept": {rounds}, {keep_outputs}}}"#)).unwrap()
+}
+
+fn input() -> CallInput {
+    CallInput {
+        system_prompt: "You are a careful coding agent.".into(),
+        tail: vec!["Plan: [→] 1. fix the bug".into()],
+        ..Default::default()
+    }
+}
+
+/// One round: the user asks, the assistant calls a tool, the tool answers, the assistant ends.
+fn round(engine: &Engine<TestHost>, n: usize, output: &str) {
+    round_with(engine, n, "Bash", output);
+}
+
+fn round_with(engine: &Engine<TestHost>, n: usize, tool: &str, output: &str) {
+    engine.record(MessageDraft::text(Role::User, format!("request {n}"))).unwrap();
+    let call =
+        ToolCall { id: format!("c{n}").into(), name: tool.into(), arguments: r#"{"command":"make test"}"#.into() };
+    engine.record(MessageDraft::new(Role::Assistant, vec![ContentPart::ToolCall(call)])).unwrap();
+    let result = ToolResult {
+        call_id: format!("c{n}").into(),
+        name: tool.into(),
+        status: ToolStatus::Ok,
+        output: output.into(),
+        stderr: None,
+        exit_code: Some(0),
+    };
+    engine.record(MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)])).unwrap();
+    engine.record(MessageDraft::text(Role::Assistant, format!("done {n}"))).unwrap();
+}
+
+fn texts(view: &PromptView) -> Vec<String> {
+    view.messages
+        .iter()
+        .map(|m| {
+            m.content
+                .iter()
+                .map(|p| match p {
+                    ContentPart::Text { text } => text.clone(),
+                    ContentPart::ToolCall(c) => format!("call {}", c.id),
+                    ContentPart::ToolResult(r) => format!("result {}", r.call_id),
+                    ContentPart::Reasoning { text, .. } => text.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join("|")
+        })
+        .collect()
+}
+
+/// No orphan tool call or result anywhere in the view.
+fn assert_paired(view: &PromptView) {
+    for (i, m) in view.messages.iter().enumerate() {
+        let calls: Vec<&str> = m
+            .content
+            .iter()
+            .filter_map(|p| match p {
+                ContentPart::ToolCall(c) => Some(c.id.as_str()),
+                _ => None,
+            })
+            .collect();
+        let answered: Vec<&str> = view.messages[i + 1..]
+            .iter()
+            .take_while(|n| n.role == Role::Tool)
+            .flat_map(|n| n.content.iter())
+            .filter_map(|p| match p {
+                ContentPart::ToolResult(r) => Some(r.call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            calls.len(),
+            answered.iter().filter(|a| calls.contains(a)).count(),
+            "unanswered call in {:?}",
+            texts(view)
+        );
+        if m.role == Role::Tool {
+            let owner = view.messages[..i].iter().rev().find(|p| p.role != Role::Tool).expect("a call before a result");
+            for p in &m.content {
+                if let ContentPart::ToolResult(r) = p {
+                    assert!(
+                        owner.content.iter().any(|q| matches!(q, ContentPart::ToolCall(c) if c.id == r.call_id)),
+                        "orphan result {}",
+                        r.call_id
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn layers_come_in_order_and_the_tail_is_last() {
+    let host = TestHost::default().with_file("CODE_law.MD", "Never edit generated files.");
+    let engine = Engine::new(host, Config::default());
+    round(&engine, 1, "ok");
+    engine.record(MessageDraft::text(Role::User, "request 2")).unwrap();
+    let a = block_on(engine.prepare_call(&input())).unwrap();
+    let layers: Vec<Layer> = a.view.messages.iter().map(|m| m.layer).collect();
+    use Layer::*;
+    assert_eq!(layers, [System, Rules, History, History, History, History, Input, Tail]);
+    let t = texts(&a.view);
+    assert!(t[1].contains("CODE_law.MD") && t[1].contains("Never edit generated files."), "{}", t[1]);
+    assert_eq!(t[7], "Plan: [→] 1. fix the bug");
+    assert!(
+        engine.trace().messages.iter().all(|m| !format!("{:?}", m.content).contains("Never edit")),
+        "rules never enter history"
+    );
+    assert_eq!(a.tokens, context_workbench::prompt::assemble::count_view(&a.view, &engine.counter()));
+}
+
+#[test]
+fn project_rules_are_read_on_every_build() {
+    let engine = Engine::new(TestHost::default().with_file("code_law.md", "rule one"), Config::default());
+    round(&engine, 1, "ok");
+    let first = block_on(engine.prepare_call(&input())).unwrap();
+    block_on(engine.host().write_file("code_law.md", "rule two")).unwrap();
+    let second = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(texts(&first.view)[1].contains("rule one"));
+    assert!(texts(&second.view)[1].contains("rule two"));
+}
+
+#[test]
+fn appending_a_round_keeps_the_previous_prompt_as_a_byte_identical_prefix() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    round(&engine, 1, "ok");
+    let first = block_on(engine.prepare_call(&input())).unwrap();
+    round(&engine, 2, "ok again");
+    let second = block_on(engine.prepare_call(&input())).unwrap();
+    use context_workbench::prompt::assemble::canonical;
+    let before = canonical(&first.view);
+    let after = canonical(&second.view);
+    // Everything up to the tail of the first prompt is unchanged; the first change is there.
+    let mut without_tail = first.view.clone();
+    without_tail.messages.pop();
+    let prefix = canonical(&without_tail);
+    let tail_at = prefix.rfind(']').map(|i| prefix[..i].rfind(']').unwrap_or(i)).unwrap() + 1;
+    assert_eq!(&before[..tail_at], &after[..tail_at]);
+    let changed = second.first_changed_byte.unwrap();
+    assert!(
+        (tail_at..before.len()).contains(&changed),
+        "the first change, {changed}, is in the old tail ({tail_at}..)"
+    );
+}
+
+#[test]
+fn a_finished_round_keeps_its_tool_outputs_in_history_form() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    let log: String = (0..400).map(|i| format!("step {i}: compiled module_{i}.rs in 12ms\n")).collect();
+    round(&engine, 1, &log);
+    let during = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(texts(&during.view).iter().all(|t| !t.contains("history form")), "the open round sees full outputs");
+    engine.record(MessageDraft::text(Role::User, "request 2")).unwrap();
+    let after = block_on(engine.prepare_call(&input())).unwrap();
+    let result = after
+        .view
+        .messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .find_map(|p| match p {
+            ContentPart::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .unwrap();
+    assert!(result.output.contains("full output: raw#m000002"), "{}", result.output);
+    assert!(after.tokens * 3 < during.tokens);
+    assert!(after.first_changed_byte.is_some(), "the rewrite of the finished round is reported");
+}
+
+#[test]
+fn compaction_keeps_the_first_request_and_the_newest_rounds_with_the_summary_where_the_cut_was() {
+    let host = TestHost::default().with_reply("## 📌 Archived Session Summary\nrounds 1-3 done");
+    // Five rounds, keep two: the first request and the two newest rounds survive.
+    let engine = Engine::new(host, config(600, 2));
+    for n in 1..=5 {
+        round(&engine, n, &"x ".repeat(100));
+    }
+    let a = block_on(engine.prepare_call(&input())).unwrap();
+    let t = texts(&a.view);
+    assert_eq!(t[0], "You are a careful coding agent.");
+    assert_eq!(t[1], "request 1", "the original request is pinned");
+    assert!(t[2].starts_with("## 📌 Archived Session Summary"), "{t:?}");
+    assert_eq!(
+        &t[3..],
+        [
+            "request 4",
+            "call c4",
+            "result c4",
+            "done 4",
+            "request 5",
+            "call c5",
+            "result c5",
+            "done 5",
+            "Plan: [→] 1. fix the bug"
+        ]
+    );
+    assert_paired(&a.view);
+    let request = &engine.host().requests()[0];
+    assert_eq!(request.purpose, "summary");
+    assert!(request.messages[0].content.contains("request 3") && !request.messages[0].content.contains("request 4"));
+    assert!(engine.host().progress_updates().last().unwrap().done);
+    assert_eq!(engine.trace().messages.len(), 20, "the raw trace keeps everything");
+}
+
+#[test]
+fn a_timeout_falls_back_to_the_recent_rounds_with_the_exact_message() {
+    let host = TestHost::default().with_error(HostErrorKind::Timeout, "no answer in 120 s");
+    let engine = Engine::new(host, config(600, 2));
+    for n in 1..=5 {
+        round(&engine, n, &"x ".repeat(100));
+    }
+    let a = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(a.notes.iter().any(|n| n == TIMEOUT_NOTICE), "{:?}", a.notes);
+    assert_eq!(TIMEOUT_NOTICE, "Summary generation timed out, keeping recent history only.");
+    let t = texts(&a.view);
+    assert!(t[2].contains(TIMEOUT_NOTICE) && t[2].contains("raw#m000001"), "{}", t[2]);
+    assert!(engine.host().progress_updates().iter().any(|p| p.message == TIMEOUT_NOTICE));
+    assert_eq!(engine.host().requests()[0].timeout_ms, Some(120_000));
+}
+
+#[test]
+fn three_failed_compactions_stop_automatic_compaction() {
+    let host = TestHost::default()
+        .with_error(HostErrorKind::Llm, "overloaded")
+        .with_error(HostErrorKind::Llm, "overloaded")
+        .with_error(HostErrorKind::Llm, "overloaded");
+    let engine = Engine::new(host, config(800, 1));
+    let mut notes = Vec::new();
+    for n in 1..=18 {
+        round(&engine, n, &"y ".repeat(100));
+        notes.extend(block_on(engine.prepare_call(&input())).map(|a| a.notes).unwrap_or_else(|e| vec![e.to_string()]));
+    }
+    assert_eq!(engine.history_view().failed_compactions, 3);
+    assert_eq!(engine.host().requests().len(), 3, "no fourth attempt");
+    assert!(notes.iter().any(|n| n.contains("automatic compaction stopped")), "{notes:?}");
+}
+
+#[test]
+fn a_single_round_that_overflows_is_a_context_overflow() {
+    let engine = Engine::new(TestHost::default().with_reply("unused"), config(500, 10));
+    engine.record(MessageDraft::text(Role::User, "one long autonomous run")).unwrap();
+    for n in 0..20 {
+        let call = ToolCall { id: format!("c{n}").into(), name: "Read".into(), arguments: "{}".into() };
+        engine.record(MessageDraft::new(Role::Assistant, vec![ContentPart::ToolCall(call)])).unwrap();
+        let result = ToolResult {
+            call_id: format!("c{n}").into(),
+            name: "Read".into(),
+            status: ToolStatus::Ok,
+            output: "line\n".repeat(20),
+            stderr: None,
+            exit_code: None,
+        };
+        engine.record(MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)])).unwrap();
+    }
+    let err = block_on(engine.prepare_call(&input())).unwrap_err();
+    assert_eq!(err.code(), "context_overflow");
+    assert!(err.to_string().contains("window is 500"), "{err}");
+}
+
+#[test]
+fn prune_replaces_old_outputs_and_spares_the_last_two_turns_and_protected_tools() {
+    let mut config = config(1_500, 10);
+    config.prune.minimum = 100;
+    config.prune.protect = 300;
+    config.prune.protected_tools = vec!["skill".into()];
+    let engine = Engine::new(TestHost::default().with_reply("unused"), config);
+    // Round 1's tool is protected.
+    round_with(&engine, 1, "skill", &"1 ".repeat(100));
+    for n in 2..=8 {
+        round(&engine, n, &format!("{n} ").repeat(100));
+    }
+    let a = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(a.notes.iter().any(|n| n.contains("pruned")), "{:?}", a.notes);
+    let view = engine.history_view();
+    assert!(!view.pruned.is_empty());
+    assert!(view.pruned.iter().all(|&i| i < 24), "the last two turns are untouched: {:?}", view.pruned);
+    assert!(!view.pruned.contains(&2), "a protected tool's output is never pruned");
+    assert!(view.pruned.contains(&6));
+    let shown = texts(&a.view).join("\n");
+    assert!(
+        a.view.messages.iter().flat_map(|m| &m.content).any(
+            |p| matches!(p, ContentPart::ToolResult(r) if r.output.starts_with("[output pruned; full output: raw#m"))
+        ),
+        "{shown}"
+    );
+}
+
+#[test]
+fn compaction_rehydrates_recently_touched_files() {
+    let host = TestHost::default().with_file("src/parser.rs", "fn parse() {}").with_reply("summary text");
+    let engine = Engine::new(host, config(800, 1));
+    for n in 1..=4 {
+        engine.record(MessageDraft::text(Role::User, format!("request {n}"))).unwrap();
+        let call = ToolCall {
+            id: format!("c{n}").into(),
+            name: "Read".into(),
+            arguments: r#"{"file_path":"src/parser.rs"}"#.into(),
+        };
+        engine.record(MessageDraft::new(Role::Assistant, vec![ContentPart::ToolCall(call)])).unwrap();
+        let output = "z ".repeat(150);
+        let result = ToolResult {
+            call_id: format!("c{n}").into(),
+            name: "Read".into(),
+            status: ToolStatus::Ok,
+            output,
+            stderr: None,
+            exit_code: None,
+        };
+        engine.record(MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)])).unwrap();
+    }
+    let a = block_on(engine.prepare_call(&input())).unwrap();
+    let summary = &texts(&a.view)[2];
+    assert!(
+        summary.starts_with("summary text") && summary.contains("`src/parser.rs`:\n```\nfn parse() {}\n```"),
+        "{summary}"
+    );
+}
+
+/// A small deterministic generator (no dependency needed for this).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+#[test]
+fn random_histories_stay_paired_keep_their_rounds_and_fit_the_window() {
+    let mut rng = Lcg(7);
+    for case in 0..60 {
+        let rounds_kept = 1 + rng.next(3) as u32;
+        let host = (0..20).fold(TestHost::default(), |h, i| h.with_reply(format!("summary {i}")));
+        let engine = Engine::new(host, config(6_000, rounds_kept));
+        let rounds = 1 + rng.next(12) as usize;
+        let mut call = 0;
+        for r in 0..rounds {
+            engine.record(MessageDraft::text(Role::User, format!("case {case} round {r}"))).unwrap();
+            for _ in 0..rng.next(4) {
+                let parallel = 1 + rng.next(3);
+                let calls: Vec<ContentPart> = (0..parallel)
+                    .map(|k| {
+                        ContentPart::ToolCall(ToolCall {
+                            id: format!("c{}", call + k).into(),
+                            name: "Bash".into(),
+                            arguments: "{}".into(),
+                        })
+                    })
+                    .collect();
+                engine.record(MessageDraft::new(Role::Assistant, calls)).unwrap();
+                for k in 0..parallel {
+                    let output = "w ".repeat(rng.next(300) as usize);
+                    let result = ToolResult {
+                        call_id: format!("c{}", call + k).into(),
+                        name: "Bash".into(),
+                        status: ToolStatus::Ok,
+                        output,
+                        stderr: None,
+                        exit_code: Some(0),
+                    };
+                    engine.record(MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)])).unwrap();
+                }
+                call += parallel;
+            }
+            engine.record(MessageDraft::text(Role::Assistant, "round done")).unwrap();
+            match block_on(engine.prepare_call(&input())) {
+                Ok(a) => {
+                    assert_paired(&a.view);
+                    assert!(a.tokens <= 6_000);
+                    let users =
+                        a.view.messages.iter().filter(|m| m.role == Role::User && m.layer != Layer::Tail).count();
+                    assert!(users >= (r + 1).min(rounds_kept as usize), "case {case}: {users} rounds kept");
+                }
+                Err(e) => assert_eq!(e.code(), "context_overflow", "case {case}: {e}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn provider_usage_drives_the_trigger_when_reported() {
+    let engine = Engine::new(TestHost::default().with_reply("summary"), config(10_000, 1));
+    for n in 1..=3 {
+        round(&engine, n, "ok");
+    }
+    let a = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(engine.host().requests().is_empty(), "{} tokens by our count is far below the trigger", a.tokens);
+    // The provider counted far more (another tokenizer, images …): its figure wins.
+    engine.report_usage(context_workbench::host::Usage {
+        prompt_tokens: 7_990,
+        completion_tokens: 5,
+        cached_tokens: 0,
+    });
+    round(&engine, 4, "ok");
+    block_on(engine.prepare_call(&input())).unwrap();
+    assert_eq!(engine.host().requests().len(), 1, "compaction ran on the provider's count");
+}

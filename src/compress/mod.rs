@@ -20,6 +20,7 @@ use serde_json::Value;
 pub use family::{Family, family_of};
 pub use limits::CompressConfig;
 
+use crate::model::{ToolCall, ToolResult, ToolStatus};
 use crate::tokens::TokenCounter;
 
 /// One tool result to compress, as recorded.
@@ -34,6 +35,22 @@ pub struct ToolOutput<'a> {
     pub is_error: bool,
     /// The raw trace message that keeps the original, cited as `raw#<id>`.
     pub raw_id: &'a str,
+}
+
+impl<'a> ToolOutput<'a> {
+    /// A recorded result, with the call that asked for it when known (its name and arguments
+    /// choose the family), kept in the raw trace as message `raw_id`.
+    pub fn of(result: &'a ToolResult, call: Option<&'a ToolCall>, raw_id: &'a str) -> Self {
+        ToolOutput {
+            tool: call.map_or(result.name.as_str(), |c| c.name.as_str()),
+            arguments: call.map_or("", |c| c.arguments.as_str()),
+            output: &result.output,
+            stderr: result.stderr.as_deref(),
+            exit_code: result.exit_code,
+            is_error: result.status == ToolStatus::Error,
+            raw_id,
+        }
+    }
 }
 
 /// The history form of a tool output.

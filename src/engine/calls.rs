@@ -10,7 +10,8 @@ use crate::history::MAX_FAILED_COMPACTIONS;
 use crate::history::compaction::{self, TIMEOUT_NOTICE};
 use crate::history::prune::plan_prune;
 use crate::host::{Host, HostErrorKind, Progress};
-use crate::model::{ContentPart, Role};
+use crate::model::{ContentPart, Role, tool_calls_by_id};
+use crate::prompt::Layer;
 use crate::prompt::assemble::{self, Assembly, CallInput, ProjectRules};
 use crate::prompt::template::{body, render};
 
@@ -77,7 +78,7 @@ impl<H: Host> Engine<H> {
         let tail_tokens = view
             .messages
             .iter()
-            .filter(|m| m.layer == crate::prompt::Layer::Tail)
+            .filter(|m| m.layer == Layer::Tail)
             .map(|m| self.counter.count_message_content(&m.content))
             .sum();
         Assembly { view, tokens, tail_tokens, first_changed_byte: None, notes }
@@ -94,30 +95,16 @@ impl<H: Host> Engine<H> {
     /// Rounds that ended (a newer user message exists) show their tool outputs in history form.
     fn settle_finished_rounds(&self) {
         let mut state = self.state.borrow_mut();
-        let Some(newest_user) = state.trace.messages.iter().rposition(|m| m.role == Role::User) else { return };
-        let from = state.view.settled;
-        if newest_user <= from {
+        let state = &mut *state;
+        let messages = &state.trace.messages;
+        let Some(newest_user) = messages.iter().rposition(|m| m.role == Role::User) else { return };
+        if newest_user <= state.view.settled {
             return;
         }
-        let calls: std::collections::BTreeMap<String, (String, String)> = state.trace.messages[..newest_user]
-            .iter()
-            .flat_map(|m| m.tool_calls())
-            .map(|c| (c.id.0.clone(), (c.name.clone(), c.arguments.clone())))
-            .collect();
-        for i in from..newest_user {
-            let message = &state.trace.messages[i];
+        let calls = tool_calls_by_id(&messages[..newest_user]);
+        for (i, message) in messages.iter().enumerate().take(newest_user).skip(state.view.settled) {
             let Some(result) = message.tool_results().next() else { continue };
-            let (tool, arguments) =
-                calls.get(result.call_id.as_str()).cloned().unwrap_or_else(|| (result.name.clone(), String::new()));
-            let output = ToolOutput {
-                tool: &tool,
-                arguments: &arguments,
-                output: &result.output,
-                stderr: result.stderr.as_deref(),
-                exit_code: result.exit_code,
-                is_error: result.status == crate::model::ToolStatus::Error,
-                raw_id: message.id.as_str(),
-            };
+            let output = ToolOutput::of(result, calls.get(result.call_id.as_str()).copied(), message.id.as_str());
             let compressed = compress_tool_output(&output, &self.config.compress, &self.counter);
             if !compressed.notes.is_empty() {
                 state.view.forms.insert(i, compressed.text);

@@ -147,6 +147,15 @@ impl Message {
     }
 }
 
+/// Every tool call of `messages` by its id (the first call, where an id repeats).
+pub fn tool_calls_by_id(messages: &[Message]) -> std::collections::BTreeMap<&str, &ToolCall> {
+    let mut calls = std::collections::BTreeMap::new();
+    for call in messages.iter().flat_map(Message::tool_calls) {
+        calls.entry(call.id.as_str()).or_insert(call);
+    }
+    calls
+}
+
 /// The first line of `text`, cut to at most `max_chars` characters (with `…` when cut).
 fn first_line_within(text: &str, max_chars: usize) -> String {
     let line = text.lines().next().unwrap_or("");

@@ -1,11 +1,10 @@
 //! Real tool outputs read in place from `../shared/traces` through the importers.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use context_workbench::compress::ToolOutput;
 use context_workbench::import::import;
-use context_workbench::model::{ContentPart, ToolStatus};
+use context_workbench::model::{ToolStatus, tool_calls_by_id};
 
 /// One recorded tool call and its result.
 #[derive(Debug, Clone)]
@@ -61,18 +60,12 @@ pub fn recorded(dir: &str) -> Vec<Recorded> {
         let Ok(text) = std::fs::read_to_string(&file) else { continue };
         let Ok(trajectories) = import(&file.display().to_string(), &text) else { continue };
         for trajectory in trajectories {
-            let calls: BTreeMap<&str, &str> = trajectory
-                .messages
-                .iter()
-                .flat_map(|m| m.tool_calls())
-                .map(|c| (c.id.as_str(), c.arguments.as_str()))
-                .collect();
-            for part in trajectory.messages.iter().flat_map(|m| &m.content) {
-                let ContentPart::ToolResult(result) = part else { continue };
+            let calls = tool_calls_by_id(&trajectory.messages);
+            for result in trajectory.messages.iter().flat_map(|m| m.tool_results()) {
                 out.push(Recorded {
                     file: file.display().to_string(),
                     tool: result.name.clone(),
-                    args: calls.get(result.call_id.as_str()).copied().unwrap_or("{}").to_owned(),
+                    args: calls.get(result.call_id.as_str()).map_or("{}", |c| c.arguments.as_str()).to_owned(),
                     output: result.output.clone(),
                     stderr: result.stderr.clone(),
                     exit_code: result.exit_code,

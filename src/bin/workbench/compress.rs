@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use context_workbench::Config;
 use context_workbench::compress::{Family, ToolOutput, compress_tool_output, logs};
 use context_workbench::import::import;
-use context_workbench::model::{ContentPart, ToolStatus};
+use context_workbench::model::tool_calls_by_id;
 use context_workbench::tokens::TokenCounter;
 
 use crate::count::files_under;
@@ -82,25 +82,11 @@ pub fn stats(config: &Config, dir: &Path) -> ExitCode {
             }
         };
         for trajectory in trajectories {
-            let calls: BTreeMap<&str, (&str, &str)> = trajectory
-                .messages
-                .iter()
-                .flat_map(|m| m.tool_calls())
-                .map(|c| (c.id.as_str(), (c.name.as_str(), c.arguments.as_str())))
-                .collect();
+            let calls = tool_calls_by_id(&trajectory.messages);
             for message in &trajectory.messages {
-                for part in &message.content {
-                    let ContentPart::ToolResult(result) = part else { continue };
-                    let (tool, arguments) = calls.get(result.call_id.as_str()).copied().unwrap_or((&result.name, ""));
-                    let input = ToolOutput {
-                        tool,
-                        arguments,
-                        output: &result.output,
-                        stderr: result.stderr.as_deref(),
-                        exit_code: result.exit_code,
-                        is_error: result.status == ToolStatus::Error,
-                        raw_id: message.id.as_str(),
-                    };
+                for result in message.tool_results() {
+                    let input =
+                        ToolOutput::of(result, calls.get(result.call_id.as_str()).copied(), message.id.as_str());
                     let compressed = compress_tool_output(&input, &config.compress, &counter);
                     check_losses(&input, &compressed.text, &mut losses);
                     let row = table.entry(compressed.family).or_default();

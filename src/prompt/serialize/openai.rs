@@ -1,0 +1,117 @@
+//! OpenAI chat completions.
+
+use serde_json::{Map, Value, json};
+
+use super::{joined_text, tool_calls, tool_result_text, tool_results};
+use crate::model::{ContentPart, Role, ToolCall};
+use crate::prompt::PromptView;
+
+/// OpenAI chat completions: `{"messages": [...], "tools": [...]}`, `tools` left out when the view
+/// has none. Each tool is `{"type": "function", "function": {"name", "description",
+/// "parameters"}}`.
+///
+/// Messages map one to one, in order:
+/// - `System` and `Summary` messages, wherever they are (the System and Rules layers, archived
+///   summaries in history, tail reminders), are `{"role": "system", "content": text}`;
+/// - `User` messages are `{"role": "user", "content": text}`;
+/// - `Assistant` messages are `{"role": "assistant", "content": text or null, "tool_calls":
+///   [{"id", "type": "function", "function": {"name", "arguments"}}]}`, `tool_calls` left out
+///   when there are none, `arguments` byte-exact as recorded. Reasoning parts are not sent: chat
+///   completions has no field for them. An assistant message with neither text nor calls is
+///   left out;
+/// - each tool result is its own `{"role": "tool", "tool_call_id", "content"}` message, in the
+///   view's order; a `Tool` message's text parts (which a valid view does not have) are added
+///   to the content of its last result, or sent as a user message when it has none.
+///
+/// Text parts are joined by newlines; blank ones are not sent, and a system or user message
+/// left without text is left out. A tool result is sent even when it answers no call, so a
+/// view with broken pairing gives a request the API rejects rather than one that silently
+/// loses a result.
+pub fn to_openai_chat(view: &PromptView) -> Value {
+    let mut messages = Vec::new();
+    for message in &view.messages {
+        let text = joined_text(&message.content);
+        match message.role {
+            Role::Assistant => {
+                push_assistant(&mut messages, text, &message.content);
+                push_results(&mut messages, &message.content, "");
+            }
+            Role::Tool => {
+                // Text in a tool message goes with its last result; with no result, the user sends it.
+                let leftover = if push_results(&mut messages, &message.content, &text) { String::new() } else { text };
+                push_text(&mut messages, "user", leftover);
+                push_assistant(&mut messages, String::new(), &message.content);
+            }
+            Role::System | Role::Summary | Role::User => {
+                push_results(&mut messages, &message.content, "");
+                let role = if message.role == Role::User { "user" } else { "system" };
+                push_text(&mut messages, role, text);
+                push_assistant(&mut messages, String::new(), &message.content);
+            }
+        }
+    }
+    let mut out = Map::new();
+    out.insert("messages".into(), Value::Array(messages));
+    if !view.tools.is_empty() {
+        let tools = view
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({
+                    "type": "function",
+                    "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+                })
+            })
+            .collect();
+        out.insert("tools".into(), Value::Array(tools));
+    }
+    Value::Object(out)
+}
+
+/// A `role` message with `text`; nothing when `text` is empty.
+fn push_text(messages: &mut Vec<Value>, role: &str, text: String) {
+    if !text.is_empty() {
+        messages.push(json!({"role": role, "content": text}));
+    }
+}
+
+/// An assistant message with `text` and the calls of `content`; nothing when both are empty.
+fn push_assistant(messages: &mut Vec<Value>, text: String, content: &[ContentPart]) {
+    let calls: Vec<Value> = tool_calls(content).map(call).collect();
+    if text.is_empty() && calls.is_empty() {
+        return;
+    }
+    let mut message = Map::new();
+    message.insert("role".into(), json!("assistant"));
+    message.insert("content".into(), if text.is_empty() { Value::Null } else { Value::String(text) });
+    if !calls.is_empty() {
+        message.insert("tool_calls".into(), Value::Array(calls));
+    }
+    messages.push(Value::Object(message));
+}
+
+fn call(call: &ToolCall) -> Value {
+    json!({
+        "id": call.id,
+        "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments},
+    })
+}
+
+/// One `tool` message per result of `content`, `extra` (when not empty) added to the last one's
+/// content. Returns whether there was a result.
+fn push_results(messages: &mut Vec<Value>, content: &[ContentPart], extra: &str) -> bool {
+    let results: Vec<_> = tool_results(content).collect();
+    let count = results.len();
+    for (index, result) in results.into_iter().enumerate() {
+        let mut text = tool_result_text(result);
+        if index + 1 == count && !extra.is_empty() {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(extra);
+        }
+        messages.push(json!({"role": "tool", "tool_call_id": result.call_id, "content": text}));
+    }
+    count > 0
+}

@@ -148,8 +148,7 @@ fn appending_a_round_keeps_the_previous_prompt_as_a_byte_identical_prefix() {
     // Everything up to the tail of the first prompt is unchanged; the first change is there.
     let mut without_tail = first.view.clone();
     without_tail.messages.pop();
-    let prefix = canonical(&without_tail);
-    let tail_at = prefix.rfind(']').map(|i| prefix[..i].rfind(']').unwrap_or(i)).unwrap() + 1;
+    let tail_at = before.bytes().zip(canonical(&without_tail).bytes()).take_while(|(a, b)| a == b).count();
     assert_eq!(&before[..tail_at], &after[..tail_at]);
     let changed = second.first_changed_byte.unwrap();
     assert!(
@@ -381,6 +380,7 @@ fn random_histories_stay_paired_keep_their_rounds_and_fit_the_window() {
             match block_on(engine.prepare_call(&input())) {
                 Ok(a) => {
                     assert_paired(&a.view);
+                    context_workbench::prompt::serialize::check_pairing(&a.view).unwrap();
                     assert!(a.tokens <= 6_000);
                     let users =
                         a.view.messages.iter().filter(|m| m.role == Role::User && m.layer != Layer::Tail).count();
@@ -409,4 +409,19 @@ fn provider_usage_drives_the_trigger_when_reported() {
     round(&engine, 4, "ok");
     block_on(engine.prepare_call(&input())).unwrap();
     assert_eq!(engine.host().requests().len(), 1, "compaction ran on the provider's count");
+}
+
+#[test]
+fn user_input_gets_a_reminder_for_files_the_host_has_and_reads_report_freshness() {
+    let host = TestHost::default().with_file("src/auth.rs", "SECRET CONTENT");
+    let engine = Engine::new(host, Config::default());
+    block_on(engine.record_user_input("fix @src/auth.rs, not @property or @../../etc/passwd")).unwrap();
+    let text = match &engine.trace().messages[0].content[0] {
+        ContentPart::Text { text } => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(text.starts_with("fix @src/auth.rs, not @property or @../../etc/passwd\n\n<system-reminder>\nThe user mentioned @src/auth.rs.\n"), "{text}");
+    assert!(!text.contains("SECRET CONTENT") && !text.contains("@property."));
+    assert_eq!(engine.observe_read("src/auth.rs", 1), None);
+    assert_eq!(engine.observe_read("src/auth.rs", 2).as_deref(), Some("Note: src/auth.rs was modified externally."));
 }

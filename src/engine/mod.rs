@@ -10,6 +10,7 @@ use std::cell::RefCell;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::history::HistoryView;
+use crate::history::mentions::{Freshness, append_mention_reminder};
 use crate::host::{Completion, CompletionRequest, Host, Usage};
 use crate::model::{BranchId, ContentPart, GoalId, Message, MessageId, Role, SpanId, ToolCallId, Trace, TraceId};
 use crate::tokens::TokenCounter;
@@ -34,6 +35,8 @@ struct State {
     previous_tokens: Option<usize>,
     /// The engine's count of the prompt `last_usage` was reported for.
     tokens_at_usage: Option<usize>,
+    /// Modification times of the files read so far (R7.2), in memory only.
+    freshness: Freshness,
 }
 
 /// A message to record; the engine fills in id, sequence, description, tokens and time.
@@ -69,6 +72,7 @@ impl<H: Host> Engine<H> {
             previous_prompt: None,
             previous_tokens: None,
             tokens_at_usage: None,
+            freshness: Freshness::default(),
         };
         Engine { host, config, counter, state: RefCell::new(state) }
     }
@@ -135,6 +139,19 @@ impl<H: Host> Engine<H> {
         self.counter.cache_message_tokens(&mut message);
         state.trace.messages.push(message);
         Ok(id)
+    }
+
+    /// Record the user's input, opening a round: `@path` mentions that the host's `stat` finds
+    /// get a reminder to read them appended (R7.1); file contents are never injected.
+    pub async fn record_user_input(&self, text: &str) -> Result<MessageId> {
+        let text = append_mention_reminder(&self.host, text).await;
+        self.record(MessageDraft::text(Role::User, text))
+    }
+
+    /// Tell the engine a file was read with this mtime. A note for the Read result when the file
+    /// changed since the agent last read it (R7.2).
+    pub fn observe_read(&self, path: &str, mtime_ms: u64) -> Option<String> {
+        self.state.borrow_mut().freshness.observe_read(path, mtime_ms)
     }
 
     /// Ask the host LLM for a completion and remember its usage (R10.1).

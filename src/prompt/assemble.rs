@@ -89,11 +89,10 @@ pub fn count_view(view: &PromptView, counter: &TokenCounter) -> usize {
     messages + tools
 }
 
-/// The canonical bytes a view is compared by between calls: what is sent (roles, contents,
-/// tools), not the engine's own labels (layers, sources).
+/// The canonical bytes a view is compared by between calls: what is sent, in the OpenAI chat
+/// form (the engine's own labels, layers and sources, are not sent).
 pub fn canonical(view: &PromptView) -> String {
-    let sent: Vec<(&Role, &Vec<ContentPart>)> = view.messages.iter().map(|m| (&m.role, &m.content)).collect();
-    serde_json::to_string(&(sent, &view.tools)).unwrap_or_default()
+    super::serialize::to_openai_chat(view).to_string()
 }
 
 /// The first byte where `now` differs from `before`; `None` when `now` extends `before` or equals it.

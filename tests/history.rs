@@ -425,3 +425,23 @@ fn user_input_gets_a_reminder_for_files_the_host_has_and_reads_report_freshness(
     assert_eq!(engine.observe_read("src/auth.rs", 1), None);
     assert_eq!(engine.observe_read("src/auth.rs", 2).as_deref(), Some("Note: src/auth.rs was modified externally."));
 }
+
+#[test]
+fn a_malformed_history_is_repaired_on_load_and_nothing_is_dropped() {
+    let source = Engine::new(TestHost::default(), Config::default());
+    round(&source, 1, "first output");
+    round(&source, 2, "second output");
+    let mut messages = source.trace().messages;
+    // Lose round 2's result and move round 1's result to the very end.
+    let late = messages.remove(2);
+    messages.retain(|m| !m.tool_results().any(|r| r.call_id.as_str() == "c2"));
+    messages.push(late);
+    let engine = Engine::new(TestHost::default(), Config::default());
+    let notes = engine.load_history(messages).unwrap();
+    assert!(notes.len() >= 2, "{notes:?}");
+    let a = block_on(engine.prepare_call(&input())).unwrap();
+    assert_paired(&a.view);
+    let all = texts(&a.view).join("\n");
+    assert!(all.contains("result c1") && all.contains("result c2"), "{all}");
+    assert!(engine.trace().messages.iter().any(|m| m.tool_results().any(|r| r.output == "first output")));
+}

@@ -11,6 +11,7 @@ use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::history::HistoryView;
 use crate::history::mentions::{Freshness, append_mention_reminder};
+use crate::history::repair::{RepairNote, repair_history};
 use crate::host::{Completion, CompletionRequest, Host, Usage};
 use crate::model::{BranchId, ContentPart, GoalId, Message, MessageId, Role, SpanId, ToolCallId, Trace, TraceId};
 use crate::tokens::TokenCounter;
@@ -139,6 +140,27 @@ impl<H: Host> Engine<H> {
         self.counter.cache_message_tokens(&mut message);
         state.trace.messages.push(message);
         Ok(id)
+    }
+
+    /// Replace the recorded history with one the host hands over (an agent framework's session,
+    /// say). A malformed history is repaired (orphan results, unanswered calls, repeated ids,
+    /// parts in the wrong role) and the notes say what changed; one that cannot be repaired
+    /// without inventing meaning is refused with an error naming the message. Nothing is dropped.
+    pub fn load_history(&self, messages: Vec<Message>) -> Result<Vec<RepairNote>> {
+        let repaired = repair_history(messages)?;
+        let mut state = self.state.borrow_mut();
+        let trace_id = state.trace.id.clone();
+        state.trace.messages = repaired.messages;
+        for message in &mut state.trace.messages {
+            message.trace_id = trace_id.clone();
+            self.counter.cache_message_tokens(message);
+        }
+        if let Some(first) = state.trace.messages.iter().find(|m| m.role == Role::User) {
+            state.trace.mission = first.description.clone();
+        }
+        state.view = HistoryView::default();
+        state.previous_prompt = None;
+        Ok(repaired.notes)
     }
 
     /// Record the user's input, opening a round: `@path` mentions that the host's `stat` finds

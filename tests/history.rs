@@ -410,3 +410,19 @@ fn a_malformed_history_is_repaired_on_load_and_nothing_is_dropped() {
     assert!(all.contains("result c1") && all.contains("result c2"), "{all}");
     assert!(engine.trace().messages.iter().any(|m| m.tool_results().any(|r| r.output == "first output")));
 }
+
+#[test]
+fn the_cost_of_each_tail_placement_is_reported() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    round(&engine, 1, "ok");
+    let at_tail = block_on(engine.prepare_call(&input())).unwrap();
+    let in_system = block_on(engine.prepare_call(&CallInput { tail_in_system: true, ..input() })).unwrap();
+    assert!(at_tail.tail_rewrite_tokens > 0 && at_tail.tail_rewrite_tokens < 20, "{}", at_tail.tail_rewrite_tokens);
+    assert_eq!(in_system.tail_rewrite_tokens, in_system.tokens);
+    assert!(texts(&in_system.view)[0].ends_with("Plan: [→] 1. fix the bug"));
+    assert_eq!(
+        in_system.first_changed_byte.map(|b| b < 100),
+        Some(true),
+        "moving the plan into the system prompt rewrites from the top"
+    );
+}

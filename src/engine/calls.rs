@@ -75,13 +75,13 @@ impl<H: Host> Engine<H> {
         let budget = self.config.dynamic_tail_budget as usize;
         let (view, notes) = assemble::assemble(input, rules, history, budget, &self.counter);
         let tokens = assemble::count_view(&view, &self.counter);
-        let tail_tokens = view
-            .messages
-            .iter()
-            .filter(|m| m.layer == Layer::Tail)
-            .map(|m| self.counter.count_message_content(&m.content))
-            .sum();
-        Assembly { view, tokens, tail_tokens, first_changed_byte: None, notes }
+        let tail_rewrite_tokens = if input.tail_in_system && !input.tail.is_empty() {
+            tokens
+        } else {
+            let tail = view.messages.iter().filter(|m| m.layer == Layer::Tail);
+            tail.map(|m| self.counter.count_message_content(&m.content)).sum()
+        };
+        Assembly { view, tokens, tail_rewrite_tokens, first_changed_byte: None, notes }
     }
 
     /// L2: `CODE_LAW.md` at the workspace root, any case, read through the host on every build.

@@ -108,3 +108,20 @@ pub fn apply_truncation(view: &mut HistoryView, messages: &[Message], cut: Range
     view.summary = Some(ArchivedSummary { text, start: cut.start, end: cut.end, truncated: true });
     view.failed_compactions += 1;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Seed 001 C7's worked numbers: a 200k window, threshold 0.8 = 160k, at least 3 messages.
+    #[test]
+    fn the_trigger_of_r4_4() {
+        let config = Config::default();
+        assert!(should_compact(160_000, 3, &config));
+        assert!(!should_compact(159_999, 3, &config));
+        assert!(!should_compact(190_000, 2, &config), "fewer than 3 messages never compact");
+        assert_eq!(estimate_with_input(150_000, &"x".repeat(30_000)), 160_000);
+        let capped = Config::from_json(r#"{"max_prompt_tokens": 100000}"#).unwrap();
+        assert!(should_compact(100_000, 3, &capped), "the absolute cap triggers first");
+    }
+}

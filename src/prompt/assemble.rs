@@ -32,8 +32,10 @@ pub struct Assembly {
     pub view: PromptView,
     /// Exact tokens in the configured encoding, chat overhead included.
     pub tokens: usize,
-    /// Tokens of the dynamic tail.
-    pub tail_tokens: usize,
+    /// What the placement of the dynamic tail costs (R2.4): the tokens re-sent without the cache
+    /// whenever the tail changes. At the tail, the tail's own tokens; in the system prompt, the
+    /// whole prompt, since everything after its first change is re-sent.
+    pub tail_rewrite_tokens: usize,
     /// Byte offset of the first difference from the previous call's prompt (its canonical JSON);
     /// `None` on the first call or when nothing changed.
     pub first_changed_byte: Option<usize>,

@@ -5,7 +5,7 @@
 mod common;
 
 use common::traces::{Recorded, claude_code, vorflux};
-use context_workbench::compress::{CompressConfig, Compressed, Family, compress_tool_output};
+use context_workbench::compress::{CompressConfig, Compressed, Family, compress_tool_output, is_error_message};
 use context_workbench::tokens::{Encoding, TokenCounter};
 
 fn compress_as(tool: &str, r: &Recorded) -> Compressed {
@@ -63,6 +63,12 @@ fn every_real_output_is_bounded_deterministic_and_keeps_its_facts() {
         assert_eq!(c, compress(r), "deterministic");
         for name in &names {
             assert!(c.text.contains(name.as_str()), "{}: failing test {name} lost:\n{}", r.file, c.text);
+        }
+        // A failed output's last error message (as the CLI's stats check it) survives.
+        let error_line = r.output.lines().rev().map(str::trim).find(|l| is_error_message(l));
+        if let Some(line) = error_line.filter(|_| r.is_error) {
+            let head: String = line.chars().take(100).collect();
+            assert!(c.text.contains(&head), "{}: error message {head:?} lost:\n{}", r.file, c.text);
         }
         if let (Family::Bash, Some(code)) = (c.family, r.exit_code) {
             assert!(c.text.starts_with(&format!("exit code: {code}")), "{}", c.text);

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 pub use family::{Family, family_of};
 pub use limits::CompressConfig;
+pub use rules::is_error_message;
 
 use crate::model::{ToolCall, ToolResult, ToolStatus};
 use crate::tokens::TokenCounter;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use context_workbench::Config;
-use context_workbench::compress::{Family, ToolOutput, compress_tool_output, logs};
+use context_workbench::compress::{Family, ToolOutput, compress_tool_output, is_error_message, logs};
 use context_workbench::import::import;
 use context_workbench::model::tool_calls_by_id;
 use context_workbench::tokens::TokenCounter;
@@ -61,6 +61,7 @@ struct FamilyStats {
 struct Losses {
     failing_names: usize,
     edited_paths: usize,
+    error_messages: usize,
 }
 
 /// Run every tool output of the trajectories under `dir` through the compressors and print,
@@ -118,6 +119,11 @@ fn read_text(file: &PathBuf) -> Option<String> {
 /// Failing test names the raw log names, and an edited file's path the raw output names, must
 /// still be in the history form.
 fn check_losses(input: &ToolOutput<'_>, compressed: &str, losses: &mut Losses) {
+    if input.is_error
+        && let Some(message) = last_error_message(input.output)
+    {
+        losses.error_messages += usize::from(!compressed.contains(message));
+    }
     if let Some(facts) = logs::recognise(input.output) {
         losses.failing_names += facts.failing.iter().filter(|name| !compressed.contains(name.as_str())).count();
     }
@@ -127,6 +133,13 @@ fn check_losses(input: &ToolOutput<'_>, compressed: &str, losses: &mut Losses) {
     if let Some(path) = path.filter(|p| matches!(family, Family::Edit | Family::Write) && input.output.contains(*p)) {
         losses.edited_paths += usize::from(!compressed.contains(path));
     }
+}
+
+/// A failed output's error message: its last Python exception line (`ValueError: …`) or
+/// compiler `error:` line (the first 100 characters, as long lines are cut in the middle).
+fn last_error_message(output: &str) -> Option<&str> {
+    let line = output.lines().rev().map(str::trim).find(|l| is_error_message(l))?;
+    Some(line.char_indices().nth(100).map_or(line, |(i, _)| &line[..i]))
 }
 
 fn print_table(table: &BTreeMap<Family, FamilyStats>, losses: &Losses) {
@@ -153,7 +166,10 @@ fn print_table(table: &BTreeMap<Family, FamilyStats>, losses: &Losses) {
         total.tokens_out,
         ratio(&total)
     );
-    println!("lost: {} failing test names, {} edited file paths", losses.failing_names, losses.edited_paths);
+    println!(
+        "lost: {} failing test names, {} error messages, {} edited file paths",
+        losses.failing_names, losses.error_messages, losses.edited_paths
+    );
 }
 
 fn ratio(row: &FamilyStats) -> String {

@@ -42,6 +42,14 @@ static ERRORISH: LazyLock<Regex> = LazyLock::new(|| {
         .expect("valid regex")
 });
 
+/// An error message proper: a Python exception line (`ValueError: …`) or a compiler's `error:`.
+static ERROR_MESSAGE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^\s*[\w.]*(Error|Exception)\b:|\berror(\[\w+\])?:").expect("valid regex"));
+
+pub fn is_error_message(line: &str) -> bool {
+    ERROR_MESSAGE.is_match(line)
+}
+
 pub fn is_errorish(line: &str) -> bool {
     !line.starts_with("Traceback (most recent call last)")
         && !line.starts_with("During handling of the above exception")
@@ -54,10 +62,17 @@ pub fn lines(text: &str) -> Vec<&str> {
     if text.is_empty() { Vec::new() } else { text.split('\n').collect() }
 }
 
-/// Body lines ranked head-and-tail, errors first: the generic rule.
+/// Body lines ranked head-and-tail, errors first: the generic rule. Error messages proper are
+/// kept ahead of the summary's own cap (rank 0), other error-looking lines next.
 pub fn push_head_tail<'a>(draft: &mut Draft<'a>, lines: &[&'a str]) {
     for (line, rank) in lines.iter().zip(head_tail_ranks(lines.len())) {
-        let rank = if is_errorish(line) { 1 } else { rank + 1 };
+        let rank = if is_error_message(line) {
+            0
+        } else if is_errorish(line) {
+            1
+        } else {
+            rank + 1
+        };
         draft.push_body(*line, rank);
     }
 }

@@ -426,3 +426,27 @@ fn the_cost_of_each_tail_placement_is_reported() {
         "moving the plan into the system prompt rewrites from the top"
     );
 }
+
+#[test]
+fn a_second_compaction_updates_the_previous_summary_instead_of_summarising_it() {
+    let host = TestHost::default().with_reply("FIRST SUMMARY: rounds 1-3").with_reply("SECOND SUMMARY: rounds 1-6");
+    let engine = Engine::new(host, config(600, 2));
+    for n in 1..=5 {
+        round(&engine, n, &"x ".repeat(100));
+    }
+    block_on(engine.prepare_call(&input())).unwrap();
+    for n in 6..=8 {
+        round(&engine, n, &"x ".repeat(100));
+    }
+    let a = block_on(engine.prepare_call(&input())).unwrap();
+    let requests = engine.host().requests();
+    assert_eq!(requests.len(), 2);
+    let second = &requests[1].messages[0].content;
+    assert!(second.contains("<previous_summary>\nFIRST SUMMARY: rounds 1-3\n</previous_summary>"), "{second}");
+    assert!(!second.contains("request 2") && second.contains("request 4") && !second.contains("request 7"), "{second}");
+    let t = texts(&a.view);
+    assert_eq!(t[1], "request 1");
+    assert_eq!(t[2], "SECOND SUMMARY: rounds 1-6");
+    assert_eq!(t.iter().filter(|x| x.contains("SUMMARY")).count(), 1, "one summary, updated");
+    assert_eq!(t[3], "request 7");
+}

@@ -33,6 +33,8 @@ pub struct Config {
     pub prune: PruneConfig,
     /// Tool-output compression limits and tool-name mapping (R3.2).
     pub compress: CompressConfig,
+    /// Tail compaction, the state board and the cache cost model (R5).
+    pub workbench: WorkbenchConfig,
 }
 
 impl Default for Config {
@@ -49,6 +51,56 @@ impl Default for Config {
             prices: Prices::default(),
             prune: PruneConfig::default(),
             compress: CompressConfig::default(),
+            workbench: WorkbenchConfig::default(),
+        }
+    }
+}
+
+/// Tail compaction (R5.4, R5.5) and the state board (R5.3).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkbenchConfig {
+    /// Tail compaction on or off (the prompt then only changes through R4's emergency path).
+    pub tail_compaction: bool,
+    /// R5.5: this many tool calls since the last compaction nominate one.
+    pub trigger_tool_calls: u32,
+    /// R5.5: raw tool output above this share of the uncompacted tail nominates one.
+    pub raw_output_share: f64,
+    /// R5.4: the newest turns always kept verbatim after the block.
+    pub keep_turns: u32,
+    /// A window holds at least this many turns, and at most `max_turns` (R5.4's 12-30).
+    pub min_turns: u32,
+    pub max_turns: u32,
+    /// Budget of a COMPRESSED_TURNS block without its anchors (R5.4: ≤ 800).
+    pub block_tokens: u32,
+    /// Budget of the anchors a block carries: observed code the agent is working on, verbatim.
+    pub anchor_tokens: u32,
+    /// Budget of one STATE_DELTA (R5.3: ≤ 250).
+    pub delta_tokens: u32,
+    /// Rewrites of earlier prompt are batched so that at most one happens in this many calls,
+    /// unless the window forces one.
+    pub min_calls_between_rewrites: u32,
+    /// The cost model assumes this many calls still to come at least, and at most `max_horizon`
+    /// (between, as many as were made so far).
+    pub min_horizon: u32,
+    pub max_horizon: u32,
+}
+
+impl Default for WorkbenchConfig {
+    fn default() -> Self {
+        WorkbenchConfig {
+            tail_compaction: true,
+            trigger_tool_calls: 12,
+            raw_output_share: 0.6,
+            keep_turns: 2,
+            min_turns: 4,
+            max_turns: 30,
+            block_tokens: 800,
+            anchor_tokens: 6_000,
+            delta_tokens: 250,
+            min_calls_between_rewrites: 20,
+            min_horizon: 8,
+            max_horizon: 64,
         }
     }
 }
@@ -121,6 +173,16 @@ impl Config {
         }
         if c.max_line_chars < 40 {
             return bad("compress.max_line_chars", "must be at least 40");
+        }
+        let w = &self.workbench;
+        if !(w.raw_output_share > 0.0 && w.raw_output_share <= 1.0) {
+            return bad("workbench.raw_output_share", "must be in (0, 1]");
+        }
+        if w.min_turns == 0 || w.min_turns > w.max_turns {
+            return bad("workbench.min_turns", "must be positive and at most `workbench.max_turns`");
+        }
+        if w.min_horizon > w.max_horizon {
+            return bad("workbench.min_horizon", "must be at most `workbench.max_horizon`");
         }
         let p = &self.prices;
         let prices = [

@@ -24,6 +24,7 @@ pub mod model;
 pub mod prompt;
 pub mod testing;
 pub mod tokens;
+pub mod workbench;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;

@@ -1,0 +1,13 @@
+//! The workbench of seed 000 (R5): the raw trace stays whole while the prompt view is tidied at
+//! its tail. A window of recent turns is replaced by one COMPRESSED_TURNS block and a STATE_DELTA
+//! is appended after it, so everything before the window stays byte-identical and the provider's
+//! prefix cache keeps hitting. What goes into a block is checked against what was observed.
+//!
+//! - [`board`]: the state board and its versioned deltas (R5.2, R5.3).
+//! - [`block`]: the COMPRESSED_TURNS block, its rendering, neutralisation and budget.
+
+pub mod block;
+pub mod board;
+
+pub use block::{CompressedTurns, Learned, Replaces};
+pub use board::{Anchor, Fact, StateBoard, StateDelta};

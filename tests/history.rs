@@ -9,10 +9,13 @@ use context_workbench::testing::{TestHost, block_on};
 use context_workbench::{Config, Engine, MessageDraft};
 
 /// A small window, and tool outputs kept whole when rounds settle, so sizes are easy to reason on.
+/// Tail compaction is off: these tests are about R4's path (the workbench has its own tests).
 fn config(window: u32, rounds: u32) -> Config {
     let keep_outputs =
         r#""compress": {"budget_share": 1.0, "summary_tokens": 100000, "read_share": 1.0, "max_tokens": 100000}"#;
-    Config::from_json(&format!(r#"{{"window": {window}, "min_rounds_kept": {rounds}, {keep_outputs}}}"#)).unwrap()
+    let no_tail = r#""workbench": {"tail_compaction": false}"#;
+    Config::from_json(&format!(r#"{{"window": {window}, "min_rounds_kept": {rounds}, {keep_outputs}, {no_tail}}}"#))
+        .unwrap()
 }
 
 fn input() -> CallInput {
@@ -123,28 +126,34 @@ fn appending_a_round_keeps_the_previous_prompt_as_a_byte_identical_prefix() {
     );
 }
 
+/// R3.1 with R5.10: the end of a round makes its tool outputs eligible; the replacement is a
+/// tail compaction the cost model approves, and the block points at the raw output.
 #[test]
-fn a_finished_round_keeps_its_tool_outputs_in_history_form() {
+fn a_finished_round_is_compacted_at_the_tail_when_it_pays() {
     let engine = Engine::new(TestHost::default(), Config::default());
     let log: String = (0..400).map(|i| format!("step {i}: compiled module_{i}.rs in 12ms\n")).collect();
     round(&engine, 1, &log);
     let during = block_on(engine.prepare_call(&input())).unwrap();
-    assert!(texts(&during.view).iter().all(|t| !t.contains("history form")), "the open round sees full outputs");
+    assert!(texts(&during.view).iter().any(|t| t == "result c1"), "the open round sees full outputs");
+    assert!(during.rewrites.is_empty());
     engine.record(MessageDraft::text(Role::User, "request 2")).unwrap();
     let after = block_on(engine.prepare_call(&input())).unwrap();
-    let result = after
-        .view
-        .messages
-        .iter()
-        .flat_map(|m| &m.content)
-        .find_map(|p| match p {
-            ContentPart::ToolResult(r) => Some(r),
-            _ => None,
-        })
-        .unwrap();
-    assert!(result.output.contains("full output: raw#m000002"), "{}", result.output);
+    let t = texts(&after.view);
+    let block = t.iter().find(|t| t.starts_with("<compressed_turns v1")).expect("a block");
+    assert!(
+        block.contains("$ make test → 400 lines, last: step 399: compiled module_399.rs in 12ms [cmd#2 exit=0]"),
+        "{block}"
+    );
+    assert!(!t.iter().any(|t| t == "result c1"), "the call and its result left together: {t:?}");
+    assert_paired(&after.view);
     assert!(after.tokens * 3 < during.tokens);
+    let rewrite = &after.rewrites[0];
+    assert_eq!((rewrite.mechanism.as_str(), rewrite.start, rewrite.end), ("tail_compaction", 1, 3));
+    assert!(rewrite.reasons.iter().any(|r| r == "a round ended"), "{:?}", rewrite.reasons);
+    assert!(rewrite.cost.pays());
     assert!(after.first_changed_byte.is_some(), "the rewrite of the finished round is reported");
+    let raw = engine.trace();
+    assert_eq!(raw.messages[2].tool_results().next().unwrap().output, log, "the raw trace keeps the original");
 }
 
 #[test]

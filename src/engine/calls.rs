@@ -2,6 +2,7 @@
 //! compact when R4.4's trigger fires (R4.7, R4.5, R4.6), rehydrate, and report what changed.
 
 use std::collections::BTreeSet;
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::Engine;
 use crate::compress::{Family, ToolOutput, compress_tool_output, family_of};
@@ -9,11 +10,13 @@ use crate::error::{Error, Result};
 use crate::history::MAX_FAILED_COMPACTIONS;
 use crate::history::compaction::{self, TIMEOUT_NOTICE};
 use crate::history::prune::plan_prune;
+use crate::history::view::{RewritePosition, RewriteRecord, TailBlock};
 use crate::host::{Host, HostErrorKind, Progress};
 use crate::model::{ContentPart, Role, tool_calls_by_id};
-use crate::prompt::Layer;
 use crate::prompt::assemble::{self, Assembly, CallInput, ProjectRules};
 use crate::prompt::template::{body, render};
+use crate::prompt::{Layer, PromptMessage};
+use crate::workbench::turns::Trigger;
 
 /// What the user is told when the summary fails for another reason than a timeout (R4.6).
 pub const FAILURE_NOTICE: &str = "Summary generation failed, keeping recent history only.";
@@ -21,22 +24,44 @@ pub const FAILURE_NOTICE: &str = "Summary generation failed, keeping recent hist
 const REHYDRATE: &str = include_str!("../../prompts/rehydrate.md");
 
 impl<H: Host> Engine<H> {
-    /// Assemble the next call's prompt. Compacts first when the prompt reaches the trigger of
-    /// R4.4 (checked on its exact count, before every call), and fails with `ContextOverflow`
-    /// when even the compacted prompt exceeds the window.
+    /// Assemble the next call's prompt. A tail compaction runs when a trigger nominates one and
+    /// the cache cost model says it pays (R5.4, R5.5), or when the prompt reaches R4.4's
+    /// threshold; if that is not enough, the prune stage and the archived summary follow, each
+    /// reported as a middle-of-history rewrite with its cost (R5.9). Fails with
+    /// `ContextOverflow` when even that prompt exceeds the window.
     pub async fn prepare_call(&self, input: &CallInput) -> Result<Assembly> {
         self.settle_finished_rounds();
         let rules = self.project_rules().await;
         let mut assembly = self.assemble_now(input, rules.as_ref());
         let mut notes = Vec::new();
+        let mut rewrites = Vec::new();
+        let forced = self.wants_compaction(assembly.tokens);
+        let triggers = self.nominate(forced);
+        if !triggers.is_empty() {
+            if let Some(candidate) = self.build_candidate(&triggers).await {
+                let after = self.assemble_with(input, rules.as_ref(), Some(&candidate.block));
+                if let Some(record) = self.decide(candidate, &assembly.view.messages, &after.view.messages, forced) {
+                    notes.extend(record.notes.iter().cloned());
+                    rewrites.push(record);
+                    assembly = after;
+                }
+            }
+        }
         if self.wants_compaction(assembly.tokens) {
+            let before = assembly.view.messages.clone();
             if self.prune() {
                 notes.push("old tool outputs pruned".to_owned());
                 assembly = self.assemble_now(input, rules.as_ref());
+                rewrites.push(self.record_middle("prune", &before, &assembly.view.messages));
             }
             if self.wants_compaction(assembly.tokens) {
-                notes.extend(self.compact().await);
+                let before = assembly.view.messages.clone();
+                let (mechanism, compaction_notes) = self.compact().await;
+                notes.extend(compaction_notes);
                 assembly = self.assemble_now(input, rules.as_ref());
+                if let Some(mechanism) = mechanism {
+                    rewrites.push(self.record_middle(mechanism, &before, &assembly.view.messages));
+                }
             }
         }
         if self.state.borrow().view.failed_compactions >= MAX_FAILED_COMPACTIONS {
@@ -47,13 +72,50 @@ impl<H: Host> Engine<H> {
             return Err(Error::ContextOverflow { needed: assembly.tokens, window });
         }
         let now = assemble::canonical(&assembly.view);
+        let cached = {
+            let state = self.state.borrow();
+            let previous = &state.previous_messages;
+            let common = previous.iter().zip(&assembly.view.messages).take_while(|(a, b)| a == b).count();
+            previous[..common].iter().map(|m| self.prompt_message_tokens(m)).sum()
+        };
         let mut state = self.state.borrow_mut();
         assembly.first_changed_byte =
             state.previous_prompt.as_deref().and_then(|before| assemble::first_difference(before, &now));
+        assembly.expected_cached_tokens = cached;
         state.previous_prompt = Some(now);
         state.previous_tokens = Some(assembly.tokens);
+        state.previous_messages = assembly.view.messages.clone();
+        state.calls += 1;
         assembly.notes.extend(notes);
+        assembly.rewrites = rewrites;
         Ok(assembly)
+    }
+
+    /// Record a middle-of-history rewrite (R5.9) with its cost, priced on the prompts around it.
+    fn record_middle(&self, mechanism: &str, before: &[PromptMessage], after: &[PromptMessage]) -> RewriteRecord {
+        let cost = self.price(before, after);
+        let mut state = self.state.borrow_mut();
+        let common = before.iter().zip(after).take_while(|(a, b)| a == b).count();
+        let range =
+            |m: &PromptMessage| m.source.as_ref().and_then(|id| state.trace.messages.iter().position(|r| r.id == *id));
+        let start = before[common..].iter().find_map(range).unwrap_or(0);
+        let end = before.iter().rev().find_map(range).map_or(start, |i| i + 1);
+        let record = RewriteRecord {
+            call: state.calls,
+            mechanism: mechanism.to_owned(),
+            position: RewritePosition::Middle,
+            start,
+            end,
+            reasons: vec![Trigger::Window.describe()],
+            cost,
+            notes: vec![format!(
+                "the prompt changed from {} tokens in: {} cached tokens lost, {:.0} extra to re-write",
+                cost.kept_prefix_tokens, cost.tokens_before, cost.one_off_cost
+            )],
+        };
+        state.view.rewrites.push(record.clone());
+        state.last_rewrite_call = Some(state.calls);
+        record
     }
 
     /// R4.4 before every call, unless compaction has failed too often in a row. R10: when the
@@ -70,18 +132,65 @@ impl<H: Host> Engine<H> {
     }
 
     fn assemble_now(&self, input: &CallInput, rules: Option<&ProjectRules>) -> Assembly {
+        self.assemble_with(input, rules, None)
+    }
+
+    /// Assemble with the recorded view, plus `extra` as if it were already recorded.
+    fn assemble_with(&self, input: &CallInput, rules: Option<&ProjectRules>, extra: Option<&TailBlock>) -> Assembly {
         let state = self.state.borrow();
-        let history = state.view.render(&state.trace.messages);
+        let history = match extra {
+            Some(block) => {
+                let mut view = state.view.clone();
+                view.blocks.push(block.clone());
+                view.render(&state.trace.messages)
+            }
+            None => state.view.render(&state.trace.messages),
+        };
+        drop(state);
         let budget = self.config.dynamic_tail_budget as usize;
         let (view, notes) = assemble::assemble(input, rules, history, budget, &self.counter);
-        let tokens = assemble::count_view(&view, &self.counter);
+        let tools: usize =
+            view.tools.iter().map(|t| self.counter.count(&serde_json::to_string(t).unwrap_or_default())).sum();
+        let tokens = view.messages.iter().map(|m| self.prompt_message_tokens(m)).sum::<usize>() + tools;
         let tail_rewrite_tokens = if input.tail_in_system && !input.tail.is_empty() {
             tokens
         } else {
             let tail = view.messages.iter().filter(|m| m.layer == Layer::Tail);
             tail.map(|m| self.counter.count_message_content(&m.content)).sum()
         };
-        Assembly { view, tokens, tail_rewrite_tokens, first_changed_byte: None, notes }
+        Assembly {
+            view,
+            tokens,
+            tail_rewrite_tokens,
+            first_changed_byte: None,
+            expected_cached_tokens: 0,
+            rewrites: Vec::new(),
+            notes,
+        }
+    }
+
+    /// Tokens of one prompt message: the raw message's cached count when it renders one
+    /// unchanged, else counted once per distinct content.
+    pub(super) fn prompt_message_tokens(&self, message: &PromptMessage) -> usize {
+        let state = self.state.borrow();
+        if let Some(id) = &message.source {
+            let index = id.as_str().strip_prefix('m').and_then(|n| n.parse::<usize>().ok());
+            let raw = index.and_then(|i| state.trace.messages.get(i).filter(|m| m.id == *id).map(|m| (i, m)));
+            if let Some((i, raw)) = raw.filter(|(i, _)| !state.view.pruned.contains(i)) {
+                let _ = i;
+                if let Some(tokens) = raw.tokens {
+                    return tokens as usize;
+                }
+            }
+        }
+        let key = content_hash(&message.content);
+        if let Some(tokens) = state.token_memo.get(&key) {
+            return *tokens;
+        }
+        drop(state);
+        let tokens = self.counter.count_message_content(&message.content);
+        self.state.borrow_mut().token_memo.insert(key, tokens);
+        tokens
     }
 
     /// L2: `CODE_LAW.md` at the workspace root, any case, read through the host on every build.
@@ -134,8 +243,8 @@ impl<H: Host> Engine<H> {
     }
 
     /// Summarise the rounds before the kept ones through the host's LLM; on a timeout or any
-    /// LLM error, drop them with R4.6's notice. Returns the notes for the caller.
-    async fn compact(&self) -> Vec<String> {
+    /// LLM error, drop them with R4.6's notice. Returns the mechanism used, if any, and notes.
+    async fn compact(&self) -> (Option<&'static str>, Vec<String>) {
         let planned = {
             let state = self.state.borrow();
             let cut = compaction::plan_cut(&state.trace.messages, &state.view, self.config.min_rounds_kept as usize);
@@ -145,7 +254,7 @@ impl<H: Host> Engine<H> {
             })
         };
         let Some((cut, request)) = planned else {
-            return vec!["compaction found no whole round to summarise beyond the kept rounds".to_owned()];
+            return (None, vec!["compaction found no whole round to summarise beyond the kept rounds".to_owned()]);
         };
         let rounds_note = format!("summarising messages {}..{}", cut.start, cut.end);
         self.report(&rounds_note, false);
@@ -159,7 +268,7 @@ impl<H: Host> Engine<H> {
                 };
                 compaction::apply_summary(&mut self.state.borrow_mut().view, cut, &summary);
                 self.report("summary archived", true);
-                vec![rounds_note]
+                (Some("summary"), vec![rounds_note])
             }
             outcome => {
                 let notice = match outcome {
@@ -172,7 +281,7 @@ impl<H: Host> Engine<H> {
                     compaction::apply_truncation(&mut state.view, &state.trace.messages, cut, notice);
                 }
                 self.report(notice, true);
-                vec![notice.to_owned()]
+                (Some("truncation"), vec![notice.to_owned()])
             }
         }
     }
@@ -224,4 +333,18 @@ impl<H: Host> Engine<H> {
         }
         paths
     }
+}
+
+/// A hash of a message's content, for the token memo.
+fn content_hash(content: &[ContentPart]) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    for part in content {
+        match part {
+            ContentPart::Text { text } | ContentPart::Reasoning { text, .. } => text.hash(&mut hasher),
+            ContentPart::ToolCall(call) => (&call.name, &call.arguments).hash(&mut hasher),
+            ContentPart::ToolResult(result) => (&result.output, &result.stderr).hash(&mut hasher),
+        }
+        0xffu8.hash(&mut hasher);
+    }
+    hasher.finish()
 }

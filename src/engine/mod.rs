@@ -4,8 +4,10 @@
 //! `.await`, so a JS caller may call into the engine while one of its host calls is pending.
 
 mod calls;
+mod tail;
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -14,6 +16,7 @@ use crate::history::mentions::{Freshness, append_mention_reminder};
 use crate::history::repair::{RepairNote, repair_history};
 use crate::host::{Completion, CompletionRequest, Host, Usage};
 use crate::model::{BranchId, ContentPart, GoalId, Message, MessageId, Role, SpanId, ToolCallId, Trace, TraceId};
+use crate::prompt::PromptMessage;
 use crate::tokens::TokenCounter;
 
 /// The context engine over one trace.
@@ -38,6 +41,13 @@ struct State {
     tokens_at_usage: Option<usize>,
     /// Modification times of the files read so far (R7.2), in memory only.
     freshness: Freshness,
+    /// Calls prepared so far, and the one of the newest rewrite (R5.5's batching).
+    calls: usize,
+    last_rewrite_call: Option<usize>,
+    /// The previous call's prompt messages, to report what stayed cached.
+    previous_messages: Vec<PromptMessage>,
+    /// Token counts of prompt messages that render no raw message, by content hash.
+    token_memo: HashMap<u64, usize>,
 }
 
 /// A message to record; the engine fills in id, sequence, description, tokens and time.
@@ -74,6 +84,10 @@ impl<H: Host> Engine<H> {
             previous_tokens: None,
             tokens_at_usage: None,
             freshness: Freshness::default(),
+            calls: 0,
+            last_rewrite_call: None,
+            previous_messages: Vec::new(),
+            token_memo: HashMap::new(),
         };
         Engine { host, config, counter, state: RefCell::new(state) }
     }

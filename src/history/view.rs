@@ -1,6 +1,7 @@
 //! How the prompt shows the recorded history (L3). The raw trace is never changed; this records
-//! what replaced what: the history forms of settled tool outputs (R3.1), the archived summary
-//! (R4.5) and pruned outputs (R4.7).
+//! what replaced what: tail compactions (R5.4), the archived summary (R4.5) and pruned outputs
+//! (R4.7), and every rewrite with what it cost (R5.9). History forms of settled tool outputs
+//! (R3.1) are kept here as material for compactors, not shown directly (R5.10).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -9,6 +10,9 @@ use serde::{Deserialize, Serialize};
 use crate::model::{ContentPart, Message, Role};
 use crate::prompt::template::{body, render};
 use crate::prompt::{Layer, PromptMessage};
+use crate::workbench::cost::RewriteCost;
+use crate::workbench::extractive::Anchored;
+use crate::workbench::{CompressedTurns, StateBoard, StateDelta};
 
 const PRUNED: &str = include_str!("../../prompts/output_pruned.md");
 
@@ -26,8 +30,57 @@ pub struct HistoryView {
     pub pruned: BTreeSet<usize>,
     /// Compactions that failed in a row; at [`MAX_FAILED_COMPACTIONS`] automatic compaction stops.
     pub failed_compactions: u32,
+    /// Tail compactions in order; their ranges do not overlap and only grow towards the end.
+    pub blocks: Vec<TailBlock>,
+    /// The state board after every delta so far (R5.2).
+    pub board: StateBoard,
+    /// Code lines the blocks already show, so a later block does not repeat them.
+    pub anchored: Anchored,
+    /// Every rewrite of earlier prompt, with what it cost (R5.9).
+    pub rewrites: Vec<RewriteRecord>,
 }
 
+/// One tail compaction (R5.4): raw messages `start..end` shown as a COMPRESSED_TURNS block
+/// followed by the STATE_DELTA it produced. The texts are stored as sent, so the prompt keeps
+/// the same bytes on every later call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TailBlock {
+    pub start: usize,
+    pub end: usize,
+    pub text: String,
+    pub delta_text: String,
+    /// `extractive` or `llm`.
+    pub compactor: String,
+    pub content: CompressedTurns,
+    pub delta: StateDelta,
+}
+
+/// Where a rewrite changed the prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RewritePosition {
+    /// Only the newest turns changed: the prefix before them still hits the cache (R5.4).
+    Tail,
+    /// The middle of the prompt changed: the cache breaks from there (R5.9).
+    Middle,
+}
+
+/// A rewrite of earlier prompt, as the engine reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RewriteRecord {
+    /// The number of the call (0-based `prepare_call`) it happened on.
+    pub call: usize,
+    /// `tail_compaction`, `prune`, `summary` or `truncation`.
+    pub mechanism: String,
+    pub position: RewritePosition,
+    /// The raw messages it replaced.
+    pub start: usize,
+    pub end: usize,
+    /// Why: the triggers that nominated it.
+    pub reasons: Vec<String>,
+    pub cost: RewriteCost,
+    pub notes: Vec<String>,
+}
 /// After this many failed compactions in a row, automatic compaction stops and says so.
 pub const MAX_FAILED_COMPACTIONS: u32 = 3;
 
@@ -44,10 +97,35 @@ pub struct ArchivedSummary {
 }
 
 impl HistoryView {
+    /// Where the uncompacted tail starts: after the opening request (pinned), the summary and
+    /// the newest block.
+    pub fn hot_start(&self, messages: &[Message]) -> usize {
+        let opening = messages.iter().position(|m| m.role == Role::User).map_or(0, |i| i + 1);
+        let summary = self.summary.as_ref().map_or(0, |s| s.end);
+        let block = self.blocks.last().map_or(0, |b| b.end);
+        opening.max(summary).max(block)
+    }
+
     /// The history as prompt messages, in order.
     pub fn render(&self, messages: &[Message]) -> Vec<PromptMessage> {
         let mut out = Vec::with_capacity(messages.len());
+        let mut blocks = self.blocks.iter().peekable();
+        let mut skip_to = 0;
         for (i, message) in messages.iter().enumerate() {
+            while blocks.peek().is_some_and(|b| b.end <= i && b.start < i) {
+                blocks.next();
+            }
+            if i < skip_to {
+                continue;
+            }
+            let summarised = self.summary.as_ref().is_some_and(|s| (s.start..s.end).contains(&i));
+            if let Some(block) = blocks.peek().filter(|b| b.start == i && !summarised) {
+                out.push(block_message(&block.text));
+                out.push(block_message(&block.delta_text));
+                skip_to = block.end;
+                blocks.next();
+                continue;
+            }
             if let Some(summary) = &self.summary {
                 if i == summary.start {
                     out.push(PromptMessage {
@@ -78,19 +156,18 @@ impl HistoryView {
                     result.stderr = None;
                     ContentPart::ToolResult(result)
                 }
-                ContentPart::ToolResult(result) if i < self.settled => match self.forms.get(&i) {
-                    Some(form) => {
-                        let mut result = result.clone();
-                        result.output = form.clone();
-                        result.stderr = None;
-                        result.exit_code = None;
-                        ContentPart::ToolResult(result)
-                    }
-                    None => part.clone(),
-                },
                 other => other.clone(),
             })
             .collect();
         PromptMessage { role, content, layer: Layer::History, source: Some(message.id.clone()) }
+    }
+}
+
+fn block_message(text: &str) -> PromptMessage {
+    PromptMessage {
+        role: Role::System,
+        content: vec![ContentPart::Text { text: text.to_owned() }],
+        layer: Layer::History,
+        source: None,
     }
 }

@@ -39,6 +39,11 @@ pub struct Assembly {
     /// Byte offset of the first difference from the previous call's prompt (its canonical JSON);
     /// `None` on the first call or when nothing changed.
     pub first_changed_byte: Option<usize>,
+    /// Tokens of the leading messages identical to the previous call's: what the provider's
+    /// prefix cache can serve (R5.5's expected cached share is this over `tokens`).
+    pub expected_cached_tokens: usize,
+    /// Rewrites of earlier prompt made for this call, with their cost (R5.4, R5.9).
+    pub rewrites: Vec<crate::history::view::RewriteRecord>,
     /// What the assembly had to degrade (a tail over its budget, say).
     pub notes: Vec<String>,
 }

@@ -125,6 +125,42 @@ impl CompressedTurns {
     }
 }
 
+/// Neutralise every text of a block and a delta that came from a model or a tool; true when
+/// anything had to be defanged.
+pub fn neutralise_all(block: &mut CompressedTurns, delta: &mut StateDelta) -> bool {
+    let mut changed = false;
+    let mut fix = |text: &mut String| {
+        let (clean, did) = neutralise(text);
+        if did {
+            *text = clean;
+            changed = true;
+        }
+    };
+    fix(&mut block.goal);
+    for item in &mut block.what_we_learned {
+        fix(&mut item.conclusion);
+        item.evidence.iter_mut().for_each(&mut fix);
+    }
+    for anchor in block.anchors.iter_mut().chain(delta.anchors.iter_mut()) {
+        fix(&mut anchor.path);
+        fix(&mut anchor.snippet);
+    }
+    for list in [&mut block.exec_assertions, &mut block.open_questions, &mut block.next_actions] {
+        list.iter_mut().for_each(&mut fix);
+    }
+    for text in [&mut delta.current_goal, &mut delta.goal_shift_reason, &mut delta.status].into_iter().flatten() {
+        fix(text);
+    }
+    for fact in &mut delta.confirmed_facts {
+        fix(&mut fact.text);
+        fact.evidence.iter_mut().for_each(&mut fix);
+    }
+    for list in [&mut delta.unknown, &mut delta.open_questions, &mut delta.exec_assertions, &mut delta.next_actions] {
+        list.iter_mut().for_each(&mut fix);
+    }
+    changed
+}
+
 /// A STATE_DELTA as the prompt shows it (appended to history after a block, R5.3).
 pub fn render_delta(delta: &StateDelta) -> String {
     let mut out = format!("<state_delta v{}>\n", delta.version);

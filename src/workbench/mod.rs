@@ -11,3 +11,7 @@ pub mod board;
 
 pub use block::{CompressedTurns, Learned, Replaces};
 pub use board::{Anchor, Fact, StateBoard, StateDelta};
+pub mod cost;
+pub mod extractive;
+pub mod files;
+pub mod turns;

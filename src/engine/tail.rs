@@ -1,0 +1,195 @@
+//! Tail compaction inside `prepare_call` (R5.4, R5.5): triggers nominate, a compactor builds
+//! the block, the cache cost model decides, and the rewrite is recorded with what it cost.
+
+use std::ops::Range;
+
+use super::Engine;
+use crate::history::view::{RewritePosition, RewriteRecord, TailBlock};
+use crate::host::{Host, Progress};
+use crate::model::{Role, Trace};
+use crate::prompt::PromptMessage;
+use crate::workbench::block::{fit_delta, neutralise_all, render_delta};
+use crate::workbench::cost::{RewriteCost, horizon};
+use crate::workbench::extractive::{self, Extracted};
+use crate::workbench::turns::{Trigger, triggers, turns};
+use crate::workbench::{CompressedTurns, Replaces, StateDelta};
+
+/// A tail compaction ready to apply.
+pub(super) struct Candidate {
+    pub window: Range<usize>,
+    pub block: TailBlock,
+    pub board: crate::workbench::StateBoard,
+    pub anchored: crate::workbench::extractive::Anchored,
+    pub reasons: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+impl<H: Host> Engine<H> {
+    /// The triggers that fire now, or `Trigger::Window` alone when `forced`; empty when none
+    /// fire or the batching rule (one rewrite per `min_calls_between_rewrites` calls) holds
+    /// the rewrite back.
+    pub(super) fn nominate(&self, forced: bool) -> Vec<Trigger> {
+        let state = self.state.borrow();
+        let config = &self.config.workbench;
+        if !config.tail_compaction {
+            return Vec::new();
+        }
+        if forced {
+            return vec![Trigger::Window];
+        }
+        let gap = config.min_calls_between_rewrites as usize;
+        if state.last_rewrite_call.is_some_and(|last| state.calls < last + gap) {
+            return Vec::new();
+        }
+        let messages = &state.trace.messages;
+        let hot = state.view.hot_start(messages);
+        let tokens_of = |i: usize| messages[i].tokens.unwrap_or(0) as usize;
+        let output_tokens_of = |i: usize| {
+            let m = &messages[i];
+            if m.tool_results().next().is_some() { m.tokens.unwrap_or(0) as usize } else { 0 }
+        };
+        triggers(messages, hot, config, &self.config.compress, tokens_of, output_tokens_of)
+    }
+
+    /// The window a tail compaction would replace: whole turns from the start of the uncompacted
+    /// tail, the newest `keep_turns` kept, at most `max_turns`, at least `min_turns` (one when
+    /// the window forces it or a round has ended).
+    fn plan_window(&self, any_size: bool) -> Option<(Range<usize>, Replaces)> {
+        let state = self.state.borrow();
+        let config = &self.config.workbench;
+        let messages = &state.trace.messages;
+        let hot = state.view.hot_start(messages);
+        // User messages are requirements: they stay verbatim, so a window lies within a round.
+        let all = turns(messages, hot);
+        let is_user = |t: &Range<usize>| messages[t.start].role == Role::User;
+        let first = all.iter().position(|t| !is_user(t))?;
+        let keep_from = all.len().checked_sub(config.keep_turns as usize)?;
+        let take = all[first..keep_from.max(first)].iter().take_while(|t| !is_user(t)).count();
+        let take = take.min(config.max_turns as usize);
+        if take == 0 || (take < config.min_turns as usize && !any_size) {
+            return None;
+        }
+        let all = &all[first..];
+        let window = all[0].start..all[take - 1].end;
+        // Turn numbers count every turn of the trace from the first message.
+        let first_turn = turns(messages, 0).iter().position(|t| t.start == window.start).unwrap_or(0);
+        let replaces = Replaces {
+            start_turn: first_turn,
+            end_turn: first_turn + take - 1,
+            first_message: messages[window.start].id.to_string(),
+            last_message: messages[window.end - 1].id.to_string(),
+            span_id: None,
+        };
+        Some((window, replaces))
+    }
+
+    /// Build the block for the planned window with the extractive compactor.
+    pub(super) async fn build_candidate(&self, triggers: &[Trigger]) -> Option<Candidate> {
+        let any_size = triggers.iter().any(|t| matches!(t, Trigger::Window | Trigger::RoundEnd));
+        let (window, replaces) = self.plan_window(any_size)?;
+        let reasons = triggers.iter().map(Trigger::describe).collect();
+        self.host.progress(&Progress {
+            operation: "tail_compaction".into(),
+            message: format!("compacting messages {}..{}", window.start, window.end),
+            done: false,
+        });
+        let state = self.state.borrow();
+        let mut board = state.view.board.clone();
+        let mut anchored = state.view.anchored.clone();
+        let goal = current_goal(&state.trace);
+        let Extracted { block, delta, notes } = extractive::compact(
+            &state.trace.messages,
+            window.clone(),
+            replaces,
+            &goal,
+            &board,
+            &mut anchored,
+            &self.config,
+            &self.counter,
+        );
+        drop(state);
+        let mut notes = notes;
+        let (block, delta) = self.finish(block, delta, &mut board, &mut notes);
+        let tail_block = TailBlock {
+            start: window.start,
+            end: window.end,
+            text: block.render(),
+            delta_text: render_delta(&delta),
+            compactor: "extractive".into(),
+            content: block,
+            delta,
+        };
+        Some(Candidate { window, block: tail_block, board, anchored, reasons, notes })
+    }
+
+    /// Neutralise, version, apply the delta to the board and fit it to its budget.
+    fn finish(
+        &self,
+        mut block: CompressedTurns,
+        mut delta: StateDelta,
+        board: &mut crate::workbench::StateBoard,
+        notes: &mut Vec<String>,
+    ) -> (CompressedTurns, StateDelta) {
+        if neutralise_all(&mut block, &mut delta) {
+            notes.push("text that would close the block or pose as the system was neutralised".into());
+        }
+        block.version = self.state.borrow().view.blocks.len() as u32 + 1;
+        let dropped = fit_delta(&mut delta, self.config.workbench.delta_tokens as usize, &self.counter);
+        if dropped > 0 {
+            notes.push(format!("{dropped} delta items left out to keep it within budget"));
+        }
+        let conflicts = board.apply(&mut delta);
+        notes.extend(conflicts.into_iter().map(|c| format!("state conflict merged: {c}")));
+        (block, delta)
+    }
+
+    /// Price `candidate` against the prompt as it is; apply it when it pays (or `forced`).
+    pub(super) fn decide(
+        &self,
+        candidate: Candidate,
+        before: &[PromptMessage],
+        after: &[PromptMessage],
+        forced: bool,
+    ) -> Option<RewriteRecord> {
+        let cost = self.price(before, after);
+        if !forced && !cost.pays() {
+            return None;
+        }
+        let mut state = self.state.borrow_mut();
+        let record = RewriteRecord {
+            call: state.calls,
+            mechanism: "tail_compaction".into(),
+            position: RewritePosition::Tail,
+            start: candidate.window.start,
+            end: candidate.window.end,
+            reasons: candidate.reasons,
+            cost,
+            notes: candidate.notes,
+        };
+        state.view.blocks.push(candidate.block);
+        state.view.board = candidate.board;
+        state.view.anchored = candidate.anchored;
+        state.view.rewrites.push(record.clone());
+        state.last_rewrite_call = Some(state.calls);
+        Some(record)
+    }
+
+    /// The cost of going from the prompt `before` to `after`: the common leading messages stay
+    /// cached, everything from the first difference on is re-written.
+    pub(super) fn price(&self, before: &[PromptMessage], after: &[PromptMessage]) -> RewriteCost {
+        let common = before.iter().zip(after).take_while(|(a, b)| a == b).count();
+        let kept: usize = before[..common].iter().map(|m| self.prompt_message_tokens(m)).sum();
+        let old: usize = before[common..].iter().map(|m| self.prompt_message_tokens(m)).sum();
+        let new: usize = after[common..].iter().map(|m| self.prompt_message_tokens(m)).sum();
+        let state = self.state.borrow();
+        let w = &self.config.workbench;
+        RewriteCost::new(&self.config.prices, kept, old, new, horizon(state.calls, w.min_horizon, w.max_horizon))
+    }
+}
+
+/// The goal a block states: the newest open span's goal, else the mission.
+fn current_goal(trace: &Trace) -> String {
+    let span = trace.spans.iter().rev().find(|s| s.end.is_none()).map(|s| s.goal.trim());
+    let goal = span.unwrap_or(trace.mission.trim());
+    if goal.is_empty() { "unknown".to_owned() } else { goal.to_owned() }
+}

@@ -1,0 +1,268 @@
+//! The embedded compactor that needs no LLM: a COMPRESSED_TURNS block and a STATE_DELTA built
+//! from what happened in the window and before it, never after (no look-ahead).
+//!
+//! - anchors: the code the agent read or edited in the window, as it is now (reads with the
+//!   later edits applied), newest first, within `anchor_tokens`; a region already shown by an
+//!   earlier block with the same content is not repeated;
+//! - exec assertions: each command or search with its exit code and the assertion of its output
+//!   (R3.4 for test and build logs), pointing at its raw message;
+//! - what we learned: the agent's own statements (first sentence) and the files it edited;
+//! - the delta: the goal, the newest test status, edits and test results as facts with evidence.
+
+use std::collections::BTreeMap;
+use std::ops::{Range, RangeInclusive};
+
+use serde_json::Value;
+
+use super::block::{CompressedTurns, Learned, Replaces};
+use super::board::{Anchor, Fact, StateBoard, StateDelta};
+use super::files::{FileModel, Touch};
+use crate::compress::{Family, family_of, is_error_message, logs};
+use crate::config::Config;
+use crate::model::{ContentPart, Message, Role, ToolResult, ToolStatus, tool_calls_by_id};
+use crate::tokens::TokenCounter;
+
+/// Lines already shown as anchors, per path: line number → content.
+pub type Anchored = BTreeMap<String, BTreeMap<u32, String>>;
+
+/// A block and a delta for `messages[window]`, and notes on what did not fit.
+pub struct Extracted {
+    pub block: CompressedTurns,
+    pub delta: StateDelta,
+    pub notes: Vec<String>,
+}
+
+pub fn compact(
+    messages: &[Message],
+    window: Range<usize>,
+    replaces: Replaces,
+    goal: &str,
+    board: &StateBoard,
+    anchored: &mut Anchored,
+    config: &Config,
+    counter: &TokenCounter,
+) -> Extracted {
+    let seen = messages.get(..window.end).unwrap_or(messages);
+    let (model, touches) = FileModel::build(seen, &config.compress);
+    let in_window: Vec<&Touch> = touches.iter().filter(|t| window.contains(&t.message)).collect();
+    let mut notes = Vec::new();
+    let anchors = anchors(&model, &in_window, anchored, config.workbench.anchor_tokens as usize, counter, &mut notes);
+    let commands = commands(seen, window.clone(), config);
+    let mut learned = statements(seen, window.clone());
+    learned.extend(edits(&in_window));
+    let mut block = CompressedTurns {
+        version: 0,
+        replaces,
+        goal: goal.to_owned(),
+        what_we_learned: learned,
+        anchors: Vec::new(),
+        exec_assertions: commands.iter().map(|c| c.assertion.clone()).collect(),
+        open_questions: Vec::new(),
+        next_actions: Vec::new(),
+    };
+    let dropped = block.fit(config.workbench.block_tokens as usize, counter);
+    if dropped > 0 {
+        notes.push(format!("{dropped} older statements or assertions left out to keep the block within budget"));
+    }
+    block.anchors = anchors;
+    let delta = delta(goal, board, &commands, &in_window);
+    Extracted { block, delta, notes }
+}
+
+/// Anchors for the touched regions, newest first, merged per path, within `budget` tokens.
+fn anchors(
+    model: &FileModel,
+    touches: &[&Touch],
+    anchored: &mut Anchored,
+    budget: usize,
+    counter: &TokenCounter,
+    notes: &mut Vec<String>,
+) -> Vec<Anchor> {
+    let mut regions: Vec<(String, RangeInclusive<u32>)> = Vec::new();
+    for touch in touches.iter().rev() {
+        let overlapping = regions.iter_mut().find(|(p, r)| {
+            *p == touch.path && *r.start() <= touch.lines.end() + 1 && *touch.lines.start() <= r.end() + 1
+        });
+        match overlapping {
+            Some((_, r)) => *r = (*r.start()).min(*touch.lines.start())..=(*r.end()).max(*touch.lines.end()),
+            None => regions.push((touch.path.clone(), touch.lines.clone())),
+        }
+    }
+    let mut out = Vec::new();
+    let mut used = 0;
+    let mut left_out = 0;
+    for (path, range) in regions {
+        for run in contiguous(model.lines(&path, &range)) {
+            let shown = anchored.entry(path.clone()).or_default();
+            if run.iter().all(|(n, l)| shown.get(n).is_some_and(|s| s == l)) {
+                continue;
+            }
+            let mut anchor = to_anchor(&path, &run);
+            let mut tokens = counter.count(&anchor.snippet) + 12;
+            if used + tokens > budget {
+                // Keep the head of a region too big for what is left, when a useful part fits.
+                let room = budget.saturating_sub(used + 12);
+                let lines = run.len() * room / tokens.max(1);
+                if lines < 8 {
+                    left_out += 1;
+                    continue;
+                }
+                anchor = to_anchor(&path, &run[..lines]);
+                tokens = counter.count(&anchor.snippet) + 12;
+                left_out += 1;
+            }
+            used += tokens;
+            let shown = anchored.entry(path.clone()).or_default();
+            for (n, l) in run.iter().take_while(|(n, _)| *n <= anchor.end_line) {
+                shown.insert(*n, (*l).to_owned());
+            }
+            out.push(anchor);
+        }
+    }
+    if left_out > 0 {
+        notes.push(format!("{left_out} anchor regions cut or left out: over the anchor budget of {budget} tokens"));
+    }
+    out
+}
+
+fn to_anchor(path: &str, run: &[(u32, &str)]) -> Anchor {
+    Anchor {
+        path: path.to_owned(),
+        start_line: run.first().map_or(0, |(n, _)| *n),
+        end_line: run.last().map_or(0, |(n, _)| *n),
+        snippet: run.iter().map(|(_, l)| *l).collect::<Vec<_>>().join("\n"),
+    }
+}
+
+/// Split numbered lines into runs of consecutive numbers.
+fn contiguous(lines: Vec<(u32, &str)>) -> Vec<Vec<(u32, &str)>> {
+    let mut runs: Vec<Vec<(u32, &str)>> = Vec::new();
+    for line in lines {
+        match runs.last_mut() {
+            Some(run) if run.last().is_some_and(|(n, _)| n + 1 == line.0) => run.push(line),
+            _ => runs.push(vec![line]),
+        }
+    }
+    runs
+}
+
+/// A command, search or other tool run in the window, as an assertion with its pointer.
+struct Command {
+    message: usize,
+    assertion: String,
+    test: Option<logs::LogFacts>,
+}
+
+fn commands(messages: &[Message], window: Range<usize>, config: &Config) -> Vec<Command> {
+    let calls = tool_calls_by_id(messages);
+    let mut out = Vec::new();
+    for i in window {
+        let Some(message) = messages.get(i) else { break };
+        for result in message.tool_results() {
+            let call = calls.get(result.call_id.as_str()).copied();
+            let args: Value = call.map(|c| serde_json::from_str(&c.arguments).unwrap_or_default()).unwrap_or_default();
+            let name = call.map_or(result.name.as_str(), |c| c.name.as_str());
+            let family = family_of(name, &args, &config.compress);
+            if matches!(family, Family::Read | Family::Edit | Family::Write) {
+                continue;
+            }
+            let what = args.get("command").and_then(Value::as_str).map_or_else(
+                || format!("{name} {}", one_line(call.map_or("", |c| c.arguments.as_str()), 100)),
+                |c| format!("$ {}", one_line(c, 100)),
+            );
+            let test = logs::recognise(&result.output);
+            let outcome = match &test {
+                Some(facts) => one_line(&facts.render(), 240),
+                None => outcome(result),
+            };
+            let pointer = match (&test, result.exit_code) {
+                (Some(_), _) => format!("test#{i}"),
+                (None, Some(code)) => format!("cmd#{i} exit={code}"),
+                (None, None) => format!("msg#{i}"),
+            };
+            out.push(Command { message: i, assertion: format!("{what} → {outcome} [{pointer}]"), test });
+        }
+    }
+    out
+}
+
+/// The agent's own statements in the window: the first sentence of each assistant text.
+fn statements(messages: &[Message], window: Range<usize>) -> Vec<Learned> {
+    let mut out = Vec::new();
+    for i in window {
+        let Some(message) = messages.get(i).filter(|m| m.role == Role::Assistant) else { continue };
+        for part in &message.content {
+            let ContentPart::Text { text } = part else { continue };
+            let sentence = first_sentence(text);
+            if sentence.chars().count() >= 12 {
+                out.push(Learned { conclusion: sentence, evidence: vec![format!("msg#{i}")] });
+            }
+        }
+    }
+    out
+}
+
+fn edits(touches: &[&Touch]) -> Vec<Learned> {
+    let mut out: Vec<Learned> = Vec::new();
+    for touch in touches.iter().filter(|t| t.edited) {
+        let pointer = format!("file:{}:L{}-L{}", touch.path, touch.lines.start(), touch.lines.end());
+        match out.iter_mut().find(|l| l.conclusion == format!("edited {}", touch.path)) {
+            Some(learned) => learned.evidence.push(pointer),
+            None => out.push(Learned { conclusion: format!("edited {}", touch.path), evidence: vec![pointer] }),
+        }
+    }
+    out
+}
+
+fn delta(goal: &str, board: &StateBoard, commands: &[Command], touches: &[&Touch]) -> StateDelta {
+    let mut delta = StateDelta::default();
+    if board.current_goal != goal {
+        delta.current_goal = Some(goal.to_owned());
+    }
+    if let Some(test) = commands.iter().rev().find(|c| c.test.is_some()) {
+        let facts = test.test.as_ref().map(|f| one_line(&f.render(), 160)).unwrap_or_default();
+        delta.status = Some(format!("{facts} [test#{}]", test.message));
+        delta.confirmed_facts.push(Fact { text: facts, evidence: vec![format!("test#{}", test.message)] });
+    }
+    for touch in touches.iter().filter(|t| t.edited).rev().take(3) {
+        delta.confirmed_facts.push(Fact {
+            text: format!("{} edited", touch.path),
+            evidence: vec![format!("file:{}:L{}-L{}", touch.path, touch.lines.start(), touch.lines.end())],
+        });
+    }
+    delta
+}
+
+/// What a command's output says in one line: its first error line when it failed, else its
+/// last line, with the size of what it printed.
+fn outcome(result: &ToolResult) -> String {
+    let text = match &result.stderr {
+        Some(stderr) if !stderr.trim().is_empty() => format!("{}\n{stderr}", result.output),
+        _ => result.output.clone(),
+    };
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let failed = result.status == ToolStatus::Error || result.exit_code.is_some_and(|c| c != 0);
+    let error = lines.iter().find(|l| is_error_message(l)).filter(|_| failed);
+    let size = match lines.len() {
+        0 => return "no output".to_owned(),
+        1 => String::new(),
+        n => format!("{n} lines, "),
+    };
+    match error {
+        Some(line) => format!("{size}error: {}", one_line(line, 200)),
+        None => format!("{size}last: {}", one_line(lines.last().copied().unwrap_or(""), 200)),
+    }
+}
+
+/// The first sentence (or line) of `text`, at most 200 characters.
+fn first_sentence(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or("");
+    let end = line.find(". ").map_or(line.len(), |k| k + 1);
+    one_line(&line[..end], 200)
+}
+
+/// `text` on one line, cut to `max` characters with `…`.
+fn one_line(text: &str, max: usize) -> String {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max { flat } else { flat.chars().take(max).collect::<String>() + "…" }
+}

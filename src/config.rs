@@ -98,7 +98,7 @@ impl Default for WorkbenchConfig {
             block_tokens: 800,
             anchor_tokens: 6_000,
             delta_tokens: 250,
-            min_calls_between_rewrites: 20,
+            min_calls_between_rewrites: 25,
             min_horizon: 8,
             max_horizon: 64,
         }

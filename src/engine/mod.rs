@@ -15,7 +15,7 @@ use crate::history::HistoryView;
 use crate::history::mentions::{Freshness, append_mention_reminder};
 use crate::history::repair::{RepairNote, repair_history};
 use crate::host::{Completion, CompletionRequest, Host, Usage};
-use crate::model::{BranchId, ContentPart, GoalId, Message, MessageId, Role, SpanId, ToolCallId, Trace, TraceId};
+use crate::model::{BranchId, ContentPart, GoalId, Message, MessageId, Role, Span, SpanId, ToolCallId, Trace, TraceId};
 use crate::prompt::PromptMessage;
 use crate::tokens::TokenCounter;
 
@@ -175,6 +175,31 @@ impl<H: Host> Engine<H> {
         state.view = HistoryView::default();
         state.previous_prompt = None;
         Ok(repaired.notes)
+    }
+
+    /// `SPAN_START(id, goal)` (R5.7): the span opens at the next recorded message.
+    pub fn start_span(&self, id: &str, goal: &str) -> Result<()> {
+        let mut state = self.state.borrow_mut();
+        if id.trim().is_empty() || state.trace.spans.iter().any(|s| s.id.as_str() == id) {
+            return Err(Error::InvalidInput(format!("span id `{id}` is empty or already used")));
+        }
+        let start = MessageId::for_sequence(state.trace.messages.len() as u64);
+        state.trace.spans.push(Span { id: id.into(), goal: goal.to_owned(), start, end: None, outcome: None });
+        Ok(())
+    }
+
+    /// `SPAN_END(id, outcome)` (R5.7): the span closes at the newest recorded message. Its turns
+    /// become the window of the next tail compaction, which still goes through the cost model.
+    pub fn end_span(&self, id: &str, outcome: &str) -> Result<()> {
+        let mut state = self.state.borrow_mut();
+        let last = state.trace.messages.last().map(|m| m.id.clone());
+        let span = state.trace.spans.iter_mut().find(|s| s.id.as_str() == id && s.end.is_none());
+        let (Some(span), Some(last)) = (span, last) else {
+            return Err(Error::InvalidInput(format!("no open span `{id}` with messages to close")));
+        };
+        span.end = Some(last);
+        span.outcome = Some(outcome.to_owned());
+        Ok(())
     }
 
     /// Record the user's input, opening a round: `@path` mentions that the host's `stat` finds

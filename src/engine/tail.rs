@@ -6,7 +6,7 @@ use std::ops::Range;
 use super::Engine;
 use crate::history::view::{RewritePosition, RewriteRecord, TailBlock};
 use crate::host::{Host, Progress};
-use crate::model::{Role, Trace};
+use crate::model::{MessageId, Role, Trace};
 use crate::prompt::PromptMessage;
 use crate::workbench::block::{fit_delta, neutralise_all, render_delta};
 use crate::workbench::cost::{RewriteCost, horizon};
@@ -38,7 +38,8 @@ impl<H: Host> Engine<H> {
             return vec![Trigger::Window];
         }
         let gap = config.min_calls_between_rewrites as usize;
-        if state.last_rewrite_call.is_some_and(|last| state.calls < last + gap) {
+        // The start counts as a rewrite: a run shorter than the gap is never compacted by choice.
+        if state.calls < state.last_rewrite_call.unwrap_or(0) + gap {
             return Vec::new();
         }
         let messages = &state.trace.messages;
@@ -48,39 +49,62 @@ impl<H: Host> Engine<H> {
             let m = &messages[i];
             if m.tool_results().next().is_some() { m.tokens.unwrap_or(0) as usize } else { 0 }
         };
-        triggers(messages, hot, config, &self.config.compress, tokens_of, output_tokens_of)
+        let mut fired = triggers(messages, hot, config, &self.config.compress, tokens_of, output_tokens_of);
+        drop(state);
+        if let Some((id, _)) = self.ended_span(hot) {
+            fired.push(Trigger::SpanEnd(id));
+        }
+        fired
     }
 
-    /// The window a tail compaction would replace: whole turns from the start of the uncompacted
-    /// tail, the newest `keep_turns` kept, at most `max_turns`, at least `min_turns` (one when
-    /// the window forces it or a round has ended).
+    /// The window a tail compaction would replace: the newest span that ended in the uncompacted
+    /// tail (R5.7), else whole turns from the start of that tail with the newest `keep_turns`
+    /// kept, at most `max_turns`, at least `min_turns` (one when the window forces it or a round
+    /// has ended). User messages are requirements and stay verbatim: a window lies in one round.
     fn plan_window(&self, any_size: bool) -> Option<(Range<usize>, Replaces)> {
         let state = self.state.borrow();
         let config = &self.config.workbench;
         let messages = &state.trace.messages;
         let hot = state.view.hot_start(messages);
-        // User messages are requirements: they stay verbatim, so a window lies within a round.
         let all = turns(messages, hot);
         let is_user = |t: &Range<usize>| messages[t.start].role == Role::User;
-        let first = all.iter().position(|t| !is_user(t))?;
-        let keep_from = all.len().checked_sub(config.keep_turns as usize)?;
-        let take = all[first..keep_from.max(first)].iter().take_while(|t| !is_user(t)).count();
-        let take = take.min(config.max_turns as usize);
-        if take == 0 || (take < config.min_turns as usize && !any_size) {
-            return None;
-        }
-        let all = &all[first..];
-        let window = all[0].start..all[take - 1].end;
+        let (span_id, chosen): (Option<String>, Vec<Range<usize>>) = match self.ended_span(hot) {
+            Some((id, span)) => {
+                let inside = all.iter().filter(|t| t.start >= span.start && t.end <= span.end);
+                (Some(id), inside.take_while(|t| !is_user(t)).cloned().collect())
+            }
+            None => {
+                let first = all.iter().position(|t| !is_user(t))?;
+                let keep_from = all.len().checked_sub(config.keep_turns as usize)?.max(first);
+                let take = all[first..keep_from].iter().take_while(|t| !is_user(t)).count();
+                let take = take.min(config.max_turns as usize);
+                if take < config.min_turns as usize && !any_size {
+                    return None;
+                }
+                (None, all[first..first + take].to_vec())
+            }
+        };
+        let window = chosen.first()?.start..chosen.last()?.end;
         // Turn numbers count every turn of the trace from the first message.
         let first_turn = turns(messages, 0).iter().position(|t| t.start == window.start).unwrap_or(0);
         let replaces = Replaces {
             start_turn: first_turn,
-            end_turn: first_turn + take - 1,
+            end_turn: first_turn + chosen.len() - 1,
             first_message: messages[window.start].id.to_string(),
             last_message: messages[window.end - 1].id.to_string(),
-            span_id: None,
+            span_id,
         };
         Some((window, replaces))
+    }
+
+    /// The newest span that ended after `hot` and started at or after it, as a message range.
+    fn ended_span(&self, hot: usize) -> Option<(String, Range<usize>)> {
+        let state = self.state.borrow();
+        let index = |id: &MessageId| state.trace.messages.iter().position(|m| m.id == *id);
+        state.trace.spans.iter().rev().find_map(|span| {
+            let (start, end) = (index(&span.start)?, index(span.end.as_ref()?)?);
+            (start >= hot && end >= start).then(|| (span.id.to_string(), start..end + 1))
+        })
     }
 
     /// Build the block for the planned window with the extractive compactor.

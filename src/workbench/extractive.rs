@@ -88,6 +88,21 @@ fn anchors(
             None => regions.push((touch.path.clone(), touch.lines.clone())),
         }
     }
+    // Newest first within a tier: files edited, then files touched more than once, then the
+    // project's files, then library code the agent only looked up.
+    let tier = |path: &str| {
+        let touched = touches.iter().filter(|t| t.path == path);
+        if touched.clone().any(|t| t.edited) {
+            0
+        } else if touched.count() > 1 {
+            1
+        } else if is_library(path) {
+            3
+        } else {
+            2
+        }
+    };
+    regions.sort_by_key(|(path, _)| tier(path));
     let mut out = Vec::new();
     let mut used = 0;
     let mut left_out = 0;
@@ -123,6 +138,20 @@ fn anchors(
         notes.push(format!("{left_out} anchor regions cut or left out: over the anchor budget of {budget} tokens"));
     }
     out
+}
+
+/// Installed or vendored code, which agents read for reference far more than they edit.
+fn is_library(path: &str) -> bool {
+    const PLACES: [&str; 7] = [
+        "/site-packages/",
+        "/dist-packages/",
+        "node_modules/",
+        "/usr/lib/",
+        "/.cargo/registry/",
+        "/vendor/",
+        "/.venv/",
+    ];
+    PLACES.iter().any(|p| path.contains(p))
 }
 
 fn to_anchor(path: &str, run: &[(u32, &str)]) -> Anchor {

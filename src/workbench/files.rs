@@ -4,6 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
+use std::sync::LazyLock;
+
+use regex::Regex;
 
 use serde_json::Value;
 
@@ -39,9 +42,19 @@ impl FileModel {
             for result in message.tool_results() {
                 let Some(call) = calls.get(result.call_id.as_str()) else { continue };
                 let args: Value = serde_json::from_str(&call.arguments).unwrap_or_default();
-                let Some(path) = args_path(&args) else { continue };
                 let ok = result.status == ToolStatus::Ok;
-                let touched = match family_of(&call.name, &args, compress) {
+                let family = family_of(&call.name, &args, compress);
+                if family == Family::Bash && ok && result.exit_code.unwrap_or(0) == 0 {
+                    let viewed = args.get("command").and_then(Value::as_str).and_then(|c| viewed_file(c, &args));
+                    if let Some((path, first)) = viewed {
+                        if let Some(lines) = model.view(&path, &result.output, first) {
+                            touches.push(Touch { message: i, path, lines, edited: false });
+                        }
+                    }
+                    continue;
+                }
+                let Some(path) = args_path(&args) else { continue };
+                let touched = match family {
                     Family::Read if ok => model.read(path, &result.output, &args).map(|l| (l, false)),
                     Family::Write if ok => model.write(path, &args).map(|l| (l, true)),
                     Family::Edit if ok => model.edit(path, &args).map(|l| (l, true)),
@@ -61,10 +74,16 @@ impl FileModel {
     }
 
     fn read(&mut self, path: &str, output: &str, args: &Value) -> Option<RangeInclusive<u32>> {
+        let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as u32;
+        self.view(path, output, offset + 1)
+    }
+
+    /// Lines of `path` shown by a read or a command: numbered lines where the output numbers
+    /// them, else consecutive lines from `first`.
+    fn view(&mut self, path: &str, output: &str, first: u32) -> Option<RangeInclusive<u32>> {
         let mut numbered: Vec<(u32, &str)> = output.lines().filter_map(numbered_line).collect();
         if numbered.is_empty() {
-            let offset = args.get("offset").and_then(Value::as_u64).unwrap_or(0) as u32;
-            numbered = output.lines().enumerate().map(|(k, l)| (offset + 1 + k as u32, l)).collect();
+            numbered = output.lines().enumerate().map(|(k, l)| (first + k as u32, l)).collect();
         }
         let (first, last) = (numbered.first()?.0, numbered.last()?.0);
         let file = self.files.entry(path.to_owned()).or_default();
@@ -128,6 +147,41 @@ fn replace(file: &mut BTreeMap<u32, String>, old: &str, new: &str) -> Option<Ran
     None
 }
 
+/// Commands that print a file: `sed -n 'A,Bp' F`, `cat [-n] F`, `head [-n] N F`, `nl [-ba] F`.
+static VIEWER: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"^(?:sed\s+-n\s+['"]?(\d+),\d+p['"]?|cat(?:\s+-n)?|head(?:\s+-n)?\s+-?\d+|nl(?:\s+-ba)?)\s+(['"]?)([^\s'"|;&<>]+)['"]?$"#)
+        .expect("valid regex")
+});
+
+/// The file a shell command prints, as an absolute path where a `cd` or the call's working
+/// directory says where it ran, and the number of its first printed line. Only a command whose
+/// whole output is that file counts (other parts may only change directory).
+fn viewed_file(command: &str, args: &Value) -> Option<(String, u32)> {
+    let mut dir = args.get("working_dir").or_else(|| args.get("cwd")).and_then(Value::as_str).map(str::to_owned);
+    let mut viewed = None;
+    for part in command.split("&&").flat_map(|p| p.split(';')).map(str::trim).filter(|p| !p.is_empty()) {
+        let part = part.strip_suffix("2>&1").unwrap_or(part).trim();
+        if let Some(target) = part.strip_prefix("cd ") {
+            dir = Some(target.trim().trim_matches(['"', '\'']).to_owned());
+            continue;
+        }
+        let captures = VIEWER.captures(part)?;
+        if viewed.is_some() {
+            return None;
+        }
+        let first = captures.get(1).and_then(|m| m.as_str().parse().ok()).unwrap_or(1);
+        let file = captures.get(3)?.as_str();
+        let path = match &dir {
+            Some(dir) if !file.starts_with('/') => {
+                format!("{}/{}", dir.trim_end_matches('/'), file.trim_start_matches("./"))
+            }
+            _ => file.to_owned(),
+        };
+        viewed = Some((path, first));
+    }
+    viewed
+}
+
 /// Runs of consecutive line numbers, as inclusive (first, last).
 fn runs(file: &BTreeMap<u32, String>) -> Vec<(u32, u32)> {
     let mut out: Vec<(u32, u32)> = Vec::new();
@@ -159,6 +213,18 @@ mod tests {
         assert_eq!(numbered_line("  7\t\tindented"), Some((7, "\tindented")));
         assert_eq!(numbered_line("no number"), None);
         assert_eq!(numbered_line("→ arrow"), None);
+    }
+
+    #[test]
+    fn commands_that_print_a_file() {
+        let args = serde_json::json!({"working_dir": "/code/app"});
+        assert_eq!(viewed_file("sed -n '380,430p' tests/a.py", &args), Some(("/code/app/tests/a.py".into(), 380)));
+        let none = Value::Null;
+        assert_eq!(viewed_file("cd /repo && cat -n src/x.rs", &none), Some(("/repo/src/x.rs".into(), 1)));
+        assert_eq!(viewed_file("head -n 40 /etc/hosts 2>&1", &none), Some(("/etc/hosts".into(), 1)));
+        assert_eq!(viewed_file("sed -n '1,2p' a && sed -n '3,4p' a", &none), None, "two outputs in one");
+        assert_eq!(viewed_file("cat a | grep x", &none), None);
+        assert_eq!(viewed_file("python -m pytest", &none), None);
     }
 
     #[test]

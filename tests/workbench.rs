@@ -1,0 +1,153 @@
+//! The workbench against the in-memory host (R5): tail compaction keeps the prefix
+//! byte-identical, replaced turns stay in the raw trace, spans choose windows, the cost model
+//! and the batching rule decide.
+#![cfg(not(target_arch = "wasm32"))]
+
+use context_workbench::history::view::RewritePosition;
+use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
+use context_workbench::prompt::assemble::canonical;
+use context_workbench::prompt::serialize::check_pairing;
+use context_workbench::prompt::{Assembly, CallInput, PromptView};
+use context_workbench::testing::{TestHost, block_on};
+use context_workbench::{Config, Engine, MessageDraft};
+
+fn input() -> CallInput {
+    CallInput { system_prompt: "You are a careful coding agent.".into(), ..Default::default() }
+}
+
+/// A numbered read of `lines` lines of a made-up module, Claude Code style.
+fn file_text(path: &str, from: u32, lines: u32) -> String {
+    (from..from + lines).map(|n| format!("{n:>6}→    value_{n} = compute('{path}', {n})\n")).collect()
+}
+
+/// One agent step: a call of `tool` with `args`, answered by `output`.
+fn step(engine: &Engine<TestHost>, n: usize, tool: &str, args: serde_json::Value, output: &str, exit: Option<i32>) {
+    let id = format!("call{n}");
+    let text = ContentPart::Text { text: format!("Step {n}: checking how the parser handles this case.") };
+    let call =
+        ContentPart::ToolCall(ToolCall { id: id.clone().into(), name: tool.into(), arguments: args.to_string() });
+    engine.record(MessageDraft::new(Role::Assistant, vec![text, call])).unwrap();
+    let status = if exit.unwrap_or(0) == 0 { ToolStatus::Ok } else { ToolStatus::Error };
+    let result = ToolResult {
+        call_id: id.into(),
+        name: tool.into(),
+        status,
+        output: output.into(),
+        stderr: None,
+        exit_code: exit,
+    };
+    engine.record(MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)])).unwrap();
+}
+
+/// A long single-round run: reads, greps, test runs and edits, with a prompt prepared per step.
+fn agent_run(engine: &Engine<TestHost>, steps: usize) -> Vec<Assembly> {
+    engine.record(MessageDraft::text(Role::User, "Fix the parser so that tabs survive a round trip.")).unwrap();
+    let mut prompts = Vec::new();
+    for n in 0..steps {
+        let path = format!("/repo/src/mod_{}.py", n % 7);
+        match n % 5 {
+            0 | 1 => {
+                let from = 1 + (n as u32 % 3) * 100;
+                step(
+                    engine,
+                    n,
+                    "Read",
+                    serde_json::json!({"file_path": path, "offset": from - 1}),
+                    &file_text(&path, from, 120),
+                    None,
+                )
+            }
+            2 => {
+                let hits: String = (0..60).map(|k| format!("{path}:{k}:    value_{k} = compute()\n")).collect();
+                step(engine, n, "Grep", serde_json::json!({"pattern": "compute", "path": "/repo"}), &hits, None)
+            }
+            3 => {
+                let log = format!(
+                    "============================= test session starts ==============================\n{}FAILED tests/test_parse.py::test_tabs - AssertionError: assert 'a b' == 'a\\tb'\n========================= 1 failed, 118 passed in 2.31s =========================\n",
+                    "tests/test_parse.py ........................................ [ 50%]\n".repeat(30)
+                );
+                step(engine, n, "Bash", serde_json::json!({"command": "pytest -q tests"}), &log, Some(1))
+            }
+            _ => {
+                let from = 1 + (n as u32 % 3) * 100;
+                let old = format!("    value_{from} = compute('{path}', {from})");
+                let new = format!("    value_{from} = compute('{path}', {from}, keep_tabs=True)");
+                let args = serde_json::json!({"file_path": path, "old_string": old, "new_string": new});
+                step(engine, n, "Edit", args, "The file has been updated.", None)
+            }
+        }
+        prompts.push(block_on(engine.prepare_call(&input())).unwrap());
+    }
+    prompts
+}
+
+fn text_of(view: &PromptView, i: usize) -> String {
+    view.messages[i]
+        .content
+        .iter()
+        .map(|p| match p {
+            ContentPart::Text { text } => text.as_str(),
+            _ => "",
+        })
+        .collect()
+}
+
+/// The canonical bytes of the first `n` messages, up to the end of the last one.
+fn canonical_prefix(view: &PromptView, n: usize) -> String {
+    let prefix = PromptView { messages: view.messages[..n].to_vec(), tools: view.tools.clone() };
+    let value: serde_json::Value = serde_json::from_str(&canonical(&prefix)).unwrap();
+    let messages: Vec<String> = value["messages"].as_array().unwrap().iter().map(|m| m.to_string()).collect();
+    assert!(canonical(&prefix).starts_with("{\"messages\":["), "messages come first in the canonical form");
+    format!("{{\"messages\":[{}", messages.join(","))
+}
+
+#[test]
+fn every_tail_compaction_keeps_the_prefix_before_it_byte_identical() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    let prompts = agent_run(&engine, 150);
+    let mut compactions = 0;
+    for (k, pair) in prompts.windows(2).enumerate() {
+        let (before, after) = (&pair[0], &pair[1]);
+        check_pairing(&after.view).unwrap_or_else(|e| panic!("call {}: {e}", k + 1));
+        let Some(rewrite) = after.rewrites.first() else {
+            assert_eq!(after.expected_cached_tokens, before.tokens, "call {}: an appended step keeps the cache", k + 1);
+            continue;
+        };
+        compactions += 1;
+        assert_eq!((rewrite.mechanism.as_str(), rewrite.position), ("tail_compaction", RewritePosition::Tail));
+        let block_at = (0..after.view.messages.len())
+            .find(|&i| text_of(&after.view, i).starts_with(&format!("<compressed_turns v{compactions} ")))
+            .expect("the new block is in the prompt");
+        let prefix = canonical_prefix(&after.view, block_at);
+        assert!(canonical(&before.view).starts_with(&prefix), "call {}: bytes before the block changed", k + 1);
+        assert!(after.first_changed_byte.unwrap() >= prefix.len());
+        assert!(text_of(&after.view, block_at + 1).starts_with("<state_delta v"), "the delta follows the block");
+        assert_eq!(after.expected_cached_tokens, rewrite.cost.kept_prefix_tokens);
+        assert!(rewrite.cost.pays());
+    }
+    assert!(compactions >= 4, "a 150-step run compacts several times, got {compactions}");
+    assert!(compactions * 20 <= prompts.len(), "rewrites are batched: {compactions} in {} calls", prompts.len());
+    let peak = prompts.iter().map(|a| a.tokens).max().unwrap();
+    let raw: usize = engine.trace().messages.iter().map(|m| m.tokens.unwrap() as usize).sum();
+    assert!(peak * 2 < raw, "peak prompt {peak} vs raw history {raw}");
+}
+
+#[test]
+fn replaced_turns_stay_whole_in_the_raw_trace() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    agent_run(&engine, 80);
+    let view = engine.history_view();
+    let trace = engine.trace();
+    assert!(!view.blocks.is_empty());
+    for block in &view.blocks {
+        let r = &block.content.replaces;
+        assert_eq!(trace.messages[block.start].id.as_str(), r.first_message);
+        assert_eq!(trace.messages[block.end - 1].id.as_str(), r.last_message);
+        assert!(block.text.contains(&format!("raw=\"{}..{}\"", r.first_message, r.last_message)));
+        let mut outputs = trace.messages[block.start..block.end].iter().flat_map(|m| m.tool_results());
+        assert!(outputs.any(|o| o.output.contains("118 passed")), "full test logs are kept raw");
+        assert!(!block.text.contains("tests/test_parse.py ......"), "the block has the assertion, not the log");
+        assert!(block.text.contains("1 failed, 118 passed"), "{}", block.text);
+    }
+    assert_eq!(trace.messages.len(), 1 + 80 * 2, "nothing was removed from the raw trace");
+}

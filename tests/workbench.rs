@@ -151,3 +151,78 @@ fn replaced_turns_stay_whole_in_the_raw_trace() {
     }
     assert_eq!(trace.messages.len(), 1 + 80 * 2, "nothing was removed from the raw trace");
 }
+
+#[test]
+fn a_span_that_ended_is_the_window_and_is_named_in_the_block() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    engine.record(MessageDraft::text(Role::User, "Fix the parser.")).unwrap();
+    let log = "x\n".repeat(3_000);
+    for n in 0..3 {
+        step(&engine, n, "Bash", serde_json::json!({"command": format!("make step{n}")}), &log, Some(0));
+    }
+    engine.start_span("diagnose#1", "find why tabs are dropped").unwrap();
+    for n in 3..8 {
+        step(&engine, n, "Bash", serde_json::json!({"command": format!("make step{n}")}), &log, Some(0));
+    }
+    engine.end_span("diagnose#1", "root cause: lex() splits on whitespace").unwrap();
+    assert_eq!(engine.end_span("diagnose#1", "again").unwrap_err().code(), "invalid_input");
+    assert_eq!(engine.start_span("diagnose#1", "reused").unwrap_err().code(), "invalid_input");
+    // Enough calls have passed for the batching rule.
+    for _ in 0..30 {
+        block_on(engine.prepare_call(&input())).unwrap();
+    }
+    let view = engine.history_view();
+    let block = view.blocks.first().expect("the span was compacted");
+    assert_eq!((block.start, block.end), (7, 17), "exactly the span's turns");
+    assert_eq!(block.content.replaces.span_id.as_deref(), Some("diagnose#1"));
+    assert!(block.text.contains("span=\"diagnose#1\"") && block.text.contains("Goal: find why tabs are dropped"));
+    assert!(view.rewrites[0].reasons.iter().any(|r| r == "span diagnose#1 ended"), "{:?}", view.rewrites[0].reasons);
+}
+
+#[test]
+fn the_cost_model_refuses_a_rewrite_that_saves_too_little() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    engine.record(MessageDraft::text(Role::User, "Tidy the imports.")).unwrap();
+    let mut rewrites = 0;
+    for n in 0..60 {
+        step(&engine, n, "Bash", serde_json::json!({"command": format!("true {n}")}), "", Some(0));
+        rewrites += block_on(engine.prepare_call(&input())).unwrap().rewrites.len();
+    }
+    assert_eq!(rewrites, 0, "tiny outputs: a block would cost more than it saves");
+}
+
+#[test]
+fn the_window_forces_a_tail_compaction_in_a_single_long_round() {
+    // One round of 40 large outputs: R4 finds no whole round to summarise, the tail does.
+    let config = Config::from_json(r#"{"window": 30000}"#).unwrap();
+    let engine = Engine::new(TestHost::default(), config);
+    engine.record(MessageDraft::text(Role::User, "Find the slow query.")).unwrap();
+    let mut forced = 0;
+    for n in 0..40 {
+        let log: String = (0..120).map(|k| format!("row {n}-{k}: 0.{k:03}s SELECT * FROM t{k}\n")).collect();
+        step(&engine, n, "Bash", serde_json::json!({"command": format!("explain {n}")}), &log, Some(0));
+        let a = block_on(engine.prepare_call(&input())).expect("the tail keeps the prompt within the window");
+        assert!(a.tokens <= 24_000, "call {n}: {} tokens, threshold 24000", a.tokens);
+        forced += a.rewrites.iter().filter(|r| r.reasons == ["the prompt reached the compaction threshold"]).count();
+    }
+    assert!(forced > 0);
+}
+
+#[test]
+fn a_summary_in_the_middle_is_reported_with_its_cost() {
+    let config =
+        Config::from_json(r#"{"window": 3000, "min_rounds_kept": 2, "workbench": {"tail_compaction": false}}"#)
+            .unwrap();
+    let engine = Engine::new(TestHost::default().with_reply("Objectives: fix the build."), config);
+    let mut middle = Vec::new();
+    for n in 0..8 {
+        engine.record(MessageDraft::text(Role::User, format!("request {n}"))).unwrap();
+        step(&engine, n, "Bash", serde_json::json!({"command": "make"}), &"compiling\n".repeat(200), Some(0));
+        middle.extend(block_on(engine.prepare_call(&input())).unwrap().rewrites);
+    }
+    let summary = middle.iter().find(|r| r.mechanism == "summary").unwrap_or_else(|| panic!("no summary: {middle:?}"));
+    assert_eq!(summary.position, RewritePosition::Middle);
+    assert!(summary.cost.tokens_before > summary.cost.tokens_after && summary.cost.kept_prefix_tokens > 0);
+    assert!(summary.notes[0].contains("cached tokens lost"), "{:?}", summary.notes);
+    assert_eq!(engine.history_view().rewrites.len(), middle.len(), "every rewrite is on record");
+}

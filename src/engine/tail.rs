@@ -120,7 +120,8 @@ impl<H: Host> Engine<H> {
         let state = self.state.borrow();
         let mut board = state.view.board.clone();
         let mut anchored = state.view.anchored.clone();
-        let goal = current_goal(&state.trace);
+        let span = replaces.span_id.as_ref().and_then(|id| state.trace.spans.iter().find(|s| s.id.as_str() == id));
+        let goal = span.map_or_else(|| current_goal(&state.trace), |s| s.goal.clone());
         let Extracted { block, delta, notes } = extractive::compact(
             &state.trace.messages,
             window.clone(),
@@ -131,7 +132,15 @@ impl<H: Host> Engine<H> {
             &self.config,
             &self.counter,
         );
+        let outcome = span.and_then(|s| s.outcome.clone());
         drop(state);
+        let mut block = block;
+        if let Some(outcome) = outcome {
+            let evidence = vec![format!("msg#{}", window.end - 1)];
+            block
+                .what_we_learned
+                .push(crate::workbench::Learned { conclusion: format!("outcome: {outcome}"), evidence });
+        }
         let mut notes = notes;
         let (block, delta) = self.finish(block, delta, &mut board, &mut notes);
         let tail_block = TailBlock {

@@ -226,3 +226,32 @@ fn a_summary_in_the_middle_is_reported_with_its_cost() {
     assert!(summary.notes[0].contains("cached tokens lost"), "{:?}", summary.notes);
     assert_eq!(engine.history_view().rewrites.len(), middle.len(), "every rewrite is on record");
 }
+
+#[test]
+fn a_span_in_the_middle_is_compacted_on_request_and_reported_as_breaking_the_cache() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    engine.record(MessageDraft::text(Role::User, "Fix the parser.")).unwrap();
+    let log = "checked\n".repeat(800);
+    engine.start_span("explore#1", "look at the lexer").unwrap();
+    for n in 0..4 {
+        step(&engine, n, "Bash", serde_json::json!({"command": format!("grep -r lex{n} .")}), &log, Some(0));
+    }
+    engine.end_span("explore#1", "the lexer is fine").unwrap();
+    for n in 4..8 {
+        step(&engine, n, "Bash", serde_json::json!({"command": format!("make t{n}")}), "ok", Some(0));
+    }
+    let before = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(before.rewrites.is_empty(), "too early for the batching rule");
+    assert_eq!(block_on(engine.compact_span("nope")).unwrap_err().code(), "invalid_input");
+    let record = block_on(engine.compact_span("explore#1")).unwrap();
+    assert_eq!((record.position, record.start, record.end), (RewritePosition::Middle, 1, 9));
+    assert!(record.cost.tokens_before > record.cost.tokens_after, "{:?}", record.cost);
+    assert_eq!(block_on(engine.compact_span("explore#1")).unwrap_err().code(), "invalid_input", "already compacted");
+    let after = block_on(engine.prepare_call(&input())).unwrap();
+    check_pairing(&after.view).unwrap();
+    let t: Vec<String> = (0..after.view.messages.len()).map(|i| text_of(&after.view, i)).collect();
+    assert!(t[2].starts_with("<compressed_turns v1 ") && t[2].contains("outcome: the lexer is fine"), "{}", t[2]);
+    assert!(t[3].starts_with("<state_delta v1>"));
+    assert_eq!(after.view.messages.len(), before.view.messages.len() - 8 + 2);
+    assert!(after.first_changed_byte.unwrap() < canonical(&before.view).len() / 2, "the cache breaks in the middle");
+}

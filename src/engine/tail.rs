@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use super::Engine;
+use crate::error::{Error, Result};
 use crate::history::view::{RewritePosition, RewriteRecord, TailBlock};
 use crate::host::{Host, Progress};
 use crate::model::{MessageId, Role, Trace};
@@ -97,6 +98,59 @@ impl<H: Host> Engine<H> {
         Some((window, replaces))
     }
 
+    /// Compact an ended span now, wherever it lies (R5.7, R5.10): a goal that is done or
+    /// abandoned makes its messages eligible and this replaces them. At the tail it is an ordinary
+    /// tail compaction; earlier, an R5.9 middle-of-history compaction, recorded with its cost
+    /// (priced on the history: everything after the span is re-written). User messages inside the
+    /// span stay verbatim: the window ends before the first one.
+    pub async fn compact_span(&self, id: &str) -> Result<RewriteRecord> {
+        let (window, replaces) = {
+            let state = self.state.borrow();
+            let messages = &state.trace.messages;
+            let span = state.trace.spans.iter().find(|s| s.id.as_str() == id);
+            let span = span.ok_or_else(|| Error::InvalidInput(format!("no span `{id}`")))?;
+            let end_id = span.end.as_ref().ok_or_else(|| Error::InvalidInput(format!("span `{id}` has not ended")))?;
+            let index = |id: &MessageId| messages.iter().position(|m| m.id == *id);
+            let (Some(start), Some(end)) = (index(&span.start), index(end_id)) else {
+                return Err(Error::InvalidInput(format!("span `{id}` names messages that are not recorded")));
+            };
+            let chosen: Vec<Range<usize>> = turns(messages, start)
+                .into_iter()
+                .filter(|t| t.end <= end + 1)
+                .take_while(|t| messages[t.start].role != Role::User)
+                .collect();
+            let (Some(first), Some(last)) = (chosen.first(), chosen.last()) else {
+                return Err(Error::InvalidInput(format!("span `{id}` has no turns to compact")));
+            };
+            let window = first.start..last.end;
+            let view = &state.view;
+            let overlaps = view.blocks.iter().any(|b| b.start < window.end && window.start < b.end)
+                || view.summary.as_ref().is_some_and(|s| s.start < window.end && window.start < s.end);
+            if overlaps {
+                return Err(Error::InvalidInput(format!("span `{id}` overlaps history already compacted")));
+            }
+            let first_turn = turns(messages, 0).iter().position(|t| t.start == window.start).unwrap_or(0);
+            let replaces = Replaces {
+                start_turn: first_turn,
+                end_turn: first_turn + chosen.len() - 1,
+                first_message: messages[window.start].id.to_string(),
+                last_message: messages[window.end - 1].id.to_string(),
+                span_id: Some(id.to_owned()),
+            };
+            (window, replaces)
+        };
+        let candidate = self.build_block(window, replaces, vec![format!("span {id} compacted on request")]).await;
+        let (before, after) = {
+            let state = self.state.borrow();
+            let mut view = state.view.clone();
+            view.blocks.push(candidate.block.clone());
+            view.blocks.sort_by_key(|b| b.start);
+            (state.view.render(&state.trace.messages), view.render(&state.trace.messages))
+        };
+        self.decide(candidate, &before, &after, true)
+            .ok_or_else(|| Error::InvalidInput(format!("span `{id}` could not be compacted")))
+    }
+
     /// The newest span that ended after `hot` and started at or after it, as a message range.
     fn ended_span(&self, hot: usize) -> Option<(String, Range<usize>)> {
         let state = self.state.borrow();
@@ -112,6 +166,11 @@ impl<H: Host> Engine<H> {
         let any_size = triggers.iter().any(|t| matches!(t, Trigger::Window | Trigger::RoundEnd));
         let (window, replaces) = self.plan_window(any_size)?;
         let reasons = triggers.iter().map(Trigger::describe).collect();
+        Some(self.build_block(window, replaces, reasons).await)
+    }
+
+    /// Build the block that would replace `window`.
+    async fn build_block(&self, window: Range<usize>, replaces: Replaces, reasons: Vec<String>) -> Candidate {
         self.host.progress(&Progress {
             operation: "tail_compaction".into(),
             message: format!("compacting messages {}..{}", window.start, window.end),
@@ -152,7 +211,7 @@ impl<H: Host> Engine<H> {
             content: block,
             delta,
         };
-        Some(Candidate { window, block: tail_block, board, anchored, reasons, notes })
+        Candidate { window, block: tail_block, board, anchored, reasons, notes }
     }
 
     /// Neutralise, version, apply the delta to the board and fit it to its budget.
@@ -189,17 +248,25 @@ impl<H: Host> Engine<H> {
             return None;
         }
         let mut state = self.state.borrow_mut();
+        // At the tail when only the turns a tail compaction keeps anyway follow the window.
+        let following = turns(&state.trace.messages, candidate.window.end).len();
+        let position = if following <= self.config.workbench.keep_turns as usize {
+            RewritePosition::Tail
+        } else {
+            RewritePosition::Middle
+        };
         let record = RewriteRecord {
             call: state.calls,
             mechanism: "tail_compaction".into(),
-            position: RewritePosition::Tail,
+            position,
             start: candidate.window.start,
             end: candidate.window.end,
             reasons: candidate.reasons,
             cost,
             notes: candidate.notes,
         };
-        state.view.blocks.push(candidate.block);
+        let at = state.view.blocks.partition_point(|b| b.start < candidate.block.start);
+        state.view.blocks.insert(at, candidate.block);
         state.view.board = candidate.board;
         state.view.anchored = candidate.anchored;
         state.view.rewrites.push(record.clone());

@@ -102,7 +102,7 @@ impl HistoryView {
     pub fn hot_start(&self, messages: &[Message]) -> usize {
         let opening = messages.iter().position(|m| m.role == Role::User).map_or(0, |i| i + 1);
         let summary = self.summary.as_ref().map_or(0, |s| s.end);
-        let block = self.blocks.last().map_or(0, |b| b.end);
+        let block = self.blocks.iter().map(|b| b.end).max().unwrap_or(0);
         opening.max(summary).max(block)
     }
 

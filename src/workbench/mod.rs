@@ -5,9 +5,14 @@
 //!
 //! - [`board`]: the state board and its versioned deltas (R5.2, R5.3).
 //! - [`block`]: the COMPRESSED_TURNS block, its rendering, neutralisation and budget.
+//! - [`evidence`]: what was observed, and the checks of anchors and evidence pointers (R5.6).
+//! - [`llm`]: the STATE_UPDATE and TAIL_COMPACTION requests and their replies (R5.8).
 
 pub mod block;
 pub mod board;
+pub mod evidence;
+pub mod llm;
 
 pub use block::{CompressedTurns, Learned, Replaces};
 pub use board::{Anchor, Fact, StateBoard, StateDelta};
+pub use evidence::{Observations, Rejection};

@@ -5,13 +5,22 @@
 //!
 //! - [`board`]: the state board and its versioned deltas (R5.2, R5.3).
 //! - [`block`]: the COMPRESSED_TURNS block, its rendering, neutralisation and budget.
+//! - [`turns`]: turns, and the triggers that nominate a compaction (R5.5).
+//! - [`cost`]: the cache cost model that decides whether a rewrite pays.
+//! - [`files`]: what the agent knows of each file, edits applied; anchors are cut from it.
+//! - [`extractive`]: the embedded compactor that needs no LLM.
+//! - [`evidence`]: what was observed, and the checks of anchors and evidence pointers (R5.6).
+//! - [`llm`]: the STATE_UPDATE and TAIL_COMPACTION requests and their replies (R5.8).
 
 pub mod block;
 pub mod board;
+pub mod cost;
+pub mod evidence;
+pub mod extractive;
+pub mod files;
+pub mod llm;
+pub mod turns;
 
 pub use block::{CompressedTurns, Learned, Replaces};
 pub use board::{Anchor, Fact, StateBoard, StateDelta};
-pub mod cost;
-pub mod extractive;
-pub mod files;
-pub mod turns;
+pub use evidence::{Observations, Rejection};

@@ -62,6 +62,9 @@ impl Default for Config {
 pub struct WorkbenchConfig {
     /// Tail compaction on or off (the prompt then only changes through R4's emergency path).
     pub tail_compaction: bool,
+    /// Ask the host's LLM to write blocks (TAIL_COMPACTION); the embedded compactor is used when
+    /// this is off, when the host has no LLM, or when its reply is invalid twice.
+    pub llm_compactor: bool,
     /// R5.5: this many tool calls since the last compaction nominate one.
     pub trigger_tool_calls: u32,
     /// R5.5: raw tool output above this share of the uncompacted tail nominates one.
@@ -90,6 +93,7 @@ impl Default for WorkbenchConfig {
     fn default() -> Self {
         WorkbenchConfig {
             tail_compaction: true,
+            llm_compactor: true,
             trigger_tool_calls: 12,
             raw_output_share: 0.6,
             keep_turns: 2,

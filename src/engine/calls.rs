@@ -37,14 +37,14 @@ impl<H: Host> Engine<H> {
         let mut rewrites = Vec::new();
         let forced = self.wants_compaction(assembly.tokens);
         let triggers = self.nominate(forced);
-        if !triggers.is_empty() {
-            if let Some(candidate) = self.build_candidate(&triggers).await {
-                let after = self.assemble_with(input, rules.as_ref(), Some(&candidate.block));
-                if let Some(record) = self.decide(candidate, &assembly.view.messages, &after.view.messages, forced) {
-                    notes.extend(record.notes.iter().cloned());
-                    rewrites.push(record);
-                    assembly = after;
-                }
+        if !triggers.is_empty()
+            && let Some(candidate) = self.build_candidate(&triggers).await
+        {
+            let after = self.assemble_with(input, rules.as_ref(), Some(&candidate.block));
+            if let Some(record) = self.decide(candidate, &assembly.view.messages, &after.view.messages, forced) {
+                notes.extend(record.notes.iter().cloned());
+                rewrites.push(record);
+                assembly = after;
             }
         }
         if self.wants_compaction(assembly.tokens) {
@@ -108,6 +108,7 @@ impl<H: Host> Engine<H> {
             end,
             reasons: vec![Trigger::Window.describe()],
             cost,
+            output_tokens: 0,
             notes: vec![format!(
                 "the prompt changed from {} tokens in: {} cached tokens lost, {:.0} extra to re-write",
                 cost.kept_prefix_tokens, cost.tokens_before, cost.one_off_cost

@@ -11,18 +11,29 @@ use crate::model::{MessageId, Role, Trace};
 use crate::prompt::PromptMessage;
 use crate::workbench::block::{fit_delta, neutralise_all, render_delta};
 use crate::workbench::cost::{RewriteCost, horizon};
-use crate::workbench::extractive::{self, Extracted};
+use crate::workbench::extractive;
 use crate::workbench::turns::{Trigger, triggers, turns};
 use crate::workbench::{CompressedTurns, Replaces, StateDelta};
+use crate::workbench::{Learned, Observations, StateBoard, llm};
 
 /// A tail compaction ready to apply.
 pub(super) struct Candidate {
     pub window: Range<usize>,
     pub block: TailBlock,
-    pub board: crate::workbench::StateBoard,
+    pub board: StateBoard,
     pub anchored: crate::workbench::extractive::Anchored,
     pub reasons: Vec<String>,
     pub notes: Vec<String>,
+    /// Output tokens the LLM compactor used (0 for the embedded one).
+    pub output_tokens: u64,
+}
+
+/// A block and delta written by the host's LLM and sanitised.
+struct LlmCompaction {
+    block: CompressedTurns,
+    delta: StateDelta,
+    notes: Vec<String>,
+    output_tokens: u64,
 }
 
 impl<H: Host> Engine<H> {
@@ -169,49 +180,102 @@ impl<H: Host> Engine<H> {
         Some(self.build_block(window, replaces, reasons).await)
     }
 
-    /// Build the block that would replace `window`.
+    /// Build the block that would replace `window`: through the host's LLM with TAIL_COMPACTION
+    /// when `llm_compactor` is on (one retry on an invalid reply), else, or when that fails, with
+    /// the embedded extractive compactor; a note says which and why.
     async fn build_block(&self, window: Range<usize>, replaces: Replaces, reasons: Vec<String>) -> Candidate {
         self.host.progress(&Progress {
             operation: "tail_compaction".into(),
             message: format!("compacting messages {}..{}", window.start, window.end),
             done: false,
         });
-        let state = self.state.borrow();
-        let mut board = state.view.board.clone();
-        let mut anchored = state.view.anchored.clone();
-        let span = replaces.span_id.as_ref().and_then(|id| state.trace.spans.iter().find(|s| s.id.as_str() == id));
-        let goal = span.map_or_else(|| current_goal(&state.trace), |s| s.goal.clone());
-        let Extracted { block, delta, notes } = extractive::compact(
-            &state.trace.messages,
-            window.clone(),
-            replaces,
-            &goal,
-            &board,
-            &mut anchored,
-            &self.config,
-            &self.counter,
-        );
-        let outcome = span.and_then(|s| s.outcome.clone());
-        drop(state);
-        let mut block = block;
+        let (mut board, mut anchored, goal, outcome) = {
+            let state = self.state.borrow();
+            let span_id = replaces.span_id.as_deref();
+            let span = span_id.and_then(|id| state.trace.spans.iter().find(|s| s.id.as_str() == id));
+            let goal = span.map_or_else(|| current_goal(&state.trace), |s| s.goal.clone());
+            (state.view.board.clone(), state.view.anchored.clone(), goal, span.and_then(|s| s.outcome.clone()))
+        };
+        let mut notes = Vec::new();
+        let mut output_tokens = 0;
+        let llm = if self.config.workbench.llm_compactor {
+            match self.llm_compaction(&window, &replaces, &board).await {
+                Ok(compacted) => Some(compacted),
+                Err(why) => {
+                    notes.push(format!("{why}; the embedded compactor was used"));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let (mut block, delta, compactor) = match llm {
+            Some(LlmCompaction { block, delta, notes: llm_notes, output_tokens: used }) => {
+                notes.extend(llm_notes);
+                output_tokens = used;
+                (block, delta, "llm")
+            }
+            None => {
+                let state = self.state.borrow();
+                let input = extractive::Window {
+                    messages: &state.trace.messages,
+                    range: window.clone(),
+                    replaces,
+                    goal: &goal,
+                    board: &board,
+                };
+                let extracted = extractive::compact(input, &mut anchored, &self.config, &self.counter);
+                notes.extend(extracted.notes);
+                (extracted.block, extracted.delta, "extractive")
+            }
+        };
         if let Some(outcome) = outcome {
             let evidence = vec![format!("msg#{}", window.end - 1)];
-            block
-                .what_we_learned
-                .push(crate::workbench::Learned { conclusion: format!("outcome: {outcome}"), evidence });
+            block.what_we_learned.push(Learned { conclusion: format!("outcome: {outcome}"), evidence });
         }
-        let mut notes = notes;
         let (block, delta) = self.finish(block, delta, &mut board, &mut notes);
         let tail_block = TailBlock {
             start: window.start,
             end: window.end,
             text: block.render(),
             delta_text: render_delta(&delta),
-            compactor: "extractive".into(),
+            compactor: compactor.into(),
             content: block,
             delta,
         };
-        Candidate { window, block: tail_block, board, anchored, reasons, notes }
+        Candidate { window, block: tail_block, board, anchored, reasons, notes, output_tokens }
+    }
+
+    /// TAIL_COMPACTION through the host's LLM: the reply parsed (one retry naming the error),
+    /// then neutralised, its evidence checked against what was observed, and fitted.
+    async fn llm_compaction(
+        &self,
+        window: &Range<usize>,
+        replaces: &Replaces,
+        board: &StateBoard,
+    ) -> std::result::Result<LlmCompaction, String> {
+        let (request, observations) = {
+            let state = self.state.borrow();
+            let messages = &state.trace.messages;
+            let transcript = llm::transcript(messages, window.clone(), &self.config.compress, &self.counter);
+            let request = llm::tail_compaction_request(board, &transcript, replaces, &self.config);
+            (request, Observations::from_messages(&messages[..window.end], &self.config.compress))
+        };
+        let unavailable = |e: crate::host::HostError| format!("the LLM compactor failed ({e})");
+        let reply = self.host.complete(request.clone()).await.map_err(unavailable)?;
+        let mut output_tokens = reply.usage.map_or(0, |u| u.completion_tokens);
+        let (mut block, mut delta) = match llm::parse_tail_compaction(&reply.text, replaces.clone()) {
+            Ok(parsed) => parsed,
+            Err(error) => {
+                let retry = llm::retry_request(&request, &reply.text, &error);
+                let again = self.host.complete(retry).await.map_err(unavailable)?;
+                output_tokens += again.usage.map_or(0, |u| u.completion_tokens);
+                llm::parse_tail_compaction(&again.text, replaces.clone())
+                    .map_err(|e| format!("the LLM's reply was invalid twice ({error}; then {e})"))?
+            }
+        };
+        let notes = llm::sanitise(&mut block, &mut delta, &observations, &self.config.workbench, &self.counter);
+        Ok(LlmCompaction { block, delta, notes, output_tokens })
     }
 
     /// Neutralise, version, apply the delta to the board and fit it to its budget.
@@ -219,10 +283,10 @@ impl<H: Host> Engine<H> {
         &self,
         mut block: CompressedTurns,
         mut delta: StateDelta,
-        board: &mut crate::workbench::StateBoard,
+        board: &mut StateBoard,
         notes: &mut Vec<String>,
     ) -> (CompressedTurns, StateDelta) {
-        if neutralise_all(&mut block, &mut delta) {
+        if neutralise_all(&mut block, &mut delta) > 0 {
             notes.push("text that would close the block or pose as the system was neutralised".into());
         }
         block.version = self.state.borrow().view.blocks.len() as u32 + 1;
@@ -263,6 +327,7 @@ impl<H: Host> Engine<H> {
             end: candidate.window.end,
             reasons: candidate.reasons,
             cost,
+            output_tokens: candidate.output_tokens,
             notes: candidate.notes,
         };
         let at = state.view.blocks.partition_point(|b| b.start < candidate.block.start);

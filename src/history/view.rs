@@ -79,6 +79,8 @@ pub struct RewriteRecord {
     /// Why: the triggers that nominated it.
     pub reasons: Vec<String>,
     pub cost: RewriteCost,
+    /// Output tokens an LLM spent on it (a summary, an LLM-written block); 0 without one.
+    pub output_tokens: u64,
     pub notes: Vec<String>,
 }
 /// After this many failed compactions in a row, automatic compaction stops and says so.

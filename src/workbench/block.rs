@@ -125,15 +125,15 @@ impl CompressedTurns {
     }
 }
 
-/// Neutralise every text of a block and a delta that came from a model or a tool; true when
-/// anything had to be defanged.
-pub fn neutralise_all(block: &mut CompressedTurns, delta: &mut StateDelta) -> bool {
-    let mut changed = false;
+/// Neutralise every text of a block and a delta that came from a model or a tool; how many
+/// texts had to be defanged.
+pub fn neutralise_all(block: &mut CompressedTurns, delta: &mut StateDelta) -> usize {
+    let mut changed = 0;
     let mut fix = |text: &mut String| {
         let (clean, did) = neutralise(text);
         if did {
             *text = clean;
-            changed = true;
+            changed += 1;
         }
     };
     fix(&mut block.goal);

@@ -18,7 +18,7 @@ use crate::compress::{CompressConfig, Family, family_of, logs};
 use crate::model::{Message, Role, ToolResult, ToolStatus, tool_calls_by_id};
 use shell::{ViewKind, file_view, join, looks_like_file};
 
-mod shell;
+pub(crate) mod shell;
 
 /// `   421→text` (Claude Code) or `   421\ttext` (`cat -n`) split into 421 and `text`.
 pub fn split_line_number(line: &str) -> Option<(u32, &str)> {

@@ -32,16 +32,18 @@ pub struct Extracted {
     pub notes: Vec<String>,
 }
 
-pub fn compact(
-    messages: &[Message],
-    window: Range<usize>,
-    replaces: Replaces,
-    goal: &str,
-    board: &StateBoard,
-    anchored: &mut Anchored,
-    config: &Config,
-    counter: &TokenCounter,
-) -> Extracted {
+/// What a compaction is asked to replace, and what it knows besides.
+pub struct Window<'a> {
+    /// The whole history; only messages before `range.end` are read.
+    pub messages: &'a [Message],
+    pub range: Range<usize>,
+    pub replaces: Replaces,
+    pub goal: &'a str,
+    pub board: &'a StateBoard,
+}
+
+pub fn compact(input: Window<'_>, anchored: &mut Anchored, config: &Config, counter: &TokenCounter) -> Extracted {
+    let Window { messages, range: window, replaces, goal, board } = input;
     let seen = messages.get(..window.end).unwrap_or(messages);
     let (model, touches) = FileModel::build(seen, &config.compress);
     let in_window: Vec<&Touch> = touches.iter().filter(|t| window.contains(&t.message)).collect();

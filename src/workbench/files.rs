@@ -4,12 +4,11 @@
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
-use std::sync::LazyLock;
-
-use regex::Regex;
 
 use serde_json::Value;
 
+use super::evidence::shell::{ViewKind, file_view, join};
+use super::evidence::split_line_number;
 use super::turns::args_path;
 use crate::compress::{CompressConfig, Family, family_of};
 use crate::model::{Message, ToolStatus, tool_calls_by_id};
@@ -46,10 +45,10 @@ impl FileModel {
                 let family = family_of(&call.name, &args, compress);
                 if family == Family::Bash && ok && result.exit_code.unwrap_or(0) == 0 {
                     let viewed = args.get("command").and_then(Value::as_str).and_then(|c| viewed_file(c, &args));
-                    if let Some((path, first)) = viewed {
-                        if let Some(lines) = model.view(&path, &result.output, first) {
-                            touches.push(Touch { message: i, path, lines, edited: false });
-                        }
+                    if let Some((path, first)) = viewed
+                        && let Some(lines) = model.view(&path, &result.output, first)
+                    {
+                        touches.push(Touch { message: i, path, lines, edited: false });
                     }
                     continue;
                 }
@@ -81,7 +80,7 @@ impl FileModel {
     /// Lines of `path` shown by a read or a command: numbered lines where the output numbers
     /// them, else consecutive lines from `first`.
     fn view(&mut self, path: &str, output: &str, first: u32) -> Option<RangeInclusive<u32>> {
-        let mut numbered: Vec<(u32, &str)> = output.lines().filter_map(numbered_line).collect();
+        let mut numbered: Vec<(u32, &str)> = output.lines().filter_map(split_line_number).collect();
         if numbered.is_empty() {
             numbered = output.lines().enumerate().map(|(k, l)| (first + k as u32, l)).collect();
         }
@@ -147,39 +146,17 @@ fn replace(file: &mut BTreeMap<u32, String>, old: &str, new: &str) -> Option<Ran
     None
 }
 
-/// Commands that print a file: `sed -n 'A,Bp' F`, `cat [-n] F`, `head [-n] N F`, `nl [-ba] F`.
-static VIEWER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"^(?:sed\s+-n\s+['"]?(\d+),\d+p['"]?|cat(?:\s+-n)?|head(?:\s+-n)?\s+-?\d+|nl(?:\s+-ba)?)\s+(['"]?)([^\s'"|;&<>]+)['"]?$"#)
-        .expect("valid regex")
-});
-
-/// The file a shell command prints, as an absolute path where a `cd` or the call's working
-/// directory says where it ran, and the number of its first printed line. Only a command whose
-/// whole output is that file counts (other parts may only change directory).
+/// The file a shell command prints (see [`file_view`]), relative paths resolved against the
+/// call's working directory, and the number of its first printed line.
 fn viewed_file(command: &str, args: &Value) -> Option<(String, u32)> {
-    let mut dir = args.get("working_dir").or_else(|| args.get("cwd")).and_then(Value::as_str).map(str::to_owned);
-    let mut viewed = None;
-    for part in command.split("&&").flat_map(|p| p.split(';')).map(str::trim).filter(|p| !p.is_empty()) {
-        let part = part.strip_suffix("2>&1").unwrap_or(part).trim();
-        if let Some(target) = part.strip_prefix("cd ") {
-            dir = Some(target.trim().trim_matches(['"', '\'']).to_owned());
-            continue;
-        }
-        let captures = VIEWER.captures(part)?;
-        if viewed.is_some() {
-            return None;
-        }
-        let first = captures.get(1).and_then(|m| m.as_str().parse().ok()).unwrap_or(1);
-        let file = captures.get(3)?.as_str();
-        let path = match &dir {
-            Some(dir) if !file.starts_with('/') => {
-                format!("{}/{}", dir.trim_end_matches('/'), file.trim_start_matches("./"))
-            }
-            _ => file.to_owned(),
-        };
-        viewed = Some((path, first));
-    }
-    viewed
+    let view = file_view(command)?;
+    let first = match view.kind {
+        ViewKind::Numbered => 1,
+        ViewKind::From(first) => first,
+        ViewKind::Grep => return None,
+    };
+    let dir = args.get("working_dir").or_else(|| args.get("cwd")).and_then(Value::as_str);
+    Some((join(dir.map(|d| d.trim_end_matches('/')), &view.path?), first))
 }
 
 /// Runs of consecutive line numbers, as inclusive (first, last).
@@ -194,26 +171,9 @@ fn runs(file: &BTreeMap<u32, String>) -> Vec<(u32, u32)> {
     out
 }
 
-/// A line with a read tool's number prefix (`   421→text`, `   421\ttext`): number and content.
-pub fn numbered_line(line: &str) -> Option<(u32, &str)> {
-    let trimmed = line.trim_start_matches(' ');
-    let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
-    let rest = &trimmed[digits..];
-    let content = rest.strip_prefix('→').or_else(|| rest.strip_prefix('\t'))?;
-    Some((trimmed[..digits].parse().ok()?, content))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbered_lines_of_both_styles() {
-        assert_eq!(numbered_line("    40→def parse(x):"), Some((40, "def parse(x):")));
-        assert_eq!(numbered_line("  7\t\tindented"), Some((7, "\tindented")));
-        assert_eq!(numbered_line("no number"), None);
-        assert_eq!(numbered_line("→ arrow"), None);
-    }
 
     #[test]
     fn commands_that_print_a_file() {
@@ -221,7 +181,7 @@ mod tests {
         assert_eq!(viewed_file("sed -n '380,430p' tests/a.py", &args), Some(("/code/app/tests/a.py".into(), 380)));
         let none = Value::Null;
         assert_eq!(viewed_file("cd /repo && cat -n src/x.rs", &none), Some(("/repo/src/x.rs".into(), 1)));
-        assert_eq!(viewed_file("head -n 40 /etc/hosts 2>&1", &none), Some(("/etc/hosts".into(), 1)));
+        assert_eq!(viewed_file("head -n 40 /etc/hosts.txt 2>&1", &none), Some(("/etc/hosts.txt".into(), 1)));
         assert_eq!(viewed_file("sed -n '1,2p' a && sed -n '3,4p' a", &none), None, "two outputs in one");
         assert_eq!(viewed_file("cat a | grep x", &none), None);
         assert_eq!(viewed_file("python -m pytest", &none), None);

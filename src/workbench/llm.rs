@@ -8,7 +8,7 @@ use std::ops::Range;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::block::{CompressedTurns, Learned, Replaces, fit_delta, neutralise};
+use super::block::{CompressedTurns, Learned, Replaces, fit_delta, neutralise_all};
 use super::board::{Anchor, StateBoard, StateDelta};
 use super::evidence::{Observations, Rejection};
 use crate::compress::{CompressConfig, ToolOutput, compress_tool_output};
@@ -382,41 +382,6 @@ fn reasons(rejections: &[&Rejection]) -> String {
         shown.push(format!("(+{} more)", rejections.len() - 5));
     }
     shown.join("; ")
-}
-
-/// Neutralise every text field of both; how many changed.
-fn neutralise_all(block: &mut CompressedTurns, delta: &mut StateDelta) -> usize {
-    let mut changed = 0;
-    let mut fix = |text: &mut String| {
-        let (clean, was_changed) = neutralise(text);
-        if was_changed {
-            *text = clean;
-            changed += 1;
-        }
-    };
-    fix(&mut block.goal);
-    for item in &mut block.what_we_learned {
-        fix(&mut item.conclusion);
-        item.evidence.iter_mut().for_each(&mut fix);
-    }
-    for anchor in block.anchors.iter_mut().chain(delta.anchors.iter_mut()) {
-        fix(&mut anchor.path);
-        fix(&mut anchor.snippet);
-    }
-    for list in [&mut block.exec_assertions, &mut block.open_questions, &mut block.next_actions] {
-        list.iter_mut().for_each(&mut fix);
-    }
-    for text in [&mut delta.current_goal, &mut delta.goal_shift_reason, &mut delta.status].into_iter().flatten() {
-        fix(text);
-    }
-    for fact in &mut delta.confirmed_facts {
-        fix(&mut fact.text);
-        fact.evidence.iter_mut().for_each(&mut fix);
-    }
-    for list in [&mut delta.unknown, &mut delta.open_questions, &mut delta.exec_assertions, &mut delta.next_actions] {
-        list.iter_mut().for_each(&mut fix);
-    }
-    changed
 }
 
 /// `text` cut to at most `max` bytes on a char boundary, saying how much was cut.

@@ -7,7 +7,7 @@ pub(super) fn looks_like_file(path: &str) -> bool {
 }
 
 /// `path` relative to `cwd`, when it is relative and there is one.
-pub(super) fn join(cwd: Option<&str>, path: &str) -> String {
+pub(crate) fn join(cwd: Option<&str>, path: &str) -> String {
     match cwd {
         Some(dir) if !path.starts_with('/') => format!("{dir}/{path}"),
         _ => path.to_owned(),
@@ -16,14 +16,14 @@ pub(super) fn join(cwd: Option<&str>, path: &str) -> String {
 
 /// What a shell command shows of a file.
 #[derive(Debug, PartialEq)]
-pub(super) struct FileView {
-    pub(super) path: Option<String>,
-    pub(super) cwd: Option<String>,
-    pub(super) kind: ViewKind,
+pub(crate) struct FileView {
+    pub(crate) path: Option<String>,
+    pub(crate) cwd: Option<String>,
+    pub(crate) kind: ViewKind,
 }
 
 #[derive(Debug, PartialEq)]
-pub(super) enum ViewKind {
+pub(crate) enum ViewKind {
     /// `cat -n`, `nl`: numbered lines.
     Numbered,
     /// Plain lines from this number: `sed -n 'A,Bp'`, `cat`, `head`.
@@ -34,7 +34,7 @@ pub(super) enum ViewKind {
 
 /// The file view of a command: after any `cd DIR`, exactly one pipeline whose first stage is
 /// `cat`, `nl`, `sed -n`, `head` or a grep (plain views may only be followed by `head`).
-pub(super) fn file_view(command: &str) -> Option<FileView> {
+pub(crate) fn file_view(command: &str) -> Option<FileView> {
     let mut cwd: Option<String> = None;
     let mut shown = None;
     for pipeline in shell_pipelines(command) {

@@ -12,6 +12,7 @@
 //! - [`tokens`]: exact token counts with tiktoken-rs, safe on any input.
 //! - [`config`]: the one configuration schema shared by every front end.
 //! - [`engine`]: the façade.
+//! - [`replay`]: replays recorded trajectories through context strategies, with exact metrics.
 
 pub mod compress;
 pub mod config;
@@ -22,6 +23,7 @@ pub mod host;
 pub mod import;
 pub mod model;
 pub mod prompt;
+pub mod replay;
 pub mod testing;
 pub mod tokens;
 pub mod workbench;

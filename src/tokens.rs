@@ -183,7 +183,7 @@ fn next_cut(text: &str, target: usize) -> usize {
 ///   unless it is all whitespace;
 /// - an ASCII letter or digit after `\n`: no piece continues past a newline into a word or
 ///   number (the optional prefix of a word piece excludes `\r` and `\n`).
-fn is_safe_boundary(prev: char, next: char) -> bool {
+pub(crate) fn is_safe_boundary(prev: char, next: char) -> bool {
     (next == ' ' && !prev.is_whitespace()) || (prev == '\n' && next.is_ascii_alphanumeric())
 }
 

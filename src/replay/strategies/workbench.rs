@@ -1,0 +1,110 @@
+//! `workbench`: this crate's [`Engine`] over a [`ReplayHost`]. Each call records the messages
+//! that are new since the previous call (a leading system message becomes the call's system
+//! prompt instead) and sends what `prepare_call` assembles. When it fails (a context overflow,
+//! say) the call falls back to the unmanaged history, with a note; it never panics.
+
+use super::Flat;
+use crate::config::Config;
+use crate::engine::{Engine, MessageDraft};
+use crate::error::Result;
+use crate::model::{Message, Role};
+use crate::prompt::CallInput;
+use crate::replay::{Prompt, ReplayHost, Strategy, TokenMemo, flatten};
+use crate::testing::block_on;
+
+/// The engine of this crate, with its default configuration and the replay's window.
+pub struct Workbench {
+    window: usize,
+    engine: Engine<ReplayHost>,
+    recorded: usize,
+    system_prompt: String,
+    llm_requests: usize,
+    flat: Flat,
+}
+
+impl std::fmt::Debug for Workbench {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Workbench").field("window", &self.window).field("recorded", &self.recorded).finish()
+    }
+}
+
+impl Workbench {
+    pub fn new(window: usize) -> Self {
+        let config = Config { window: u32::try_from(window).unwrap_or(u32::MAX), ..Config::default() };
+        Workbench {
+            window,
+            engine: Engine::new(ReplayHost::default(), config),
+            recorded: 0,
+            system_prompt: String::new(),
+            llm_requests: 0,
+            flat: Flat::default(),
+        }
+    }
+
+    /// HOOK: output tokens the engine's own LLM calls (summaries, state updates) cost this call.
+    /// 0 for now: the replay host answers no completion (`llm_requests` counts those it refused).
+    fn aux_output_tokens(&self, llm_requests: usize) -> usize {
+        let _ = llm_requests;
+        0
+    }
+}
+
+impl Strategy for Workbench {
+    fn name(&self) -> &str {
+        "workbench"
+    }
+
+    fn reset(&mut self) {
+        *self = Workbench::new(self.window);
+    }
+
+    fn prompt(&mut self, history: &[Message], _tokens: &mut TokenMemo) -> Result<Prompt> {
+        if history.len() < self.recorded {
+            self.reset();
+        }
+        let mut prompt = Prompt::default();
+        for (i, m) in history.iter().enumerate().skip(self.recorded) {
+            if i == 0 && m.role == Role::System {
+                self.system_prompt = flatten(m.role, &m.content).content.to_string();
+                continue;
+            }
+            let draft = MessageDraft {
+                role: Some(m.role),
+                content: m.content.clone(),
+                branch_id: m.branch_id.clone(),
+                goal_id: m.goal_id.clone(),
+                span_id: m.span_id.clone(),
+                tool_call_id: m.tool_call_id.clone(),
+            };
+            if let Err(e) = self.engine.record(draft) {
+                prompt
+                    .notes
+                    .push(format!("the engine refused a message ({}); it is missing from its prompts", e.code()));
+            }
+        }
+        self.recorded = history.len();
+        let input = CallInput { system_prompt: self.system_prompt.clone(), ..CallInput::default() };
+        let result = block_on(self.engine.prepare_call(&input));
+        let requests = self.engine.host().llm_requests() - self.llm_requests;
+        self.llm_requests += requests;
+        if requests > 0 {
+            prompt.notes.push("the engine asked for a completion; the replay has no LLM".into());
+        }
+        match result {
+            Ok(assembly) => {
+                prompt.messages = assembly.view.messages.iter().map(|m| flatten(m.role, &m.content)).collect();
+                prompt.notes.extend(assembly.notes.iter().map(|n| format!("engine: {n}")));
+                prompt.aux_output_tokens = self.aux_output_tokens(requests);
+            }
+            Err(e) => {
+                prompt.messages = self.flat.sync(history).to_vec();
+                prompt.fallback = true;
+                prompt.notes.push(format!(
+                    "the engine could not prepare the call ({}); the unmanaged history was sent",
+                    e.code()
+                ));
+            }
+        }
+        Ok(prompt)
+    }
+}

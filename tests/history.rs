@@ -130,7 +130,9 @@ fn appending_a_round_keeps_the_previous_prompt_as_a_byte_identical_prefix() {
 /// tail compaction the cost model approves, and the block points at the raw output.
 #[test]
 fn a_finished_round_is_compacted_at_the_tail_when_it_pays() {
-    let engine = Engine::new(TestHost::default(), Config::default());
+    // Batching allows a rewrite from the second call on (the default waits 25 calls).
+    let config = Config::from_json(r#"{"workbench": {"min_calls_between_rewrites": 1}}"#).unwrap();
+    let engine = Engine::new(TestHost::default(), config);
     let log: String = (0..400).map(|i| format!("step {i}: compiled module_{i}.rs in 12ms\n")).collect();
     round(&engine, 1, &log);
     let during = block_on(engine.prepare_call(&input())).unwrap();

@@ -62,10 +62,8 @@ pub fn compact(input: Window<'_>, anchored: &mut Anchored, config: &Config, coun
         open_questions: Vec::new(),
         next_actions: Vec::new(),
     };
-    let dropped = block.fit(config.workbench.block_tokens as usize, counter);
-    if dropped > 0 {
-        notes.push(format!("{dropped} older statements or assertions left out to keep the block within budget"));
-    }
+    // The oldest statements and assertions give way first; the raw trace keeps them all.
+    block.fit(config.workbench.block_tokens as usize, counter);
     block.anchors = anchors;
     let delta = delta(goal, board, &commands, &in_window);
     Extracted { block, delta, notes }

@@ -30,7 +30,9 @@ impl std::fmt::Debug for Workbench {
 
 impl Workbench {
     pub fn new(window: usize) -> Self {
-        let config = Config { window: u32::try_from(window).unwrap_or(u32::MAX), ..Config::default() };
+        // The embedded default: the replay has no LLM, so the extractive compactor writes blocks.
+        let mut config = Config { window: u32::try_from(window).unwrap_or(u32::MAX), ..Config::default() };
+        config.workbench.llm_compactor = false;
         Workbench {
             window,
             engine: Engine::new(ReplayHost::default(), config),
@@ -39,13 +41,6 @@ impl Workbench {
             llm_requests: 0,
             flat: Flat::default(),
         }
-    }
-
-    /// HOOK: output tokens the engine's own LLM calls (summaries, state updates) cost this call.
-    /// 0 for now: the replay host answers no completion (`llm_requests` counts those it refused).
-    fn aux_output_tokens(&self, llm_requests: usize) -> usize {
-        let _ = llm_requests;
-        0
     }
 }
 
@@ -94,7 +89,8 @@ impl Strategy for Workbench {
             Ok(assembly) => {
                 prompt.messages = assembly.view.messages.iter().map(|m| flatten(m.role, &m.content)).collect();
                 prompt.notes.extend(assembly.notes.iter().map(|n| format!("engine: {n}")));
-                prompt.aux_output_tokens = self.aux_output_tokens(requests);
+                // Output tokens the engine's own LLM calls cost (none without an LLM).
+                prompt.aux_output_tokens = assembly.rewrites.iter().map(|r| r.output_tokens as usize).sum();
             }
             Err(e) => {
                 prompt.messages = self.flat.sync(history).to_vec();

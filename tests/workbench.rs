@@ -380,3 +380,54 @@ fn an_oversized_llm_block_is_fitted_and_a_failing_llm_falls_back() {
     assert_eq!(only_block(&engine).compactor, "extractive");
     assert!(a.rewrites[0].notes[0].starts_with("the LLM compactor failed (slow)"), "{:?}", a.rewrites[0].notes);
 }
+
+#[test]
+fn a_state_delta_is_checked_applied_and_appended_to_history_where_it_stays() {
+    let reply = serde_json::json!({"state_delta": {
+        "current_goal": "make lex() keep tabs",
+        "confirmed_facts": [{"text": "the tab test fails", "evidence": ["cmd#2 exit=1"]}],
+        "next_actions": ["patch lex()"]
+    }});
+    let host =
+        TestHost::default().with_reply("not json").with_reply(reply.to_string()).with_reply("nope").with_reply("{}x");
+    let engine = Engine::new(host, Config::default());
+    engine.record(MessageDraft::text(Role::User, "Fix the parser.")).unwrap();
+    step(&engine, 0, "Bash", serde_json::json!({"command": "pytest"}), "1 failed", Some(1));
+    assert_eq!(engine.update_state(Default::default()).unwrap_err().code(), "invalid_input");
+
+    let delta = context_workbench::workbench::StateDelta {
+        current_goal: Some("fix the parser".into()),
+        confirmed_facts: vec![
+            context_workbench::workbench::Fact { text: "pytest fails".into(), evidence: vec!["cmd#2 exit=1".into()] },
+            context_workbench::workbench::Fact { text: "lex() is the culprit".into(), evidence: vec![] },
+        ],
+        anchors: vec![context_workbench::workbench::Anchor {
+            path: "src/lex.py".into(),
+            start_line: 1,
+            end_line: 1,
+            snippet: "def lex(): pass".into(),
+        }],
+        ..Default::default()
+    };
+    let first = engine.update_state(delta).unwrap();
+    assert_eq!((first.version, first.rejected.len()), (1, 2), "{:?}", first.rejected);
+    let board = engine.state_board();
+    assert_eq!(board.unknown, ["lex() is the culprit"]);
+    assert!(board.anchors.is_empty(), "the forged anchor never reaches the board");
+    let a = block_on(engine.prepare_call(&input())).unwrap();
+    let last = text_of(&a.view, a.view.messages.len() - 1);
+    assert!(last.starts_with("<state_delta v1>") && last.contains("- pytest fails [cmd#2 exit=1]"), "{last}");
+
+    let second = block_on(engine.request_state_update()).unwrap();
+    assert_eq!(second.version, 2);
+    assert!(second.conflicts[0].contains("goal changed without a reason"), "{:?}", second.conflicts);
+    assert_eq!(engine.state_board().current_goal, "make lex() keep tabs");
+    let b = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(canonical(&b.view).starts_with(&canonical_prefix(&a.view, a.view.messages.len())), "the delta stays");
+    let requests = engine.host().requests();
+    assert_eq!((requests[0].purpose.as_str(), requests.len()), ("state_update", 2), "one retry");
+
+    let messages = engine.trace().messages.len();
+    assert_eq!(block_on(engine.request_state_update()).unwrap_err().code(), "invalid_input");
+    assert_eq!(engine.trace().messages.len(), messages, "an invalid reply appends nothing");
+}

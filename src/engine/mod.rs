@@ -4,6 +4,7 @@
 //! `.await`, so a JS caller may call into the engine while one of its host calls is pending.
 
 mod calls;
+mod state;
 mod tail;
 
 use std::cell::RefCell;

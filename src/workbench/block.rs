@@ -141,12 +141,29 @@ pub fn neutralise_all(block: &mut CompressedTurns, delta: &mut StateDelta) -> us
         fix(&mut item.conclusion);
         item.evidence.iter_mut().for_each(&mut fix);
     }
-    for anchor in block.anchors.iter_mut().chain(delta.anchors.iter_mut()) {
+    for anchor in &mut block.anchors {
         fix(&mut anchor.path);
         fix(&mut anchor.snippet);
     }
     for list in [&mut block.exec_assertions, &mut block.open_questions, &mut block.next_actions] {
         list.iter_mut().for_each(&mut fix);
+    }
+    changed + neutralise_delta(delta)
+}
+
+/// Neutralise every text of a delta; how many texts had to be defanged.
+pub fn neutralise_delta(delta: &mut StateDelta) -> usize {
+    let mut changed = 0;
+    let mut fix = |text: &mut String| {
+        let (clean, did) = neutralise(text);
+        if did {
+            *text = clean;
+            changed += 1;
+        }
+    };
+    for anchor in &mut delta.anchors {
+        fix(&mut anchor.path);
+        fix(&mut anchor.snippet);
     }
     for text in [&mut delta.current_goal, &mut delta.goal_shift_reason, &mut delta.status].into_iter().flatten() {
         fix(text);

@@ -224,7 +224,10 @@ fn common_prefix_tokens_equals_encoding_both_whole() {
         let b = match round % 3 {
             0 => format!("{}{insert}{}", &base[..cut], &base[cut..]),
             1 => format!("{}{insert}", &base[..cut]),
-            _ => format!("{}{insert}{}", &base[..cut], &base[(cut + 1).min(base.len())..].trim_start()),
+            _ => {
+                let next = cut + base[cut..].chars().next().map_or(0, char::len_utf8);
+                format!("{}{insert}{}", &base[..cut], base[next..].trim_start())
+            }
         };
         let b = if b.is_char_boundary(b.len()) { b } else { continue };
         assert_eq!(common_prefix_tokens(&counter, &base, &b), naive(&base, &b), "round {round} cut {cut}");

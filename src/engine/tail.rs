@@ -7,21 +7,20 @@ use super::Engine;
 use crate::error::{Error, Result};
 use crate::history::view::{RewritePosition, RewriteRecord, TailBlock};
 use crate::host::{Host, Progress};
-use crate::model::{MessageId, Role, Trace};
+use crate::model::{Message, MessageId, Role, Trace};
 use crate::prompt::PromptMessage;
 use crate::workbench::block::{fit_delta, neutralise_all, render_delta};
 use crate::workbench::cost::{RewriteCost, horizon};
-use crate::workbench::extractive;
+use crate::workbench::extractive::{self, Anchored};
 use crate::workbench::turns::{Trigger, triggers, turns};
-use crate::workbench::{CompressedTurns, Replaces, StateDelta};
-use crate::workbench::{Learned, Observations, StateBoard, llm};
+use crate::workbench::{CompressedTurns, Learned, Observations, Replaces, StateBoard, StateDelta, llm};
 
 /// A tail compaction ready to apply.
 pub(super) struct Candidate {
     pub window: Range<usize>,
     pub block: TailBlock,
     pub board: StateBoard,
-    pub anchored: crate::workbench::extractive::Anchored,
+    pub anchored: Anchored,
     pub reasons: Vec<String>,
     pub notes: Vec<String>,
     /// Output tokens the LLM compactor used (0 for the embedded one).
@@ -96,17 +95,7 @@ impl<H: Host> Engine<H> {
                 (None, all[first..first + take].to_vec())
             }
         };
-        let window = chosen.first()?.start..chosen.last()?.end;
-        // Turn numbers count every turn of the trace from the first message.
-        let first_turn = turns(messages, 0).iter().position(|t| t.start == window.start).unwrap_or(0);
-        let replaces = Replaces {
-            start_turn: first_turn,
-            end_turn: first_turn + chosen.len() - 1,
-            first_message: messages[window.start].id.to_string(),
-            last_message: messages[window.end - 1].id.to_string(),
-            span_id,
-        };
-        Some((window, replaces))
+        replacing(messages, &chosen, span_id)
     }
 
     /// Compact an ended span now, wherever it lies (R5.7, R5.10): a goal that is done or
@@ -130,24 +119,15 @@ impl<H: Host> Engine<H> {
                 .filter(|t| t.end <= end + 1)
                 .take_while(|t| messages[t.start].role != Role::User)
                 .collect();
-            let (Some(first), Some(last)) = (chosen.first(), chosen.last()) else {
+            let Some((window, replaces)) = replacing(messages, &chosen, Some(id.to_owned())) else {
                 return Err(Error::InvalidInput(format!("span `{id}` has no turns to compact")));
             };
-            let window = first.start..last.end;
             let view = &state.view;
             let overlaps = view.blocks.iter().any(|b| b.start < window.end && window.start < b.end)
                 || view.summary.as_ref().is_some_and(|s| s.start < window.end && window.start < s.end);
             if overlaps {
                 return Err(Error::InvalidInput(format!("span `{id}` overlaps history already compacted")));
             }
-            let first_turn = turns(messages, 0).iter().position(|t| t.start == window.start).unwrap_or(0);
-            let replaces = Replaces {
-                start_turn: first_turn,
-                end_turn: first_turn + chosen.len() - 1,
-                first_message: messages[window.start].id.to_string(),
-                last_message: messages[window.end - 1].id.to_string(),
-                span_id: Some(id.to_owned()),
-            };
             (window, replaces)
         };
         let candidate = self.build_block(window, replaces, vec![format!("span {id} compacted on request")]).await;
@@ -350,6 +330,25 @@ impl<H: Host> Engine<H> {
         let w = &self.config.workbench;
         RewriteCost::new(&self.config.prices, kept, old, new, horizon(state.calls, w.min_horizon, w.max_horizon))
     }
+}
+
+/// The raw range of the turns `chosen` and what a block over them replaces; turn numbers count
+/// every turn of the trace from the first message.
+fn replacing(
+    messages: &[Message],
+    chosen: &[Range<usize>],
+    span_id: Option<String>,
+) -> Option<(Range<usize>, Replaces)> {
+    let window = chosen.first()?.start..chosen.last()?.end;
+    let first_turn = turns(messages, 0).iter().position(|t| t.start == window.start).unwrap_or(0);
+    let replaces = Replaces {
+        start_turn: first_turn,
+        end_turn: first_turn + chosen.len() - 1,
+        first_message: messages[window.start].id.to_string(),
+        last_message: messages[window.end - 1].id.to_string(),
+        span_id,
+    };
+    Some((window, replaces))
 }
 
 /// The goal a block states: the newest open span's goal, else the mission.

@@ -175,6 +175,7 @@ impl<H: Host> Engine<H> {
         }
         state.view = HistoryView::default();
         state.previous_prompt = None;
+        state.previous_messages.clear();
         Ok(repaired.notes)
     }
 

@@ -224,6 +224,7 @@ fn a_summary_in_the_middle_is_reported_with_its_cost() {
     assert_eq!(summary.position, RewritePosition::Middle);
     assert!(summary.cost.tokens_before > summary.cost.tokens_after && summary.cost.kept_prefix_tokens > 0);
     assert!(summary.notes[0].contains("cached tokens lost"), "{:?}", summary.notes);
+    assert_eq!(summary.output_tokens as usize, engine.count_tokens("Objectives: fix the build."), "the LLM's output");
     assert_eq!(engine.history_view().rewrites.len(), middle.len(), "every rewrite is on record");
 }
 

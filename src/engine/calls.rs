@@ -59,8 +59,13 @@ impl<H: Host> Engine<H> {
                 let (mechanism, compaction_notes) = self.compact().await;
                 notes.extend(compaction_notes);
                 assembly = self.assemble_now(input, rules.as_ref());
-                if let Some(mechanism) = mechanism {
-                    rewrites.push(self.record_middle(mechanism, &before, &assembly.view.messages));
+                if let Some((mechanism, output_tokens)) = mechanism {
+                    let mut record = self.record_middle(mechanism, &before, &assembly.view.messages);
+                    record.output_tokens = output_tokens;
+                    if let Some(kept) = self.state.borrow_mut().view.rewrites.last_mut() {
+                        kept.output_tokens = output_tokens;
+                    }
+                    rewrites.push(record);
                 }
             }
         }
@@ -245,7 +250,8 @@ impl<H: Host> Engine<H> {
 
     /// Summarise the rounds before the kept ones through the host's LLM; on a timeout or any
     /// LLM error, drop them with R4.6's notice. Returns the mechanism used, if any, and notes.
-    async fn compact(&self) -> (Option<&'static str>, Vec<String>) {
+    /// The mechanism is returned with the output tokens its LLM call used.
+    async fn compact(&self) -> (Option<(&'static str, u64)>, Vec<String>) {
         let planned = {
             let state = self.state.borrow();
             let cut = compaction::plan_cut(&state.trace.messages, &state.view, self.config.min_rounds_kept as usize);
@@ -261,6 +267,7 @@ impl<H: Host> Engine<H> {
         self.report(&rounds_note, false);
         match self.host.complete(request).await {
             Ok(reply) if !reply.text.trim().is_empty() => {
+                let output_tokens = reply.usage.map_or(0, |u| u.completion_tokens);
                 let rehydration = self.rehydration(cut.end).await;
                 let summary = if rehydration.is_empty() {
                     reply.text
@@ -269,7 +276,7 @@ impl<H: Host> Engine<H> {
                 };
                 compaction::apply_summary(&mut self.state.borrow_mut().view, cut, &summary);
                 self.report("summary archived", true);
-                (Some("summary"), vec![rounds_note])
+                (Some(("summary", output_tokens)), vec![rounds_note])
             }
             outcome => {
                 let notice = match outcome {
@@ -282,7 +289,7 @@ impl<H: Host> Engine<H> {
                     compaction::apply_truncation(&mut state.view, &state.trace.messages, cut, notice);
                 }
                 self.report(notice, true);
-                (Some("truncation"), vec![notice.to_owned()])
+                (Some(("truncation", 0)), vec![notice.to_owned()])
             }
         }
     }

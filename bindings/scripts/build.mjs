@@ -11,7 +11,8 @@ const root = path.dirname(bindings);
 const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
 
 run('cargo', ['build', '--lib', '--profile', 'wasm-release', '--target', 'wasm32-unknown-unknown', '--features', 'wasm']);
-const wasm = path.join(root, 'target/wasm32-unknown-unknown/wasm-release/context_workbench.wasm');
+const targetDir = path.resolve(root, process.env.CARGO_TARGET_DIR ?? 'target');
+const wasm = path.join(targetDir, 'wasm32-unknown-unknown/wasm-release/context_workbench.wasm');
 for (const target of ['nodejs', 'web']) {
   const out = path.join(bindings, 'dist', target === 'nodejs' ? 'node' : 'web');
   run('wasm-bindgen', ['--target', target, '--out-dir', out, wasm]);

@@ -89,7 +89,7 @@ test('bad hosts and configs throw typed errors', () => {
 });
 
 test('wasm counts equal native counts on every shared trace', () => {
-  const bin = process.env.WORKBENCH_BIN ?? path.join(root, 'target/release/workbench');
+  const bin = process.env.WORKBENCH_BIN ?? path.resolve(root, process.env.CARGO_TARGET_DIR ?? 'target', 'release/workbench');
   const traces = path.resolve(root, '../shared/traces');
   const lines = execFileSync(bin, ['count', traces], { encoding: 'utf8', maxBuffer: 1 << 24 }).trim().split('\n');
   const engine = new ContextEngine(host(async () => ({ text: '' })));

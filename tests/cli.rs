@@ -127,3 +127,114 @@ fn compress_prints_the_history_form_of_standard_input() {
     assert!(text.ends_with("full output: raw#stdin]"), "{text}");
     assert!(json["tokens_out"].as_u64().unwrap() < json["tokens_in"].as_u64().unwrap());
 }
+
+/// A small real trajectory: 11 recorded calls.
+const SMALL: &str = "../shared/traces/vorflux/django__django-14373.json";
+const STRATEGIES: [&str; 5] = ["raw", "mask", "opencode", "codex", "workbench"];
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn recorded_calls(file: &str) -> usize {
+    let text = std::fs::read_to_string(file).unwrap();
+    context_workbench::import::import(file, &text).unwrap()[0].calls.len()
+}
+
+#[test]
+fn replay_prints_one_row_per_strategy() {
+    let out = workbench(&["replay", SMALL]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("strategy") && lines[0].contains("vs raw"), "{text}");
+    let firsts: Vec<&str> = lines[1..].iter().map(|l| l.split_whitespace().next().unwrap()).collect();
+    assert_eq!(firsts, STRATEGIES);
+    let calls = recorded_calls(SMALL).to_string();
+    assert!(lines[1..].iter().all(|l| l.split_whitespace().nth(1) == Some(calls.as_str())), "{text}");
+    assert!(lines[1].contains("1.00x"), "{text}");
+    assert!(
+        stderr(&out).contains(&format!("1 trajectory, {calls} calls, from 1 file (0 skipped)")),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn replay_skips_files_that_are_not_trajectories() {
+    let dir = scratch("replay-skip");
+    std::fs::copy(SMALL, dir.join("run.json")).unwrap();
+    std::fs::write(dir.join("NOTES.md"), "# not a trajectory\n").unwrap();
+    let out = workbench(&["replay", "--strategy", "raw,workbench", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let notes = stderr(&out);
+    let skip = notes.lines().find(|l| l.starts_with("workbench: skipped ")).unwrap_or_default();
+    assert!(skip.contains("NOTES.md"), "{notes}");
+    assert!(notes.contains("from 1 file (1 skipped)"), "{notes}");
+    assert_eq!(stdout(&out).lines().count(), 3);
+
+    std::fs::remove_file(dir.join("run.json")).unwrap();
+    let out = workbench(&["replay", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no trajectory found"), "{}", stderr(&out));
+}
+
+#[test]
+fn replay_emits_the_workbench_prompt_of_every_call() {
+    let dir = scratch("replay-emit");
+    let file = dir.join("prompts.jsonl");
+    let out = workbench(&["replay", "--strategy", "workbench", "--emit-prompts", file.to_str().unwrap(), SMALL]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), recorded_calls(SMALL));
+    for (k, line) in lines.iter().enumerate() {
+        assert_eq!(line["call"], k);
+        let messages = line["messages"].as_array().unwrap();
+        assert!(!messages.is_empty());
+        assert!(messages.iter().all(|m| m["role"].is_string() && m["content"].is_string()), "{line}");
+        assert!(line["aux_output_tokens"].is_u64());
+    }
+}
+
+#[test]
+fn replay_refuses_bad_requests_naming_what_is_wrong() {
+    let dir = scratch("replay-bad");
+    let file = dir.join("prompts.jsonl");
+    let two = "../shared/traces/vorflux/django__django-15104.json";
+    let out = workbench(&["replay", "--emit-prompts", file.to_str().unwrap(), SMALL, two]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("exactly one trajectory, found 2"), "{}", stderr(&out));
+    assert!(!file.exists());
+
+    let out = workbench(&["replay", "--strategy", "raw,nope", SMALL]);
+    assert_eq!(out.status.code(), Some(2));
+    let message = stderr(&out);
+    assert!(message.contains("nope") && STRATEGIES.iter().all(|s| message.contains(s)), "{message}");
+
+    let missing = dir.join("no-such-dir");
+    let out = workbench(&["replay", SMALL, missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains(missing.to_str().unwrap()), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn replay_writes_a_self_contained_report_with_the_same_bytes_every_time() {
+    let dir = scratch("replay-report");
+    let pages: Vec<Vec<u8>> = ["one", "two"]
+        .iter()
+        .map(|name| {
+            let report = dir.join(name);
+            let out = workbench(&["replay", "--report", report.to_str().unwrap(), SMALL]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            std::fs::read(report.join("index.html")).unwrap()
+        })
+        .collect();
+    assert!(pages[0] == pages[1], "two runs wrote different reports");
+    let html = String::from_utf8(pages[0].clone()).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("<svg"));
+    assert!(STRATEGIES.iter().all(|s| html.contains(s)));
+    assert!(!html.contains("http://") && !html.contains("https://") && !html.contains("<script"));
+    assert!(html.contains("window 200k") && html.contains("80% 160k"));
+}

@@ -261,17 +261,23 @@ pub fn aggregate<'a>(runs: impl IntoIterator<Item = &'a StrategyRun>) -> Vec<(St
     out
 }
 
-/// A plain-text table of totals, one row per strategy.
+/// A plain-text table of totals, one row per strategy. When a row is named `raw`, each row's
+/// prompt tokens and cost are also given as a ratio to raw's (`0.31x`, `-` when raw's is 0).
 pub fn format_table(rows: &[(String, Totals)]) -> String {
+    let raw = rows.iter().find(|(name, _)| name == "raw").map(|(_, t)| t);
+    let ratio = |of: f64, raw: f64| if raw > 0.0 { format!("{:.2}x", of / raw) } else { "-".to_owned() };
+    let vs_raw = |cell: String| if raw.is_some() { format!(" {cell:>6}") } else { String::new() };
     let mut out = format!(
-        "{:<10} {:>6} {:>13} {:>7} {:>12} {:>9} {:>14} {:>8} {:>7} {:>8} {:>9} {:>16}\n",
+        "{:<10} {:>6} {:>13}{} {:>7} {:>12} {:>9} {:>14}{} {:>8} {:>7} {:>8} {:>9} {:>16}\n",
         "strategy",
         "calls",
         "prompt",
+        vs_raw("vs raw".into()),
         "cached",
         "written",
         "aux out",
         "cost",
+        vs_raw("vs raw".into()),
         "peak",
         ">window",
         "rewrites",
@@ -282,15 +288,20 @@ pub fn format_table(rows: &[(String, Totals)]) -> String {
         let recall = t
             .edit_recall()
             .map_or_else(|| "-".to_owned(), |r| format!("{:.3} ({}/{})", r, t.edits_kept, t.edits_counted));
+        let (prompt_ratio, cost_ratio) = raw.map_or_else(Default::default, |r| {
+            (ratio(t.prompt_tokens as f64, r.prompt_tokens as f64), ratio(t.cost, r.cost))
+        });
         out.push_str(&format!(
-            "{:<10} {:>6} {:>13} {:>6.1}% {:>12} {:>9} {:>14.0} {:>8} {:>7} {:>8} {:>9} {:>16}\n",
+            "{:<10} {:>6} {:>13}{} {:>6.1}% {:>12} {:>9} {:>14.0}{} {:>8} {:>7} {:>8} {:>9} {:>16}\n",
             name,
             t.calls,
             t.prompt_tokens,
+            vs_raw(prompt_ratio),
             100.0 * t.cached_share(),
             t.written,
             t.aux_output_tokens,
             t.cost,
+            vs_raw(cost_ratio),
             t.peak_prompt_tokens,
             t.above_window,
             t.rewrites,

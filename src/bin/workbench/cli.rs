@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::{compress, count, llm_check};
+use crate::{compress, count, llm_check, replay};
 use context_workbench::Config;
 use context_workbench::tokens::Encoding;
 
@@ -56,6 +56,29 @@ enum Command {
         #[arg(long, value_name = "DIR", conflicts_with_all = ["tool", "json", "exit_code"])]
         stats: Option<PathBuf>,
     },
+    /// Replay recorded trajectories through the context strategies and print what each would
+    /// have cost: tokens, cache, cost, peak, rewrites, edit recall.
+    Replay {
+        /// Trajectory files or directories (walked in sorted order); other files are skipped
+        /// with a note.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// `all`, or a comma-separated list of: raw, mask, opencode, codex, workbench.
+        #[arg(long, default_value = "all", value_name = "all|NAME,...")]
+        strategy: String,
+        /// The model's context window in tokens (default: the config file's `window`, 200000).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        window: Option<u32>,
+        /// Write the workbench strategy's prompt of every call as JSON lines (one trajectory only).
+        #[arg(long, value_name = "FILE.jsonl")]
+        emit_prompts: Option<PathBuf>,
+        /// Write a self-contained HTML report to DIR/index.html.
+        #[arg(long, value_name = "DIR")]
+        report: Option<PathBuf>,
+        /// Also print one row per trajectory per strategy, with the strategies' notes.
+        #[arg(long)]
+        verbose: bool,
+    },
     /// Send one short prompt to the configured LLM and print its reply and usage.
     LlmCheck {
         #[arg(default_value = "Reply with the single word: ready")]
@@ -77,6 +100,9 @@ pub fn main() -> ExitCode {
         Command::Compress { stats: Some(dir), .. } => compress::stats(&config, &dir),
         Command::Compress { tool, args, exit_code, json, stats: None } => {
             compress::one(&config, compress::One { tool: tool.unwrap_or_default(), args, exit_code, json })
+        }
+        Command::Replay { paths, strategy, window, emit_prompts, report, verbose } => {
+            replay::run(&config, replay::Args { paths, strategy, window, emit_prompts, report, verbose })
         }
         Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),
     }

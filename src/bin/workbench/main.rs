@@ -9,6 +9,10 @@ mod compress;
 mod count;
 #[cfg(not(target_arch = "wasm32"))]
 mod llm_check;
+#[cfg(not(target_arch = "wasm32"))]
+mod replay;
+#[cfg(not(target_arch = "wasm32"))]
+mod report;
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {

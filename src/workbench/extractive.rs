@@ -42,6 +42,7 @@ pub struct Window<'a> {
     pub board: &'a StateBoard,
 }
 
+/// The block and delta for `input.range`; `anchored` learns the lines the new anchors show.
 pub fn compact(input: Window<'_>, anchored: &mut Anchored, config: &Config, counter: &TokenCounter) -> Extracted {
     let Window { messages, range: window, replaces, goal, board } = input;
     let seen = messages.get(..window.end).unwrap_or(messages);

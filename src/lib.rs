@@ -11,6 +11,7 @@
 //! - [`model`]: traces, messages, rounds, spans; their serde form is the persisted format.
 //! - [`tokens`]: exact token counts with tiktoken-rs, safe on any input.
 //! - [`config`]: the one configuration schema shared by every front end.
+//! - [`goals`]: the goal tree, its tools (`goal`, `step`, `explore`), numbering and events.
 //! - [`engine`]: the façade.
 //! - [`replay`]: replays recorded trajectories through context strategies, with exact metrics.
 
@@ -18,6 +19,7 @@ pub mod compress;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod goals;
 pub mod history;
 pub mod host;
 pub mod import;

@@ -1,5 +1,7 @@
 //! `{{placeholder}}` templates: every prompt text lives in `prompts/`, filled here.
 
+use std::collections::BTreeMap;
+
 /// A prompt file without its leading `<!-- … -->` comment (which documents the placeholders)
 /// and without its final newline.
 pub fn body(file: &str) -> &str {
@@ -37,9 +39,46 @@ pub fn render(template: &str, values: &[(&str, &str)]) -> String {
     out
 }
 
+/// A prompt file cut into named sections: a section starts at a line holding only
+/// `<!-- section: NAME -->` and runs to the next such line, its trailing newlines dropped.
+/// Text before the first section (the file's documenting comment) belongs to none.
+pub fn sections(text: &str) -> BTreeMap<&str, String> {
+    let mut sections = BTreeMap::new();
+    let mut current: Option<(&str, String)> = None;
+    for line in text.lines() {
+        let marker = line.trim().strip_prefix("<!-- section:").and_then(|rest| rest.strip_suffix("-->"));
+        match (marker, current.as_mut()) {
+            (Some(name), _) => {
+                if let Some((done, body)) = current.take() {
+                    sections.insert(done, body.trim_end_matches('\n').to_owned());
+                }
+                current = Some((name.trim(), String::new()));
+            }
+            (None, Some((_, body))) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            (None, None) => {}
+        }
+    }
+    if let Some((done, body)) = current {
+        sections.insert(done, body.trim_end_matches('\n').to_owned());
+    }
+    sections
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{body, render};
+    use super::{body, render, sections};
+
+    #[test]
+    fn files_cut_into_named_sections() {
+        let text = "<!-- doc -->\n<!-- section: a -->\none\ntwo\n\n<!-- section: b -->\nthree\n";
+        let cut = sections(text);
+        assert_eq!(cut.get("a").map(String::as_str), Some("one\ntwo"));
+        assert_eq!(cut.get("b").map(String::as_str), Some("three"));
+        assert_eq!(cut.len(), 2);
+    }
 
     #[test]
     fn prompt_files_lose_their_comment() {

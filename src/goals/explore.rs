@@ -1,0 +1,264 @@
+//! Exploration (R6.5): an `explore_start` goal with its branches, each run by the host as a
+//! sub-agent with its own [`GoalTree`]; when every branch has finished, an `explore_merge` goal
+//! holds their summaries, and that merge summary is all the main line keeps.
+
+use super::events::EventKind;
+use super::text::{fill, text};
+use super::{Branch, BranchStatus, GoalStatus, GoalTree, GoalType, ToolError};
+use crate::model::{BranchId, GoalId};
+
+/// What [`GoalTree::merge`] recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Merged {
+    /// The `explore_merge` goal.
+    pub goal_id: GoalId,
+    /// Every branch's summary, formatted: the `explore` tool's result.
+    pub merge_summary: String,
+}
+
+impl GoalTree {
+    /// Start an exploration with one branch per description: an `explore_start` goal, in
+    /// progress, under the focused goal (top level when none), and one branch each, ids `A`, `B`
+    /// … continuing across explorations. Zero branches, more than `max_branches`, or an
+    /// exploration still running are errors.
+    pub fn start_explore(&mut self, descriptions: &[&str]) -> Result<Vec<BranchId>, ToolError> {
+        let max = self.config().max_branches;
+        if descriptions.is_empty() {
+            return Err(ToolError::new("explore: no branches; give at least one description"));
+        }
+        if descriptions.len() > max {
+            return Err(ToolError::new(format!(
+                "explore: {} branches; at most {max}; keep the most promising ones",
+                descriptions.len()
+            )));
+        }
+        let descriptions = self.check_descriptions("explore", descriptions)?;
+        if let Some(running) = self.running_explore() {
+            let open: Vec<&str> = self
+                .branches()
+                .iter()
+                .filter(|b| b.explore_start_id == running && b.status == BranchStatus::Exploring)
+                .map(|b| b.id.as_str())
+                .collect();
+            let listed = if open.is_empty() { "none".to_owned() } else { open.join(", ") };
+            return Err(ToolError::new(format!(
+                "explore: an exploration is still running (open branches: {listed}); merge it first"
+            )));
+        }
+        if self.goals().len() >= self.config().max_goals {
+            return Err(ToolError::new(format!("explore: the tree already holds {} goals", self.goals().len())));
+        }
+        self.transact(|tree| {
+            let count = descriptions.len().to_string();
+            let description = fill("explore_start_description", &[("count", &count)]);
+            let parent = tree.current_id().cloned();
+            let mut goal = tree.new_goal(parent, GoalType::ExploreStart, &description);
+            goal.status = GoalStatus::InProgress;
+            let ids: Vec<BranchId> = descriptions.iter().map(|_| tree.new_branch_id()).collect();
+            goal.branch_ids = ids.clone();
+            let start_id = goal.id.clone();
+            tree.goals_mut().push(goal);
+            tree.emit_added(tree.goals().len() - 1);
+            for (id, description) in ids.iter().zip(&descriptions) {
+                let branch = Branch {
+                    id: id.clone(),
+                    explore_start_id: start_id.clone(),
+                    description: (*description).to_owned(),
+                    status: BranchStatus::Exploring,
+                    summary: None,
+                };
+                tree.branches_mut().push(branch.clone());
+                tree.push_event(EventKind::BranchStarted { explore_start_id: start_id.clone(), branch });
+            }
+            Ok(ids)
+        })
+    }
+
+    /// Record that a branch finished, with its summary.
+    pub fn finish_branch(&mut self, branch: &BranchId, summary: &str) -> Result<(), ToolError> {
+        let summary = summary.trim();
+        let Some(found) = self.branch(branch) else {
+            let known: Vec<&str> = self.branches().iter().map(|b| b.id.as_str()).collect();
+            let known = if known.is_empty() {
+                "there are none".to_owned()
+            } else {
+                format!("branches are {}", known.join(", "))
+            };
+            return Err(ToolError::new(format!("finish_branch: no branch {branch}; {known}")));
+        };
+        if found.status == BranchStatus::Completed {
+            return Err(ToolError::new(format!("finish_branch: branch {branch} has already finished")));
+        }
+        if summary.is_empty() {
+            return Err(ToolError::new(format!("finish_branch: the summary of branch {branch} is empty")));
+        }
+        self.check_len("finish_branch", "summary", summary, self.config().max_summary_chars)?;
+        self.transact(|tree| {
+            if let Some(b) = tree.branches_mut().iter_mut().find(|b| b.id == *branch) {
+                b.status = BranchStatus::Completed;
+                b.summary = Some(summary.to_owned());
+            }
+            tree.push_event(EventKind::BranchCompleted { branch_id: branch.clone(), summary: summary.to_owned() });
+            Ok(())
+        })
+    }
+
+    /// Merge the running exploration once every branch has finished: an `explore_merge` goal,
+    /// completed, right after the `explore_start` goal, with the merge summary and the selected
+    /// branch (which must be one of the exploration's); the `explore_start` goal completes.
+    pub fn merge(&mut self, selected: Option<&BranchId>) -> Result<Merged, ToolError> {
+        let Some(start_id) = self.running_explore() else {
+            return Err(ToolError::new("merge: no exploration is running"));
+        };
+        let branches: Vec<Branch> =
+            self.branches().iter().filter(|b| b.explore_start_id == start_id).cloned().collect();
+        let open: Vec<&str> =
+            branches.iter().filter(|b| b.status == BranchStatus::Exploring).map(|b| b.id.as_str()).collect();
+        if !open.is_empty() {
+            return Err(ToolError::new(format!("merge: branches {} have not finished", open.join(", "))));
+        }
+        if let Some(selected) = selected
+            && !branches.iter().any(|b| b.id == *selected)
+        {
+            let ids: Vec<&str> = branches.iter().map(|b| b.id.as_str()).collect();
+            return Err(ToolError::new(format!(
+                "merge: branch {selected} is not part of this exploration; its branches are {}",
+                ids.join(", ")
+            )));
+        }
+        self.transact(|tree| {
+            let merge_summary = merge_summary(&branches, selected);
+            let start = tree.index_of(&start_id).ok_or_else(|| ToolError::new("merge: the exploration is gone"))?;
+            let parent = tree.goals()[start].parent_id.clone();
+            let description = match selected {
+                Some(id) => fill("merge_description", &[("selected", id.as_str())]),
+                None => text("merge_description_none").to_owned(),
+            };
+            let mut goal = tree.new_goal(parent, GoalType::ExploreMerge, &description);
+            goal.status = GoalStatus::Completed;
+            goal.explore_start_id = Some(start_id.clone());
+            goal.merge_summary = Some(merge_summary.clone());
+            goal.selected_branch = selected.cloned();
+            goal.summary = Some(digest(&branches));
+            let merge_id = goal.id.clone();
+            tree.goals_mut().insert(start + 1, goal);
+            tree.emit_added(start + 1);
+            let start_goal = &mut tree.goals_mut()[start];
+            start_goal.status = GoalStatus::Completed;
+            start_goal.summary = Some(digest(&branches));
+            tree.emit_updated(&start_id, std::slice::from_ref(&start_id));
+            tree.push_event(EventKind::ExploreCompleted {
+                explore_start_id: start_id.clone(),
+                merge_goal_id: merge_id.clone(),
+                merge_summary: merge_summary.clone(),
+                selected_branch: selected.cloned(),
+            });
+            Ok(Merged { goal_id: merge_id, merge_summary })
+        })
+    }
+
+    /// The `explore_start` goal still in progress, if any.
+    pub fn running_explore(&self) -> Option<GoalId> {
+        self.goals()
+            .iter()
+            .find(|g| g.goal_type == GoalType::ExploreStart && g.status == GoalStatus::InProgress)
+            .map(|g| g.id.clone())
+    }
+}
+
+/// The `explore` tool's result: one section per branch, then which was selected (seed 002).
+fn merge_summary(branches: &[Branch], selected: Option<&BranchId>) -> String {
+    let mut parts = vec![text("merge_header").to_owned()];
+    for branch in branches {
+        parts.push(fill(
+            "merge_branch",
+            &[
+                ("branch", branch.id.as_str()),
+                ("description", &branch.description),
+                ("summary", branch.summary.as_deref().unwrap_or("")),
+            ],
+        ));
+    }
+    parts.push(match selected {
+        Some(id) => fill("merge_selected", &[("selected", id.as_str())]),
+        None => text("merge_choose").to_owned(),
+    });
+    parts.join("\n\n")
+}
+
+/// One line for the plan: `A: first line of its summary; B: …`.
+fn digest(branches: &[Branch]) -> String {
+    let parts: Vec<String> = branches
+        .iter()
+        .map(|b| format!("{}: {}", b.id, super::text::one_line(b.summary.as_deref().unwrap_or(""), 80)))
+        .collect();
+    parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::goals::GoalConfig;
+    use crate::goals::fixtures::test_support::{id, statuses, tree_after};
+
+    #[test]
+    fn an_exploration_starts_finishes_and_merges() {
+        let mut tree = tree_after(&[r#"{"add": "analyse, build"}"#, r#"{"focus": "2"}"#]);
+        let ids = tree.start_explore(&["JWT", " sessions "]).unwrap();
+        assert_eq!(ids, vec![BranchId::from("A"), BranchId::from("B")]);
+        let start = tree.goal(&id(3)).unwrap();
+        assert_eq!(
+            (start.goal_type, start.status, start.parent_id.clone()),
+            (GoalType::ExploreStart, GoalStatus::InProgress, Some(id(2)))
+        );
+        assert_eq!(start.branch_ids, ids);
+        assert_eq!(tree.branch(&"B".into()).unwrap().description, "sessions");
+        assert_eq!(tree.running_explore(), Some(id(3)));
+
+        tree.finish_branch(&"A".into(), "stateless").unwrap();
+        assert_eq!(
+            tree.finish_branch(&"A".into(), "again").unwrap_err().message,
+            "finish_branch: branch A has already finished"
+        );
+        assert_eq!(
+            tree.finish_branch(&"B".into(), " ").unwrap_err().message,
+            "finish_branch: the summary of branch B is empty"
+        );
+        tree.finish_branch(&"B".into(), "needs Redis\nand more").unwrap();
+        let merged = tree.merge(None).unwrap();
+        assert_eq!(merged.goal_id, id(4));
+        assert!(merged.merge_summary.ends_with("---\nEvery branch has finished; choose one to continue."));
+        let merge = tree.goal(&id(4)).unwrap();
+        assert_eq!(merge.summary.as_deref(), Some("A: stateless; B: needs Redis…"));
+        assert_eq!((merge.parent_id.clone(), merge.explore_start_id.clone()), (Some(id(2)), Some(id(3))));
+        assert_eq!(statuses(&tree), vec!["1:pending", "2:in_progress", "3:completed", "4:completed"]);
+        assert_eq!(tree.running_explore(), None);
+        assert_eq!(tree.merge(None).unwrap_err().message, "merge: no exploration is running");
+        tree.validate().unwrap();
+
+        // The next exploration numbers its branches on.
+        assert_eq!(tree.start_explore(&["x"]).unwrap(), vec![BranchId::from("C")]);
+        tree.validate().unwrap();
+    }
+
+    #[test]
+    fn branch_ids_run_past_z() {
+        let mut tree = GoalTree::new("m");
+        let ids: Vec<String> = (0..30).map(|_| tree.new_branch_id().0).collect();
+        assert_eq!(&ids[..3], ["A", "B", "C"]);
+        assert_eq!(&ids[25..], ["Z", "AA", "AB", "AC", "AD"]);
+        tree.next_branch_for_test(26 * 27);
+        assert_eq!(tree.new_branch_id().0, "AAA");
+    }
+
+    #[test]
+    fn branch_counts_are_bounded() {
+        let mut tree = GoalTree::new("m").with_config(GoalConfig { max_branches: 2, ..GoalConfig::default() });
+        assert_eq!(
+            tree.start_explore(&["a", "b", "c"]).unwrap_err().message,
+            "explore: 3 branches; at most 2; keep the most promising ones"
+        );
+        assert_eq!(tree.start_explore(&[]).unwrap_err().message, "explore: no branches; give at least one description");
+        assert!(tree.goals().is_empty() && tree.events().events().is_empty());
+    }
+}

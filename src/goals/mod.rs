@@ -1,0 +1,39 @@
+//! Goals, plans and exploration (R6): the goal tree the model maintains with the `goal` (or
+//! `step`) tool, display numbering, exploration branches, the events of every change, the
+//! renderings for the prompt and for debugging, the step view, agent phases and todo probing.
+//!
+//! Pure: no I/O, no clock (times are passed in), deterministic output. Every tool call either
+//! applies whole or fails with a [`ToolError`] the model can act on, leaving the tree as it was.
+
+mod check;
+mod dump;
+mod events;
+mod explore;
+#[cfg(test)]
+mod fixtures;
+mod numbering;
+mod ops;
+mod phase;
+mod probe;
+mod render;
+mod schema;
+mod stats;
+mod steps;
+mod text;
+mod tool;
+mod tree;
+
+pub use dump::{dump_tree, dump_tree_json};
+pub use events::{AffectedGoal, Event, EventKind, EventLog, GoalUpdates};
+pub use explore::Merged;
+pub use ops::{Abandoned, Placement};
+pub use phase::{Phase, PlanStep, PlanStepStatus, Revision, Workflow, revise_plan};
+pub use probe::{Delivery, ProbeState, todo_probe};
+pub use schema::{explore_spec, goal_spec, goal_tool_specs, read_progress_spec, step_spec};
+pub use stats::{GoalStats, PREVIEW_RUNS, Preview, preview_label};
+pub use steps::{Step, StepStatus, StepType, goal_step_id, step_view};
+pub use tool::{
+    EXPLORE_TOOL, GOAL_TOOL, READ_PROGRESS_TOOL, STEP_TOOL, ToolError, ToolOutcome, call_tool, explore_tool, goal_tool,
+    parse_arguments, read_progress_tool, step_tool,
+};
+pub use tree::{Branch, BranchStatus, GOAL_TREE_FORMAT_VERSION, Goal, GoalConfig, GoalStatus, GoalTree, GoalType};

@@ -62,6 +62,8 @@ impl Default for Config {
 pub struct WorkbenchConfig {
     /// Tail compaction on or off (the prompt then only changes through R4's emergency path).
     pub tail_compaction: bool,
+    /// Put the goal tree's plan at the head of the dynamic tail once the model has a plan (R2.2).
+    pub plan_in_tail: bool,
     /// Ask the host's LLM to write blocks (TAIL_COMPACTION); the embedded compactor is used when
     /// this is off, when the host has no LLM, or when its reply is invalid twice.
     pub llm_compactor: bool,
@@ -93,6 +95,7 @@ impl Default for WorkbenchConfig {
     fn default() -> Self {
         WorkbenchConfig {
             tail_compaction: true,
+            plan_in_tail: true,
             llm_compactor: true,
             trigger_tool_calls: 12,
             raw_output_share: 0.6,

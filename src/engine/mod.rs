@@ -4,6 +4,9 @@
 //! `.await`, so a JS caller may call into the engine while one of its host calls is pending.
 
 mod calls;
+mod goals;
+
+pub use goals::GoalToolResult;
 mod state;
 mod tail;
 
@@ -12,6 +15,7 @@ use std::collections::HashMap;
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::goals::GoalTree;
 use crate::history::HistoryView;
 use crate::history::mentions::{Freshness, append_mention_reminder};
 use crate::history::repair::{RepairNote, repair_history};
@@ -49,6 +53,8 @@ struct State {
     previous_messages: Vec<PromptMessage>,
     /// Token counts of prompt messages that render no raw message, by content hash.
     token_memo: HashMap<u64, usize>,
+    /// The goal tree, from the model's first plan tool call on (R6).
+    goals: Option<GoalTree>,
 }
 
 /// A message to record; the engine fills in id, sequence, description, tokens and time.
@@ -89,6 +95,7 @@ impl<H: Host> Engine<H> {
             last_rewrite_call: None,
             previous_messages: Vec::new(),
             token_memo: HashMap::new(),
+            goals: None,
         };
         Engine { host, config, counter, state: RefCell::new(state) }
     }
@@ -153,7 +160,9 @@ impl<H: Host> Engine<H> {
             created_at_ms: now,
         };
         self.counter.cache_message_tokens(&mut message);
-        state.trace.messages.push(message);
+        drop(state);
+        self.attribute_to_goal(&mut message);
+        self.state.borrow_mut().trace.messages.push(message);
         Ok(id)
     }
 

@@ -1,0 +1,110 @@
+//! The goal tree inside the engine (R6): the model's plan tools change it, recorded messages are
+//! attributed to the focused goal (stats up the ancestor chain, R1.5), each goal is a span, and a
+//! goal that is done or abandoned ends its span, which makes its messages eligible for the
+//! workbench's compaction (R6.3, R6.4 through R5.10: tail under the cost model, or
+//! `compact_span` with its cost reported). Every change is an event (R8.2).
+
+use serde::Serialize;
+
+use super::Engine;
+use crate::goals::{Event, GoalTree, ToolOutcome, call_tool, goal_tool_specs};
+use crate::host::Host;
+use crate::model::{GoalId, Message, MessageId, Span};
+use crate::prompt::ToolSpec;
+
+/// What a plan tool call returns to the model.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GoalToolResult {
+    /// The tool result text: what changed and the plan, or what to do instead.
+    pub text: String,
+    /// True when the call was refused; the tree is then unchanged.
+    pub is_error: bool,
+    /// Branches an `explore` call started, for the host to run as sub-agents.
+    pub branches: Vec<String>,
+}
+
+/// The span id of a goal.
+fn span_of(goal: &GoalId) -> String {
+    format!("goal-{goal}")
+}
+
+impl<H: Host> Engine<H> {
+    /// The plan tools to offer the model: `goal`, `step`, `read_progress`, `explore`.
+    pub fn goal_tools(&self) -> Vec<ToolSpec> {
+        goal_tool_specs(self.goal_tree().config())
+    }
+
+    /// A copy of the goal tree (an empty one, on the mission, before the first plan call).
+    pub fn goal_tree(&self) -> GoalTree {
+        let state = self.state.borrow();
+        state.goals.clone().unwrap_or_else(|| GoalTree::new(state.trace.mission.clone()))
+    }
+
+    /// Every goal event after `since_event_id` (0 for all), for a consumer that resumes.
+    pub fn events_since(&self, since_event_id: u64) -> Vec<Event> {
+        self.state.borrow().goals.as_ref().map_or_else(Vec::new, |t| t.events().since(since_event_id).to_vec())
+    }
+
+    /// Run a plan tool the model called. A refused call is an error result the model can act on,
+    /// never an engine error. Goals that end close their spans; the newly focused goal opens one.
+    pub fn call_goal_tool(&self, name: &str, arguments: &str) -> GoalToolResult {
+        let mut state = self.state.borrow_mut();
+        let state = &mut *state;
+        let tree = state.goals.get_or_insert_with(|| GoalTree::new(state.trace.mission.clone()));
+        let outcome = match call_tool(tree, name, arguments) {
+            Ok(outcome) => outcome,
+            Err(e) => return GoalToolResult { text: e.message, is_error: true, branches: Vec::new() },
+        };
+        let ToolOutcome { mut text, completed, abandoned, replacing, current, branches, .. } = outcome;
+        let summary = |id: &GoalId| tree.goal(id).and_then(|g| g.summary.clone()).unwrap_or_default();
+        let mut ended: Vec<(String, String)> = completed.iter().map(|id| (span_of(id), summary(id))).collect();
+        ended.extend(abandoned.iter().map(|id| (span_of(id), format!("abandoned: {}", summary(id)))));
+        if let Some(replaced) = &replacing {
+            text.push_str(&format!("\n\nWhat the abandoned goal found: {}", summary(replaced)));
+        }
+        let opening = current.and_then(|id| tree.goal(&id).map(|g| (span_of(&id), g.description.clone())));
+        let messages = &state.trace.messages;
+        for (id, outcome) in ended {
+            close_span(&mut state.trace.spans, messages, &id, &outcome);
+        }
+        if let Some((id, goal)) = opening.filter(|(id, _)| !state.trace.spans.iter().any(|s| s.id.as_str() == id)) {
+            let start = MessageId::for_sequence(messages.len() as u64);
+            state.trace.spans.push(Span { id: id.as_str().into(), goal, start, end: None, outcome: None });
+        }
+        GoalToolResult { text, is_error: false, branches: branches.iter().map(ToString::to_string).collect() }
+    }
+
+    /// Attribute a just-recorded message to the focused goal: its id and the stats up the chain.
+    pub(super) fn attribute_to_goal(&self, message: &mut Message) {
+        let mut state = self.state.borrow_mut();
+        let Some(tree) = state.goals.as_mut() else { return };
+        if message.goal_id.is_none() {
+            message.goal_id = tree.current_id().cloned();
+        }
+        if message.goal_id.is_some() {
+            // A message for a goal the tree does not know stays unattributed in the stats.
+            let _ = tree.record(message);
+        }
+    }
+
+    /// The plan block for the dynamic tail (R2.2, R2.4), once the model has a plan.
+    pub(super) fn plan_block(&self) -> Option<String> {
+        let state = self.state.borrow();
+        state.goals.as_ref().filter(|t| !t.goals().is_empty()).map(GoalTree::to_prompt)
+    }
+}
+
+/// End an open span at the newest message; a span that holds no message is dropped.
+fn close_span(spans: &mut Vec<Span>, messages: &[Message], id: &str, outcome: &str) {
+    let Some(k) = spans.iter().position(|s| s.id.as_str() == id && s.end.is_none()) else { return };
+    let started = messages.iter().position(|m| m.id == spans[k].start);
+    match (started, messages.last()) {
+        (Some(_), Some(last)) => {
+            spans[k].end = Some(last.id.clone());
+            spans[k].outcome = Some(outcome.to_owned());
+        }
+        _ => {
+            spans.remove(k);
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! The goal tree inside the engine (R6 with R5.10): plan tools, attribution and stats, the plan
+//! in the tail, events, and a done goal's messages replaced through the workbench's compaction.
+#![cfg(not(target_arch = "wasm32"))]
+
+use context_workbench::history::view::RewritePosition;
+use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
+use context_workbench::prompt::{CallInput, Layer};
+use context_workbench::testing::{TestHost, block_on};
+use context_workbench::{Config, Engine, MessageDraft};
+
+fn step(engine: &Engine<TestHost>, n: usize, output: &str) {
+    let call = ToolCall {
+        id: format!("c{n}").into(),
+        name: "Bash".into(),
+        arguments: format!("{{\"command\":\"check {n}\"}}"),
+    };
+    engine.record(MessageDraft::new(Role::Assistant, vec![ContentPart::ToolCall(call)])).unwrap();
+    let result = ToolResult {
+        call_id: format!("c{n}").into(),
+        name: "Bash".into(),
+        status: ToolStatus::Ok,
+        output: output.into(),
+        stderr: None,
+        exit_code: Some(0),
+    };
+    engine.record(MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)])).unwrap();
+}
+
+#[test]
+fn a_done_goal_is_compacted_through_the_workbench_and_everything_is_an_event() {
+    // Rewrites allowed from the second call; only the goal's end nominates one here.
+    let config = r#"{"workbench": {"min_calls_between_rewrites": 1, "raw_output_share": 1.0}}"#;
+    let engine = Engine::new(TestHost::default(), Config::from_json(config).unwrap());
+    engine.record(MessageDraft::text(Role::User, "Fix the parser so that tabs survive.")).unwrap();
+    let input = CallInput { system_prompt: "You are a coding agent.".into(), ..Default::default() };
+    block_on(engine.prepare_call(&input)).unwrap();
+
+    let refused = engine.call_goal_tool("goal", r#"{"focus": "9"}"#);
+    assert!(refused.is_error && refused.text.contains('9'), "{}", refused.text);
+    let added = engine.call_goal_tool("goal", r#"{"add": "find the bug, fix it"}"#);
+    assert!(!added.is_error, "{}", added.text);
+    let focused = engine.call_goal_tool("goal", r#"{"focus": "1"}"#);
+    assert!(!focused.is_error, "{}", focused.text);
+    let log: String = (0..400).map(|k| format!("scanning token {k}: ok\n")).collect();
+    for n in 0..6 {
+        step(&engine, n, &log);
+    }
+    let tree = engine.goal_tree();
+    let first = &tree.goals()[0];
+    assert_eq!(first.self_stats.message_count, 12, "every step is attributed to the focused goal");
+    assert!(engine.trace().messages[1..].iter().all(|m| m.goal_id.as_ref() == Some(&first.id)));
+
+    let a = block_on(engine.prepare_call(&input)).unwrap();
+    let tail = a.view.messages.iter().find(|m| m.layer == Layer::Tail).expect("the plan is in the tail");
+    let ContentPart::Text { text: plan } = &tail.content[0] else { panic!("a text tail") };
+    assert!(plan.contains("find the bug") && plan.contains("← current"), "{plan}");
+
+    let done = engine.call_goal_tool("goal", r#"{"done": "lex() splits on all whitespace, tabs included"}"#);
+    assert!(!done.is_error, "{}", done.text);
+    step(&engine, 6, "ok");
+    let b = block_on(engine.prepare_call(&input)).unwrap();
+    assert!(a.rewrites.is_empty(), "nothing nominated a compaction before the goal ended");
+    let rewrite = b.rewrites.first().expect("the finished goal is compacted");
+    assert!(rewrite.reasons.iter().any(|r| r.starts_with("span goal-")), "{:?}", rewrite.reasons);
+    assert_eq!(rewrite.position, RewritePosition::Tail);
+    let block = &engine.history_view().blocks[0];
+    assert!(block.text.contains("outcome: lex() splits on all whitespace, tabs included"), "{}", block.text);
+    assert_eq!((block.start, block.end), (1, 13), "exactly the goal's messages");
+
+    let events = engine.events_since(0);
+    let kinds: Vec<String> =
+        events.iter().map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_owned()).collect();
+    assert!(kinds.iter().any(|k| k == "goal_added") && kinds.iter().any(|k| k == "message_added"), "{kinds:?}");
+    assert!(events.windows(2).all(|w| w[1].id == w[0].id + 1), "ids increase one by one");
+    let last = events.last().unwrap().id;
+    assert!(engine.events_since(last).is_empty());
+    assert_eq!(engine.events_since(last - 1).len(), 1);
+}
+
+#[test]
+fn the_plan_tools_are_offered_with_their_schemas() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    let names: Vec<String> = engine.goal_tools().into_iter().map(|t| t.name).collect();
+    assert_eq!(names, ["goal", "step", "read_progress", "explore"]);
+}
+
+#[test]
+fn an_abandoned_goal_carries_its_findings_into_the_replacement_and_ends_its_span() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    engine.record(MessageDraft::text(Role::User, "Speed up the build.")).unwrap();
+    assert!(!engine.call_goal_tool("goal", r#"{"add": "cache the downloads"}"#).is_error);
+    assert!(!engine.call_goal_tool("goal", r#"{"focus": "1"}"#).is_error);
+    step(&engine, 0, "downloads are already cached by the CI image");
+    let replaced = engine
+        .call_goal_tool("goal", r#"{"abandon": "the downloads are already cached", "add": "parallelise the tests"}"#);
+    assert!(!replaced.is_error, "{}", replaced.text);
+    assert!(
+        replaced.text.contains("What the abandoned goal found: the downloads are already cached"),
+        "{}",
+        replaced.text
+    );
+    let span = engine.trace().spans.into_iter().find(|s| s.id.as_str() == "goal-1").unwrap();
+    assert_eq!(span.outcome.as_deref(), Some("abandoned: the downloads are already cached"));
+    assert_eq!(span.end.as_ref().map(|m| m.as_str()), Some("m000002"));
+    let plan = engine.goal_tree().to_prompt();
+    assert!(!plan.contains("cache the downloads") && plan.contains("parallelise the tests"), "{plan}");
+}

@@ -105,3 +105,52 @@ fn an_abandoned_goal_carries_its_findings_into_the_replacement_and_ends_its_span
     let plan = engine.goal_tree().to_prompt();
     assert!(!plan.contains("cache the downloads") && plan.contains("parallelise the tests"), "{plan}");
 }
+
+#[test]
+fn explore_branches_keep_their_own_contexts_and_the_main_line_keeps_the_merge_summary() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    engine.record(MessageDraft::text(Role::User, "Find why the build is slow.")).unwrap();
+    assert_eq!(
+        engine.record_in_branch("A", MessageDraft::text(Role::Assistant, "x")).unwrap_err().code(),
+        "invalid_input"
+    );
+    let refused = engine.call_goal_tool("explore", r#"{"branches": []}"#);
+    assert!(refused.is_error, "{}", refused.text);
+    let started = engine.call_goal_tool("explore", r#"{"branches": ["profile the compiler", "check the cache"]}"#);
+    assert!(!started.is_error, "{}", started.text);
+    assert_eq!(started.branches, ["A", "B"]);
+
+    engine.record_in_branch("A", MessageDraft::text(Role::Assistant, "Profiling: codegen takes 80%.")).unwrap();
+    assert!(engine.call_branch_tool("A", "goal", r#"{"add": "profile codegen"}"#).is_ok());
+    engine.record_in_branch("B", MessageDraft::text(Role::Assistant, "The cache hit rate is 95%.")).unwrap();
+    let prompt = engine.prepare_branch_call("A", &CallInput::default()).unwrap();
+    let texts: Vec<String> = prompt
+        .view
+        .messages
+        .iter()
+        .flat_map(|m| &m.content)
+        .filter_map(|p| match p {
+            ContentPart::Text { text } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(texts.iter().any(|t| t == "profile the compiler") && texts.iter().any(|t| t.contains("codegen takes 80%")));
+    assert!(!texts.iter().any(|t| t.contains("hit rate")), "branches do not see each other");
+
+    assert!(!engine.finish_branch("A", "codegen dominates: 80% of the time").unwrap());
+    assert!(engine.finish_branch("B", "the cache is fine").unwrap(), "every branch has finished");
+    assert_eq!(engine.finish_branch("B", "again").unwrap_err().code(), "invalid_input");
+    let merged = engine.merge_explore(Some("A")).unwrap();
+    assert!(merged.contains("codegen dominates") && merged.contains("the cache is fine"), "{merged}");
+
+    assert!(engine.trace().messages.iter().all(|m| m.branch_id.is_none()), "the main line holds no branch message");
+    assert_eq!(engine.branch_messages("A").len(), 1);
+    let kinds: Vec<String> = engine
+        .events_since(0)
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap()["type"].as_str().unwrap().to_owned())
+        .collect();
+    for kind in ["branch_started", "branch_goal_added", "branch_completed", "explore_completed"] {
+        assert!(kinds.iter().any(|k| k == kind), "{kind} missing from {kinds:?}");
+    }
+}

@@ -3,6 +3,7 @@
 //! Methods take `&self`; mutable state lives in a `RefCell` that is never borrowed across an
 //! `.await`, so a JS caller may call into the engine while one of its host calls is pending.
 
+mod branches;
 mod calls;
 mod goals;
 
@@ -55,6 +56,8 @@ struct State {
     token_memo: HashMap<u64, usize>,
     /// The goal tree, from the model's first plan tool call on (R6).
     goals: Option<GoalTree>,
+    /// Explore branches' contexts, apart from the main line (R6.5).
+    branches: branches::Branches,
 }
 
 /// A message to record; the engine fills in id, sequence, description, tokens and time.
@@ -96,6 +99,7 @@ impl<H: Host> Engine<H> {
             previous_messages: Vec::new(),
             token_memo: HashMap::new(),
             goals: None,
+            branches: Default::default(),
         };
         Engine { host, config, counter, state: RefCell::new(state) }
     }

@@ -1,0 +1,163 @@
+//! Explore branches (R6.5): the host runs each branch of an `explore` call as a sub-agent; the
+//! engine keeps the branch's context (its messages and its own goal tree) apart from the main
+//! line, and when every branch has finished, the merge summary is all the main line keeps.
+
+use std::collections::BTreeMap;
+
+use super::{Engine, MessageDraft};
+use crate::error::{Error, Result};
+use crate::goals::{BranchStatus, GoalTree, call_tool};
+use crate::history::HistoryView;
+use crate::host::Host;
+use crate::model::{BranchId, Message, MessageId, Role};
+use crate::prompt::assemble::{self, Assembly, CallInput};
+
+/// One branch's context.
+#[derive(Debug, Clone)]
+pub(super) struct BranchContext {
+    tree: GoalTree,
+    messages: Vec<Message>,
+}
+
+/// The branch contexts of a trace, by branch id.
+pub(super) type Branches = BTreeMap<String, BranchContext>;
+
+impl<H: Host> Engine<H> {
+    /// Record a message into an exploring branch; its own goal tree attributes it, and the
+    /// events join the trace's log.
+    pub fn record_in_branch(&self, branch: &str, draft: MessageDraft) -> Result<MessageId> {
+        let role = draft.role.ok_or_else(|| Error::InvalidInput("a message needs a role".into()))?;
+        let now = self.host.now_ms();
+        let mut state = self.state.borrow_mut();
+        let state = &mut *state;
+        let main = state.goals.as_mut().ok_or_else(|| no_branch(branch))?;
+        let open = main.branch(&BranchId::from(branch)).is_some_and(|b| b.status == BranchStatus::Exploring);
+        if !open {
+            return Err(no_branch(branch));
+        }
+        let mission = main.branch(&BranchId::from(branch)).map(|b| b.description.clone()).unwrap_or_default();
+        let context = state.branches.entry(branch.to_owned()).or_insert_with(|| BranchContext {
+            tree: GoalTree::for_branch(branch.into(), mission),
+            messages: Vec::new(),
+        });
+        let sequence = context.messages.len() as u64;
+        let id = MessageId::from(format!("{branch}-{}", MessageId::for_sequence(sequence)));
+        let mut message = Message {
+            id: id.clone(),
+            trace_id: state.trace.id.clone(),
+            branch_id: Some(branch.into()),
+            role,
+            sequence,
+            goal_id: draft.goal_id.or_else(|| context.tree.current_id().cloned()),
+            span_id: draft.span_id,
+            tool_call_id: draft.tool_call_id,
+            description: Message::describe(role, &draft.content),
+            content: draft.content,
+            tokens: None,
+            cost: None,
+            created_at_ms: now,
+        };
+        self.counter.cache_message_tokens(&mut message);
+        if message.goal_id.is_some() {
+            let _ = context.tree.record(&message);
+        }
+        main.events_mut().append_from(context.tree.events_mut());
+        context.messages.push(message);
+        Ok(id)
+    }
+
+    /// Run a plan tool inside a branch, on the branch's own goal tree.
+    pub fn call_branch_tool(&self, branch: &str, name: &str, arguments: &str) -> Result<String> {
+        let mut state = self.state.borrow_mut();
+        let state = &mut *state;
+        let main = state.goals.as_mut().ok_or_else(|| no_branch(branch))?;
+        let context = state.branches.get_mut(branch).ok_or_else(|| no_branch(branch))?;
+        let outcome = call_tool(&mut context.tree, name, arguments).map_err(|e| Error::InvalidInput(e.message))?;
+        main.events_mut().append_from(context.tree.events_mut());
+        Ok(outcome.text)
+    }
+
+    /// A branch's messages, in order.
+    pub fn branch_messages(&self, branch: &str) -> Vec<Message> {
+        self.state.borrow().branches.get(branch).map_or_else(Vec::new, |c| c.messages.clone())
+    }
+
+    /// The prompt for a branch's next call: the call's system prompt and tools, the branch's
+    /// mission as the opening user message, its messages, and its own plan in the tail.
+    pub fn prepare_branch_call(&self, branch: &str, input: &CallInput) -> Result<Assembly> {
+        let state = self.state.borrow();
+        let context = state.branches.get(branch).ok_or_else(|| no_branch(branch))?;
+        let mut messages = vec![opening(&context.tree, &state.trace.id)];
+        messages.extend(context.messages.iter().cloned());
+        let history = HistoryView::default().render(&messages);
+        let mut input = input.clone();
+        if !context.tree.goals().is_empty() {
+            input.tail.insert(0, context.tree.to_prompt());
+        }
+        let budget = self.config.dynamic_tail_budget as usize;
+        let (view, notes) = assemble::assemble(&input, None, history, budget, &self.counter);
+        let tokens = assemble::count_view(&view, &self.counter);
+        let window = self.config.window as usize;
+        if tokens > window {
+            return Err(Error::ContextOverflow { needed: tokens, window });
+        }
+        Ok(Assembly {
+            view,
+            tokens,
+            tail_rewrite_tokens: 0,
+            first_changed_byte: None,
+            expected_cached_tokens: 0,
+            rewrites: Vec::new(),
+            notes,
+        })
+    }
+
+    /// Record that a branch finished with its summary. Returns true when every branch of the
+    /// exploration has finished, so [`Engine::merge_explore`] can run.
+    pub fn finish_branch(&self, branch: &str, summary: &str) -> Result<bool> {
+        let mut state = self.state.borrow_mut();
+        let main = state.goals.as_mut().ok_or_else(|| no_branch(branch))?;
+        let id = BranchId::from(branch);
+        main.finish_branch(&id, summary).map_err(|e| Error::InvalidInput(e.message))?;
+        let start = main.branch(&id).map(|b| b.explore_start_id.clone());
+        Ok(main
+            .branches()
+            .iter()
+            .filter(|b| Some(&b.explore_start_id) == start.as_ref())
+            .all(|b| b.status == BranchStatus::Completed))
+    }
+
+    /// Merge the finished exploration: the merge summary, which is what the main line keeps (the
+    /// host returns it as the `explore` call's result); `selected` names the branch taken.
+    pub fn merge_explore(&self, selected: Option<&str>) -> Result<String> {
+        let mut state = self.state.borrow_mut();
+        let main = state.goals.as_mut().ok_or_else(|| Error::InvalidInput("no exploration is running".into()))?;
+        let selected = selected.map(BranchId::from);
+        let merged = main.merge(selected.as_ref()).map_err(|e| Error::InvalidInput(e.message))?;
+        Ok(merged.merge_summary)
+    }
+}
+
+fn no_branch(branch: &str) -> Error {
+    Error::InvalidInput(format!("no exploring branch `{branch}`; start one with the explore tool"))
+}
+
+/// The branch's opening message: its mission, as the user of the sub-agent.
+fn opening(tree: &GoalTree, trace: &crate::model::TraceId) -> Message {
+    let content = vec![crate::model::ContentPart::Text { text: tree.mission().to_owned() }];
+    Message {
+        id: MessageId::from("branch-mission"),
+        trace_id: trace.clone(),
+        branch_id: tree.branch_id().cloned(),
+        role: Role::User,
+        sequence: 0,
+        goal_id: None,
+        span_id: None,
+        tool_call_id: None,
+        description: Message::describe(Role::User, &content),
+        content,
+        tokens: None,
+        cost: None,
+        created_at_ms: 0,
+    }
+}

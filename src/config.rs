@@ -64,6 +64,8 @@ pub struct WorkbenchConfig {
     pub tail_compaction: bool,
     /// Put the goal tree's plan at the head of the dynamic tail once the model has a plan (R2.2).
     pub plan_in_tail: bool,
+    /// Remind the model to update its plan when a sub-task looks delivered without it (R6.10).
+    pub todo_probe: bool,
     /// Ask the host's LLM to write blocks (TAIL_COMPACTION); the embedded compactor is used when
     /// this is off, when the host has no LLM, or when its reply is invalid twice.
     pub llm_compactor: bool,
@@ -96,6 +98,7 @@ impl Default for WorkbenchConfig {
         WorkbenchConfig {
             tail_compaction: true,
             plan_in_tail: true,
+            todo_probe: true,
             llm_compactor: true,
             trigger_tool_calls: 12,
             raw_output_share: 0.6,

@@ -31,6 +31,9 @@ pub trait Host {
     fn now_ms(&self) -> u64;
     /// Progress of a long engine operation (a compaction), for the host to show. Optional.
     fn progress(&self, _update: &Progress) {}
+    /// A goal event (R8.2), delivered as it happens, in id order. Optional: a host that
+    /// subscribes late reads the rest with `Engine::events_since`.
+    fn event(&self, _event: &crate::goals::Event) {}
 }
 
 /// A step of a long operation, or a notice the user should see (R4.5, R4.6).

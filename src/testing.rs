@@ -6,6 +6,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
+use crate::goals::Event;
 use crate::host::{
     ChatMessage, Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError, HostErrorKind,
     Progress, Usage,
@@ -23,6 +24,7 @@ pub struct TestHost {
     replies: RefCell<VecDeque<Result<String, HostError>>>,
     requests: RefCell<Vec<CompletionRequest>>,
     progress: RefCell<Vec<Progress>>,
+    events: RefCell<Vec<Event>>,
     now_ms: Cell<u64>,
 }
 
@@ -33,6 +35,7 @@ impl Default for TestHost {
             replies: RefCell::default(),
             requests: RefCell::default(),
             progress: RefCell::default(),
+            events: RefCell::default(),
             now_ms: Cell::new(TEST_EPOCH_MS),
         }
     }
@@ -59,6 +62,11 @@ impl TestHost {
     /// Every progress update received so far.
     pub fn progress_updates(&self) -> Vec<Progress> {
         self.progress.borrow().clone()
+    }
+
+    /// Every goal event delivered so far.
+    pub fn events(&self) -> Vec<Event> {
+        self.events.borrow().clone()
     }
 
     /// Every completion request received so far.
@@ -158,6 +166,10 @@ impl Host for TestHost {
 
     fn progress(&self, update: &Progress) {
         self.progress.borrow_mut().push(update.clone());
+    }
+
+    fn event(&self, event: &Event) {
+        self.events.borrow_mut().push(event.clone());
     }
 }
 

@@ -154,3 +154,39 @@ fn explore_branches_keep_their_own_contexts_and_the_main_line_keeps_the_merge_su
         assert!(kinds.iter().any(|k| k == kind), "{kind} missing from {kinds:?}");
     }
 }
+
+#[test]
+fn the_host_gets_every_event_and_a_delivery_without_a_plan_update_gets_one_reminder() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    engine.record(MessageDraft::text(Role::User, "Make the tests pass.")).unwrap();
+    assert!(!engine.call_goal_tool("goal", r#"{"add": "fix test_tabs"}"#).is_error);
+    assert!(!engine.call_goal_tool("goal", r#"{"focus": "1"}"#).is_error);
+    let input = CallInput::default();
+    let tail_of = |a: &context_workbench::prompt::Assembly| {
+        a.view
+            .messages
+            .iter()
+            .filter(|m| m.layer == Layer::Tail)
+            .flat_map(|m| &m.content)
+            .map(|p| match p {
+                ContentPart::Text { text } => text.clone(),
+                _ => String::new(),
+            })
+            .collect::<String>()
+    };
+    let first = block_on(engine.prepare_call(&input)).unwrap();
+    assert!(!tail_of(&first).contains("<system-reminder>"), "the plan just changed");
+    step(&engine, 0, "============ 12 passed in 0.40s ============");
+    let second = block_on(engine.prepare_call(&input)).unwrap();
+    assert!(tail_of(&second).contains("<system-reminder>"), "{}", tail_of(&second));
+    step(&engine, 1, "============ 12 passed in 0.41s ============");
+    let third = block_on(engine.prepare_call(&input)).unwrap();
+    assert!(!tail_of(&third).contains("<system-reminder>"), "never on two calls in a row");
+
+    let delivered: Vec<u64> = engine.host().events().iter().map(|e| e.id).collect();
+    let all: Vec<u64> = engine.events_since(0).iter().map(|e| e.id).collect();
+    assert_eq!(delivered, all, "the host got every event, in order, once");
+    assert_eq!(engine.step_view().len(), 1 + 4, "the goal and the two calls with their results");
+    assert!(engine.dump_tree(false).contains("fix test_tabs"));
+    assert!(serde_json::from_str::<serde_json::Value>(&engine.dump_tree(true)).is_ok());
+}

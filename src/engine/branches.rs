@@ -28,8 +28,8 @@ impl<H: Host> Engine<H> {
     pub fn record_in_branch(&self, branch: &str, draft: MessageDraft) -> Result<MessageId> {
         let role = draft.role.ok_or_else(|| Error::InvalidInput("a message needs a role".into()))?;
         let now = self.host.now_ms();
-        let mut state = self.state.borrow_mut();
-        let state = &mut *state;
+        let mut guard = self.state.borrow_mut();
+        let state = &mut *guard;
         let main = state.goals.as_mut().ok_or_else(|| no_branch(branch))?;
         let open = main.branch(&BranchId::from(branch)).is_some_and(|b| b.status == BranchStatus::Exploring);
         if !open {
@@ -63,17 +63,21 @@ impl<H: Host> Engine<H> {
         }
         main.events_mut().append_from(context.tree.events_mut());
         context.messages.push(message);
+        drop(guard);
+        self.deliver_events();
         Ok(id)
     }
 
     /// Run a plan tool inside a branch, on the branch's own goal tree.
     pub fn call_branch_tool(&self, branch: &str, name: &str, arguments: &str) -> Result<String> {
-        let mut state = self.state.borrow_mut();
-        let state = &mut *state;
+        let mut guard = self.state.borrow_mut();
+        let state = &mut *guard;
         let main = state.goals.as_mut().ok_or_else(|| no_branch(branch))?;
         let context = state.branches.get_mut(branch).ok_or_else(|| no_branch(branch))?;
         let outcome = call_tool(&mut context.tree, name, arguments).map_err(|e| Error::InvalidInput(e.message))?;
         main.events_mut().append_from(context.tree.events_mut());
+        drop(guard);
+        self.deliver_events();
         Ok(outcome.text)
     }
 
@@ -134,6 +138,8 @@ impl<H: Host> Engine<H> {
         let main = state.goals.as_mut().ok_or_else(|| Error::InvalidInput("no exploration is running".into()))?;
         let selected = selected.map(BranchId::from);
         let merged = main.merge(selected.as_ref()).map_err(|e| Error::InvalidInput(e.message))?;
+        drop(state);
+        self.deliver_events();
         Ok(merged.merge_summary)
     }
 }

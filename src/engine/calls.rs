@@ -24,20 +24,20 @@ pub const FAILURE_NOTICE: &str = "Summary generation failed, keeping recent hist
 const REHYDRATE: &str = include_str!("../../prompts/rehydrate.md");
 
 impl<H: Host> Engine<H> {
-    /// Assemble the next call's prompt, the goal tree's plan leading the dynamic tail once the
-    /// model has one (R2.2, R2.4). A tail compaction runs when a trigger nominates one and
+    /// Assemble the next call's prompt, the goal tree's plan (and a todo reminder when one is
+    /// due) leading the dynamic tail once the model has a plan (R2.2, R2.4, R6.10). A tail compaction runs when a trigger nominates one and
     /// the cache cost model says it pays (R5.4, R5.5), or when the prompt reaches R4.4's
     /// threshold; if that is not enough, the prune stage and the archived summary follow, each
     /// reported as a middle-of-history rewrite with its cost (R5.9). Fails with
     /// `ContextOverflow` when even that prompt exceeds the window.
     pub async fn prepare_call(&self, input: &CallInput) -> Result<Assembly> {
         let with_plan;
-        let input = match self.plan_block().filter(|_| self.config.workbench.plan_in_tail) {
-            Some(plan) => {
-                with_plan = CallInput { tail: [vec![plan], input.tail.clone()].concat(), ..input.clone() };
-                &with_plan
-            }
-            None => input,
+        let goal_blocks = self.goal_blocks();
+        let input = if goal_blocks.is_empty() {
+            input
+        } else {
+            with_plan = CallInput { tail: [goal_blocks, input.tail.clone()].concat(), ..input.clone() };
+            &with_plan
         };
         self.settle_finished_rounds();
         let rules = self.project_rules().await;

@@ -7,9 +7,14 @@
 use serde::Serialize;
 
 use super::Engine;
-use crate::goals::{Event, GoalTree, ToolOutcome, call_tool, goal_tool_specs};
+use crate::compress::{Family, family_of, logs};
+use crate::config::Config;
+use crate::goals::{
+    Delivery, Event, EventKind, GoalTree, ProbeState, Step, ToolOutcome, call_tool, dump_tree, dump_tree_json,
+    goal_tool_specs, step_view, todo_probe,
+};
 use crate::host::Host;
-use crate::model::{GoalId, Message, MessageId, Span};
+use crate::model::{GoalId, Message, MessageId, Span, ToolStatus, tool_calls_by_id};
 use crate::prompt::ToolSpec;
 
 /// What a plan tool call returns to the model.
@@ -40,6 +45,38 @@ impl<H: Host> Engine<H> {
         state.goals.clone().unwrap_or_else(|| GoalTree::new(state.trace.mission.clone()))
     }
 
+    /// Hand the host every event it has not been given yet, in id order.
+    pub(super) fn deliver_events(&self) {
+        let fresh = {
+            let mut state = self.state.borrow_mut();
+            let Some(tree) = state.goals.as_ref() else { return };
+            let fresh = tree.events().since(state.delivered_events).to_vec();
+            state.delivered_events = tree.events().last_id();
+            fresh
+        };
+        for event in &fresh {
+            self.host.event(event);
+        }
+    }
+
+    /// The step view of the main line (R1.4): each message as a goal, thought, evaluation,
+    /// response, action or result step with its parent.
+    pub fn step_view(&self) -> Vec<Step> {
+        let state = self.state.borrow();
+        step_view(&state.trace.messages, &self.goal_tree())
+    }
+
+    /// Seed 004's tree dump: text, or JSON when `json` (R1.4).
+    pub fn dump_tree(&self, json: bool) -> String {
+        let state = self.state.borrow();
+        let (id, tree, now) = (state.trace.id.as_str(), self.goal_tree(), self.host.now_ms());
+        if json {
+            dump_tree_json(id, &tree, &state.trace.messages, now).to_string()
+        } else {
+            dump_tree(id, &tree, &state.trace.messages, now)
+        }
+    }
+
     /// Every goal event after `since_event_id` (0 for all), for a consumer that resumes.
     pub fn events_since(&self, since_event_id: u64) -> Vec<Event> {
         self.state.borrow().goals.as_ref().map_or_else(Vec::new, |t| t.events().since(since_event_id).to_vec())
@@ -48,6 +85,12 @@ impl<H: Host> Engine<H> {
     /// Run a plan tool the model called. A refused call is an error result the model can act on,
     /// never an engine error. Goals that end close their spans; the newly focused goal opens one.
     pub fn call_goal_tool(&self, name: &str, arguments: &str) -> GoalToolResult {
+        let result = self.run_goal_tool(name, arguments);
+        self.deliver_events();
+        result
+    }
+
+    fn run_goal_tool(&self, name: &str, arguments: &str) -> GoalToolResult {
         let mut state = self.state.borrow_mut();
         let state = &mut *state;
         let tree = state.goals.get_or_insert_with(|| GoalTree::new(state.trace.mission.clone()));
@@ -87,10 +130,62 @@ impl<H: Host> Engine<H> {
         }
     }
 
-    /// The plan block for the dynamic tail (R2.2, R2.4), once the model has a plan.
-    pub(super) fn plan_block(&self) -> Option<String> {
-        let state = self.state.borrow();
-        state.goals.as_ref().filter(|t| !t.goals().is_empty()).map(GoalTree::to_prompt)
+    /// The blocks the goal tree adds to the dynamic tail, once the model has a plan: the plan
+    /// (R2.2, R2.4) and, when a sub-task looks delivered since the previous call (an edit
+    /// landed, a test run passed) but the plan did not change, one reminder to update it
+    /// (R6.10), never on two calls in a row.
+    pub(super) fn goal_blocks(&self) -> Vec<String> {
+        let mut state = self.state.borrow_mut();
+        let state = &mut *state;
+        let Some(tree) = state.goals.as_ref().filter(|t| !t.goals().is_empty()) else { return Vec::new() };
+        let mut blocks = Vec::new();
+        if self.config.workbench.plan_in_tail {
+            blocks.push(tree.to_prompt());
+        }
+        let since = state.probe.messages;
+        let delivered = delivery(&state.trace.messages[since.min(state.trace.messages.len())..], &self.config);
+        let plan_changed = tree.events().since(state.probe.event).iter().any(|e| {
+            matches!(
+                e.kind,
+                EventKind::GoalAdded { .. } | EventKind::GoalUpdated { .. } | EventKind::GoalRemoved { .. }
+            )
+        });
+        let (reminder, next) = todo_probe(delivered, plan_changed, state.probe.state);
+        state.probe = Probe { state: next, messages: state.trace.messages.len(), event: tree.events().last_id() };
+        if self.config.workbench.todo_probe {
+            blocks.extend(reminder);
+        }
+        blocks
+    }
+}
+
+/// What the todo probe remembers between calls: its state, and how far it has looked.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Probe {
+    state: ProbeState,
+    messages: usize,
+    event: u64,
+}
+
+/// A delivered sub-task among `messages`: a test run that passed, else an edit that landed.
+fn delivery(messages: &[Message], config: &Config) -> Option<Delivery> {
+    let calls = tool_calls_by_id(messages);
+    let results = || messages.iter().flat_map(Message::tool_results).filter(|r| r.status == ToolStatus::Ok);
+    let passed = results()
+        .filter_map(|r| logs::recognise(&r.output))
+        .any(|f| f.failed.unwrap_or(0) == 0 && f.passed.unwrap_or(0) > 0);
+    let edited = results().any(|r| {
+        calls.get(r.call_id.as_str()).is_some_and(|c| {
+            let args = serde_json::from_str(&c.arguments).unwrap_or_default();
+            family_of(&c.name, &args, &config.compress) == Family::Edit
+        })
+    });
+    if passed {
+        Some(Delivery::TestPassed)
+    } else if edited {
+        Some(Delivery::EditLanded)
+    } else {
+        None
     }
 }
 

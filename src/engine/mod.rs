@@ -58,6 +58,10 @@ struct State {
     goals: Option<GoalTree>,
     /// Explore branches' contexts, apart from the main line (R6.5).
     branches: branches::Branches,
+    /// The todo probe's memory between calls (R6.10).
+    probe: goals::Probe,
+    /// The id of the newest event handed to the host.
+    delivered_events: u64,
 }
 
 /// A message to record; the engine fills in id, sequence, description, tokens and time.
@@ -100,6 +104,8 @@ impl<H: Host> Engine<H> {
             token_memo: HashMap::new(),
             goals: None,
             branches: Default::default(),
+            probe: Default::default(),
+            delivered_events: 0,
         };
         Engine { host, config, counter, state: RefCell::new(state) }
     }
@@ -167,6 +173,7 @@ impl<H: Host> Engine<H> {
         drop(state);
         self.attribute_to_goal(&mut message);
         self.state.borrow_mut().trace.messages.push(message);
+        self.deliver_events();
         Ok(id)
     }
 

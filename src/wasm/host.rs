@@ -106,6 +106,13 @@ impl Host for JsHost {
         }
     }
 
+    /// `event` is optional on a JS host; one that throws is ignored.
+    fn event(&self, event: &crate::goals::Event) {
+        if let (Ok(f), Ok(value)) = (self.method("event"), to_js(event)) {
+            let _ = f.call1(&self.object, &value);
+        }
+    }
+
     /// A host clock that throws or returns a non-number reads as 0 rather than failing the call.
     fn now_ms(&self) -> u64 {
         let now = self.method("nowMs").ok().and_then(|f| f.call0(&self.object).ok()).and_then(|v| v.as_f64());

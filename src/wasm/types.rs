@@ -47,6 +47,8 @@ export interface Host {
   nowMs(): number;
   /** Optional: progress of a long operation (a compaction) and notices for the user. */
   progress?(update: { operation: string; message: string; done: boolean }): void;
+  /** Optional: a goal event (R8.2) as it happens, `{ id, type, ... }`, in id order. */
+  event?(event: { id: number; type: string; [field: string]: unknown }): void;
 }
 
 /** The engine's configuration; every field is optional (see the README for each one). */

@@ -10,11 +10,11 @@ use super::Engine;
 use crate::compress::{Family, family_of, logs};
 use crate::config::Config;
 use crate::goals::{
-    Delivery, Event, EventKind, GoalTree, ProbeState, Step, ToolOutcome, call_tool, dump_tree, dump_tree_json,
-    goal_tool_specs, step_view, todo_probe,
+    Delivery, Event, EventKind, GoalTree, PlanItem, ProbeState, Step, ToolOutcome, call_tool, dump_tree,
+    dump_tree_json, goal_tool_specs, parse_plan_call, step_view, sync_plan, todo_probe,
 };
 use crate::host::Host;
-use crate::model::{GoalId, Message, MessageId, Span, ToolStatus, tool_calls_by_id};
+use crate::model::{GoalId, Message, MessageId, Role, Span, ToolStatus, Trace, tool_calls_by_id};
 use crate::prompt::ToolSpec;
 
 /// What a plan tool call returns to the model.
@@ -98,23 +98,26 @@ impl<H: Host> Engine<H> {
             Ok(outcome) => outcome,
             Err(e) => return GoalToolResult { text: e.message, is_error: true, branches: Vec::new() },
         };
-        let ToolOutcome { mut text, completed, abandoned, replacing, current, branches, .. } = outcome;
-        let summary = |id: &GoalId| tree.goal(id).and_then(|g| g.summary.clone()).unwrap_or_default();
-        let mut ended: Vec<(String, String)> = completed.iter().map(|id| (span_of(id), summary(id))).collect();
-        ended.extend(abandoned.iter().map(|id| (span_of(id), format!("abandoned: {}", summary(id)))));
-        if let Some(replaced) = &replacing {
-            text.push_str(&format!("\n\nWhat the abandoned goal found: {}", summary(replaced)));
+        apply_outcome(tree, &mut state.trace, outcome)
+    }
+
+    /// Map another agent's plan call (`TodoWrite`, `update_plan`, `todowrite`) in the newest
+    /// message, an assistant's, onto the goal tree, creating the tree on the mission if needed;
+    /// spans close and open as with [`Engine::call_goal_tool`]. The message itself stays with
+    /// the goal focused before the call (it was attributed when recorded). A malformed call,
+    /// or one the tree refuses, is skipped: recording never fails because of it.
+    pub(super) fn sync_agent_plan(&self) {
+        let mut state = self.state.borrow_mut();
+        let state = &mut *state;
+        let Some(last) = state.trace.messages.last().filter(|m| m.role == Role::Assistant) else { return };
+        let plans: Vec<Vec<PlanItem>> =
+            last.tool_calls().filter_map(|c| parse_plan_call(&c.name, &c.arguments)).filter_map(Result::ok).collect();
+        for items in plans {
+            let tree = state.goals.get_or_insert_with(|| GoalTree::new(state.trace.mission.clone()));
+            if let Ok(outcome) = sync_plan(tree, &items) {
+                apply_outcome(tree, &mut state.trace, outcome);
+            }
         }
-        let opening = current.and_then(|id| tree.goal(&id).map(|g| (span_of(&id), g.description.clone())));
-        let messages = &state.trace.messages;
-        for (id, outcome) in ended {
-            close_span(&mut state.trace.spans, messages, &id, &outcome);
-        }
-        if let Some((id, goal)) = opening.filter(|(id, _)| !state.trace.spans.iter().any(|s| s.id.as_str() == id)) {
-            let start = MessageId::for_sequence(messages.len() as u64);
-            state.trace.spans.push(Span { id: id.as_str().into(), goal, start, end: None, outcome: None });
-        }
-        GoalToolResult { text, is_error: false, branches: branches.iter().map(ToString::to_string).collect() }
     }
 
     /// Attribute a just-recorded message to the focused goal: its id and the stats up the chain.
@@ -187,6 +190,28 @@ fn delivery(messages: &[Message], config: &Config) -> Option<Delivery> {
     } else {
         None
     }
+}
+
+/// Act on what a plan change did: goals that ended close their spans, the newly focused goal
+/// opens one at the next message. Returns the tool result.
+fn apply_outcome(tree: &GoalTree, trace: &mut Trace, outcome: ToolOutcome) -> GoalToolResult {
+    let ToolOutcome { mut text, completed, abandoned, replacing, current, branches, .. } = outcome;
+    let summary = |id: &GoalId| tree.goal(id).and_then(|g| g.summary.clone()).unwrap_or_default();
+    let mut ended: Vec<(String, String)> = completed.iter().map(|id| (span_of(id), summary(id))).collect();
+    ended.extend(abandoned.iter().map(|id| (span_of(id), format!("abandoned: {}", summary(id)))));
+    if let Some(replaced) = &replacing {
+        text.push_str(&format!("\n\nWhat the abandoned goal found: {}", summary(replaced)));
+    }
+    let opening = current.and_then(|id| tree.goal(&id).map(|g| (span_of(&id), g.description.clone())));
+    let messages = &trace.messages;
+    for (id, outcome) in ended {
+        close_span(&mut trace.spans, messages, &id, &outcome);
+    }
+    if let Some((id, goal)) = opening.filter(|(id, _)| !trace.spans.iter().any(|s| s.id.as_str() == id)) {
+        let start = MessageId::for_sequence(messages.len() as u64);
+        trace.spans.push(Span { id: id.as_str().into(), goal, start, end: None, outcome: None });
+    }
+    GoalToolResult { text, is_error: false, branches: branches.iter().map(ToString::to_string).collect() }
 }
 
 /// End an open span at the newest message; a span that holds no message is dropped.

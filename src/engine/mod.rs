@@ -141,7 +141,9 @@ impl<H: Host> Engine<H> {
         self.state.borrow().trace.clone()
     }
 
-    /// Append a message to the trace; the first user message becomes the mission.
+    /// Append a message to the trace; the first user message becomes the mission. An assistant
+    /// message calling another agent's plan tool (`TodoWrite`, `update_plan`) updates the goal
+    /// tree after it is attributed.
     pub fn record(&self, draft: MessageDraft) -> Result<MessageId> {
         let role = draft.role.ok_or_else(|| Error::InvalidInput("a message needs a role".into()))?;
         if role == Role::Tool && !draft.content.iter().any(|p| matches!(p, ContentPart::ToolResult(_))) {
@@ -173,6 +175,9 @@ impl<H: Host> Engine<H> {
         drop(state);
         self.attribute_to_goal(&mut message);
         self.state.borrow_mut().trace.messages.push(message);
+        if role == Role::Assistant {
+            self.sync_agent_plan();
+        }
         self.deliver_events();
         Ok(id)
     }

@@ -1,6 +1,7 @@
 //! Goals, plans and exploration (R6): the goal tree the model maintains with the `goal` (or
 //! `step`) tool, display numbering, exploration branches, the events of every change, the
-//! renderings for the prompt and for debugging, the step view, agent phases and todo probing.
+//! renderings for the prompt and for debugging, the step view, agent phases, todo probing, and
+//! the plans of other agents (`TodoWrite`, `update_plan`) mapped onto the tree.
 //!
 //! Pure: no I/O, no clock (times are passed in), deterministic output. Every tool call either
 //! applies whole or fails with a [`ToolError`] the model can act on, leaving the tree as it was.
@@ -11,6 +12,7 @@ mod events;
 mod explore;
 #[cfg(test)]
 mod fixtures;
+mod import;
 mod numbering;
 mod ops;
 mod phase;
@@ -26,6 +28,7 @@ mod tree;
 pub use dump::{dump_tree, dump_tree_json};
 pub use events::{AffectedGoal, Event, EventKind, EventLog, GoalUpdates};
 pub use explore::Merged;
+pub use import::{CANCELLED_REASON, PlanItem, PlanStatus, parse_plan_call, sync_plan};
 pub use ops::{Abandoned, Placement};
 pub use phase::{Phase, PlanStep, PlanStepStatus, Revision, Workflow, revise_plan};
 pub use probe::{Delivery, ProbeState, todo_probe};

@@ -1,0 +1,346 @@
+//! Plans of other agents mapped onto the goal tree (issue 7 item 10): Claude Code `TodoWrite`
+//! and OpenCode `todowrite` (`{"todos": [{"content", "status"}]}`) and Codex `update_plan`
+//! (`{"plan": [{"step", "status"}]}`). These tools rewrite the whole list on every call, so
+//! [`sync_plan`] reconciles the list with the top-level goals: it matches by text, adds new
+//! items, completes, abandons, reopens, and focuses the item in progress.
+
+use serde_json::Value;
+
+use super::text::{fill, one_line, text};
+use super::tool::parse_arguments;
+use super::{GoalStatus, GoalTree, GoalType, ToolError, ToolOutcome};
+use crate::model::GoalId;
+
+/// The abandon reason of an item the agent cancelled.
+pub const CANCELLED_REASON: &str = "cancelled in the agent's plan";
+
+/// One item of an agent's plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanItem {
+    pub text: String,
+    pub status: PlanStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PlanStatus {
+    Pending,
+    InProgress,
+    Completed,
+    Cancelled,
+}
+
+/// The items of a plan-tool call: `None` when `tool_name` is no plan tool (`todowrite`,
+/// `update_plan`, any case); `Err` naming what is malformed. Never guesses: one bad item fails
+/// the whole call.
+pub fn parse_plan_call(tool_name: &str, arguments: &str) -> Option<Result<Vec<PlanItem>, String>> {
+    let (list, field) = match tool_name.trim().to_ascii_lowercase().as_str() {
+        "todowrite" => ("todos", "content"),
+        "update_plan" => ("plan", "step"),
+        _ => return None,
+    };
+    let tool = tool_name.trim();
+    let args = match parse_arguments(tool, arguments) {
+        Ok(args) => args,
+        Err(e) => return Some(Err(e.message)),
+    };
+    let items = match args.get(list) {
+        Some(Value::Array(items)) => items,
+        Some(_) => return Some(Err(format!("{tool}: `{list}` must be an array"))),
+        None => return Some(Err(format!("{tool}: `{list}` is missing"))),
+    };
+    Some(items.iter().enumerate().map(|(k, item)| parse_item(tool, k + 1, item, field)).collect())
+}
+
+fn parse_item(tool: &str, n: usize, item: &Value, field: &str) -> Result<PlanItem, String> {
+    let Value::Object(item) = item else { return Err(format!("{tool}: item {n} is not an object")) };
+    let text = match item.get(field) {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_owned(),
+        _ => return Err(format!("{tool}: item {n} has no `{field}` text")),
+    };
+    let status = match item.get("status").and_then(Value::as_str).map(str::trim) {
+        Some("pending") => PlanStatus::Pending,
+        Some("in_progress") => PlanStatus::InProgress,
+        Some("completed") => PlanStatus::Completed,
+        Some("cancelled" | "canceled") => PlanStatus::Cancelled,
+        Some(other) => return Err(format!("{tool}: item {n} has an unknown status `{other}`")),
+        None => return Err(format!("{tool}: item {n} has no `status`")),
+    };
+    Ok(PlanItem { text, status })
+}
+
+/// Reconcile the tree with `items`, the agent's whole plan. Items match top-level goals by
+/// text (exact, then ignoring case and whitespace); new items are added at the top level in
+/// list order; completed items are done (summary: the text), cancelled ones abandoned, pending
+/// ones reopened or released; the first item in progress takes the focus (kept on a sub-goal of
+/// it). With none in progress the focus stays, unless its goal was completed. Goals no longer
+/// listed are left as they are. All or nothing: on error the tree is unchanged.
+pub fn sync_plan(tree: &mut GoalTree, items: &[PlanItem]) -> Result<ToolOutcome, ToolError> {
+    tree.transact(|tree| {
+        let max = tree.config().max_description_chars.saturating_sub(1).max(1);
+        let descriptions: Vec<String> = items.iter().map(|i| one_line(&i.text, max)).collect();
+        let mut ids = match_items(tree, items, &descriptions);
+        let original = tree.current_id().cloned();
+        let mut out = ToolOutcome::default();
+        let mut lines = Vec::new();
+        add_new(tree, items, &descriptions, &mut ids, &mut out, &mut lines)?;
+        for (k, item) in items.iter().enumerate() {
+            let Some(id) = ids[k].clone() else { continue };
+            let status = tree.goal(&id).map(|g| g.status);
+            match (item.status, status) {
+                (PlanStatus::Completed, Some(GoalStatus::Pending | GoalStatus::InProgress)) => {
+                    let index = focus(tree, &id)?;
+                    let label = tree.label(index);
+                    let completed = tree.done_current("plan", &descriptions[k])?;
+                    lines.push(fill("completed", &[("goal", &label)]));
+                    out.completed.extend(completed);
+                }
+                (PlanStatus::Cancelled, Some(GoalStatus::Pending | GoalStatus::InProgress)) => {
+                    let index = focus(tree, &id)?;
+                    let label = tree.label(index);
+                    let abandoned = tree.abandon_current("plan", CANCELLED_REASON)?;
+                    if abandoned.removed {
+                        lines.push(fill("removed", &[("goal", &label)]));
+                        out.removed.extend(abandoned.goals);
+                    } else {
+                        lines.push(fill("abandoned", &[("goal", &label)]));
+                        out.abandoned.extend(abandoned.goals);
+                    }
+                }
+                (PlanStatus::Pending | PlanStatus::InProgress, Some(GoalStatus::Completed)) => {
+                    set_status(tree, &id, GoalStatus::Pending);
+                    if let Some(index) = tree.index_of(&id) {
+                        lines.push(format!("reopened {}", tree.label(index)));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let target =
+            items.iter().zip(&ids).find(|(i, _)| i.status == PlanStatus::InProgress).and_then(|(_, id)| id.clone());
+        let open = |tree: &GoalTree, id: &GoalId| {
+            tree.goal(id).is_some_and(|g| matches!(g.status, GoalStatus::Pending | GoalStatus::InProgress))
+        };
+        let keep = original.clone().filter(|o| open(tree, o));
+        let focus_on = match (target, keep) {
+            (Some(t), Some(o)) if tree.ancestors(&o).contains(&t) => Some(o),
+            (Some(t), _) => Some(t),
+            (None, keep) => keep,
+        };
+        if let Some(id) = focus_on
+            && tree.current_id() != Some(&id)
+        {
+            let index = focus(tree, &id)?;
+            if original.as_ref() != Some(&id) {
+                lines.push(fill("focused", &[("goal", &tree.label(index))]));
+            }
+        }
+        release_pending(tree, items, &ids);
+        let listed: Vec<&GoalId> = ids.iter().flatten().collect();
+        let vanished = tree
+            .children(None)
+            .filter(|g| g.goal_type == GoalType::Normal && !listed.contains(&&g.id))
+            .filter(|g| matches!(g.status, GoalStatus::Pending | GoalStatus::InProgress))
+            .count();
+        if vanished > 0 {
+            lines.push(format!("{vanished} open goal(s) no longer in the agent's plan, left as they are"));
+        }
+        if lines.is_empty() {
+            lines.push("the plan is unchanged".to_owned());
+        }
+        out.current = tree.current_id().cloned();
+        let todo = tree.to_todo_string();
+        let plan = if todo.is_empty() { text("no_goals").to_owned() } else { todo };
+        out.text = format!("{}\n\n{plan}", lines.join("\n"));
+        Ok(out)
+    })
+}
+
+/// The top-level normal goal of each item: exact descriptions first, then normalised ones.
+/// Each goal matches one item at most; only cancelled items match abandoned goals.
+fn match_items(tree: &GoalTree, items: &[PlanItem], descriptions: &[String]) -> Vec<Option<GoalId>> {
+    let candidates: Vec<_> = tree.children(None).filter(|g| g.goal_type == GoalType::Normal).collect();
+    let mut used = vec![false; candidates.len()];
+    let mut out = vec![None; items.len()];
+    let exact = |a: &str, b: &str| a == b;
+    let loose = |a: &str, b: &str| normalise(a) == normalise(b);
+    for same in [&exact as &dyn Fn(&str, &str) -> bool, &loose] {
+        for (k, item) in items.iter().enumerate() {
+            if out[k].is_some() {
+                continue;
+            }
+            let found = candidates.iter().enumerate().position(|(c, g)| {
+                !used[c]
+                    && (item.status == PlanStatus::Cancelled || g.status != GoalStatus::Abandoned)
+                    && same(&g.description, &descriptions[k])
+            });
+            if let Some(c) = found {
+                used[c] = true;
+                out[k] = Some(candidates[c].id.clone());
+            }
+        }
+    }
+    out
+}
+
+fn normalise(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+}
+
+/// Add the unmatched items (cancelled ones are skipped) right after the previous item's goal,
+/// or before the first listed goal, or at the end.
+fn add_new(
+    tree: &mut GoalTree,
+    items: &[PlanItem],
+    descriptions: &[String],
+    ids: &mut [Option<GoalId>],
+    out: &mut ToolOutcome,
+    lines: &mut Vec<String>,
+) -> Result<(), ToolError> {
+    for k in 0..items.len() {
+        if ids[k].is_some() || items[k].status == PlanStatus::Cancelled {
+            continue;
+        }
+        let after = ids[..k].iter().rev().flatten().find_map(|id| tree.index_of(id));
+        let index = match after {
+            Some(i) => i + tree.descendants(i).len() + 1,
+            None => ids[k..].iter().flatten().filter_map(|id| tree.index_of(id)).min().unwrap_or(tree.goals().len()),
+        };
+        let added = tree.insert_goals("plan", None, index, &[descriptions[k].as_str()], "")?;
+        ids[k] = added.first().cloned();
+        out.added.extend(added);
+    }
+    let labels: Vec<String> = out.added.iter().filter_map(|id| tree.index_of(id)).map(|i| tree.label(i)).collect();
+    if !labels.is_empty() {
+        lines.push(fill("added", &[("goals", &labels.join(", "))]));
+    }
+    Ok(())
+}
+
+fn focus(tree: &mut GoalTree, id: &GoalId) -> Result<usize, ToolError> {
+    let index = tree.index_of(id).ok_or_else(|| ToolError::new(format!("plan: no goal with id {id}")))?;
+    tree.focus_index("plan", index)?;
+    Ok(index)
+}
+
+/// Set a goal's status (clearing the summary when it reopens) and report it.
+fn set_status(tree: &mut GoalTree, id: &GoalId, status: GoalStatus) {
+    let Some(index) = tree.index_of(id) else { return };
+    let goal = &mut tree.goals_mut()[index];
+    if goal.status == GoalStatus::Completed {
+        goal.summary = None;
+    }
+    goal.status = status;
+    tree.emit_updated(id, std::slice::from_ref(id));
+}
+
+/// Pending items whose goal stays in progress off the focus (it ran) go back to pending, as
+/// the agent's plan says; a goal with an open sub-goal keeps its status.
+fn release_pending(tree: &mut GoalTree, items: &[PlanItem], ids: &[Option<GoalId>]) {
+    let mut chain = Vec::new();
+    if let Some(current) = tree.current_id().cloned() {
+        chain = tree.ancestors(&current);
+        chain.push(current);
+    }
+    for (item, id) in items.iter().zip(ids) {
+        let Some(id) = id else { continue };
+        let in_progress = tree.goal(id).is_some_and(|g| g.status == GoalStatus::InProgress);
+        let open_child = tree.children(Some(id)).any(|c| c.status == GoalStatus::InProgress);
+        if item.status == PlanStatus::Pending && in_progress && !chain.contains(id) && !open_child {
+            set_status(tree, id, GoalStatus::Pending);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::goals::fixtures::test_support::{id, statuses};
+
+    fn plan(items: &[(&str, PlanStatus)]) -> Vec<PlanItem> {
+        items.iter().map(|(t, s)| PlanItem { text: (*t).to_owned(), status: *s }).collect()
+    }
+
+    fn sync(tree: &mut GoalTree, items: &[(&str, PlanStatus)]) -> ToolOutcome {
+        let out = sync_plan(tree, &plan(items)).unwrap();
+        tree.validate().unwrap();
+        out
+    }
+
+    use PlanStatus::{Cancelled, Completed, InProgress, Pending};
+
+    #[test]
+    fn parses_the_three_shapes_and_names_what_is_malformed() {
+        let claude = r#"{"todos":[{"content":"a","status":"in_progress","activeForm":"A-ing"}]}"#;
+        assert_eq!(parse_plan_call("TodoWrite", claude), Some(Ok(plan(&[("a", InProgress)]))));
+        let codex =
+            r#"{"explanation":"x","plan":[{"step":" b ","status":"completed"},{"step":"c","status":"pending"}]}"#;
+        assert_eq!(parse_plan_call("update_plan", codex), Some(Ok(plan(&[("b", Completed), ("c", Pending)]))));
+        let open = r#"{"todos":[{"content":"d","status":"cancelled","priority":"high","id":"1"}]}"#;
+        assert_eq!(parse_plan_call("todowrite", open), Some(Ok(plan(&[("d", Cancelled)]))));
+        assert_eq!(parse_plan_call("Bash", "{}"), None);
+        assert_eq!(parse_plan_call("goal", "{}"), None);
+        let err = |name: &str, args: &str| parse_plan_call(name, args).unwrap().unwrap_err();
+        assert_eq!(err("TodoWrite", "{}"), "TodoWrite: `todos` is missing");
+        assert_eq!(err("update_plan", r#"{"plan": "x"}"#), "update_plan: `plan` must be an array");
+        assert_eq!(err("TodoWrite", r#"{"todos": ["x"]}"#), "TodoWrite: item 1 is not an object");
+        assert_eq!(
+            err("TodoWrite", r#"{"todos": [{"status": "pending"}]}"#),
+            "TodoWrite: item 1 has no `content` text"
+        );
+        assert_eq!(
+            err("update_plan", r#"{"plan": [{"step": "a", "status": "done"}]}"#),
+            "update_plan: item 1 has an unknown status `done`"
+        );
+        assert!(err("TodoWrite", "{").starts_with("TodoWrite: the arguments are not valid JSON"));
+    }
+
+    #[test]
+    fn adds_completes_focuses_and_relisting_changes_nothing() {
+        let mut tree = GoalTree::new("m");
+        let out = sync(&mut tree, &[("a", InProgress), ("b", Pending), ("c", Pending)]);
+        assert_eq!((out.added.clone(), out.current.clone()), (vec![id(1), id(2), id(3)], Some(id(1))));
+        assert_eq!(statuses(&tree), vec!["1:in_progress", "2:pending", "3:pending"]);
+        tree.record_message(&id(1), 10, 0.0, &[]).unwrap();
+        let out = sync(&mut tree, &[("A", Completed), ("b", InProgress), ("c", Pending)]);
+        assert_eq!((out.completed, out.current), (vec![id(1)], Some(id(2))));
+        assert_eq!(tree.goal(&id(1)).unwrap().summary.as_deref(), Some("A"), "the item text");
+        assert_eq!(statuses(&tree), vec!["1:completed", "2:in_progress", "3:pending"]);
+        let events = tree.events().last_id();
+        let out = sync(&mut tree, &[("a", Completed), ("b", InProgress), ("c", Pending)]);
+        assert!(out.text.starts_with("the plan is unchanged"), "{}", out.text);
+        assert_eq!((tree.events().last_id(), out.current), (events, Some(id(2))));
+    }
+
+    #[test]
+    fn cancels_inserts_in_order_keeps_vanished_and_reopens() {
+        let mut tree = GoalTree::new("m");
+        sync(&mut tree, &[("a", InProgress), ("b", Pending), ("c", Pending)]);
+        tree.record_message(&id(1), 10, 0.0, &[]).unwrap();
+        // `a` ran: cancelled, it is kept as abandoned; `b` never ran: it is removed.
+        let out = sync(&mut tree, &[("a", Cancelled), ("b", Cancelled), ("x", Pending), ("c", Pending)]);
+        assert_eq!((out.abandoned, out.removed, out.current), (vec![id(1)], vec![id(2)], None));
+        assert_eq!(tree.goal(&id(1)).unwrap().summary.as_deref(), Some(CANCELLED_REASON));
+        assert_eq!(statuses(&tree), vec!["1:abandoned", "4:pending", "3:pending"]);
+        // `c` vanished and is kept; with nothing in progress the focus stays where it was.
+        sync(&mut tree, &[("x", InProgress)]);
+        let out = sync(&mut tree, &[("x", Pending), ("y", Pending)]);
+        assert!(out.text.contains("1 open goal(s) no longer in the agent's plan"), "{}", out.text);
+        assert_eq!(out.current, Some(id(4)));
+        assert_eq!(statuses(&tree), vec!["1:abandoned", "4:in_progress", "5:pending", "3:pending"]);
+        // Completing the focused goal drops the focus; listing it again reopens it.
+        let out = sync(&mut tree, &[("x", Completed), ("y", Pending)]);
+        assert_eq!(out.current, None);
+        let out = sync(&mut tree, &[("x", InProgress), ("y", Pending)]);
+        assert!(out.text.starts_with("reopened 1 x\nfocused 1 x"), "{}", out.text);
+        assert_eq!(tree.goal(&id(4)).unwrap().summary, None);
+    }
+
+    #[test]
+    fn a_refused_sync_leaves_the_tree_as_it_was() {
+        let mut tree = GoalTree::new("m").with_config(crate::goals::GoalConfig { max_goals: 2, ..Default::default() });
+        sync(&mut tree, &[("a", InProgress)]);
+        let before = tree.clone();
+        assert!(sync_plan(&mut tree, &plan(&[("a", Completed), ("b", Pending), ("c", Pending)])).is_err());
+        assert_eq!(tree, before);
+    }
+}

@@ -93,6 +93,7 @@ impl<H: Host> Engine<H> {
     fn run_goal_tool(&self, name: &str, arguments: &str) -> GoalToolResult {
         let mut state = self.state.borrow_mut();
         let state = &mut *state;
+        state.native_plan = true;
         let tree = state.goals.get_or_insert_with(|| GoalTree::new(state.trace.mission.clone()));
         let outcome = match call_tool(tree, name, arguments) {
             Ok(outcome) => outcome,
@@ -133,14 +134,17 @@ impl<H: Host> Engine<H> {
         }
     }
 
-    /// The blocks the goal tree adds to the dynamic tail, once the model has a plan: the plan
+    /// The blocks the goal tree adds to the dynamic tail, once the model has a plan made with
+    /// the engine's tools: the plan
     /// (R2.2, R2.4) and, when a sub-task looks delivered since the previous call (an edit
     /// landed, a test run passed) but the plan did not change, one reminder to update it
     /// (R6.10), never on two calls in a row.
     pub(super) fn goal_blocks(&self) -> Vec<String> {
         let mut state = self.state.borrow_mut();
         let state = &mut *state;
-        let Some(tree) = state.goals.as_ref().filter(|t| !t.goals().is_empty()) else { return Vec::new() };
+        // A plan imported from the agent's own plan tool is already in its messages.
+        let native = state.native_plan;
+        let Some(tree) = state.goals.as_ref().filter(|t| native && !t.goals().is_empty()) else { return Vec::new() };
         let mut blocks = Vec::new();
         if self.config.workbench.plan_in_tail {
             blocks.push(tree.to_prompt());

@@ -62,6 +62,8 @@ struct State {
     probe: goals::Probe,
     /// The id of the newest event handed to the host.
     delivered_events: u64,
+    /// Whether the model has used the engine's plan tools (not only another agent's plan tool).
+    native_plan: bool,
 }
 
 /// A message to record; the engine fills in id, sequence, description, tokens and time.
@@ -106,6 +108,7 @@ impl<H: Host> Engine<H> {
             branches: Default::default(),
             probe: Default::default(),
             delivered_events: 0,
+            native_plan: false,
         };
         Engine { host, config, counter, state: RefCell::new(state) }
     }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compress::CompressConfig;
 use crate::error::{Error, Result};
+use crate::goals::GoalConfig;
 use crate::tokens::Encoding;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -35,6 +36,8 @@ pub struct Config {
     pub compress: CompressConfig,
     /// Tail compaction, the state board and the cache cost model (R5).
     pub workbench: WorkbenchConfig,
+    /// Limits of the goal tree's tools (R6).
+    pub goals: GoalConfig,
 }
 
 impl Default for Config {
@@ -52,6 +55,7 @@ impl Default for Config {
             prune: PruneConfig::default(),
             compress: CompressConfig::default(),
             workbench: WorkbenchConfig::default(),
+            goals: GoalConfig::default(),
         }
     }
 }
@@ -193,6 +197,17 @@ impl Config {
         }
         if w.min_horizon > w.max_horizon {
             return bad("workbench.min_horizon", "must be at most `workbench.max_horizon`");
+        }
+        let g = &self.goals;
+        let limits = [
+            ("max_branches", g.max_branches),
+            ("max_description_chars", g.max_description_chars),
+            ("max_summary_chars", g.max_summary_chars),
+            ("max_goals", g.max_goals),
+            ("max_depth", g.max_depth),
+        ];
+        if let Some((key, _)) = limits.iter().find(|(_, v)| *v == 0) {
+            return bad(&format!("goals.{key}"), "must be positive");
         }
         let p = &self.prices;
         let prices = [

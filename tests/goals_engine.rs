@@ -190,3 +190,37 @@ fn the_host_gets_every_event_and_a_delivery_without_a_plan_update_gets_one_remin
     assert!(engine.dump_tree(false).contains("fix test_tabs"));
     assert!(serde_json::from_str::<serde_json::Value>(&engine.dump_tree(true)).is_ok());
 }
+
+#[test]
+fn an_abandoned_goal_that_ran_is_compacted_and_hidden_and_the_trace_completes_once() {
+    let config =
+        r#"{"workbench": {"min_calls_between_rewrites": 1, "raw_output_share": 1.0}, "goals": {"max_branches": 3}}"#;
+    let engine = Engine::new(TestHost::default(), Config::from_json(config).unwrap());
+    engine.record(MessageDraft::text(Role::User, "Speed up the build.")).unwrap();
+    let input = CallInput::default();
+    block_on(engine.prepare_call(&input)).unwrap();
+    assert!(!engine.call_goal_tool("goal", r#"{"add": "cache the downloads"}"#).is_error);
+    assert!(!engine.call_goal_tool("goal", r#"{"focus": "1"}"#).is_error);
+    let log: String = (0..400).map(|k| format!("download {k}: cached\n")).collect();
+    for n in 0..5 {
+        step(&engine, n, &log);
+    }
+    let refused = engine.call_goal_tool("explore", r#"{"branches": ["a", "b", "c", "d"]}"#);
+    assert!(refused.is_error && refused.text.contains("at most 3"), "the configured limit: {}", refused.text);
+    let abandoned =
+        engine.call_goal_tool("goal", r#"{"abandon": "everything is cached already", "add": "parallelise"}"#);
+    assert!(!abandoned.is_error, "{}", abandoned.text);
+    step(&engine, 5, "ok");
+    let a = block_on(engine.prepare_call(&input)).unwrap();
+    let rewrite = a.rewrites.first().expect("the abandoned goal's messages are compacted");
+    assert!(rewrite.reasons.iter().any(|r| r == "span goal-1 ended"), "{:?}", rewrite.reasons);
+    let block = &engine.history_view().blocks[0];
+    assert!(block.text.contains("outcome: abandoned: everything is cached already"), "{}", block.text);
+    assert_eq!((block.start, block.end), (1, 11));
+    assert!(!engine.goal_tree().to_prompt().contains("cache the downloads"), "hidden from the plan");
+
+    engine.complete_trace().unwrap();
+    assert_eq!(engine.complete_trace().unwrap_err().code(), "invalid_input");
+    let last = engine.host().events().last().cloned().unwrap();
+    assert_eq!(serde_json::to_value(&last).unwrap()["type"], "trace_completed");
+}

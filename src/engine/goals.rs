@@ -42,7 +42,7 @@ impl<H: Host> Engine<H> {
     /// A copy of the goal tree (an empty one, on the mission, before the first plan call).
     pub fn goal_tree(&self) -> GoalTree {
         let state = self.state.borrow();
-        state.goals.clone().unwrap_or_else(|| GoalTree::new(state.trace.mission.clone()))
+        state.goals.clone().unwrap_or_else(|| self.new_tree(&state.trace.mission))
     }
 
     /// Hand the host every event it has not been given yet, in id order.
@@ -77,6 +77,22 @@ impl<H: Host> Engine<H> {
         }
     }
 
+    /// The trace is finished: `trace_completed` with the totals (R8.2). Once only.
+    pub fn complete_trace(&self) -> crate::error::Result<()> {
+        {
+            let mut state = self.state.borrow_mut();
+            let state = &mut *state;
+            let tree = state.goals.get_or_insert_with(|| self.new_tree(&state.trace.mission));
+            tree.complete_trace().map_err(|e| crate::error::Error::InvalidInput(e.message))?;
+        }
+        self.deliver_events();
+        Ok(())
+    }
+
+    fn new_tree(&self, mission: &str) -> GoalTree {
+        GoalTree::new(mission).with_config(self.config.goals.clone())
+    }
+
     /// Every goal event after `since_event_id` (0 for all), for a consumer that resumes.
     pub fn events_since(&self, since_event_id: u64) -> Vec<Event> {
         self.state.borrow().goals.as_ref().map_or_else(Vec::new, |t| t.events().since(since_event_id).to_vec())
@@ -94,7 +110,7 @@ impl<H: Host> Engine<H> {
         let mut state = self.state.borrow_mut();
         let state = &mut *state;
         state.native_plan = true;
-        let tree = state.goals.get_or_insert_with(|| GoalTree::new(state.trace.mission.clone()));
+        let tree = state.goals.get_or_insert_with(|| self.new_tree(&state.trace.mission));
         let outcome = match call_tool(tree, name, arguments) {
             Ok(outcome) => outcome,
             Err(e) => return GoalToolResult { text: e.message, is_error: true, branches: Vec::new() },
@@ -114,7 +130,7 @@ impl<H: Host> Engine<H> {
         let plans: Vec<Vec<PlanItem>> =
             last.tool_calls().filter_map(|c| parse_plan_call(&c.name, &c.arguments)).filter_map(Result::ok).collect();
         for items in plans {
-            let tree = state.goals.get_or_insert_with(|| GoalTree::new(state.trace.mission.clone()));
+            let tree = state.goals.get_or_insert_with(|| self.new_tree(&state.trace.mission));
             if let Ok(outcome) = sync_plan(tree, &items) {
                 apply_outcome(tree, &mut state.trace, outcome);
             }

@@ -45,14 +45,7 @@ fn main() {
                 system_prompt = flatten(m.role, &m.content).content.to_string();
                 continue;
             }
-            let draft = MessageDraft {
-                role: Some(m.role),
-                content: m.content.clone(),
-                branch_id: m.branch_id.clone(),
-                goal_id: m.goal_id.clone(),
-                span_id: m.span_id.clone(),
-                tool_call_id: m.tool_call_id.clone(),
-            };
+            let draft = MessageDraft::from(m);
             let t = Instant::now();
             let result = engine.record(draft);
             record_us.push(t.elapsed().as_secs_f64() * 1e6);

@@ -19,14 +19,7 @@ fn engine_over(messages: &[Message]) -> Engine<TestHost> {
         if i == 0 && m.role == Role::System {
             continue;
         }
-        let draft = MessageDraft {
-            role: Some(m.role),
-            content: m.content.clone(),
-            branch_id: m.branch_id.clone(),
-            goal_id: m.goal_id.clone(),
-            span_id: m.span_id.clone(),
-            tool_call_id: m.tool_call_id.clone(),
-        };
+        let draft = MessageDraft::from(m);
         let _ = engine.record(draft);
     }
     engine

@@ -77,6 +77,20 @@ pub struct MessageDraft {
     pub tool_call_id: Option<ToolCallId>,
 }
 
+impl From<&Message> for MessageDraft {
+    /// A recorded message as a draft to record again (its id, sequence and time are new).
+    fn from(m: &Message) -> Self {
+        MessageDraft {
+            role: Some(m.role),
+            content: m.content.clone(),
+            branch_id: m.branch_id.clone(),
+            goal_id: m.goal_id.clone(),
+            span_id: m.span_id.clone(),
+            tool_call_id: m.tool_call_id.clone(),
+        }
+    }
+}
+
 impl MessageDraft {
     pub fn new(role: Role, content: Vec<ContentPart>) -> Self {
         MessageDraft { role: Some(role), content, ..Default::default() }

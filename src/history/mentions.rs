@@ -27,7 +27,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::host::Host;
-use crate::prompt::template::render;
+use crate::prompt::template::{render, sections};
 
 /// How many mentions the reminder lists by name; the rest are counted (seed 001 A7).
 pub const MAX_LISTED: usize = 5;
@@ -35,7 +35,7 @@ pub const MAX_LISTED: usize = 5;
 /// Every prompt text of this module, cut into sections (see the comment at the top of the file).
 const PROMPTS: &str = include_str!("../../prompts/mention_reminder.md");
 
-static SECTIONS: LazyLock<BTreeMap<&'static str, String>> = LazyLock::new(|| parse_sections(PROMPTS));
+static SECTIONS: LazyLock<BTreeMap<&'static str, String>> = LazyLock::new(|| sections(PROMPTS));
 
 /// `None` only if the pattern failed to compile, which a unit test rules out; never a panic.
 static MENTION: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"@([a-zA-Z0-9/._-]+(?:\.[a-zA-Z0-9]+)?)").ok());
@@ -151,31 +151,6 @@ fn normalise(path: &str) -> Option<String> {
 /// One section of [`PROMPTS`]; empty if missing, which a unit test rules out.
 fn section(name: &str) -> &'static str {
     SECTIONS.get(name).map_or("", String::as_str)
-}
-
-fn parse_sections(text: &'static str) -> BTreeMap<&'static str, String> {
-    let mut sections = BTreeMap::new();
-    let mut current: Option<(&'static str, String)> = None;
-    for line in text.lines() {
-        let marker = line.trim().strip_prefix("<!-- section:").and_then(|rest| rest.strip_suffix("-->"));
-        match (marker, current.as_mut()) {
-            (Some(name), _) => {
-                if let Some((done, body)) = current.take() {
-                    sections.insert(done, body.trim_end_matches('\n').to_owned());
-                }
-                current = Some((name.trim(), String::new()));
-            }
-            (None, Some((_, body))) => {
-                body.push_str(line);
-                body.push('\n');
-            }
-            (None, None) => {}
-        }
-    }
-    if let Some((done, body)) = current {
-        sections.insert(done, body.trim_end_matches('\n').to_owned());
-    }
-    sections
 }
 
 #[cfg(test)]

@@ -63,14 +63,7 @@ impl Strategy for Workbench {
                 self.system_prompt = flatten(m.role, &m.content).content.to_string();
                 continue;
             }
-            let draft = MessageDraft {
-                role: Some(m.role),
-                content: m.content.clone(),
-                branch_id: m.branch_id.clone(),
-                goal_id: m.goal_id.clone(),
-                span_id: m.span_id.clone(),
-                tool_call_id: m.tool_call_id.clone(),
-            };
+            let draft = MessageDraft::from(m);
             if let Err(e) = self.engine.record(draft) {
                 prompt
                     .notes

@@ -42,21 +42,9 @@ impl<H: Host> Engine<H> {
         });
         let sequence = context.messages.len() as u64;
         let id = MessageId::from(format!("{branch}-{}", MessageId::for_sequence(sequence)));
-        let mut message = Message {
-            id: id.clone(),
-            trace_id: state.trace.id.clone(),
-            branch_id: Some(branch.into()),
-            role,
-            sequence,
-            goal_id: draft.goal_id.or_else(|| context.tree.current_id().cloned()),
-            span_id: draft.span_id,
-            tool_call_id: draft.tool_call_id,
-            description: Message::describe(role, &draft.content),
-            content: draft.content,
-            tokens: None,
-            cost: None,
-            created_at_ms: now,
-        };
+        let goal_id = draft.goal_id.clone().or_else(|| context.tree.current_id().cloned());
+        let draft = MessageDraft { branch_id: Some(branch.into()), goal_id, ..draft };
+        let mut message = draft.into_message(role, id.clone(), state.trace.id.clone(), sequence, now);
         self.counter.cache_message_tokens(&mut message);
         if message.goal_id.is_some() {
             let _ = context.tree.record(&message);

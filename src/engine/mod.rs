@@ -92,6 +92,25 @@ impl From<&Message> for MessageDraft {
 }
 
 impl MessageDraft {
+    /// The message this draft records as, with `role` already checked.
+    fn into_message(self, role: Role, id: MessageId, trace_id: TraceId, sequence: u64, now: u64) -> Message {
+        Message {
+            id,
+            trace_id,
+            branch_id: self.branch_id,
+            role,
+            sequence,
+            goal_id: self.goal_id,
+            span_id: self.span_id,
+            tool_call_id: self.tool_call_id,
+            description: Message::describe(role, &self.content),
+            content: self.content,
+            tokens: None,
+            cost: None,
+            created_at_ms: now,
+        }
+    }
+
     pub fn new(role: Role, content: Vec<ContentPart>) -> Self {
         MessageDraft { role: Some(role), content, ..Default::default() }
     }
@@ -173,21 +192,7 @@ impl<H: Host> Engine<H> {
         if role == Role::User && state.trace.mission.is_empty() {
             state.trace.mission = Message::describe(role, &draft.content);
         }
-        let mut message = Message {
-            id: id.clone(),
-            trace_id: state.trace.id.clone(),
-            branch_id: draft.branch_id,
-            role,
-            sequence,
-            goal_id: draft.goal_id,
-            span_id: draft.span_id,
-            tool_call_id: draft.tool_call_id,
-            description: Message::describe(role, &draft.content),
-            content: draft.content,
-            tokens: None,
-            cost: None,
-            created_at_ms: now,
-        };
+        let mut message = draft.into_message(role, id.clone(), state.trace.id.clone(), sequence, now);
         self.counter.cache_message_tokens(&mut message);
         drop(state);
         self.attribute_to_goal(&mut message);

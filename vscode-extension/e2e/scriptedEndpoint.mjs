@@ -1,0 +1,140 @@
+// The one stand-in the tests allow: a scripted OpenAI-compatible chat endpoint on 127.0.0.1.
+// It keeps every request it receives, so tests can assert on what the extension really sent.
+//
+// A script maps a task (matched on the text of the newest user message) to the replies of its
+// steps; the step is the number of assistant messages after that user message, so the answer
+// depends only on the request. A request without tools is the engine's own call (a summary, a
+// state update) and gets `internalReply`.
+import http from 'node:http';
+
+/**
+ * @typedef {{ text?: string, toolCalls?: Array<{ name: string, arguments: object | string }>,
+ *   status?: number, delayMs?: number, hang?: boolean, chunkDelayMs?: number }} Reply
+ * @typedef {{ match: RegExp, steps: Array<Reply | ((request: object) => Reply)> }} Task
+ */
+
+/** Start the endpoint; resolves to `{ url, requests, close }`. `url` ends in `/v1`. */
+export async function startScriptedEndpoint({ tasks, internalReply = defaultInternalReply, log = () => {} }) {
+  const requests = [];
+  const sockets = new Set();
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (piece) => (body += piece));
+    req.on('end', () => {
+      void answer(req, res, body).catch((e) => {
+        log(`scripted endpoint: ${e.stack ?? e}`);
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: String(e.message ?? e) } }));
+      });
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+
+  async function answer(req, res, raw) {
+    if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
+      res.writeHead(404, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+      return;
+    }
+    const request = JSON.parse(raw);
+    const entry = { index: requests.length, headers: req.headers, body: request, raw };
+    requests.push(entry);
+    let reply;
+    if (!Array.isArray(request.tools) || request.tools.length === 0) {
+      reply = internalReply(request);
+      entry.kind = 'internal';
+    } else {
+      const { task, step } = locate(tasks, request);
+      entry.kind = 'agent';
+      entry.task = task === undefined ? null : tasks.indexOf(task);
+      entry.step = step;
+      const scripted = task?.steps[step];
+      reply = typeof scripted === 'function' ? scripted(request) : scripted;
+      reply ??= { text: `The script has no step ${step} for this task; stopping.` };
+    }
+    log(`scripted endpoint: #${entry.index} ${entry.kind} step ${entry.step ?? '-'} → ${summarize(reply)}`);
+    if (reply.delayMs) await sleep(reply.delayMs);
+    if (reply.hang) {
+      await new Promise((resolve) => req.on('close', resolve));
+      return;
+    }
+    if (reply.status && reply.status !== 200) {
+      res.writeHead(reply.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: reply.text ?? 'scripted failure' } }));
+      return;
+    }
+    await stream(res, request, reply);
+  }
+
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    agentRequests: () => requests.filter((r) => r.kind === 'agent'),
+    close: () =>
+      new Promise((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function locate(tasks, request) {
+  const messages = [...(request.messages ?? [])];
+  // The engine's dynamic tail, when there is one, is a user message right after the input or a
+  // tool result: it is not the task.
+  const last = messages.at(-1);
+  const before = messages.at(-2);
+  if (last?.role === 'user' && (before?.role === 'user' || before?.role === 'tool')) messages.pop();
+  const input = messages.findLastIndex((m) => m.role === 'user');
+  const userText = input >= 0 ? textOf(messages[input]) : '';
+  const task = tasks.find((t) => t.match.test(userText));
+  const step = messages.slice(input + 1).filter((m) => m.role === 'assistant').length;
+  return { task, step };
+}
+
+export function textOf(message) {
+  if (typeof message.content === 'string') return message.content;
+  if (Array.isArray(message.content)) return message.content.map((p) => p.text ?? '').join('');
+  return '';
+}
+
+async function stream(res, request, reply) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const base = { id: 'chatcmpl-scripted', object: 'chat.completion.chunk', created: 0, model: request.model };
+  const send = async (delta, extra = {}) => {
+    res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`);
+    if (reply.chunkDelayMs) await sleep(reply.chunkDelayMs);
+  };
+  await send({ role: 'assistant', content: '' });
+  const text = reply.text ?? '';
+  for (let i = 0; i < text.length; i += 24) await send({ content: text.slice(i, i + 24) });
+  for (const [index, call] of (reply.toolCalls ?? []).entries()) {
+    const args = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments);
+    await send({ tool_calls: [{ index, id: `call_${Date.now().toString(36)}_${index}`, type: 'function', function: { name: call.name, arguments: '' } }] });
+    for (let i = 0; i < args.length; i += 40) await send({ tool_calls: [{ index, function: { arguments: args.slice(i, i + 40) } }] });
+  }
+  const finish = reply.toolCalls?.length ? 'tool_calls' : 'stop';
+  res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] })}\n\n`);
+  const promptChars = JSON.stringify(request.messages).length;
+  res.write(`data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: Math.ceil(promptChars / 4), completion_tokens: Math.ceil(text.length / 4) + 1, prompt_tokens_details: { cached_tokens: 0 } } })}\n\n`);
+  res.end('data: [DONE]\n\n');
+}
+
+function defaultInternalReply() {
+  return { text: 'Summary: the earlier work is done; the files named in the task were read and edited as asked.' };
+}
+
+function summarize(reply) {
+  if (reply.status) return `HTTP ${reply.status}`;
+  if (reply.hang) return 'hang';
+  if (reply.toolCalls?.length) return reply.toolCalls.map((c) => c.name).join(', ');
+  return JSON.stringify((reply.text ?? '').slice(0, 60));
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,44 @@
+// The extension's settings (package.json `contributes.configuration`) and the API key, which
+// lives in SecretStorage only.
+import * as vscode from 'vscode';
+
+export const API_KEY_SECRET = 'contextWorkbench.llm.apiKey';
+
+export interface Settings {
+  llmUrl: string;
+  llmModel: string;
+  window: number;
+  maxRounds: number;
+  engine: Record<string, unknown>;
+  traceFolder: string;
+}
+
+export function readSettings(): Settings {
+  const c = vscode.workspace.getConfiguration('contextWorkbench');
+  const engine = c.get<unknown>('engine');
+  return {
+    llmUrl: (c.get<string>('llm.url') ?? '').trim(),
+    llmModel: (c.get<string>('llm.model') ?? '').trim(),
+    window: Math.max(0, Math.floor(c.get<number>('window') ?? 0)),
+    maxRounds: Math.max(1, Math.floor(c.get<number>('maxRounds') ?? 40)),
+    engine: engine && typeof engine === 'object' && !Array.isArray(engine) ? (engine as Record<string, unknown>) : {},
+    traceFolder: (c.get<string>('traceFolder') ?? '.trace').trim() || '.trace',
+  };
+}
+
+export async function promptForApiKey(secrets: vscode.SecretStorage): Promise<void> {
+  const key = await vscode.window.showInputBox({
+    title: 'API key of the OpenAI-compatible endpoint',
+    prompt: 'Kept in VS Code\'s SecretStorage, never in settings. Leave empty to remove the key.',
+    password: true,
+    ignoreFocusOut: true,
+  });
+  if (key === undefined) return;
+  if (key.trim() === '') {
+    await secrets.delete(API_KEY_SECRET);
+    void vscode.window.showInformationMessage('Context Workbench: API key removed.');
+  } else {
+    await secrets.store(API_KEY_SECRET, key.trim());
+    void vscode.window.showInformationMessage('Context Workbench: API key stored in SecretStorage.');
+  }
+}

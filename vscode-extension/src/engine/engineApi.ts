@@ -1,0 +1,61 @@
+// What the extension asks of the context engine. Every answer is the engine's: the extension
+// holds no context logic, it only carries these values between VS Code and the model.
+import type { ToolSpec } from '../agent/toolSpecs';
+import type { WireMessage, WireTool } from '../llm/types';
+
+/** One assembled prompt, in the OpenAI chat serialization, with what it costs. */
+export interface PreparedCall {
+  messages: WireMessage[];
+  tools: WireTool[];
+  /** Exact prompt tokens, in the engine's count. */
+  tokens: number;
+  /** Tokens of the leading messages identical to the previous call's (the cacheable prefix). */
+  expectedCachedTokens: number;
+  /** Byte of the first difference from the previous call's prompt, if any. */
+  firstChangedByte?: number;
+  /** Rewrites of earlier prompt made for this call (compactions, prunes). */
+  rewrites: Array<{ mechanism: string; position: string; [key: string]: unknown }>;
+  /** What the engine had to degrade or tell the user. */
+  notes: string[];
+  /** The engine's layered view, for the Prompt View: each message with its layer and source. */
+  view: { messages: Array<{ role: string; layer: string; source?: string; content: unknown[] }> };
+}
+
+export interface GoalToolAnswer { text: string; isError: boolean; branches: string[] }
+
+export interface CompressedOutput { text: string; family: string; tokensIn: number; tokensOut: number; notes: string[] }
+
+/** A goal as the plan view shows it. */
+export interface GoalNode {
+  id: string;
+  text: string;
+  status: string;
+  children: GoalNode[];
+  focused: boolean;
+  stats?: Record<string, number>;
+}
+
+export interface GoalEvent { id: number; type: string; [field: string]: unknown }
+
+export interface EngineApi {
+  readonly traceId: string;
+  countTokens(text: string): number;
+  recordUserInput(text: string): Promise<void>;
+  recordAssistant(text: string, toolCalls: Array<{ id: string; name: string; arguments: string }>): void;
+  recordToolResult(result: { callId: string; name: string; output: string; isError: boolean; exitCode?: number }): void;
+  /** A note for the read result when the file changed since the agent last read it. */
+  observeRead(path: string, mtimeMs: number): string | undefined;
+  prepareCall(input: { systemPrompt: string; tools: ToolSpec[] }): Promise<PreparedCall>;
+  reportUsage(usage: { promptTokens: number; completionTokens: number; cachedTokens?: number }): void;
+  goalTools(): ToolSpec[];
+  callGoalTool(name: string, argumentsJson: string): GoalToolAnswer;
+  goalTree(): GoalNode | undefined;
+  compressToolOutput(input: { tool: string; arguments: string; output: string; exitCode?: number }): CompressedOutput;
+  /** Compact the tail now; what it did, for the user. */
+  compactNow(): Promise<string>;
+  /** The raw trace as JSON text. */
+  traceJson(): string;
+  /** The raw original of a history message (`raw#<id>`), if the trace has it. */
+  rawMessage(id: string): string | undefined;
+  dispose(): void;
+}

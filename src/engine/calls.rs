@@ -29,7 +29,8 @@ impl<H: Host> Engine<H> {
     /// the cache cost model says it pays (R5.4, R5.5), or when the prompt reaches R4.4's
     /// threshold; if that is not enough, the prune stage and the archived summary follow, each
     /// reported as a middle-of-history rewrite with its cost (R5.9). Fails with
-    /// `ContextOverflow` when even that prompt exceeds the window.
+    /// `ContextOverflow` when even that prompt exceeds the window. With a trace store, the
+    /// trace is saved before it returns (a failed save is a note, the call goes on).
     pub async fn prepare_call(&self, input: &CallInput) -> Result<Assembly> {
         let with_plan;
         let goal_blocks = self.goal_blocks();
@@ -100,8 +101,14 @@ impl<H: Host> Engine<H> {
         state.previous_tokens = Some(assembly.tokens);
         state.previous_messages = assembly.view.messages.clone();
         state.calls += 1;
+        drop(state);
         assembly.notes.extend(notes);
         assembly.rewrites = rewrites;
+        if self.store.borrow().is_some()
+            && let Err(e) = self.persist().await
+        {
+            assembly.notes.push(format!("the trace was not saved: {e}"));
+        }
         Ok(assembly)
     }
 

@@ -93,20 +93,20 @@ impl<H: Host> Engine<H> {
             let common = previous.iter().zip(&assembly.view.messages).take_while(|(a, b)| a == b).count();
             previous[..common].iter().map(|m| self.prompt_message_tokens(m)).sum()
         };
-        let mut state = self.state.borrow_mut();
-        assembly.first_changed_byte =
-            state.previous_prompt.as_deref().and_then(|before| assemble::first_difference(before, &now));
-        assembly.expected_cached_tokens = cached;
-        state.previous_prompt = Some(now);
-        state.previous_tokens = Some(assembly.tokens);
-        state.previous_messages = assembly.view.messages.clone();
-        state.calls += 1;
-        drop(state);
+        {
+            let mut state = self.state.borrow_mut();
+            assembly.first_changed_byte =
+                state.previous_prompt.as_deref().and_then(|before| assemble::first_difference(before, &now));
+            assembly.expected_cached_tokens = cached;
+            state.previous_prompt = Some(now);
+            state.previous_tokens = Some(assembly.tokens);
+            state.previous_messages = assembly.view.messages.clone();
+            state.calls += 1;
+        }
         assembly.notes.extend(notes);
         assembly.rewrites = rewrites;
-        if self.store.borrow().is_some()
-            && let Err(e) = self.persist().await
-        {
+        let has_store = self.store.borrow().is_some();
+        if has_store && let Err(e) = self.persist().await {
             assembly.notes.push(format!("the trace was not saved: {e}"));
         }
         Ok(assembly)

@@ -167,7 +167,7 @@ impl<'h, H: Host> TraceStore<'h, H> {
         read_meta(self.host, &dir, trace_id).await?;
         let goal = GoalId::from(goal_id);
         let tree = read_goal_tree(self.host, &dir).await?;
-        if !tree.as_ref().is_some_and(|t| t.goal(&goal).is_some()) {
+        if tree.as_ref().is_none_or(|t| t.goal(&goal).is_none()) {
             return Err(not_found(format!("no goal `{goal_id}` in trace `{trace_id}`")));
         }
         let (messages, notes) = read_messages(self.host, &dir).await?;

@@ -6,10 +6,12 @@
 mod branches;
 mod calls;
 mod goals;
-
-pub use goals::GoalToolResult;
+mod persist;
 mod state;
 mod tail;
+
+pub use goals::GoalToolResult;
+pub use persist::PersistReport;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -31,6 +33,8 @@ pub struct Engine<H: Host> {
     config: Config,
     counter: TokenCounter,
     state: RefCell<State>,
+    /// The trace directory this engine saves to, when it has one (R8).
+    store: RefCell<Option<persist::Store>>,
 }
 
 struct State {
@@ -143,7 +147,7 @@ impl<H: Host> Engine<H> {
             delivered_events: 0,
             native_plan: false,
         };
-        Engine { host, config, counter, state: RefCell::new(state) }
+        Engine { host, config, counter, state: RefCell::new(state), store: RefCell::new(None) }
     }
 
     pub fn host(&self) -> &H {

@@ -25,15 +25,23 @@ export interface GoalToolAnswer { text: string; isError: boolean; branches: stri
 
 export interface CompressedOutput { text: string; family: string; tokensIn: number; tokensOut: number; notes: string[] }
 
-/** A goal as the plan view shows it. */
-export interface GoalNode {
-  id: string;
-  text: string;
-  status: string;
-  children: GoalNode[];
-  focused: boolean;
-  stats?: Record<string, number>;
+/** Stats of a goal as the engine keeps them. */
+export interface GoalStats { message_count: number; total_tokens: number; total_cost: number; preview?: unknown }
+
+/** One goal of the engine's goal tree (the `goal.json` form). */
+export interface GoalData {
+  id: string | number;
+  parent_id?: string | number;
+  type: 'normal' | 'explore_start' | 'explore_merge';
+  description: string;
+  status: 'pending' | 'in_progress' | 'completed' | 'abandoned';
+  summary?: string;
+  self_stats?: GoalStats;
+  cumulative_stats?: GoalStats;
 }
+
+/** The engine's goal tree (the `goal.json` form). */
+export interface GoalTreeData { mission: string; current_id?: string | number; goals: GoalData[]; completed?: boolean }
 
 export interface GoalEvent { id: number; type: string; [field: string]: unknown }
 
@@ -49,13 +57,26 @@ export interface EngineApi {
   reportUsage(usage: { promptTokens: number; completionTokens: number; cachedTokens?: number }): void;
   goalTools(): ToolSpec[];
   callGoalTool(name: string, argumentsJson: string): GoalToolAnswer;
-  goalTree(): GoalNode | undefined;
+  goalTree(): GoalTreeData;
   compressToolOutput(input: { tool: string; arguments: string; output: string; exitCode?: number }): CompressedOutput;
   /** Compact the tail now; what it did, for the user. */
   compactNow(): Promise<string>;
   /** The raw trace as JSON text. */
   traceJson(): string;
-  /** The raw original of a history message (`raw#<id>`), if the trace has it. */
-  rawMessage(id: string): string | undefined;
+  /** The raw original of a history message (`raw#<id>`) as text, parts joined as the prompt view shows them. */
+  rawMessageText(id: string): string | undefined;
+  /** Write what changed since the last save to the trace folder. */
+  persist(): Promise<void>;
   dispose(): void;
+}
+
+/** A trace kept under the trace folder. */
+export interface TraceSummary { traceId: string; task: string; detail: string }
+
+/** The engine's constructors over a host: a new trace, a resumed one, the list of those kept. */
+export interface EngineBackend {
+  create(host: unknown, config: Record<string, unknown>): Promise<EngineApi>;
+  /** Resume `traceId` from the trace folder; `notes` say what was repaired or skipped. */
+  open(host: unknown, config: Record<string, unknown>, traceId: string): Promise<{ engine: EngineApi; notes: string[] }>;
+  listTraces(host: unknown, root: string): Promise<TraceSummary[]>;
 }

@@ -1,0 +1,63 @@
+// Wiring shared by the desktop and the web entry: views, commands, the chat participant and the
+// Language Model Tools over one workbench session. No logic of its own.
+import * as vscode from 'vscode';
+import { registerPlanTools } from './chat/planTools';
+import { registerWorkbenchParticipant } from './chat/workbenchParticipant';
+import { compressSelection, compressTerminalOutput } from './commands/compressCommands';
+import { guarded } from './commands/reportError';
+import { runTaskCommand } from './commands/runTaskCommand';
+import { compactNow, exportTrace, openTrace, showRawTrace } from './commands/traceCommands';
+import { promptForApiKey } from './config/settings';
+import type { EngineBackend } from './engine/engineApi';
+import { TerminalCommands } from './hosts/terminalCommands';
+import type { RealPath } from './hosts/workspaceFiles';
+import { WorkspaceFiles } from './hosts/workspaceFiles';
+import { WorkbenchSession } from './session/workbenchSession';
+import { DagPanel } from './views/dagPanel';
+import { GoalPlanView } from './views/goalPlanView';
+import { LAST_PROMPT_URI, PromptDocuments } from './views/promptDocument';
+import { PromptStatusBar } from './views/statusBar';
+
+export interface Platform {
+  backend: EngineBackend;
+  /** The engine's plan tool names, for the Language Model Tools. */
+  planToolNames: readonly string[];
+  realPath?: RealPath;
+}
+
+export function activateWith(context: vscode.ExtensionContext, platform: Platform): void {
+  const output = vscode.window.createOutputChannel('Context Workbench');
+  const plan = new GoalPlanView();
+  const status = new PromptStatusBar();
+  const terminal = new TerminalCommands(vscode.workspace.workspaceFolders?.[0]?.uri);
+  const dag = new DagPanel(context.extensionUri);
+  let session: WorkbenchSession;
+  const prompts = new PromptDocuments((source) => session.rawText(source));
+  session = new WorkbenchSession({ secrets: context.secrets, backend: platform.backend, realPath: platform.realPath, terminal, plan, prompts, status, output, onPlan: (tree) => dag.update(tree) });
+  context.subscriptions.push(output, plan, status, terminal, dag, prompts, session);
+
+  const command = (id: string, what: string, handler: (...args: never[]) => unknown) =>
+    context.subscriptions.push(vscode.commands.registerCommand(`contextWorkbench.${id}`, guarded(what, handler, output)));
+  command('runTask', 'Run Task', (task?: string) => runTaskCommand(session, output, typeof task === 'string' ? task : undefined));
+  command('compressSelection', 'Compress Selection', () => compressSelection(session));
+  command('compressTerminalOutput', 'Compress Terminal Output', () => compressTerminalOutput(session, terminal));
+  command('compactNow', 'Compact Now', () => compactNow(session));
+  command('showRawTrace', 'Show Raw Trace', () => showRawTrace(session));
+  command('exportTrace', 'Export Trace', () => exportTrace(session));
+  command('openTrace', 'Open Trace', () => openTrace(session));
+  command('showDag', 'Show Goal DAG', async () => dag.show(session.currentPlan()));
+  command('showPrompt', 'Show Last Prompt', async () => vscode.window.showTextDocument(await vscode.workspace.openTextDocument(LAST_PROMPT_URI), { preview: false }));
+  command('expandBlock', 'Expand Block', async (source: string) => vscode.window.showTextDocument(await vscode.workspace.openTextDocument(PromptDocuments.rawUri(source)), { viewColumn: vscode.ViewColumn.Beside, preview: false }));
+  command('setApiKey', 'Set API Key', () => promptForApiKey(context.secrets));
+  command('toggleAbandoned', 'Show Abandoned Goals', () => {
+    const shown = plan.toggleAbandoned();
+    void vscode.window.setStatusBarMessage(`Context Workbench: abandoned goals ${shown ? 'shown' : 'hidden'}`, 3000);
+  });
+
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  const relativeOf = (uri: vscode.Uri) => (folders.length > 0 ? new WorkspaceFiles(folders).relativeOf(uri) : undefined);
+  const participant = registerWorkbenchParticipant(session, context.extensionUri, relativeOf);
+  if (participant) context.subscriptions.push(participant);
+  context.subscriptions.push(...registerPlanTools(session, platform.planToolNames));
+  if (folders.length === 0) output.appendLine('Context Workbench: no folder is open; open one to run tasks.');
+}

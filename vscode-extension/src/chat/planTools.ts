@@ -1,0 +1,25 @@
+// The engine's goal/progress tools as Language Model Tools, so other agents in VS Code keep
+// their plan on the same goal tree. Declared in package.json (generated from the engine's own
+// schemas by scripts/sync-tool-schemas.mjs); `name` there is `contextWorkbench_<tool>`.
+import * as vscode from 'vscode';
+import type { WorkbenchSession } from '../session/workbenchSession';
+
+export const TOOL_PREFIX = 'contextWorkbench_';
+
+export function registerPlanTools(session: WorkbenchSession, engineToolNames: readonly string[]): vscode.Disposable[] {
+  if (!vscode.lm || typeof vscode.lm.registerTool !== 'function') return [];
+  return engineToolNames.map((name) =>
+    vscode.lm.registerTool<Record<string, unknown>>(`${TOOL_PREFIX}${name}`, {
+      async invoke(options) {
+        const { engine } = await session.ensure();
+        const answer = engine.callGoalTool(name, JSON.stringify(options.input ?? {}));
+        session.planChanged();
+        const text = answer.isError ? `Refused: ${answer.text}` : answer.text;
+        return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(text)]);
+      },
+      prepareInvocation() {
+        return { invocationMessage: `Updating the Context Workbench plan (${name})` };
+      },
+    }),
+  );
+}

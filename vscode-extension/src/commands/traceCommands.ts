@@ -1,0 +1,45 @@
+// The trace: compact the tail now, show or export the raw trace, open a trace folder and replay
+// it into the views. The engine reads and writes the trace; nothing here edits it.
+import * as vscode from 'vscode';
+import type { WorkbenchSession } from '../session/workbenchSession';
+
+export async function compactNow(session: WorkbenchSession): Promise<void> {
+  const { engine } = await session.ensure();
+  const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Context Workbench: compacting the tail' }, () => engine.compactNow());
+  session.planChanged();
+  void vscode.window.showInformationMessage(`Context Workbench: ${report}`);
+}
+
+export async function showRawTrace(session: WorkbenchSession): Promise<void> {
+  const { engine } = await session.ensure();
+  const doc = await vscode.workspace.openTextDocument({ content: engine.traceJson(), language: 'json' });
+  await vscode.window.showTextDocument(doc, { preview: false });
+}
+
+export async function exportTrace(session: WorkbenchSession): Promise<void> {
+  const { engine } = await session.ensure();
+  const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+  const target = await vscode.window.showSaveDialog({
+    title: 'Export the raw trace',
+    defaultUri: folder ? vscode.Uri.joinPath(folder, `trace-${engine.traceId}.json`) : undefined,
+    filters: { JSON: ['json'] },
+  });
+  if (!target) return;
+  await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(engine.traceJson()));
+  void vscode.window.showInformationMessage(`Context Workbench: trace exported to ${vscode.workspace.asRelativePath(target)}.`);
+}
+
+export async function openTrace(session: WorkbenchSession): Promise<void> {
+  const traces = await session.listTraces();
+  if (traces.length === 0) {
+    void vscode.window.showWarningMessage(`Context Workbench: no traces in ${session.traceFolder()}/ yet.`);
+    return;
+  }
+  const pick = await vscode.window.showQuickPick(
+    traces.map((t) => ({ label: t.task || t.traceId, description: t.traceId, detail: t.detail, traceId: t.traceId })),
+    { title: `Open a trace of ${session.traceFolder()}/ and replay it into the views` },
+  );
+  if (!pick) return;
+  const opened = await session.openTrace(pick.traceId);
+  void vscode.window.showInformationMessage(`Context Workbench: trace ${pick.traceId} opened: ${opened}`);
+}

@@ -1,0 +1,53 @@
+// The "Goal Plan" tree view: the engine's goal tree, live from its events.
+import * as vscode from 'vscode';
+import type { GoalTreeData } from '../engine/engineApi';
+import { countByStatus, currentPath, type PlanRow, planRows } from './planModel';
+
+export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<PlanRow | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private rows: PlanRow[] = [];
+  private tree: GoalTreeData = { mission: '', goals: [] };
+  private showAbandoned = false;
+  private readonly view: vscode.TreeView<PlanRow>;
+
+  constructor() {
+    this.view = vscode.window.createTreeView('contextWorkbench.goalPlan', { treeDataProvider: this, showCollapseAll: true });
+  }
+
+  update(tree: GoalTreeData): void {
+    this.tree = tree;
+    this.rows = planRows(tree, this.showAbandoned);
+    const counts = countByStatus(tree);
+    const path = currentPath(this.rows);
+    const hidden = !this.showAbandoned && counts.abandoned > 0 ? ` · ${counts.abandoned} abandoned hidden` : '';
+    this.view.message = tree.goals.length === 0 ? undefined : `${path ? `Now: ${path}` : 'No current goal'} · ${counts.completed}/${tree.goals.length - counts.abandoned} done${hidden}`;
+    this.view.description = tree.completed ? 'finished' : undefined;
+    this.changed.fire(undefined);
+  }
+
+  toggleAbandoned(): boolean {
+    this.showAbandoned = !this.showAbandoned;
+    this.update(this.tree);
+    return this.showAbandoned;
+  }
+
+  getTreeItem(row: PlanRow): vscode.TreeItem {
+    const item = new vscode.TreeItem(row.label, row.children.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+    item.id = row.id;
+    item.description = row.description;
+    item.tooltip = row.tooltip;
+    item.iconPath = new vscode.ThemeIcon(row.icon, row.color ? new vscode.ThemeColor(row.color) : undefined);
+    item.contextValue = `goal.${row.status}`;
+    return item;
+  }
+
+  getChildren(row?: PlanRow): PlanRow[] {
+    return row ? row.children : this.rows;
+  }
+
+  dispose(): void {
+    this.view.dispose();
+    this.changed.dispose();
+  }
+}

@@ -1,0 +1,54 @@
+// The Prompt View's text: exactly what the last call sent, message by message, with each block
+// that renders a history message marked, and marked compressed when it differs from its raw
+// original. Pure.
+import type { PreparedCall } from '../engine/engineApi';
+
+export interface PromptBlock {
+  /** 0-based line of the block's header. */
+  line: number;
+  /** The history message it renders (`raw#<id>`). */
+  source: string;
+  compressed: boolean;
+}
+
+export interface PromptText { text: string; blocks: PromptBlock[] }
+
+type Part = { type?: string; text?: string; output?: string; name?: string; arguments?: string; call_id?: string; [k: string]: unknown };
+
+/** The text of one message's parts as sent. */
+export function partsText(parts: unknown[]): string {
+  return (parts as Part[])
+    .map((p) => {
+      if (typeof p === 'string') return p;
+      if (p.type === 'text' && typeof p.text === 'string') return p.text;
+      if (p.type === 'tool_call') return `→ ${p.name}(${p.arguments ?? ''})`;
+      if (p.type === 'tool_result') return typeof p.output === 'string' ? p.output : JSON.stringify(p);
+      return typeof p.text === 'string' ? p.text : JSON.stringify(p);
+    })
+    .join('\n');
+}
+
+export function renderPrompt(call: PreparedCall, rawText: (source: string) => string | undefined, title: string): PromptText {
+  const lines: string[] = [
+    `# ${title}`,
+    `# ${call.tokens} tokens · ${call.expectedCachedTokens} in the unchanged prefix · ${call.view.messages.length} messages · ${call.tools.length} tools`,
+  ];
+  if (call.firstChangedByte !== undefined) lines.push(`# first byte changed since the previous call: ${call.firstChangedByte}`);
+  for (const r of call.rewrites) lines.push(`# rewrite: ${r.mechanism} (${r.position})`);
+  const blocks: PromptBlock[] = [];
+  call.view.messages.forEach((message, i) => {
+    lines.push('');
+    const shown = partsText(message.content);
+    let header = `──── ${i + 1} · ${message.role} · ${message.layer}`;
+    if (message.source) {
+      const raw = rawText(message.source);
+      const compressed = raw !== undefined && raw !== shown;
+      header += ` · raw#${message.source}${compressed ? ` · compressed from ${raw.length} to ${shown.length} characters` : ''}`;
+      blocks.push({ line: lines.length, source: message.source, compressed });
+    }
+    lines.push(`${header} ────`);
+    lines.push(shown);
+  });
+  lines.push('', `──── tools offered: ${call.tools.map((t) => t.function.name).join(', ')} ────`);
+  return { text: lines.join('\n'), blocks };
+}

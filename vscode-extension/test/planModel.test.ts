@@ -1,0 +1,42 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { countByStatus, currentPath, planRows } from '../src/views/planModel';
+import type { GoalTreeData } from '../src/engine/engineApi';
+
+const stats = (m: number, t: number) => ({ message_count: m, total_tokens: t, total_cost: 0 });
+const tree: GoalTreeData = {
+  mission: 'fix the bug',
+  current_id: 4,
+  goals: [
+    { id: 1, type: 'normal', description: 'Find the bug', status: 'completed', summary: 'in parse()', self_stats: stats(3, 900), cumulative_stats: stats(3, 900) },
+    { id: 2, type: 'normal', description: 'Try a rewrite', status: 'abandoned', summary: 'too large' },
+    { id: 3, type: 'normal', description: 'Fix it', status: 'in_progress', cumulative_stats: stats(5, 2000) },
+    { id: 4, parent_id: 3, type: 'normal', description: 'Edit parse()', status: 'in_progress' },
+    { id: 5, parent_id: 2, type: 'normal', description: 'Under the abandoned one', status: 'pending' },
+  ],
+};
+
+test('rows nest in the engine\'s order and mark the current one', () => {
+  const rows = planRows(tree, false);
+  assert.deepEqual(rows.map((r) => r.label), ['Find the bug', 'Fix it']);
+  assert.equal(rows[1].children[0].label, 'Edit parse()');
+  assert.equal(rows[1].children[0].current, true);
+  assert.equal(rows[1].children[0].icon, 'debug-stackframe');
+  assert.equal(rows[0].icon, 'pass-filled');
+  assert.equal(currentPath(rows), 'Fix it › Edit parse()');
+});
+
+test('abandoned goals appear only with the toggle, greyed and with their reason', () => {
+  const rows = planRows(tree, true);
+  assert.deepEqual(rows.map((r) => r.label), ['Find the bug', 'Try a rewrite', 'Fix it']);
+  assert.equal(rows[1].icon, 'circle-slash');
+  assert.match(rows[1].tooltip, /Reason: too large/);
+  assert.equal(rows[1].children[0].label, 'Under the abandoned one');
+});
+
+test('the tooltip carries the stats', () => {
+  const [first] = planRows(tree, false);
+  assert.match(first.tooltip, /This goal: 3 messages, 900 tokens/);
+  assert.match(first.tooltip, /Summary: in parse\(\)/);
+  assert.deepEqual(countByStatus(tree), { pending: 1, in_progress: 2, completed: 1, abandoned: 1 });
+});

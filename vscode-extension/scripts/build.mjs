@@ -24,7 +24,7 @@ mkdirSync(path.join(dist, 'web'), { recursive: true });
 
 const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'es2022', external: ['vscode'], alias: { 'context-workbench': bindings } };
 await build({ ...common, entryPoints: { extension: 'src/extension.ts' }, outdir: dist, platform: 'node', format: 'cjs' });
-await build({ ...common, entryPoints: { extension: 'src/extension.web.ts' }, outdir: path.join(dist, 'web'), platform: 'browser', format: 'cjs', define: { 'process.env.NODE_ENV': '"production"' } });
+await build({ ...common, entryPoints: { extension: 'src/extension.web.ts' }, outdir: path.join(dist, 'web'), platform: 'browser', format: 'cjs', define: { 'process.env.NODE_ENV': '"production"' }, logOverride: { 'empty-import-meta': 'silent' } });
 copyFileSync(wasm.node, path.join(dist, 'context_workbench_bg.wasm'));
 copyFileSync(wasm.web, path.join(dist, 'web/context_workbench_bg.wasm'));
 

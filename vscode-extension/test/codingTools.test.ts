@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CodingTools } from '../src/agent/codingTools';
+import { type CommandRunner, CodingTools } from '../src/agent/codingTools';
 import { MemoryFiles } from './memoryFiles';
 
-const declined = { run: async () => undefined };
+const declined: CommandRunner = { run: async () => undefined };
 
-function tools(initial: Record<string, string>, commands = declined) {
+function tools(initial: Record<string, string>, commands: CommandRunner = declined) {
   const files = new MemoryFiles(initial);
   return { files, tools: new CodingTools(files, commands) };
 }

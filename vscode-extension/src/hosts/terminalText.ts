@@ -3,8 +3,9 @@
 
 export class BoundedText {
   private head = '';
-  private tail = '';
-  private dropped = 0;
+  /** Tail pieces; the first may start before the kept tail (trimmed when read). */
+  private tail: string[] = [];
+  private tailLength = 0;
   private total = 0;
 
   constructor(private readonly limit: number) {}
@@ -18,10 +19,10 @@ export class BoundedText {
       piece = piece.slice(room);
     }
     if (piece === '') return;
-    this.tail += piece;
-    if (this.tail.length > half) {
-      this.dropped += this.tail.length - half;
-      this.tail = this.tail.slice(this.tail.length - half);
+    this.tail.push(piece);
+    this.tailLength += piece.length;
+    while (this.tail.length > 1 && this.tailLength - this.tail[0].length >= half) {
+      this.tailLength -= (this.tail.shift() as string).length;
     }
   }
 
@@ -31,12 +32,16 @@ export class BoundedText {
   }
 
   get truncated(): boolean {
-    return this.dropped > 0;
+    return this.total > this.limit - (this.limit % 2);
   }
 
   toString(): string {
-    if (this.dropped === 0) return this.head + this.tail;
-    return `${this.head}\n… [${this.dropped} characters of output not kept] …\n${this.tail}`;
+    const half = Math.floor(this.limit / 2);
+    const joined = this.tail.join('');
+    const tail = joined.length > half ? joined.slice(joined.length - half) : joined;
+    const dropped = this.total - this.head.length - tail.length;
+    if (dropped === 0) return this.head + tail;
+    return `${this.head}\n… [${dropped} characters of output not kept] …\n${tail}`;
   }
 }
 

@@ -59,7 +59,7 @@ export class WorkbenchSession implements vscode.Disposable {
     const model = await configuredModel(settings, this.parts.secrets);
     const window = windowOf(settings, model);
     const host = this.hostOver(files, async () => model);
-    const config = { ...settings.engine, window, trace_root: settings.traceFolder };
+    const config = { ...settings.engine, window, store: { ...(settings.engine.store as object | undefined), root: settings.traceFolder } };
     let engine: EngineApi;
     if (resume) {
       const opened = await this.parts.backend.open(host, config, resume);

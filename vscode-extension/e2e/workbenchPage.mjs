@@ -1,0 +1,110 @@
+// Driving the VS Code workbench in Debian's Chromium with playwright-core, as a person would:
+// the command palette, input boxes, notifications, views, the status bar, screenshots.
+import { chromium } from 'playwright-core';
+import path from 'node:path';
+
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+export async function launchBrowser() {
+  return chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS, headless: true });
+}
+
+export class WorkbenchPage {
+  constructor(page, artifacts) {
+    this.page = page;
+    this.artifacts = artifacts;
+  }
+
+  static async open(browser, url, artifacts) {
+    const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+    const page = await context.newPage();
+    const workbench = new WorkbenchPage(page, artifacts);
+    page.on('console', (m) => {
+      if (m.type() === 'error') workbench.consoleErrors.push(m.text());
+    });
+    workbench.consoleErrors = [];
+    await page.goto(url);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await page.locator('.statusbar').waitFor({ timeout: 60_000 });
+    return workbench;
+  }
+
+  async screenshot(name) {
+    const file = path.join(this.artifacts, `${name}.png`);
+    await this.page.screenshot({ path: file });
+    return file;
+  }
+
+  /** Run a command from the palette by its title, e.g. `Context Workbench: Run Task`. */
+  async runCommand(title) {
+    const page = this.page;
+    await page.keyboard.press('Escape');
+    await page.locator('.monaco-workbench').click({ position: { x: 800, y: 5 } }).catch(() => {});
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 15_000 });
+    await input.fill(`>${title}`);
+    const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+    await row.waitFor({ timeout: 15_000 });
+    await input.press('Enter');
+  }
+
+  /** Answer an input box (showInputBox / quick pick filter) with `text`. */
+  async answerInput(text) {
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 15_000 });
+    await input.fill(text);
+    await input.press('Enter');
+  }
+
+  /** Wait for a notification toast whose text matches `pattern`; returns its text. */
+  async notification(pattern, timeout = 60_000) {
+    const toast = this.page.locator('.notification-toast', { hasText: pattern }).first();
+    await toast.waitFor({ timeout });
+    return (await toast.innerText()).trim();
+  }
+
+  async notificationTexts() {
+    return (await this.page.locator('.notification-toast').allInnerTexts()).map((t) => t.trim());
+  }
+
+  async clearNotifications() {
+    await this.page.keyboard.press('Escape');
+    for (const close of await this.page.locator('.notification-toast .codicon-notifications-clear, .notification-toast .codicon-close').all()) {
+      await close.click().catch(() => {});
+    }
+  }
+
+  /** Click a button of a modal dialog (showWarningMessage with `modal: true`). */
+  async clickDialogButton(label, timeout = 60_000) {
+    const button = this.page.locator('.monaco-dialog-box .monaco-button', { hasText: label }).first();
+    await button.waitFor({ timeout });
+    await button.click();
+  }
+
+  /** The text of the status-bar item with this id (`publisher.name.itemId`). */
+  async statusBarText(entryId) {
+    const item = this.page.locator(`.statusbar-item[id="${entryId}"]`);
+    await item.waitFor({ timeout: 30_000 });
+    return (await item.innerText()).trim();
+  }
+
+  /** Open the activity-bar container with this title and return the rows of its view. */
+  async openViewContainer(title) {
+    const item = this.page.locator(`.activitybar .action-item a[aria-label^="${title}"], .activitybar .action-item[aria-label^="${title}"]`).first();
+    await item.click();
+  }
+
+  async treeRows(viewTitle) {
+    const pane = this.page.locator('.pane', { has: this.page.locator('.pane-header', { hasText: viewTitle }) }).first();
+    await pane.waitFor({ timeout: 30_000 });
+    return (await pane.locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+  }
+
+  async editorText() {
+    return this.page.evaluate(() => {
+      const lines = [...document.querySelectorAll('.editor-group-container.active .view-lines .view-line')];
+      return lines.map((l) => l.textContent).join('\n');
+    });
+  }
+}

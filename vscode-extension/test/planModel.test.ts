@@ -40,3 +40,8 @@ test('the tooltip carries the stats', () => {
   assert.match(first.tooltip, /Summary: in parse\(\)/);
   assert.deepEqual(countByStatus(tree), { pending: 1, in_progress: 2, completed: 1, abandoned: 1 });
 });
+
+test('labels carry the numbers the engine gives the model', () => {
+  const rows = planRows(tree, false, { '1': '1', '3': '2', '4': '2.1' });
+  assert.deepEqual([rows[0].label, rows[1].label, rows[1].children[0].label], ['1 Find the bug', '2 Fix it', '2.1 Edit parse()']);
+});

@@ -3,11 +3,22 @@
 import * as vscode from 'vscode';
 import type { WorkbenchSession } from '../session/workbenchSession';
 
+/** Compact the work of an ended goal now: the user picks the span, the engine compacts it. */
 export async function compactNow(session: WorkbenchSession): Promise<void> {
   const { engine } = await session.ensure();
-  const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Context Workbench: compacting the tail' }, () => engine.compactNow());
+  const spans = engine.endedSpans();
+  if (spans.length === 0) {
+    void vscode.window.showInformationMessage('Context Workbench: nothing to compact yet; a goal\'s work can be compacted once it is done or abandoned.');
+    return;
+  }
+  const pick = await vscode.window.showQuickPick(
+    spans.map((s) => ({ label: s.goal || s.id, description: s.outcome ?? '', detail: s.id, id: s.id })),
+    { title: 'Compact the work of which ended goal now?' },
+  );
+  if (!pick) return;
+  const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Context Workbench: compacting' }, () => engine.compactSpan(pick.id));
   session.planChanged();
-  void vscode.window.showInformationMessage(`Context Workbench: ${report}`);
+  void vscode.window.showInformationMessage(`Context Workbench: ${report}.`);
 }
 
 export async function showRawTrace(session: WorkbenchSession): Promise<void> {

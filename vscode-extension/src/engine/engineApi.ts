@@ -59,8 +59,12 @@ export interface EngineApi {
   callGoalTool(name: string, argumentsJson: string): GoalToolAnswer;
   goalTree(): GoalTreeData;
   compressToolOutput(input: { tool: string; arguments: string; output: string; exitCode?: number }): CompressedOutput;
-  /** Compact the tail now; what it did, for the user. */
-  compactNow(): Promise<string>;
+  /** Spans (a goal's work) that ended, newest first, for the user to compact now. */
+  endedSpans(): Array<{ id: string; goal: string; outcome?: string }>;
+  /** Compact an ended span now; what it did, for the user. */
+  compactSpan(id: string): Promise<string>;
+  /** The numbers the model sees for each goal id (abandoned ones left out). */
+  goalNumbers(): Record<string, string>;
   /** The raw trace as JSON text. */
   traceJson(): string;
   /** The raw original of a history message (`raw#<id>`) as text, parts joined as the prompt view shows them. */

@@ -36,8 +36,7 @@ class PackageEngine implements EngineApi {
   }
 
   recordToolResult(r: { callId: string; name: string; output: string; isError: boolean; exitCode?: number }): void {
-    const part = { type: 'tool_result', call_id: r.callId, name: r.name, status: r.isError ? 'error' : 'ok', output: r.output, ...(r.exitCode !== undefined ? { exit_code: r.exitCode } : {}) };
-    need(this.engine, 'record')({ role: 'tool', content: [part], toolCallId: r.callId });
+    need(this.engine, 'recordToolResult')({ call_id: r.callId, name: r.name, status: r.isError ? 'error' : 'ok', output: r.output, ...(r.exitCode !== undefined ? { exit_code: r.exitCode } : {}) });
   }
 
   observeRead(path: string, mtimeMs: number): string | undefined {
@@ -45,17 +44,16 @@ class PackageEngine implements EngineApi {
   }
 
   async prepareCall(input: { systemPrompt: string; tools: ToolSpec[] }): Promise<PreparedCall> {
-    const assembly = (await need(this.engine, 'prepareCall')({ systemPrompt: input.systemPrompt, tools: input.tools })) as Loose;
-    const wire = need(this.engine, 'serialize')(assembly.view, 'openai') as Loose;
+    const call = (await need(this.engine, 'prepareCall')({ system_prompt: input.systemPrompt, tools: input.tools }, 'openai')) as Loose;
     return {
-      messages: wire.messages,
-      tools: wire.tools ?? [],
-      tokens: assembly.tokens,
-      expectedCachedTokens: assembly.expectedCachedTokens ?? 0,
-      firstChangedByte: assembly.firstChangedByte ?? undefined,
-      rewrites: assembly.rewrites ?? [],
-      notes: assembly.notes ?? [],
-      view: assembly.view,
+      messages: call.request.messages,
+      tools: call.request.tools ?? [],
+      tokens: call.tokens,
+      expectedCachedTokens: call.expected_cached_tokens ?? 0,
+      firstChangedByte: call.first_changed_byte ?? undefined,
+      rewrites: call.rewrites ?? [],
+      notes: call.notes ?? [],
+      view: call.view,
     };
   }
 
@@ -68,7 +66,12 @@ class PackageEngine implements EngineApi {
   }
 
   callGoalTool(name: string, argumentsJson: string): GoalToolAnswer {
-    return need(this.engine, 'callGoalTool')(name, argumentsJson) as GoalToolAnswer;
+    const r = need(this.engine, 'callGoalTool')(name, argumentsJson) as Loose;
+    return { text: r.text, isError: r.is_error === true, branches: r.branches ?? [] };
+  }
+
+  goalNumbers(): Record<string, string> {
+    return (need(this.engine, 'plan')() as Loose).display_numbers ?? {};
   }
 
   goalTree(): GoalTreeData {
@@ -76,11 +79,19 @@ class PackageEngine implements EngineApi {
   }
 
   compressToolOutput(input: { tool: string; arguments: string; output: string; exitCode?: number }): CompressedOutput {
-    return need(this.engine, 'compressToolOutput')(input) as CompressedOutput;
+    const r = need(this.engine, 'compressToolOutput')({ tool: input.tool, arguments: input.arguments, output: input.output, ...(input.exitCode !== undefined ? { exit_code: input.exitCode } : {}) }) as Loose;
+    return { text: r.text, family: r.family, tokensIn: r.tokens_in, tokensOut: r.tokens_out, notes: r.notes ?? [] };
   }
 
-  async compactNow(): Promise<string> {
-    return String(await need(this.engine, 'compactNow')());
+  endedSpans(): Array<{ id: string; goal: string; outcome?: string }> {
+    const trace = need(this.engine, 'trace')() as { spans?: Array<{ id: string; goal: string; end?: string; outcome?: string }> };
+    return (trace.spans ?? []).filter((s) => s.end !== undefined && s.end !== null).reverse().map((s) => ({ id: s.id, goal: s.goal, outcome: s.outcome }));
+  }
+
+  async compactSpan(id: string): Promise<string> {
+    const r = (await need(this.engine, 'compactSpan')(id)) as Loose;
+    const cost = r.cost ?? {};
+    return `${r.mechanism} compaction of messages ${r.start}–${r.end} (${r.position}): ${cost.tokens_before ?? '?'} → ${cost.tokens_after ?? '?'} tokens${r.notes?.length ? `; ${r.notes.join('; ')}` : ''}`;
   }
 
   traceJson(): string {

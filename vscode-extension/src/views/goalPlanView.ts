@@ -8,6 +8,7 @@ export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Di
   readonly onDidChangeTreeData = this.changed.event;
   private rows: PlanRow[] = [];
   private tree: GoalTreeData = { mission: '', goals: [] };
+  private numbers: Record<string, string> = {};
   private showAbandoned = false;
   private readonly view: vscode.TreeView<PlanRow>;
 
@@ -15,9 +16,10 @@ export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Di
     this.view = vscode.window.createTreeView('contextWorkbench.goalPlan', { treeDataProvider: this, showCollapseAll: true });
   }
 
-  update(tree: GoalTreeData): void {
+  update(tree: GoalTreeData, numbers: Record<string, string> = this.numbers): void {
     this.tree = tree;
-    this.rows = planRows(tree, this.showAbandoned);
+    this.numbers = numbers;
+    this.rows = planRows(tree, this.showAbandoned, numbers);
     const counts = countByStatus(tree);
     const path = currentPath(this.rows);
     const hidden = !this.showAbandoned && counts.abandoned > 0 ? ` · ${counts.abandoned} abandoned hidden` : '';

@@ -24,10 +24,10 @@ const ICONS: Record<GoalData['status'], { icon: string; color?: string; word: st
 };
 
 /**
- * Rows for the tree in the engine's order (numbers are the engine's to give, in the prompt), abandoned goals (and what is under them) left
- * out unless `showAbandoned`.
+ * Rows for the tree in the engine's order, labelled with the numbers the engine shows the model
+ * (`numbers`, by goal id), abandoned goals (and what is under them) left out unless `showAbandoned`.
  */
-export function planRows(tree: GoalTreeData, showAbandoned: boolean): PlanRow[] {
+export function planRows(tree: GoalTreeData, showAbandoned: boolean, numbers: Record<string, string> = {}): PlanRow[] {
   const current = tree.current_id === undefined ? undefined : String(tree.current_id);
   const byParent = new Map<string, GoalData[]>();
   for (const goal of tree.goals) {
@@ -42,7 +42,7 @@ export function planRows(tree: GoalTreeData, showAbandoned: boolean): PlanRow[] 
       const isCurrent = id === current;
       return {
         id,
-        label: goal.description,
+        label: numbers[id] ? `${numbers[id]} ${goal.description}` : goal.description,
         description: [isCurrent ? 'current' : '', goal.status === 'abandoned' ? 'abandoned' : '', kindLabel(goal)].filter(Boolean).join(' · '),
         icon: isCurrent && goal.status === 'in_progress' ? 'debug-stackframe' : look.icon,
         color: look.color,

@@ -1,0 +1,106 @@
+// The agent loop against the real engine (the package's Node build) and the scripted endpoint:
+// what the model was sent, what the files became.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runTask } from '../src/agent/agentLoop';
+import { CodingTools } from '../src/agent/codingTools';
+import { CODING_TOOLS } from '../src/agent/toolSpecs';
+import { packageBackend } from '../src/engine/packageEngine';
+import { OpenAiCompatibleModel } from '../src/llm/openAiCompatible';
+import { MemoryFiles } from './memoryFiles';
+// @ts-expect-error: plain JavaScript test support, shared with the end-to-end test
+import { startScriptedEndpoint, textOf } from '../e2e/scriptedEndpoint.mjs';
+// @ts-expect-error: plain JavaScript test support, shared with the end-to-end test
+import { TASKS, TASK_A, TASK_B, buildLog } from '../e2e/scenario.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const engineModule = createRequire(import.meta.url)(path.resolve(here, '../../../bindings/dist/node/context_workbench.js'));
+
+const quiet = { text() {}, toolStarted() {}, toolFinished() {}, prepared() {}, usage() {}, notice() {} };
+
+function memoryHost(files: MemoryFiles, model: OpenAiCompatibleModel) {
+  return {
+    complete: async (r: { messages: Array<{ role: string; content: string }> }) => {
+      const reply = await model.chat({ messages: r.messages.map((m) => ({ role: m.role === 'assistant' ? 'assistant' : m.role === 'system' ? 'system' : 'user', content: m.content })), tools: [] });
+      return { text: reply.text, usage: reply.usage };
+    },
+    readFile: (p: string) => files.readFile(p),
+    stat: (p: string) => files.stat(p),
+    writeFile: (p: string, d: string) => files.writeFile(p, d),
+    appendFile: async (p: string, d: string) => files.writeFile(p, (files.files.get(p) ?? '') + d),
+    rename: async (a: string, b: string) => {
+      files.files.set(b, files.files.get(a) ?? '');
+      files.files.delete(a);
+    },
+    remove: async (p: string) => void files.files.delete(p),
+    listDir: (p: string) => files.listDir(p),
+    nowMs: () => Date.now(),
+  };
+}
+
+test('two tasks through the loop: files edited, goal tools offered, CODE_LAW.md sent, outputs compressed in the next round', async () => {
+  const endpoint = await startScriptedEndpoint({ tasks: TASKS });
+  try {
+    const files = new MemoryFiles({
+      'CODE_LAW.md': '# Law\n- LAW-7: every exported function has a one-line comment above it.\n',
+      'src/greet.js': "// Greets a person by name.\nexport function greet(name) {\n  return 'Hello ' + name;\n}\n",
+      'logs/build.log': buildLog(),
+    });
+    const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
+    const engine = await packageBackend(engineModule).create(memoryHost(files, model), { window: 200000 });
+    const commands = { run: async (c: string) => ({ output: `ran: ${c}\ngreet.js farewell.js`, exitCode: 0 }) };
+    const options = { engine, model, tools: new CodingTools(files, commands), maxRounds: 20 };
+
+    const a = await runTask(options, TASK_A, quiet);
+    assert.equal(a.kind, 'answered', JSON.stringify(a));
+    assert.match(files.files.get('src/greet.js') ?? '', /'Hi ' \+ name/);
+    assert.match(files.files.get('src/farewell.js') ?? '', /export function farewell/);
+    const b = await runTask(options, TASK_B, quiet);
+    assert.equal(b.kind, 'answered', JSON.stringify(b));
+    assert.match(files.files.get('src/farewell.js') ?? '', /\/\/ Says goodbye to a person by name\.\nexport function farewell/);
+
+    const agent = endpoint.agentRequests();
+    const goalTools = engine.goalTools();
+    for (const r of agent) {
+      const offered = r.body.tools.map((t: { function: { name: string } }) => t.function.name);
+      assert.deepEqual(offered, [...CODING_TOOLS.map((t) => t.name), ...goalTools.map((t) => t.name)]);
+      assert.deepEqual(r.body.tools.slice(CODING_TOOLS.length).map((t: { function: { parameters: unknown } }) => t.function.parameters), goalTools.map((t) => t.parameters));
+      assert.ok(r.body.messages.some((m: { role: string }) => m.role === 'system' && /LAW-7: every exported function/.test(textOf(m))), 'CODE_LAW.md is in every prompt');
+    }
+    // In task B's first request, task A's read of the 1500-line log is in its compressed form.
+    const firstOfB = agent.find((r: { task: number; step: number }) => r.task === 1 && r.step === 0);
+    const logResult = firstOfB.body.messages.find((m: { role: string }) => m.role === 'tool' && /INFO step 1: compiled/.test(textOf(m)));
+    assert.ok(logResult, 'the log read is still in the history');
+    assert.ok(textOf(logResult).length < buildLog().length / 2, `compressed: ${textOf(logResult).length} characters of ${buildLog().length}`);
+    const lastOfA = agent.filter((r: { task: number }) => r.task === 0).at(-1);
+    const rawInA = lastOfA.body.messages.find((m: { role: string }) => m.role === 'tool' && /INFO step 1: compiled/.test(textOf(m)));
+    assert.ok(textOf(rawInA).length > buildLog().length, 'within its own round the read was sent whole');
+    engine.dispose();
+  } finally {
+    await endpoint.close();
+  }
+});
+
+test('a failing model and a cancelled call end the task cleanly, and the engine stays usable', async () => {
+  const endpoint = await startScriptedEndpoint({ tasks: TASKS });
+  try {
+    const files = new MemoryFiles({ 'README.md': 'x' });
+    const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
+    const engine = await packageBackend(engineModule).create(memoryHost(files, model), {});
+    const options = { engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 5 };
+    const failed = await runTask(options, 'TASK-FAIL: anything', quiet);
+    assert.equal(failed.kind, 'failed');
+    assert.match((failed as { message: string }).message, /500.*the scripted model is down/);
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 100);
+    const cancelled = await runTask(options, 'TASK-HANG: wait forever', quiet, abort.signal);
+    assert.equal(cancelled.kind, 'cancelled');
+    assert.equal(engine.countTokens('hello world'), 2);
+    engine.dispose();
+  } finally {
+    await endpoint.close();
+  }
+});

@@ -2,50 +2,64 @@
 // the agent-loop unit test and the code-server end-to-end test, so both drive the same run.
 
 /** A log big enough that its compressed history form differs visibly from the raw output. */
-export function buildLog() {
+export function buildLog(count = 300) {
   const lines = [];
-  for (let i = 1; i <= 1500; i++) {
-    lines.push(i % 250 === 0 ? `ERROR step ${i}: greeting test failed: expected "Hi Ada" got "Hello Ada"` : `INFO step ${i}: compiled module m${i % 37} in ${(i * 7) % 91} ms`);
+  for (let i = 1; i <= count; i++) {
+    lines.push(i % 100 === 0 ? `ERROR step ${i}: greeting test failed: expected "Hi Ada" got "Hello Ada"` : `INFO step ${i}: compiled module m${i % 37} in ${(i * 7) % 91} ms`);
   }
   return `${lines.join('\n')}\n`;
 }
 
+/** The window both tests configure: task A fits under its threshold, task B's second log read does not. */
+export const E2E_WINDOW = 12000;
+
 export const TASK_A = 'TASK-A: make greet() say "Hi" instead of "Hello", add src/farewell.js exporting farewell(name), and check the build log.';
-export const TASK_B = 'TASK-B: add a one-line comment above farewell() as CODE_LAW.md asks.';
+export const TASK_B = 'TASK-B: look at the build log again, then add a one-line comment above farewell() as CODE_LAW.md asks.';
 
 const call = (name, args) => ({ name, arguments: args });
 
-/** Task A: a plan, reads (one large), an edit, a new file, a command, an abandoned goal. */
+/**
+ * Task A: a plan, reads, an edit, a new file, an abandoned sub-goal, a large log read and a
+ * command in the last goal, whose end lets the engine compact that goal's work.
+ */
 export const taskA = {
-  match: /TASK-A/,
+  match: /^TASK-A/,
   steps: [
     { text: 'I will plan first.', toolCalls: [call('goal', { add: 'Change the greeting, Add the farewell module, Check the build log' })] },
     { toolCalls: [call('goal', { focus: '1' }), call('read_file', { path: 'src/greet.js' }), call('grep', { pattern: 'Hello', path: 'src' })] },
     { toolCalls: [call('edit_file', { path: 'src/greet.js', old_string: "'Hello '", new_string: "'Hi '" })] },
     { toolCalls: [call('goal', { done: 'greet() now says Hi' }), call('goal', { focus: '2' })] },
     { toolCalls: [call('write_file', { path: 'src/farewell.js', content: 'export function farewell(name) {\n  return `Bye ${name}`;\n}\n' })] },
-    { toolCalls: [call('goal', { done: 'src/farewell.js added' }), call('goal', { focus: '3' }), call('read_file', { path: 'logs/build.log' })] },
-    { toolCalls: [call('run_command', { command: 'ls src' })] },
-    { toolCalls: [call('goal', { add: 'Rewrite the project in TypeScript' }), call('goal', { focus: '3.1' })] },
+    { toolCalls: [call('goal', { add: 'Rewrite the project in TypeScript' }), call('goal', { focus: '2.1' })] },
     { toolCalls: [call('goal', { abandon: 'not part of this task' })] },
+    { toolCalls: [call('goal', { done: 'src/farewell.js added' }), call('goal', { focus: '3' })] },
+    { toolCalls: [call('read_file', { path: 'logs/build.log' })] },
+    { toolCalls: [call('run_command', { command: 'ls src' })] },
     { toolCalls: [call('goal', { done: 'the log shows the old greeting failing, fixed now' })] },
     { text: 'Done: greet() says Hi, src/farewell.js exports farewell(name), and the build log only failed on the old greeting.' },
   ],
 };
 
-/** Task B: a read and an edit under a new goal, in a second round whose history holds task A. */
+/**
+ * Task B, in a second round whose history holds task A: a second read of the large log pushes the
+ * prompt over the threshold, so the engine compacts the newest ended goal, the one that held the
+ * first read; then an edit.
+ */
 export const taskB = {
-  match: /TASK-B/,
+  match: /^TASK-B/,
   steps: [
-    { toolCalls: [call('goal', { add: 'Comment farewell()' }), call('goal', { focus: '4' }), call('read_file', { path: 'src/farewell.js' })] },
+    { toolCalls: [call('goal', { add: 'Look at the build log again, Comment farewell()' }), call('goal', { focus: '4' })] },
+    { toolCalls: [call('read_file', { path: 'logs/build.log' })] },
+    { toolCalls: [call('goal', { done: 'the log is as before' }), call('goal', { focus: '5' })] },
+    { toolCalls: [call('read_file', { path: 'src/farewell.js' })] },
     { toolCalls: [call('edit_file', { path: 'src/farewell.js', old_string: 'export function farewell', new_string: '// Says goodbye to a person by name.\nexport function farewell' })] },
     { toolCalls: [call('goal', { done: 'farewell() has its comment' })] },
-    { text: 'Done: farewell() is commented as CODE_LAW.md asks.' },
+    { text: 'Done: the build log is unchanged, and farewell() is commented as CODE_LAW.md asks.' },
   ],
 };
 
 /** A task whose model call fails, and one that never answers (for cancellation). */
-export const failingTask = { match: /TASK-FAIL/, steps: [{ status: 500, text: 'the scripted model is down' }] };
-export const hangingTask = { match: /TASK-HANG/, steps: [{ hang: true }] };
+export const failingTask = { match: /^TASK-FAIL/, steps: [{ status: 500, text: 'the scripted model is down' }] };
+export const hangingTask = { match: /^TASK-HANG/, steps: [{ hang: true }] };
 
 export const TASKS = [taskA, taskB, failingTask, hangingTask];

@@ -34,6 +34,8 @@ export async function startScriptedEndpoint({ tasks, internalReply = defaultInte
     s.on('close', () => sockets.delete(s));
   });
 
+  const stepOf = new Map();
+
   async function answer(req, res, raw) {
     if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
       res.writeHead(404, { 'content-type': 'application/json' });
@@ -48,7 +50,11 @@ export async function startScriptedEndpoint({ tasks, internalReply = defaultInte
       reply = internalReply(request);
       entry.kind = 'internal';
     } else {
-      const { task, step } = locate(tasks, request);
+      const task = locate(tasks, request);
+      // Steps are counted per task as requests arrive: a compaction may fold earlier assistant
+      // messages away, so the request alone cannot tell how far the task has got.
+      const step = stepOf.get(task) ?? 0;
+      if (task) stepOf.set(task, step + 1);
       entry.kind = 'agent';
       entry.task = task === undefined ? null : tasks.indexOf(task);
       entry.step = step;
@@ -84,18 +90,18 @@ export async function startScriptedEndpoint({ tasks, internalReply = defaultInte
   };
 }
 
+/**
+ * The task is the newest user message that starts like one of the tasks (`match` is anchored
+ * by the scenario); the engine's tail, which may quote the mission, never starts like a task.
+ */
 function locate(tasks, request) {
-  const messages = [...(request.messages ?? [])];
-  // The engine's dynamic tail, when there is one, is a user message right after the input or a
-  // tool result: it is not the task.
-  const last = messages.at(-1);
-  const before = messages.at(-2);
-  if (last?.role === 'user' && (before?.role === 'user' || before?.role === 'tool')) messages.pop();
-  const input = messages.findLastIndex((m) => m.role === 'user');
-  const userText = input >= 0 ? textOf(messages[input]) : '';
-  const task = tasks.find((t) => t.match.test(userText));
-  const step = messages.slice(input + 1).filter((m) => m.role === 'assistant').length;
-  return { task, step };
+  const messages = request.messages ?? [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i].role !== 'user') continue;
+    const task = tasks.find((t) => t.match.test(textOf(messages[i])));
+    if (task) return task;
+  }
+  return undefined;
 }
 
 export function textOf(message) {
@@ -121,12 +127,32 @@ async function stream(res, request, reply) {
   }
   const finish = reply.toolCalls?.length ? 'tool_calls' : 'stop';
   res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: finish }] })}\n\n`);
-  const promptChars = JSON.stringify(request.messages).length;
-  res.write(`data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: Math.ceil(promptChars / 4), completion_tokens: Math.ceil(text.length / 4) + 1, prompt_tokens_details: { cached_tokens: 0 } } })}\n\n`);
+  // No usage: a scripted model cannot count tokens as a provider would, so the engine's own
+  // count stays in charge (as with endpoints that do not report usage).
   res.end('data: [DONE]\n\n');
 }
 
-function defaultInternalReply() {
+/** The engine's own calls: a tail compaction gets the JSON its prompt asks for, anything else a summary. */
+function defaultInternalReply(request) {
+  const prompt = (request.messages ?? []).map(textOf).join('\n');
+  const turns = /Turns (\d+)-(\d+) \(each message/.exec(prompt);
+  if (/TAIL_COMPACTION|compressed_turns/.test(prompt) && turns) {
+    const [start, end] = [Number(turns[1]), Number(turns[2])];
+    return {
+      text: JSON.stringify({
+        compressed_turns: {
+          replaces: { start_turn: start, end_turn: end },
+          goal: 'finish the task',
+          what_we_learned: [{ conclusion: 'the earlier turns read and changed the files named in the task', evidence: [] }],
+          anchors: [],
+          exec_assertions: [],
+          open_questions: [],
+          next_actions: ['continue with the current goal'],
+        },
+        state_delta: { current_goal: 'finish the task', open_questions: [], next_actions: ['continue with the current goal'] },
+      }),
+    };
+  }
   return { text: 'Summary: the earlier work is done; the files named in the task were read and edited as asked.' };
 }
 

@@ -1,6 +1,7 @@
 // Wiring shared by the desktop and the web entry: views, commands, the chat participant and the
 // Language Model Tools over one workbench session. No logic of its own.
 import * as vscode from 'vscode';
+import { registerEndpointModelProvider } from './chat/endpointModelProvider';
 import { registerPlanTools } from './chat/planTools';
 import { registerWorkbenchParticipant } from './chat/workbenchParticipant';
 import { compressSelection, compressTerminalOutput } from './commands/compressCommands';
@@ -59,5 +60,7 @@ export function activateWith(context: vscode.ExtensionContext, platform: Platfor
   const participant = registerWorkbenchParticipant(session, context.extensionUri, relativeOf);
   if (participant) context.subscriptions.push(participant);
   context.subscriptions.push(...registerPlanTools(session, platform.planToolNames));
+  const provider = registerEndpointModelProvider(context.secrets, (text) => platform.backend.countTokens(text));
+  if (provider) context.subscriptions.push(provider);
   if (folders.length === 0) output.appendLine('Context Workbench: no folder is open; open one to run tasks.');
 }

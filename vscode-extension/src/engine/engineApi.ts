@@ -83,4 +83,6 @@ export interface EngineBackend {
   /** Resume `traceId` from the trace folder; `notes` say what was repaired or skipped. */
   open(host: unknown, config: Record<string, unknown>, traceId: string): Promise<{ engine: EngineApi; notes: string[] }>;
   listTraces(host: unknown, root: string): Promise<TraceSummary[]>;
+  /** Exact token counts in the default encoding, without a trace. */
+  countTokens(text: string): number;
 }

@@ -113,8 +113,14 @@ class PackageEngine implements EngineApi {
   }
 }
 
+/** A host for an engine that only counts tokens: any file or model access is refused. */
+const COUNTING_HOST = new Proxy({ nowMs: () => Date.now() } as Record<string, unknown>, {
+  get: (target, name) => target[name as string] ?? (() => Promise.reject(Object.assign(new Error('this engine only counts tokens'), { code: 'io' }))),
+});
+
 export function packageBackend(module: EngineModule): EngineBackend {
   const cls = module.ContextEngine;
+  let counter: Loose;
   const create = async (host: unknown, config: Record<string, unknown>) => (typeof cls.create === 'function' ? cls.create(host, config) : new cls(host, config));
   return {
     create: async (host, config) => new PackageEngine(await create(host, config)),
@@ -122,6 +128,10 @@ export function packageBackend(module: EngineModule): EngineBackend {
       if (typeof cls.open !== 'function') throw new Error('the context-workbench package in this build cannot open a trace');
       const opened = await cls.open(host, config, traceId);
       return { engine: new PackageEngine(opened.engine ?? opened), notes: opened.notes ?? [] };
+    },
+    countTokens: (text) => {
+      counter ??= new cls(COUNTING_HOST, {});
+      return counter.countTokens(text) as number;
     },
     listTraces: async (host, root) => {
       if (typeof cls.listTraces !== 'function') throw new Error('the context-workbench package in this build cannot list traces');

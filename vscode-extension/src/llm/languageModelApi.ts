@@ -8,7 +8,8 @@ export async function selectLanguageModel(family: string): Promise<LanguageModel
   if (!vscode.lm || typeof vscode.lm.selectChatModels !== 'function') {
     throw new ModelError('no_model', 'This VS Code has no Language Model API: set contextWorkbench.llm.url to an OpenAI-compatible endpoint.');
   }
-  const models = await vscode.lm.selectChatModels(family ? { family } : {});
+  // Our own endpoint provider (vendor `context-workbench`) is only there for the chat view.
+  const models = (await vscode.lm.selectChatModels(family ? { family } : {})).filter((m) => m.vendor !== 'context-workbench');
   if (models.length === 0) {
     const which = family ? `of family "${family}" ` : '';
     throw new ModelError('no_model', `No language model ${which}is available in VS Code: sign in to a chat model provider, or set contextWorkbench.llm.url to an OpenAI-compatible endpoint.`);

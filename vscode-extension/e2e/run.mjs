@@ -8,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCodeServer } from './codeServer.mjs';
-import { TASKS, TASK_A, TASK_B, buildLog } from './scenario.mjs';
+import { checkCompaction, checkToolsAndRules } from './requestChecks.mjs';
+import { E2E_WINDOW, TASKS, TASK_A, TASK_B, buildLog } from './scenario.mjs';
 import { startScriptedEndpoint, textOf } from './scriptedEndpoint.mjs';
 import { WorkbenchPage, launchBrowser } from './workbenchPage.mjs';
 
@@ -51,10 +52,11 @@ const settings = {
   'security.workspace.trust.enabled': false,
   'terminal.integrated.shellIntegration.enabled': true,
   'terminal.integrated.defaultProfile.linux': 'bash',
+  'editor.codeLens': true,
   'contextWorkbench.llm.url': endpoint.url,
   'contextWorkbench.llm.model': 'scripted-model',
-  // Small enough that the second task's history crosses the compaction threshold.
-  'contextWorkbench.window': Number(process.env.E2E_WINDOW ?? 9000),
+  // Small enough that the second task's second read of the log crosses the compaction threshold.
+  'contextWorkbench.window': E2E_WINDOW,
 };
 let server;
 let browser;
@@ -81,9 +83,8 @@ try {
     assert.deepEqual(rows.slice(0, 3).map((r) => r.replace(/^\d+(\.\d+)*\s+/, '')).map((r) => r.split(' ')[0] + ' ' + r.split(' ')[1]), ['Change the', 'Add the', 'Check the']);
     assert.ok(!rows.some((r) => /Rewrite the project/.test(r)), `abandoned goal hidden: ${rows}`);
     await wb.screenshot('plan-view');
-    await wb.page.locator('.pane-header', { hasText: 'Goal Plan' }).hover();
-    await wb.page.locator('.pane-header .action-label[aria-label="Show or Hide Abandoned Goals"]').click();
-    await wb.page.waitForTimeout(300);
+    await wb.runCommand('Context Workbench: Show or Hide Abandoned Goals');
+    await wb.page.waitForTimeout(500);
     const all = await wb.treeRows('Goal Plan');
     assert.ok(all.some((r) => /Rewrite the project in TypeScript/.test(r) && /abandoned/.test(r)), `abandoned goal shown: ${all}`);
   });
@@ -91,20 +92,37 @@ try {
   await check('the status bar shows prompt tokens over the window and the cached share', async () => {
     const text = await wb.statusBarText(STATUS_ID);
     assert.match(text, /^\S*\s*[\d.]+k?\/[\d.]+k? · \d+% cached$/, text);
-    assert.match(text, /\/9\.0k/);
+    assert.match(text, /\/12k/);
   });
 
-  await check('the Prompt View shows the last prompt; a compressed block expands to its raw original', async () => {
+  await check('a second task (through @workbench where the chat view works, else Run Task)', async () => {
+    await wb.runCommand('Context Workbench: Run Task');
+    await wb.answerInput(TASK_B);
+    await wb.notification(/Task finished/, 120_000);
+    assert.match(readFileSync(path.join(workspace, 'src/farewell.js'), 'utf8'), /\/\/ Says goodbye to a person by name\./);
+    await wb.clearNotifications();
+  });
+
+  await check('the Prompt View shows the last prompt; the compaction block expands to the raw messages it replaced', async () => {
     await wb.runCommand('Context Workbench: Show Last Prompt');
     await wb.page.locator('.tab', { hasText: 'last-prompt.md' }).waitFor();
     const text = await wb.editorText();
     assert.match(text, /──── 1 · system · system/);
     assert.match(text, /LAW-7/);
     await wb.screenshot('prompt-view');
-    const lens = wb.page.locator('.codelens-decoration a', { hasText: 'Expand raw#' }).first();
+    // The compaction block of the second task: its code lens opens the raw messages it replaced.
+    await wb.page.locator('.editor-group-container.active .view-lines').click();
+    await wb.page.keyboard.press('Control+F');
+    await wb.page.keyboard.type('compaction of raw#');
+    await wb.page.keyboard.press('Enter');
+    await wb.page.keyboard.press('Escape');
+    const lens = wb.page.locator('.codelens-decoration a:visible', { hasText: /Expand raw#m\d+\.\.m\d+/ }).first();
     await lens.waitFor({ timeout: 15_000 });
+    await wb.screenshot('prompt-view-compaction');
     await lens.click();
-    await wb.page.locator('.tab', { hasText: /\.txt/ }).first().waitFor();
+    await wb.page.locator('.tab', { hasText: /m\d+\.\.m\d+/ }).first().waitFor();
+    await wb.page.waitForTimeout(500);
+    assert.match(await wb.editorText(), /raw#m\d+ · tool ────|INFO step 1: compiled module m1/);
   });
 
   await check('the DAG webview draws the plan under a nonce CSP', async () => {
@@ -119,39 +137,14 @@ try {
     await wb.screenshot('dag-webview');
   });
 
-  await check('a second task (through @workbench where the chat view works, else Run Task)', async () => {
-    await wb.runCommand('Context Workbench: Run Task');
-    await wb.answerInput(TASK_B);
-    await wb.notification(/Task finished/, 120_000);
-    assert.match(readFileSync(path.join(workspace, 'src/farewell.js'), 'utf8'), /\/\/ Says goodbye to a person by name\./);
-    await wb.clearNotifications();
-  });
-
-  await check('the endpoint saw goal tool schemas, CODE_LAW.md, compressed outputs and a prefix-keeping compaction', async () => {
+  await check('the endpoint saw the goal tools, CODE_LAW.md, and a compaction of the large read with the prefix byte-identical', async () => {
     const agent = endpoint.agentRequests();
-    assert.ok(agent.length >= 10, `${agent.length} agent requests`);
-    for (const r of agent) {
-      const names = r.body.tools.map((t) => t.function.name);
-      for (const goalTool of ['goal', 'step', 'read_progress', 'explore']) assert.ok(names.includes(goalTool), `${goalTool} offered`);
-      assert.ok(r.body.messages.some((m) => m.role === 'system' && /LAW-7: every exported function/.test(textOf(m))));
-    }
+    checkToolsAndRules(agent);
     const goal = agent[0].body.tools.find((t) => t.function.name === 'goal');
     assert.deepEqual(Object.keys(goal.function.parameters.properties).sort(), ['abandon', 'add', 'done', 'focus', 'reason']);
-    const firstOfB = agent.find((r) => r.task === 1 && r.step === 0);
-    const log = firstOfB.body.messages.find((m) => m.role === 'tool' && /INFO step 1: compiled/.test(textOf(m)));
-    assert.ok(!log || textOf(log).length < buildLog().length / 2, 'the log read arrives compressed (or compacted away)');
-    // A compaction: a request whose history is not the previous one extended, after the engine's
-    // own (tool-less) call; everything before the rewritten part is byte-identical.
-    const compactions = [];
-    for (let i = 1; i < agent.length; i++) {
-      const before = agent[i - 1].body.messages.map((m) => JSON.stringify(m));
-      const after = agent[i].body.messages.map((m) => JSON.stringify(m));
-      const common = before.findIndex((m, k) => m !== after[k]);
-      const history = before.length - 1; // the last message of a request is the tail or the input
-      if (common >= 0 && common < history - 1) compactions.push({ index: i, common, before: agent[i - 1].raw.length, after: agent[i].raw.length });
-    }
-    assert.ok(compactions.length > 0, 'some request rewrote earlier history');
-    for (const c of compactions) assert.ok(c.common >= 2, `the system prompt and CODE_LAW.md stay byte-identical across the rewrite ${JSON.stringify(c)}`);
+    const found = checkCompaction(agent);
+    assert.match(found.block, /span="goal-3"/);
+    console.log(`  compaction: ${JSON.stringify(found)}`);
   });
 } finally {
   await browser?.close().catch(() => {});

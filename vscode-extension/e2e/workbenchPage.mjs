@@ -101,10 +101,12 @@ export class WorkbenchPage {
     return (await pane.locator('.monaco-list-row').allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
   }
 
+  /** The visible lines of the active editor, in order, with Monaco's non-breaking spaces as spaces. */
   async editorText() {
     return this.page.evaluate(() => {
       const lines = [...document.querySelectorAll('.editor-group-container.active .view-lines .view-line')];
-      return lines.map((l) => l.textContent).join('\n');
+      lines.sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top));
+      return lines.map((l) => l.textContent.replace(/\u00a0/g, ' ')).join('\n');
     });
   }
 }

@@ -48,7 +48,10 @@ export function activateWith(context: vscode.ExtensionContext, platform: Platfor
   command('openTrace', 'Open Trace', () => openTrace(session));
   command('showDag', 'Show Goal DAG', async () => dag.show(session.currentPlan()));
   command('showPrompt', 'Show Last Prompt', async () => vscode.window.showTextDocument(await vscode.workspace.openTextDocument(LAST_PROMPT_URI), { preview: false }));
-  command('expandBlock', 'Expand Block', async (source: string) => vscode.window.showTextDocument(await vscode.workspace.openTextDocument(PromptDocuments.rawUri(source)), { viewColumn: vscode.ViewColumn.Beside, preview: false }));
+  command('expandBlock', 'Expand Compressed Block', async (given?: string) => {
+    const source = typeof given === 'string' ? given : await pickCompressedBlock(prompts);
+    if (source) await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(PromptDocuments.rawUri(source)), { viewColumn: vscode.ViewColumn.Beside, preview: false });
+  });
   command('setApiKey', 'Set API Key', () => promptForApiKey(context.secrets));
   command('toggleAbandoned', 'Show Abandoned Goals', () => {
     const shown = plan.toggleAbandoned();
@@ -63,4 +66,14 @@ export function activateWith(context: vscode.ExtensionContext, platform: Platfor
   const provider = registerEndpointModelProvider(context.secrets, (text) => platform.backend.countTokens(text));
   if (provider) context.subscriptions.push(provider);
   if (folders.length === 0) output.appendLine('Context Workbench: no folder is open; open one to run tasks.');
+}
+
+async function pickCompressedBlock(prompts: PromptDocuments): Promise<string | undefined> {
+  const blocks = prompts.compressedBlocks();
+  if (blocks.length === 0) {
+    void vscode.window.showInformationMessage('Context Workbench: the last prompt has no compressed block.');
+    return undefined;
+  }
+  const pick = await vscode.window.showQuickPick(blocks.map((b) => ({ label: b.header.replace(/^─+ | ─+$/g, ''), source: b.source })), { title: 'Expand which compressed block to its raw original?' });
+  return pick?.source;
 }

@@ -99,9 +99,13 @@ class PackageEngine implements EngineApi {
   }
 
   rawMessageText(id: string): string | undefined {
-    const trace = need(this.engine, 'trace')() as { messages?: Array<{ id: string; content: unknown[] }> };
-    const message = trace.messages?.find((m) => m.id === id);
-    return message ? partsText(message.content) : undefined;
+    const messages = (need(this.engine, 'trace')() as { messages?: Array<{ id: string; role: string; content: unknown[] }> }).messages ?? [];
+    const [first, last] = id.includes('..') ? id.split('..') : [id, id];
+    const from = messages.findIndex((m) => m.id === first);
+    const to = messages.findIndex((m) => m.id === last);
+    if (from < 0 || to < from) return undefined;
+    if (from === to) return partsText(messages[from].content);
+    return messages.slice(from, to + 1).map((m) => `──── raw#${m.id} · ${m.role} ────\n${partsText(m.content)}`).join('\n\n');
   }
 
   async persist(): Promise<void> {

@@ -59,7 +59,9 @@ export class WorkbenchSession implements vscode.Disposable {
     const model = await configuredModel(settings, this.parts.secrets);
     const window = windowOf(settings, model);
     const host = this.hostOver(files, async () => model);
-    const config = { ...settings.engine, window, store: { ...(settings.engine.store as object | undefined), root: settings.traceFolder } };
+    // The engine keeps traces under `.trace` unless told otherwise.
+    const store = settings.traceFolder === '.trace' ? {} : { store: { ...(settings.engine.store as object | undefined), root: settings.traceFolder } };
+    const config = { ...settings.engine, window, ...store };
     let engine: EngineApi;
     if (resume) {
       const opened = await this.parts.backend.open(host, config, resume);

@@ -36,7 +36,8 @@ export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Di
 
   getTreeItem(row: PlanRow): vscode.TreeItem {
     const item = new vscode.TreeItem(row.label, row.children.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
-    item.id = row.id;
+    // The id changes with the toggle, so rows that gain children come back expanded.
+    item.id = `${row.id}${this.showAbandoned ? '+abandoned' : ''}`;
     item.description = row.description;
     item.tooltip = row.tooltip;
     item.iconPath = new vscode.ThemeIcon(row.icon, row.color ? new vscode.ThemeColor(row.color) : undefined);

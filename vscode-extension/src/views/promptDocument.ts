@@ -18,7 +18,7 @@ export class PromptDocuments implements vscode.TextDocumentContentProvider, vsco
   constructor(private readonly rawText: (source: string) => string | undefined) {
     this.registrations = [
       vscode.workspace.registerTextDocumentContentProvider(PROMPT_SCHEME, this),
-      vscode.languages.registerCodeLensProvider({ scheme: PROMPT_SCHEME, pattern: '**/last-prompt.md' }, this),
+      vscode.languages.registerCodeLensProvider({ scheme: PROMPT_SCHEME }, this),
     ];
   }
 
@@ -35,10 +35,17 @@ export class PromptDocuments implements vscode.TextDocumentContentProvider, vsco
     return `# Nothing is shown at ${uri.toString()}`;
   }
 
-  provideCodeLenses(): vscode.CodeLens[] {
+  provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
+    if (document.uri.path !== LAST_PROMPT_URI.path) return [];
     return (this.last?.blocks ?? [])
       .filter((b) => b.compressed)
       .map((b) => new vscode.CodeLens(new vscode.Range(b.line, 0, b.line, 0), { title: `$(unfold) Expand raw#${b.source}`, command: 'contextWorkbench.expandBlock', arguments: [b.source] }));
+  }
+
+  /** The compressed blocks of the last prompt, for a quick pick. */
+  compressedBlocks(): Array<{ source: string; header: string }> {
+    const lines = this.last?.text.split('\n') ?? [];
+    return (this.last?.blocks ?? []).filter((b) => b.compressed).map((b) => ({ source: b.source, header: lines[b.line] ?? b.source }));
   }
 
   static rawUri(source: string): vscode.Uri {

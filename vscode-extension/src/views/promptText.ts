@@ -6,9 +6,15 @@ import type { PreparedCall } from '../engine/engineApi';
 export interface PromptBlock {
   /** 0-based line of the block's header. */
   line: number;
-  /** The history message it renders (`raw#<id>`). */
+  /** The history message it renders (`m000012`), or the range a compaction block replaced (`m000022..m000025`). */
   source: string;
   compressed: boolean;
+}
+
+/** The raw range a compaction block names in its opening tag: `<compressed_turns … raw="m000022..m000025" …>`. */
+export function compactedRange(text: string): string | undefined {
+  const match = /^<compressed_turns\b[^>]*\braw="([^".]+)\.\.([^"]+)"/.exec(text.trimStart());
+  return match ? `${match[1]}..${match[2]}` : undefined;
 }
 
 export interface PromptText { text: string; blocks: PromptBlock[] }
@@ -40,14 +46,19 @@ export function renderPrompt(call: PreparedCall, rawText: (source: string) => st
     lines.push('');
     const shown = partsText(message.content);
     let header = `──── ${i + 1} · ${message.role} · ${message.layer}`;
+    const range = message.source ? undefined : compactedRange(shown);
     if (message.source) {
       const raw = rawText(message.source);
       const compressed = raw !== undefined && raw !== shown;
       header += ` · raw#${message.source}${compressed ? ` · compressed from ${raw.length} to ${shown.length} characters` : ''}`;
       blocks.push({ line: lines.length, source: message.source, compressed });
+    } else if (range) {
+      const raw = rawText(range);
+      header += ` · compaction of raw#${range}${raw !== undefined ? ` · ${raw.length} characters compressed to ${shown.length}` : ''}`;
+      blocks.push({ line: lines.length, source: range, compressed: true });
     }
     lines.push(`${header} ────`);
-    lines.push(shown);
+    lines.push(...shown.split('\n'));
   });
   lines.push('', `──── tools offered: ${call.tools.map((t) => t.function.name).join(', ')} ────`);
   return { text: lines.join('\n'), blocks };

@@ -334,3 +334,46 @@ fn secrets_are_redacted_on_disk_only() {
     assert!(notes.iter().any(|n| n.contains("redacted secrets (the first: m000000)")), "{notes:?}");
     assert!(!format!("{:?}", resumed.trace()).contains(key));
 }
+
+#[test]
+fn explore_branches_are_saved_in_their_own_directories_and_resume() {
+    let dir = scratch("branches");
+    let (engine, _) = block_on(Engine::open(host(&dir), config(), Some("x"))).unwrap();
+    engine.record(MessageDraft::text(Role::User, "Find why the build is slow.")).unwrap();
+    let started = engine.call_goal_tool("explore", r#"{"branches": ["profile the compiler", "check the cache"]}"#);
+    assert_eq!(started.branches, ["A", "B"]);
+    engine.record_in_branch("A", MessageDraft::text(Role::Assistant, "Profiling: codegen takes 80%.")).unwrap();
+    assert!(engine.call_branch_tool("A", "goal", r#"{"add": "profile codegen"}"#).is_ok());
+    engine.record_in_branch("B", MessageDraft::text(Role::Assistant, "The cache hit rate is 95%.")).unwrap();
+    assert!(!engine.finish_branch("A", "codegen dominates").unwrap());
+    block_on(engine.persist()).unwrap();
+    let trace = dir.join(".trace/x");
+    for file in ["branches/A/meta.json", "branches/A/goal.json", "branches/A/messages", "branches/B/messages"] {
+        assert!(trace.join(file).exists(), "{file}");
+    }
+
+    let h = host(&dir);
+    let store = TraceStore::new(&h, ".trace").unwrap();
+    let detail = block_on(store.trace("x")).unwrap();
+    assert_eq!(detail.branches.keys().collect::<Vec<_>>(), ["A", "B"]);
+    let a = &detail.branches["A"];
+    assert_eq!((a.meta.goal_count, a.meta.message_count), (1, 1));
+    assert_eq!(a.last_message.as_ref().unwrap().content, "Profiling: codegen takes 80%.");
+    let branch = block_on(store.branch("x", "A")).unwrap();
+    assert_eq!(branch.goal_tree.goals[0].description, "profile codegen");
+    assert_eq!(branch.messages.len(), 1);
+
+    drop(engine);
+    let (resumed, notes) = block_on(Engine::open(host(&dir), config(), Some("x"))).unwrap();
+    assert!(notes.is_empty(), "{notes:?}");
+    assert_eq!(resumed.branch_messages("A").len(), 1);
+    assert!(resumed.finish_branch("B", "the cache is fine").unwrap(), "B was still exploring, A had finished");
+    let merged = resumed.merge_explore(Some("A")).unwrap();
+    assert!(merged.contains("codegen dominates") && merged.contains("the cache is fine"), "{merged}");
+    block_on(resumed.persist()).unwrap();
+    let events = block_on(store.events_after("x", 0)).unwrap();
+    let kinds: Vec<&str> = events.events.iter().map(|e| e.kind.name()).collect();
+    assert!(kinds.contains(&"branch_completed") && kinds.contains(&"explore_completed"), "{kinds:?}");
+    let ids: Vec<u64> = events.events.iter().map(|e| e.id).collect();
+    assert!(ids.windows(2).all(|w| w[1] == w[0] + 1), "ids continue without a gap across the resume: {ids:?}");
+}

@@ -38,6 +38,8 @@ pub struct Config {
     pub workbench: WorkbenchConfig,
     /// Limits of the goal tree's tools (R6).
     pub goals: GoalConfig,
+    /// Where and how traces are persisted (R8).
+    pub store: StoreConfig,
 }
 
 impl Default for Config {
@@ -56,7 +58,27 @@ impl Default for Config {
             compress: CompressConfig::default(),
             workbench: WorkbenchConfig::default(),
             goals: GoalConfig::default(),
+            store: StoreConfig::default(),
         }
+    }
+}
+
+/// The trace store (R8.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct StoreConfig {
+    /// The trace root, workspace-relative.
+    pub root: String,
+    /// Replace common secret shapes (provider keys, tokens, `Authorization:` values, password
+    /// variables, private keys) before anything is written.
+    pub redact: bool,
+    /// More regexes whose matches are redacted, on top of the built-in ones.
+    pub redact_patterns: Vec<String>,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig { root: crate::store::DEFAULT_ROOT.to_owned(), redact: true, redact_patterns: Vec::new() }
     }
 }
 
@@ -209,6 +231,8 @@ impl Config {
         if let Some((key, _)) = limits.iter().find(|(_, v)| *v == 0) {
             return bad(&format!("goals.{key}"), "must be positive");
         }
+        crate::store::layout::check_root(&self.store.root)?;
+        crate::store::Redactor::new(self.store.redact, &self.store.redact_patterns)?;
         let p = &self.prices;
         let prices = [
             ("uncached_input", p.uncached_input),

@@ -13,6 +13,7 @@
 //! - [`config`]: the one configuration schema shared by every front end.
 //! - [`goals`]: the goal tree, its tools (`goal`, `step`, `explore`), numbering and events.
 //! - [`engine`]: the façade.
+//! - [`store`]: the trace store on the host's file system, resume, and the query API.
 //! - [`replay`]: replays recorded trajectories through context strategies, with exact metrics.
 
 pub mod compress;
@@ -26,6 +27,7 @@ pub mod import;
 pub mod model;
 pub mod prompt;
 pub mod replay;
+pub mod store;
 pub mod testing;
 pub mod tokens;
 pub mod workbench;

@@ -15,8 +15,8 @@ use crate::prompt::assemble::{self, Assembly, CallInput};
 /// One branch's context.
 #[derive(Debug, Clone)]
 pub(super) struct BranchContext {
-    tree: GoalTree,
-    messages: Vec<Message>,
+    pub(super) tree: GoalTree,
+    pub(super) messages: Vec<Message>,
 }
 
 /// The branch contexts of a trace, by branch id.

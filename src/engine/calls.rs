@@ -29,7 +29,8 @@ impl<H: Host> Engine<H> {
     /// the cache cost model says it pays (R5.4, R5.5), or when the prompt reaches R4.4's
     /// threshold; if that is not enough, the prune stage and the archived summary follow, each
     /// reported as a middle-of-history rewrite with its cost (R5.9). Fails with
-    /// `ContextOverflow` when even that prompt exceeds the window.
+    /// `ContextOverflow` when even that prompt exceeds the window. With a trace store, the
+    /// trace is saved before it returns (a failed save is a note, the call goes on).
     pub async fn prepare_call(&self, input: &CallInput) -> Result<Assembly> {
         let with_plan;
         let goal_blocks = self.goal_blocks();
@@ -92,16 +93,23 @@ impl<H: Host> Engine<H> {
             let common = previous.iter().zip(&assembly.view.messages).take_while(|(a, b)| a == b).count();
             previous[..common].iter().map(|m| self.prompt_message_tokens(m)).sum()
         };
-        let mut state = self.state.borrow_mut();
-        assembly.first_changed_byte =
-            state.previous_prompt.as_deref().and_then(|before| assemble::first_difference(before, &now));
-        assembly.expected_cached_tokens = cached;
-        state.previous_prompt = Some(now);
-        state.previous_tokens = Some(assembly.tokens);
-        state.previous_messages = assembly.view.messages.clone();
-        state.calls += 1;
+        {
+            let mut state = self.state.borrow_mut();
+            assembly.first_changed_byte =
+                state.previous_prompt.as_deref().and_then(|before| assemble::first_difference(before, &now));
+            assembly.expected_cached_tokens = cached;
+            state.previous_prompt = Some(now);
+            state.previous_tools = assembly.view.tools.clone();
+            state.previous_tokens = Some(assembly.tokens);
+            state.previous_messages = assembly.view.messages.clone();
+            state.calls += 1;
+        }
         assembly.notes.extend(notes);
         assembly.rewrites = rewrites;
+        let has_store = self.store.borrow().is_some();
+        if has_store && let Err(e) = self.persist().await {
+            assembly.notes.push(format!("the trace was not saved: {e}"));
+        }
         Ok(assembly)
     }
 

@@ -183,7 +183,7 @@ impl<H: Host> Engine<H> {
 }
 
 /// What the todo probe remembers between calls: its state, and how far it has looked.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize, Serialize)]
 pub(super) struct Probe {
     state: ProbeState,
     messages: usize,

@@ -6,10 +6,13 @@
 mod branches;
 mod calls;
 mod goals;
-
-pub use goals::GoalToolResult;
+mod persist;
+mod snapshot;
 mod state;
 mod tail;
+
+pub use goals::GoalToolResult;
+pub use persist::PersistReport;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -22,7 +25,7 @@ use crate::history::mentions::{Freshness, append_mention_reminder};
 use crate::history::repair::{RepairNote, repair_history};
 use crate::host::{Completion, CompletionRequest, Host, Usage};
 use crate::model::{BranchId, ContentPart, GoalId, Message, MessageId, Role, Span, SpanId, ToolCallId, Trace, TraceId};
-use crate::prompt::PromptMessage;
+use crate::prompt::{PromptMessage, ToolSpec};
 use crate::tokens::TokenCounter;
 
 /// The context engine over one trace.
@@ -31,6 +34,8 @@ pub struct Engine<H: Host> {
     config: Config,
     counter: TokenCounter,
     state: RefCell<State>,
+    /// The trace directory this engine saves to, when it has one (R8).
+    store: RefCell<Option<persist::Store>>,
 }
 
 struct State {
@@ -50,8 +55,9 @@ struct State {
     /// Calls prepared so far, and the one of the newest rewrite (R5.5's batching).
     calls: usize,
     last_rewrite_call: Option<usize>,
-    /// The previous call's prompt messages, to report what stayed cached.
+    /// The previous call's prompt messages and tools, to report what stayed cached.
     previous_messages: Vec<PromptMessage>,
+    previous_tools: Vec<ToolSpec>,
     /// Token counts of prompt messages that render no raw message, by content hash.
     token_memo: HashMap<u64, usize>,
     /// The goal tree, from the model's first plan tool call on (R6).
@@ -136,6 +142,7 @@ impl<H: Host> Engine<H> {
             calls: 0,
             last_rewrite_call: None,
             previous_messages: Vec::new(),
+            previous_tools: Vec::new(),
             token_memo: HashMap::new(),
             goals: None,
             branches: Default::default(),
@@ -143,7 +150,7 @@ impl<H: Host> Engine<H> {
             delivered_events: 0,
             native_plan: false,
         };
-        Engine { host, config, counter, state: RefCell::new(state) }
+        Engine { host, config, counter, state: RefCell::new(state), store: RefCell::new(None) }
     }
 
     pub fn host(&self) -> &H {

@@ -95,6 +95,13 @@ impl EngineFeed {
     }
 }
 
+impl Workbench {
+    /// The engine after the calls replayed so far (to persist the session, say).
+    pub fn into_engine(self) -> Engine<ReplayHost> {
+        self.engine
+    }
+}
+
 impl Strategy for Workbench {
     fn name(&self) -> &str {
         "workbench"

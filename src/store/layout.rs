@@ -1,0 +1,121 @@
+//! Where a trace lives under the trace root (R8.1), and which ids may name a directory.
+//!
+//! ```text
+//! {root}/{trace_id}/meta.json            trace metadata (replaced atomically)
+//!                   goal.json            the main line's goal tree (replaced atomically)
+//!                   messages/{id}.json   the raw trace, one file per message, written once
+//!                   events.jsonl         goal events (R8.2), appended
+//!                   log.jsonl            the execution log: tool inputs and outputs (R8.3), appended
+//!                   rewrites.jsonl       the prompt view's history: which rewrite replaced what, appended
+//!                   snapshots.jsonl      agent-state snapshots at every step change (R8.3), appended
+//!                   state.json           the engine's state for an exact resume (replaced atomically)
+//!                   parts.jsonl          the large parts of state.json, each saved once by hash, appended
+//!                   branches/{id}/{meta.json, goal.json, messages/}
+//! ```
+
+use crate::error::{Error, Result};
+
+/// The trace root when the config names none: `.trace/` in the workspace.
+pub const DEFAULT_ROOT: &str = ".trace";
+
+pub const META: &str = "meta.json";
+pub const GOAL: &str = "goal.json";
+pub const MESSAGES: &str = "messages";
+pub const EVENTS: &str = "events.jsonl";
+pub const LOG: &str = "log.jsonl";
+pub const REWRITES: &str = "rewrites.jsonl";
+pub const SNAPSHOTS: &str = "snapshots.jsonl";
+pub const STATE: &str = "state.json";
+pub const PARTS: &str = "parts.jsonl";
+pub const BRANCHES: &str = "branches";
+
+/// Paths of one trace under a root; every id in them has been checked by [`check_id`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceDir {
+    dir: String,
+}
+
+impl TraceDir {
+    /// The directory of `trace_id` under `root`; refuses ids that are not plain names.
+    pub fn new(root: &str, trace_id: &str) -> Result<Self> {
+        check_id("trace id", trace_id)?;
+        Ok(TraceDir { dir: join(root, trace_id) })
+    }
+
+    pub fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    /// A file directly in the trace directory.
+    pub fn file(&self, name: &str) -> String {
+        join(&self.dir, name)
+    }
+
+    pub fn message(&self, id: &str) -> String {
+        format!("{}/{MESSAGES}/{id}.json", self.dir)
+    }
+
+    /// The directory of one branch (its `meta.json`, `goal.json` and `messages/`).
+    pub fn branch(&self, branch_id: &str) -> Result<TraceDir> {
+        check_id("branch id", branch_id)?;
+        Ok(TraceDir { dir: format!("{}/{BRANCHES}/{branch_id}", self.dir) })
+    }
+}
+
+/// An id may name a directory when it is 1-128 characters of letters, digits, `-`, `_` and
+/// `.`, and is not `.` or `..`: no separators, no traversal, nothing a shell or URL mangles.
+pub fn check_id(what: &str, id: &str) -> Result<()> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.');
+    if id.is_empty() || id.len() > 128 || !id.chars().all(plain) || id.chars().all(|c| c == '.') {
+        return Err(Error::InvalidInput(format!(
+            "{what} `{}` is not a plain name (letters, digits, `-`, `_`, `.`; at most 128)",
+            id.escape_debug()
+        )));
+    }
+    Ok(())
+}
+
+/// Check a trace root from the config: workspace-relative, no `..`.
+pub fn check_root(root: &str) -> Result<()> {
+    let bad = root.is_empty()
+        || root.starts_with('/')
+        || root.contains('\\')
+        || root.split('/').any(|part| part == ".." || part.is_empty() && root != ".");
+    if bad {
+        return Err(Error::Config(format!("`store.root` `{root}` must be a workspace-relative path without `..`")));
+    }
+    Ok(())
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() || dir == "." { name.to_owned() } else { format!("{}/{name}", dir.trim_end_matches('/')) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_that_could_leave_the_root_are_refused() {
+        for bad in ["", ".", "..", "../x", "a/b", "a\\b", "/etc", "x\0", "ü", &"a".repeat(129)] {
+            let err = TraceDir::new(".trace", bad).unwrap_err();
+            assert_eq!(err.code(), "invalid_input", "{bad:?}");
+        }
+        let dir = TraceDir::new(".trace", "trace-17.a_b").unwrap();
+        assert_eq!(dir.file(META), ".trace/trace-17.a_b/meta.json");
+        assert_eq!(dir.message("m000003"), ".trace/trace-17.a_b/messages/m000003.json");
+        assert_eq!(dir.branch("A").unwrap().file(GOAL), ".trace/trace-17.a_b/branches/A/goal.json");
+        assert!(dir.branch("../B").is_err());
+        assert_eq!(TraceDir::new(".", "t").unwrap().file(META), "t/meta.json");
+    }
+
+    #[test]
+    fn roots_stay_in_the_workspace() {
+        for good in [".trace", ".", "out/traces"] {
+            check_root(good).unwrap();
+        }
+        for bad in ["", "/tmp", "../x", "a//b", "a/../b", "c:\\x"] {
+            assert!(check_root(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! Reading a trace directory back through the host. Readers never write: damage is reported in
+//! notes (or as an error when nothing sensible can be returned), and the files stay as they are.
+
+use serde::de::DeserializeOwned;
+
+use super::jsonl::{self, Lines};
+use super::layout::{self, TraceDir};
+use super::records::{STORE_FORMAT_VERSION, TraceMeta};
+use crate::error::{Error, Result};
+use crate::goals::GoalTree;
+use crate::host::{Host, HostError, HostErrorKind};
+use crate::model::Message;
+
+/// The text of a file, `None` when it does not exist.
+pub async fn read_optional<H: Host>(host: &H, path: &str) -> Result<Option<String>> {
+    match host.read_file(path).await {
+        Ok(content) => Ok(Some(content.text)),
+        Err(e) if e.kind == HostErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `meta.json` of a trace; an unknown trace is `host_not_found`.
+pub async fn read_meta<H: Host>(host: &H, dir: &TraceDir, trace_id: &str) -> Result<TraceMeta> {
+    let path = dir.file(layout::META);
+    let Some(text) = read_optional(host, &path).await? else {
+        return Err(HostError::new(HostErrorKind::NotFound, format!("no trace `{trace_id}` (no {path})")).into());
+    };
+    let meta: TraceMeta = parse_json(&path, &text)?;
+    if meta.version > STORE_FORMAT_VERSION {
+        return Err(Error::UnsupportedVersion { found: meta.version, supported: STORE_FORMAT_VERSION });
+    }
+    Ok(meta)
+}
+
+/// A `goal.json`, `None` when the trace has none yet.
+pub async fn read_goal_tree<H: Host>(host: &H, dir: &TraceDir) -> Result<Option<GoalTree>> {
+    let path = dir.file(layout::GOAL);
+    match read_optional(host, &path).await? {
+        None => Ok(None),
+        Some(text) => GoalTree::from_json(&text).map(Some).map_err(|e| match e {
+            Error::InvalidInput(why) => Error::InvalidInput(format!("{path} is corrupted: {why}")),
+            other => other,
+        }),
+    }
+}
+
+/// The messages under `dir/messages/`, in sequence order, and a note per file that could not be
+/// read. Temporary files of an interrupted write (`*.tmp`) are ignored.
+pub async fn read_messages<H: Host>(host: &H, dir: &TraceDir) -> Result<(Vec<Message>, Vec<String>)> {
+    let folder = format!("{}/{}", dir.dir(), layout::MESSAGES);
+    let entries = match host.list_dir(&folder).await {
+        Ok(entries) => entries,
+        Err(e) if e.kind == HostErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
+        Err(e) => return Err(e.into()),
+    };
+    let mut messages = Vec::new();
+    let mut notes = Vec::new();
+    for entry in entries.iter().filter(|e| !e.is_dir && e.name.ends_with(".json")) {
+        let path = format!("{folder}/{}", entry.name);
+        let text = host.read_file(&path).await?.text;
+        match parse_json::<Message>(&path, &text) {
+            Ok(message) => messages.push(message),
+            Err(e) => notes.push(e.to_string()),
+        }
+    }
+    messages.sort_by_key(|m| m.sequence);
+    Ok((messages, notes))
+}
+
+/// The records of a JSON-lines file; a missing file has none.
+pub async fn read_lines<H: Host, T: DeserializeOwned>(host: &H, path: &str) -> Result<Lines<T>> {
+    let text = read_optional(host, path).await?.unwrap_or_default();
+    Ok(jsonl::parse(path, &text))
+}
+
+/// Parse a JSON file, naming it and the failing field.
+pub fn parse_json<T: DeserializeOwned>(path: &str, text: &str) -> Result<T> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let at = e.path().to_string();
+        let at = if at == "." { String::new() } else { format!(" at `{at}`") };
+        Error::InvalidInput(format!("{path} is not valid{at}: {}", e.into_inner()))
+    })
+}

@@ -1,0 +1,21 @@
+//! The trace store (R8): everything the engine records, persisted through the host's file
+//! system under a trace root (`.trace/` by default), crash-safe, secrets redacted, and read back
+//! for an exact resume and by the query API.
+//!
+//! Crash safety: a file that is replaced (`meta.json`, `goal.json`, `state.json`, each message)
+//! is written under a temporary name and renamed over the old one, so it is either whole or
+//! absent; logs (`events.jsonl`, `log.jsonl`, `rewrites.jsonl`, `snapshots.jsonl`) are only
+//! appended, one record per line, and a torn last line is skipped with a note on load. Nothing
+//! already written is rewritten in place. The engine side is `Engine::open` / `Engine::persist`.
+
+pub mod jsonl;
+pub mod layout;
+pub mod load;
+pub mod query;
+pub mod records;
+pub mod redact;
+
+pub use layout::{DEFAULT_ROOT, TraceDir, check_id};
+pub use query::{BranchDetail, EventsPage, GoalMessages, GoalTreeView, TraceDetail, TraceList, TraceStore};
+pub use records::{AgentSnapshot, BranchMeta, LogEntry, STORE_FORMAT_VERSION, TraceMeta};
+pub use redact::Redactor;

@@ -1,0 +1,232 @@
+//! The query API (R8.4), the same for the host, for wasm and over HTTP: the list of traces, a
+//! trace with its goal tree and branches, the messages of one goal, one branch in detail, and
+//! the events after an id. Shapes follow seed 002's REST section. Reading never writes.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::layout::{self, TraceDir, check_root};
+use super::load::{parse_json, read_goal_tree, read_lines, read_messages, read_meta, read_optional};
+use super::records::{BranchMeta, TraceMeta};
+use crate::error::{Error, Result};
+use crate::goals::{Event, Goal, GoalTree};
+use crate::host::{Host, HostError, HostErrorKind};
+use crate::model::{GoalId, Message};
+
+/// `{"traces": [...]}`, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceList {
+    pub traces: Vec<TraceMeta>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// A trace with its main-line goal tree and its branches' metadata (not their goals).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceDetail {
+    pub trace: TraceMeta,
+    pub goal_tree: GoalTreeView,
+    pub branches: BTreeMap<String, BranchSummary>,
+    pub last_event_id: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// A goal tree as the API shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GoalTreeView {
+    pub mission: String,
+    pub current_id: Option<GoalId>,
+    pub goals: Vec<Goal>,
+}
+
+impl From<&GoalTree> for GoalTreeView {
+    fn from(tree: &GoalTree) -> Self {
+        GoalTreeView {
+            mission: tree.mission().to_owned(),
+            current_id: tree.current_id().cloned(),
+            goals: tree.goals().to_vec(),
+        }
+    }
+}
+
+/// A branch as the trace shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BranchSummary {
+    #[serde(flatten)]
+    pub meta: BranchMeta,
+    pub last_message: Option<MessagePreview>,
+}
+
+/// The newest message of a branch, for a preview.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MessagePreview {
+    pub message_id: String,
+    pub role: crate::model::Role,
+    pub content: String,
+    pub created_at: u64,
+}
+
+/// One branch in detail: its metadata, its own goal tree and its messages.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BranchDetail {
+    #[serde(flatten)]
+    pub meta: BranchMeta,
+    pub goal_tree: GoalTreeView,
+    pub messages: Vec<Message>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The messages of one goal of the main line (the detail of a DAG edge).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GoalMessages {
+    pub trace_id: String,
+    pub goal_id: GoalId,
+    pub messages: Vec<Message>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// The events after an id.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventsPage {
+    pub trace_id: String,
+    pub events: Vec<Event>,
+    pub last_event_id: u64,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// Read access to the traces under one root.
+pub struct TraceStore<'h, H: Host> {
+    host: &'h H,
+    root: String,
+}
+
+impl<'h, H: Host> TraceStore<'h, H> {
+    pub fn new(host: &'h H, root: &str) -> Result<Self> {
+        check_root(root)?;
+        Ok(TraceStore { host, root: root.to_owned() })
+    }
+
+    /// Every trace under the root, newest first; a directory without a readable `meta.json`
+    /// is named in a note.
+    pub async fn list_traces(&self) -> Result<TraceList> {
+        let entries = match self.host.list_dir(&self.root).await {
+            Ok(entries) => entries,
+            Err(e) if e.kind == HostErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(e.into()),
+        };
+        let mut list = TraceList { traces: Vec::new(), notes: Vec::new() };
+        for entry in entries.iter().filter(|e| e.is_dir) {
+            let Ok(dir) = TraceDir::new(&self.root, &entry.name) else { continue };
+            match read_meta(self.host, &dir, &entry.name).await {
+                Ok(meta) => list.traces.push(meta),
+                Err(e) => list.notes.push(format!("{}: {e}", entry.name)),
+            }
+        }
+        list.traces.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.trace_id.cmp(&b.trace_id)));
+        Ok(list)
+    }
+
+    /// A trace with its goal tree and branch metadata. A damaged `goal.json` or branch is a note.
+    pub async fn trace(&self, trace_id: &str) -> Result<TraceDetail> {
+        let dir = TraceDir::new(&self.root, trace_id)?;
+        let trace = read_meta(self.host, &dir, trace_id).await?;
+        let mut notes = Vec::new();
+        let tree = match read_goal_tree(self.host, &dir).await {
+            Ok(tree) => tree,
+            Err(e) => {
+                notes.push(e.to_string());
+                None
+            }
+        };
+        let goal_tree = tree.as_ref().map_or_else(
+            || GoalTreeView { mission: trace.mission.clone(), current_id: None, goals: Vec::new() },
+            GoalTreeView::from,
+        );
+        let mut branches = BTreeMap::new();
+        for branch in tree.iter().flat_map(|t| t.branches()) {
+            match self.branch_summary(&dir, branch.id.as_str()).await {
+                Ok(summary) => {
+                    branches.insert(branch.id.to_string(), summary);
+                }
+                Err(e) => notes.push(format!("branch {}: {e}", branch.id)),
+            }
+        }
+        let events = self.events_after(trace_id, u64::MAX).await;
+        let last_event_id = events.as_ref().map_or(0, |page| page.last_event_id);
+        Ok(TraceDetail { trace, goal_tree, branches, last_event_id, notes })
+    }
+
+    /// The main-line messages attributed to `goal_id` (an internal id, not a display number).
+    pub async fn goal_messages(&self, trace_id: &str, goal_id: &str) -> Result<GoalMessages> {
+        let dir = TraceDir::new(&self.root, trace_id)?;
+        read_meta(self.host, &dir, trace_id).await?;
+        let goal = GoalId::from(goal_id);
+        let tree = read_goal_tree(self.host, &dir).await?;
+        if tree.as_ref().is_none_or(|t| t.goal(&goal).is_none()) {
+            return Err(not_found(format!("no goal `{goal_id}` in trace `{trace_id}`")));
+        }
+        let (messages, notes) = read_messages(self.host, &dir).await?;
+        let messages = messages.into_iter().filter(|m| m.goal_id.as_ref() == Some(&goal)).collect();
+        Ok(GoalMessages { trace_id: trace_id.to_owned(), goal_id: goal, messages, notes })
+    }
+
+    /// One branch in detail.
+    pub async fn branch(&self, trace_id: &str, branch_id: &str) -> Result<BranchDetail> {
+        let dir = TraceDir::new(&self.root, trace_id)?;
+        read_meta(self.host, &dir, trace_id).await?;
+        let branch_dir = dir.branch(branch_id)?;
+        let meta = self.branch_meta(&branch_dir, trace_id, branch_id).await?;
+        let tree = read_goal_tree(self.host, &branch_dir).await?;
+        let goal_tree = tree.as_ref().map_or_else(
+            || GoalTreeView { mission: meta.branch.description.clone(), current_id: None, goals: Vec::new() },
+            GoalTreeView::from,
+        );
+        let (messages, notes) = read_messages(self.host, &branch_dir).await?;
+        Ok(BranchDetail { meta, goal_tree, messages, notes })
+    }
+
+    /// The events after `since_event_id` (0: all). An id beyond the newest event is an error:
+    /// the caller is looking at another trace or a log that was replaced.
+    pub async fn events_after(&self, trace_id: &str, since_event_id: u64) -> Result<EventsPage> {
+        let dir = TraceDir::new(&self.root, trace_id)?;
+        read_meta(self.host, &dir, trace_id).await?;
+        let lines = read_lines::<_, Event>(self.host, &dir.file(layout::EVENTS)).await?;
+        let last_event_id = lines.records.last().map_or(0, |e| e.id);
+        if since_event_id > last_event_id && since_event_id != u64::MAX {
+            return Err(Error::InvalidInput(format!(
+                "since_event_id {since_event_id} is beyond the newest event ({last_event_id}) of trace `{trace_id}`"
+            )));
+        }
+        let events = lines.records.into_iter().filter(|e| e.id > since_event_id).collect();
+        Ok(EventsPage { trace_id: trace_id.to_owned(), events, last_event_id, notes: lines.notes })
+    }
+
+    async fn branch_meta(&self, branch_dir: &TraceDir, trace_id: &str, branch_id: &str) -> Result<BranchMeta> {
+        let path = branch_dir.file(layout::META);
+        let text = read_optional(self.host, &path).await?;
+        let text = text.ok_or_else(|| not_found(format!("no branch `{branch_id}` in trace `{trace_id}`")))?;
+        parse_json(&path, &text)
+    }
+
+    async fn branch_summary(&self, dir: &TraceDir, branch_id: &str) -> Result<BranchSummary> {
+        let branch_dir = dir.branch(branch_id)?;
+        let meta = self.branch_meta(&branch_dir, "", branch_id).await?;
+        let (messages, _) = read_messages(self.host, &branch_dir).await?;
+        let last_message = messages.last().map(|m| MessagePreview {
+            message_id: m.id.to_string(),
+            role: m.role,
+            content: m.description.clone(),
+            created_at: m.created_at_ms,
+        });
+        Ok(BranchSummary { meta, last_message })
+    }
+}
+
+fn not_found(message: String) -> Error {
+    HostError::new(HostErrorKind::NotFound, message).into()
+}

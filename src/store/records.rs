@@ -1,0 +1,78 @@
+//! The records the store writes besides messages and goal trees: trace metadata, the execution
+//! log, agent-state snapshots, and branch metadata.
+
+use serde::{Deserialize, Serialize};
+
+use crate::goals::{Branch, GoalStats};
+use crate::model::{GoalId, MessageId, ToolStatus};
+use crate::workbench::StateBoard;
+
+/// The version of the store's layout this build writes and the newest it reads.
+pub const STORE_FORMAT_VERSION: u32 = 1;
+
+/// `meta.json`: what the list of traces shows without reading anything else.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceMeta {
+    pub version: u32,
+    pub trace_id: String,
+    pub mission: String,
+    /// Milliseconds since the Unix epoch, from the host clock.
+    pub created_at: u64,
+    pub updated_at: u64,
+    pub message_count: u64,
+    /// `running` or `completed`.
+    pub status: String,
+    #[serde(default)]
+    pub branch_count: u64,
+    #[serde(default)]
+    pub event_count: u64,
+    /// The prompt calls prepared so far.
+    #[serde(default)]
+    pub calls: u64,
+}
+
+/// One line of `log.jsonl`: a tool's input and output as they happened (R8.3), never rewritten.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogEntry {
+    pub message_id: MessageId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_id: Option<String>,
+    pub call_id: String,
+    pub tool: String,
+    /// The call's arguments as the model wrote them; empty when the call was not recorded.
+    pub arguments: String,
+    pub status: ToolStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub output: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+    pub at: u64,
+}
+
+/// One line of `snapshots.jsonl`: the agent's state when its step changed (R8.3). Appended,
+/// never replaced; the latest line wins when `state.json` cannot be read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentSnapshot {
+    pub at: u64,
+    /// Messages recorded when it was taken.
+    pub messages: u64,
+    pub calls: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub current_goal: Option<GoalId>,
+    /// The current goal's description, for a reader of the log.
+    #[serde(default)]
+    pub step: String,
+    pub last_event_id: u64,
+    pub board: StateBoard,
+}
+
+/// A branch's `meta.json`: the main line's record of it and its totals.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BranchMeta {
+    #[serde(flatten)]
+    pub branch: Branch,
+    pub cumulative_stats: GoalStats,
+    pub goal_count: u64,
+    pub message_count: u64,
+}

@@ -98,7 +98,7 @@ impl EngineFeed {
 impl Workbench {
     /// The engine after the calls replayed so far (to persist the session, say).
     pub fn into_engine(self) -> Engine<ReplayHost> {
-        self.engine
+        self.feed.engine
     }
 }
 

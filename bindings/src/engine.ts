@@ -4,7 +4,7 @@
 import { ContextEngine as WasmEngine } from './wasm/context_workbench.js';
 import type {
   CallInput, Completion, CompletionRequest, Compressed, Config, EngineEvent, GoalPlan, GoalToolResult, GoalTree, Host,
-  Message, MessageInput, PreparedCall, Progress, PromptFormat, RepairNote, RewriteRecord, StateBoard, StateDelta,
+  Message, MessageInput, PersistReport, PreparedCall, Progress, PromptFormat, RepairNote, RewriteRecord, StateBoard, StateDelta,
   StateUpdate, Step, ToolOutputInput, ToolResult, ToolSpec, Trace, Usage,
 } from './types.js';
 import { ContextWorkbenchError, guarded, guardedAsync } from './errors.js';
@@ -32,17 +32,41 @@ export class ContextEngine {
    * Rejects with `host_failed` for a host that lacks a method, `invalid_config` for a bad config.
    */
   static async create(host: Host, config?: Config, options: EngineOptions = {}): Promise<ContextEngine> {
+    const engine = await ContextEngine.#prepare(config);
+    const guardedHost = engine.#guard(host, options);
+    engine.#wasm = guarded(() => new WasmEngine(guardedHost, config));
+    return engine;
+  }
+
+  /**
+   * Start or resume a persisted trace under the config's `store.root` (`.trace` by default):
+   * with `traceId` naming a saved trace, everything is restored so the next prompt is the one
+   * the previous process would have sent. `notes` say what a resume had to degrade. Rejects,
+   * naming the file, when a trace cannot be resumed without losing what it holds.
+   */
+  static async open(
+    host: Host, config?: Config, options: EngineOptions & { traceId?: string } = {},
+  ): Promise<{ engine: ContextEngine; notes: string[] }> {
+    const engine = await ContextEngine.#prepare(config);
+    const guardedHost = engine.#guard(host, options);
+    const opened = await guardedAsync(() => WasmEngine.open(guardedHost, config, options.traceId));
+    engine.#wasm = opened.engine;
+    return { engine, notes: opened.notes };
+  }
+
+  static async #prepare(config: Config | undefined): Promise<ContextEngine> {
     const encoding = config?.encoding ?? 'o200k_base';
     // An unknown encoding is left to the engine, which refuses it as `invalid_config`.
     await (ENCODINGS.includes(encoding) ? ensureEncoding(encoding) : init());
-    const engine = new ContextEngine();
-    const guardedHost = guardHost(host, {
+    return new ContextEngine();
+  }
+
+  #guard(host: Host, options: EngineOptions): Host {
+    return guardHost(host, {
       timeoutMs: options.hostTimeoutMs,
-      onEvent: (event) => notify(engine.#events, event),
-      onProgress: (update) => notify(engine.#progress, update),
+      onEvent: (event) => notify(this.#events, event),
+      onProgress: (update) => notify(this.#progress, update),
     });
-    engine.#wasm = guarded(() => new WasmEngine(guardedHost, config));
-    return engine;
   }
 
   /** Free the engine's memory. Every later call throws `disposed`; pending calls still settle. */
@@ -71,6 +95,8 @@ export class ContextEngine {
   countTokens(text: string): number { return this.#use((e) => e.countTokens(text)); }
   get encoding(): Encoding { return this.#use((e) => e.encoding as Encoding); }
   get traceId(): string { return this.#use((e) => e.traceId); }
+  /** The trace directory (`.trace/<id>`) when the engine saves its trace. */
+  get traceDir(): string | undefined { return this.#use((e) => e.traceDir); }
   /** The configuration in effect, every field filled in. */
   config(): Required<Config> { return this.#use((e) => e.config()); }
 
@@ -150,6 +176,14 @@ export class ContextEngine {
   finishBranch(branch: string, summary: string): boolean { return this.#use((e) => e.finishBranch(branch, summary)); }
   /** Merge the finished exploration; the merge summary is the `explore` call's result. */
   mergeExplore(selected?: string): string { return this.#use((e) => e.mergeExplore(selected)); }
+
+  // The trace store
+  /** Save what changed since the last save (prepareCall also saves before it resolves). */
+  persist(): Promise<PersistReport> { return this.#useAsync((e) => e.persist()); }
+  /** Save to `root/<trace id>/` from now on (a trace recorded in memory first). */
+  attachStore(root: string): void { this.#use((e) => e.attachStore(root)); }
+  /** Name the trace before it has a store. */
+  setTraceId(id: string): void { this.#use((e) => e.setTraceId(id)); }
 
   // The LLM
   /** Ask the host's LLM through the engine (its usage then drives the compaction trigger). */

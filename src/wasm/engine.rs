@@ -158,7 +158,7 @@ impl ContextEngine {
     }
 }
 
-fn config_from_js(value: JsValue) -> Result<Config, Error> {
+pub(super) fn config_from_js(value: JsValue) -> Result<Config, Error> {
     if value.is_undefined() || value.is_null() {
         return Ok(Config::default());
     }

@@ -78,6 +78,8 @@ export interface Config {
     block_tokens?: number; anchor_tokens?: number; delta_tokens?: number; min_calls_between_rewrites?: number;
     min_horizon?: number; max_horizon?: number;
   };
+  /** The trace store (R8): where traces are saved, and what is redacted in them. */
+  store?: { root?: string; redact?: boolean; redact_patterns?: string[] };
   goals?: {
     max_branches?: number; max_description_chars?: number; max_summary_chars?: number; max_goals?: number; max_depth?: number;
   };

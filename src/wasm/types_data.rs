@@ -191,3 +191,25 @@ export interface CallView {
 }
 export interface ReplayStep { call: CallView; /** Id of the first new text. */ texts_from: number; texts: string[]; }
 "#;
+
+#[wasm_bindgen(typescript_custom_section)]
+const STORE_TS: &'static str = r#"
+/** What a save wrote. */
+export interface PersistReport { files_written: number; bytes_written: number; /** Secrets replaced. */ redactions: number; }
+/** A trace's `meta.json`. */
+export interface TraceMeta {
+  version: number; trace_id: string; mission: string; created_at: number; updated_at: number; message_count: number;
+  status: "running" | "completed" | string; branch_count: number; event_count: number; calls: number;
+}
+export interface GoalTreeView { mission: string; current_id: string | null; goals: Goal[]; }
+export type BranchMeta = Branch & { cumulative_stats: GoalStats; goal_count: number; message_count: number };
+export interface MessagePreview { message_id: string; role: Role; content: string; created_at: number; }
+export interface TraceList { traces: TraceMeta[]; notes?: string[]; }
+export interface TraceDetail {
+  trace: TraceMeta; goal_tree: GoalTreeView; branches: Record<string, BranchMeta & { last_message: MessagePreview | null }>;
+  last_event_id: number; notes?: string[];
+}
+export interface GoalMessages { trace_id: string; goal_id: string; messages: Message[]; notes?: string[]; }
+export type BranchDetail = BranchMeta & { goal_tree: GoalTreeView; messages: Message[]; notes?: string[] };
+export interface EventsPage { trace_id: string; events: EngineEvent[]; last_event_id: number; notes?: string[]; }
+"#;

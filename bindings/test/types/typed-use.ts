@@ -1,7 +1,7 @@
 // Compiled by test/types.test.mjs with `tsc --noEmit`: a typed use of the package as an embedder
 // writes it. Each @ts-expect-error must stay an error, so loose typings fail the test too.
 import {
-  ContextEngine, ContextWorkbenchError, ReplaySession, memoryHost, nodeFsHost, openAiCompatibleLlm,
+  ContextEngine, ContextWorkbenchError, ReplaySession, TraceStore, memoryHost, nodeFsHost, openAiCompatibleLlm,
   type EngineEvent, type Host, type PreparedCall,
 } from 'context-workbench';
 
@@ -28,6 +28,11 @@ export async function embed(): Promise<number> {
   } catch (e) {
     if (e instanceof ContextWorkbenchError) e.code.toUpperCase();
   }
+  const { engine: resumed, notes } = await ContextEngine.open(host, undefined, { traceId: 'session-1' });
+  const saved: number = (await resumed.persist()).files_written + notes.length;
+  const store = await TraceStore.create(host, { root: '.trace' });
+  const traces = await store.listTraces();
+  traces.traces.map((t) => t.trace_id + saved);
   const replay = await ReplaySession.create('a.jsonl', '');
   const step = replay.step();
   if (step) step.call.messages.map((m) => m.replaces?.[0]);

@@ -21,6 +21,11 @@ pub enum Error {
     /// The prompt does not fit the window even after compaction.
     #[error("context overflow: the next prompt needs {needed} tokens, the window is {window}")]
     ContextOverflow { needed: usize, window: usize },
+    /// The encoding's ranks are not in this build and were not loaded (`tokens::load_ranks`).
+    #[error(
+        "the {encoding} ranks are not loaded: this build does not embed them; load the rank file {encoding}.tiktoken first"
+    )]
+    RanksNotLoaded { encoding: &'static str },
     /// A trajectory file that matches no known format, or is truncated or malformed.
     #[error("{file}: line {line}: {message}")]
     Trajectory { file: String, line: usize, message: String },
@@ -37,6 +42,7 @@ impl Error {
             Error::Busy(_) => "busy",
             Error::Trajectory { .. } => "invalid_trajectory",
             Error::ContextOverflow { .. } => "context_overflow",
+            Error::RanksNotLoaded { .. } => "ranks_not_loaded",
         }
     }
 }

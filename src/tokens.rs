@@ -7,10 +7,15 @@
 //! regex call below the backtracking stack of `fancy-regex`, which overflows on about a
 //! million consecutive spaces (a panic natively, a trap that kills the instance in wasm).
 
+mod ranks;
+
 use serde::{Deserialize, Serialize};
 use tiktoken_rs::CoreBPE;
 
+use crate::error::Result;
 use crate::model::{ContentPart, Message};
+
+pub use ranks::{load_ranks, parse_ranks, rank_file_name, ranks_available, require_ranks};
 
 /// Tokens the chat format adds around each message: `<|start|>`, the role,
 /// `<|message|>` (or the separator) and `<|end|>`. This is the figure OpenAI's
@@ -47,7 +52,7 @@ impl Encoding {
 }
 
 /// Counts tokens in one encoding. Cheap to copy: the BPE tables are process-wide singletons,
-/// built on first use.
+/// built on first use from the embedded ranks, or loaded once with [`load_ranks`].
 #[derive(Clone, Copy)]
 pub struct TokenCounter {
     encoding: Encoding,
@@ -61,12 +66,17 @@ impl std::fmt::Debug for TokenCounter {
 }
 
 impl TokenCounter {
+    /// A counter in `encoding`. Panics when the ranks are neither embedded (the default
+    /// feature) nor loaded; code that may run without them (the wasm layer) calls
+    /// [`TokenCounter::try_new`] or [`require_ranks`] first.
     pub fn new(encoding: Encoding) -> Self {
-        let bpe = match encoding {
-            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
-            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
-        };
-        TokenCounter { encoding, bpe }
+        Self::try_new(encoding).expect("the encoding's ranks are embedded or loaded")
+    }
+
+    /// A counter in `encoding`, or the error saying its ranks must be loaded first.
+    pub fn try_new(encoding: Encoding) -> Result<Self> {
+        let bpe = ranks::bpe(encoding).ok_or_else(|| ranks::missing(encoding))?;
+        Ok(TokenCounter { encoding, bpe })
     }
 
     pub fn encoding(&self) -> Encoding {

@@ -238,3 +238,33 @@ fn replay_writes_a_self_contained_report_with_the_same_bytes_every_time() {
     assert!(!html.contains("http://") && !html.contains("https://") && !html.contains("<script"));
     assert!(html.contains("window 200k") && html.contains("80% 160k"));
 }
+
+#[test]
+fn replay_store_saves_sessions_that_resume_and_never_overwrites_them() {
+    let root = scratch("store");
+    let trace = "../shared/traces/claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
+    let args = ["replay", trace, "--strategy", "workbench", "--store", root.to_str().unwrap()];
+    let out = workbench(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("6 sessions stored"), "the session and its 5 sub-agents");
+    let dir = root.join("fe5e1c67-53e7-4862-81ae-d0e013e3270b");
+    let meta = std::fs::read_to_string(dir.join("meta.json")).unwrap();
+    assert!(meta.contains("\"trace_id\": \"fe5e1c67-53e7-4862-81ae-d0e013e3270b\""), "{meta}");
+    let goals = std::fs::read_to_string(dir.join("goal.json")).unwrap();
+    assert!(goals.contains("\"goals\""), "the session's todo list became its goal tree");
+
+    let host =
+        context_workbench::native::NativeHost::new(context_workbench::native::WorkspaceFs::new(&root).unwrap(), None);
+    let mut config = context_workbench::Config::default();
+    config.store.root = ".".into();
+    let id = "fe5e1c67-53e7-4862-81ae-d0e013e3270b";
+    let opened = context_workbench::testing::block_on(context_workbench::Engine::open(host, config, Some(id)));
+    let (engine, notes) = opened.unwrap();
+    assert!(notes.iter().all(|n| !n.contains("restarts")), "{notes:?}");
+    assert!(!engine.goal_tree().goals().is_empty());
+
+    let before = std::fs::read(dir.join("events.jsonl")).unwrap();
+    let again = workbench(&args);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already holds"), "{again:?}");
+    assert_eq!(std::fs::read(dir.join("events.jsonl")).unwrap(), before);
+}

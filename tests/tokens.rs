@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use context_workbench::tokens::{Encoding, TokenCounter};
+use context_workbench::tokens::{self, Encoding, TokenCounter};
 
 #[test]
 fn reproduces_every_cl100k_and_o200k_vector() {
@@ -35,5 +35,45 @@ fn chunked_counts_equal_unchunked_on_every_shared_trace() {
             let text = std::fs::read_to_string(file).unwrap();
             assert_eq!(counter.count(&text), bpe.encode_ordinary(&text).len(), "{}", file.display());
         }
+    }
+}
+
+/// The rank file tiktoken-rs ships for `encoding` (the bytes the npm package serves), found
+/// through `cargo metadata`.
+fn shipped_rank_file(encoding: Encoding) -> Vec<u8> {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .output()
+        .expect("cargo metadata runs");
+    let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
+    let manifest = metadata["packages"]
+        .as_array()
+        .and_then(|p| p.iter().find(|p| p["name"] == "tiktoken-rs"))
+        .and_then(|p| p["manifest_path"].as_str())
+        .expect("tiktoken-rs is a dependency");
+    let file = Path::new(manifest).with_file_name("assets").join(tokens::rank_file_name(encoding));
+    std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+}
+
+/// Ranks loaded at run time (as the npm package does) count exactly like the embedded ones.
+#[test]
+fn loaded_ranks_count_like_the_embedded_ones() {
+    let files = common::traces::files_under(Path::new("../shared/traces/claude-code"));
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        let file = shipped_rank_file(encoding);
+        tokens::load_ranks(encoding, &file).expect("the shipped file is the official one");
+        let loaded = tokens::parse_ranks(encoding, &file).unwrap();
+        for v in common::vectors().iter().filter(|v| v.encoding == encoding.name()) {
+            assert_eq!(loaded.encode_ordinary(&v.sample), v.tokens, "{} {:?}", v.encoding, v.sample);
+        }
+        let embedded = TokenCounter::new(encoding);
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap();
+            assert_eq!(loaded.encode_ordinary(&text).len(), embedded.count(&text), "{}", path.display());
+        }
+        let mut damaged = file.clone();
+        damaged[1000] ^= 1;
+        let err = tokens::load_ranks(encoding, &damaged).unwrap_err();
+        assert!(err.to_string().contains(&format!("not the official {} rank file", encoding.name())), "{err}");
     }
 }

@@ -2,7 +2,6 @@
 // Prints one JSON line: the time to first count (module load + encoder + a short count, cold),
 // the corpus's tokens, the median wall and CPU time of 5 timed counts after a warm-up, and the
 // peak RSS.
-import { createRequire } from 'node:module';
 import { corpus } from './corpus.mjs';
 
 // The short text of the time to first count (the same in benches/tokens.rs).
@@ -12,13 +11,8 @@ const REPS = 5;
 // Each loader returns count(text); special-token text is counted as plain text, as the engine does.
 const loaders = {
   wasm: async () => {
-    const { ContextEngine } = createRequire(import.meta.url)('../dist/node/context_workbench.js');
-    const refuse = async () => { throw new Error('no host in the benchmark'); };
-    const host = Object.fromEntries(
-      ['complete', 'readFile', 'stat', 'writeFile', 'appendFile', 'rename', 'remove', 'listDir'].map((m) => [m, refuse]),
-    );
-    host.nowMs = () => 0;
-    const engine = new ContextEngine(host, { encoding: 'o200k_base' });
+    const { ContextEngine, memoryHost } = await import('../dist/node.js');
+    const engine = await ContextEngine.create(memoryHost(), { encoding: 'o200k_base' });
     return (text) => engine.countTokens(text);
   },
   'gpt-tokenizer': async () => {

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { root } from './corpus.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-if (!existsSync(path.join(here, '../dist/node/context_workbench.js'))) {
-  console.error('bench: bindings/dist/node is missing; run `npm run build` first');
+if (!existsSync(path.join(here, '../dist/node.js'))) {
+  console.error('bench: bindings/dist is missing; run `npm run build` first');
   process.exit(1);
 }
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);

@@ -1,21 +1,37 @@
-// Build the wasm engine and its JS glue: dist/node (CommonJS, loads the .wasm beside it) and
-// dist/web (ES module with init()/initSync()). Needs cargo and wasm-bindgen-cli of the pinned
-// version on PATH (the repository's .ci/setup installs it).
+// Build the npm package into dist/:
+//   dist/wasm/   the engine (.wasm, without the tokenizer ranks) and its wasm-bindgen glue (ES module)
+//   dist/ranks/  the official o200k_base and cl100k_base rank files, loaded at run time
+//   dist/*.js    the TypeScript layer (src/), with .d.ts; dist/node.js and dist/web.js are the entries
+// Needs cargo, wasm-bindgen-cli of the pinned version (.ci/setup installs it) and `npm ci`.
 import { execFileSync } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
 const bindings = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const root = path.dirname(bindings);
-const run = (cmd, args) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
+const dist = path.join(bindings, 'dist');
+const run = (cmd, args, cwd = root) => execFileSync(cmd, args, { cwd, stdio: 'inherit' });
 
-run('cargo', ['build', '--lib', '--profile', 'wasm-release', '--target', 'wasm32-unknown-unknown', '--features', 'wasm']);
+// The release profile for wasm (LTO); no `embedded-ranks`, so the .wasm stays free of the 5 MB of ranks.
+run('cargo', ['build', '--lib', '--profile', 'wasm-release', '--target', 'wasm32-unknown-unknown',
+  '--no-default-features', '--features', 'wasm']);
 const targetDir = path.resolve(root, process.env.CARGO_TARGET_DIR ?? 'target');
 const wasm = path.join(targetDir, 'wasm32-unknown-unknown/wasm-release/context_workbench.wasm');
-for (const target of ['nodejs', 'web']) {
-  const out = path.join(bindings, 'dist', target === 'nodejs' ? 'node' : 'web');
-  run('wasm-bindgen', ['--target', target, '--out-dir', out, wasm]);
+
+rmSync(dist, { recursive: true, force: true });
+run('wasm-bindgen', ['--target', 'web', '--out-dir', path.join(dist, 'wasm'), wasm]);
+
+// The rank files tiktoken-rs ships (the official files; the engine checks size and checksum).
+const metadata = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--offline'], {
+  cwd: root, encoding: 'utf8', maxBuffer: 1 << 26,
+}));
+const tiktoken = metadata.packages.find((p) => p.name === 'tiktoken-rs');
+if (!tiktoken) throw new Error('build: tiktoken-rs is not among the dependencies');
+mkdirSync(path.join(dist, 'ranks'), { recursive: true });
+for (const encoding of ['o200k_base', 'cl100k_base']) {
+  const file = `${encoding}.tiktoken`;
+  copyFileSync(path.join(path.dirname(tiktoken.manifest_path), 'assets', file), path.join(dist, 'ranks', file));
 }
-// The Node glue is CommonJS inside an ESM package: mark its folder so Node loads it as such.
-writeFileSync(path.join(bindings, 'dist/node/package.json'), '{ "type": "commonjs" }\n');
+
+run(process.execPath, [path.join(bindings, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], bindings);

@@ -1,98 +1,237 @@
-// Drives the built wasm (dist/node) from plain JavaScript, as an embedder would.
+// The package as an embedder uses it in Node: `ContextEngine.create(memoryHost())` with no
+// set-up, then every part of the façade, against the built dist/.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ContextEngine, ContextWorkbenchError, memoryHost } from '../dist/node.js';
 
-const require = createRequire(import.meta.url);
-const { ContextEngine } = require('../dist/node/context_workbench.js');
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
+const SYSTEM = { system_prompt: 'You are a coding agent.' };
 
-function host(complete) {
-  const files = new Map();
-  return {
-    complete,
-    readFile: async (p) => {
-      if (!files.has(p)) throw Object.assign(new Error(`no such file: ${p}`), { code: 'ENOENT' });
-      return { text: files.get(p), mtimeMs: 1 };
-    },
-    stat: async (p) => (files.has(p) ? { isDir: false, size: files.get(p).length, mtimeMs: 1 } : null),
-    writeFile: async (p, d) => void files.set(p, d),
-    appendFile: async (p, d) => void files.set(p, (files.get(p) ?? '') + d),
-    rename: async (a, b) => { files.set(b, files.get(a)); files.delete(a); },
-    remove: async (p) => void files.delete(p),
-    listDir: async () => [],
-    nowMs: () => Date.UTC(2026, 0, 1),
-  };
+/** An assistant call of `name` with `args`, answered by `output`. */
+function toolRound(engine, id, name, args, output, exitCode) {
+  engine.record({ role: 'assistant', content: [{ type: 'tool_call', id, name, arguments: JSON.stringify(args) }] });
+  return engine.recordToolResult({ call_id: id, name, status: 'ok', output, exit_code: exitCode });
 }
 
-test('countTokens is synchronous and returns plain numbers', () => {
-  const engine = new ContextEngine(host(async () => ({ text: '' })));
+test('create needs no set-up; counts are synchronous plain numbers', async () => {
+  const engine = await ContextEngine.create(memoryHost());
   assert.equal(engine.countTokens('hello world'), 2);
   assert.equal(typeof engine.countTokens(''), 'number');
   assert.equal(engine.countTokens('<|endoftext|>'), 7, 'special tokens count as text');
   assert.equal(engine.encoding, 'o200k_base');
-  assert.equal(new ContextEngine(host(async () => ({ text: '' })), { encoding: 'cl100k_base' }).encoding, 'cl100k_base');
-  engine.free();
+  assert.equal(engine.traceId, `trace-${Date.UTC(2026, 0, 1)}`);
+  assert.equal(engine.config().window, 200000);
+  const cl100k = await ContextEngine.create(memoryHost(), { encoding: 'cl100k_base' });
+  assert.equal(cl100k.encoding, 'cl100k_base');
+  assert.equal(cl100k.countTokens('hello world'), 2);
+  engine.dispose();
+  cl100k.dispose();
 });
 
-test('an LLM call resolves through the JS host', async () => {
+test('a recorded conversation is assembled in each serialization', async () => {
+  const host = memoryHost({ files: { 'CODE_LAW.md': 'Never edit generated files.' } });
+  const engine = await ContextEngine.create(host);
+  const user = await engine.recordUserInput('Fix the failing test in @src/lib.rs please');
+  assert.equal(user, 'm000000');
+  toolRound(engine, 'c1', 'Bash', { command: 'cargo test' }, 'test result: FAILED. 1 passed; 1 failed', 101);
+  engine.record({ role: 'assistant', content: 'The parser drops tabs; I will fix lex().' });
+
+  const openai = await engine.prepareCall({ ...SYSTEM, tools: engine.goalTools() });
+  assert.equal(openai.format, 'openai');
+  assert.deepEqual(openai.request.messages.map((m) => m.role), ['system', 'system', 'user', 'assistant', 'tool', 'assistant']);
+  assert.match(openai.request.messages[1].content, /Never edit generated files\./, 'L2 project rules from the host');
+  assert.equal(openai.request.messages[3].tool_calls[0].function.name, 'Bash');
+  assert.equal(openai.request.messages[4].tool_call_id, 'c1');
+  assert.deepEqual(openai.request.tools.map((t) => t.function.name), ['goal', 'step', 'read_progress', 'explore']);
+  assert.ok(openai.tokens > 40 && Number.isInteger(openai.tokens));
+  assert.equal(openai.first_changed_byte, null, 'the first call has nothing to compare with');
+
+  const anthropic = await engine.prepareCall(SYSTEM, 'anthropic');
+  assert.equal(anthropic.format, 'anthropic');
+  assert.equal(anthropic.request.messages[1].content[0].type, 'tool_use');
+  assert.equal(anthropic.request.messages[2].content[0].type, 'tool_result');
+  assert.ok(anthropic.expected_cached_tokens > 0, 'the prefix repeats the previous call');
+
+  const react = await engine.prepareCall(SYSTEM, 'react');
+  assert.equal(typeof react.request, 'string');
+  assert.match(react.request, /\[assistant\] .*Action: Bash\[/s);
+  await assert.rejects(engine.prepareCall(SYSTEM, 'xml'), { name: 'ContextWorkbenchError', code: 'invalid_input' });
+  engine.dispose();
+});
+
+test('a real tool output is compressed with a pointer to its original', async () => {
+  const engine = await ContextEngine.create(memoryHost());
+  const log = readFileSync(path.join(root, '../shared/traces/vorflux/django__django-15973.json'), 'utf8');
+  const call = JSON.parse(log).trajectory.find((e) => e.type === 'tool_call' && e.tool === 'bash_execute'
+    && e.result?.stdout?.length > 4000);
+  assert.ok(call, 'a long command output in the trace');
+  const text = call.result.stdout;
+  const args = JSON.stringify(call.arguments);
+  const compressed = engine.compressToolOutput({ tool: 'bash_execute', arguments: args, output: text, raw_id: 'm000042' });
+  assert.equal(compressed.family, 'bash');
+  assert.equal(compressed.tokens_in, engine.countTokens(text));
+  assert.ok(compressed.tokens_out < compressed.tokens_in / 2, `${compressed.tokens_out} of ${compressed.tokens_in}`);
+  assert.match(compressed.text, /full output: raw#m000042/);
+  assert.throws(() => engine.compressToolOutput({ output: 'x' }), { code: 'invalid_input' });
+  assert.throws(() => engine.compressToolOutput({ tool: ' ', output: 'x' }), { code: 'invalid_input' });
+});
+
+test('goal tools change the plan, every change is an event, and a late subscriber catches up', async () => {
   const seen = [];
-  const engine = new ContextEngine(host(async (req) => {
-    seen.push(req);
-    return { text: `echo: ${req.messages.at(-1).content}`, usage: { promptTokens: 12, completionTokens: 3 } };
-  }));
-  const reply = await engine.complete({ messages: [{ role: 'user', content: 'ping' }], purpose: 'test' });
-  assert.equal(reply.text, 'echo: ping');
-  assert.deepEqual(engine.lastUsage(), { promptTokens: 12, completionTokens: 3, cachedTokens: 0 });
-  assert.equal(seen[0].timeoutMs, 120000, 'the engine passes its timeout to the host');
-  assert.equal(seen[0].purpose, 'test');
+  const engine = await ContextEngine.create(memoryHost());
+  const unsubscribe = engine.subscribe((e) => seen.push(e));
+  engine.record({ role: 'user', content: 'Make tabs survive the parser.' });
+  const refused = engine.callGoalTool('goal', { focus: '9' });
+  assert.equal(refused.is_error, true);
+  assert.match(refused.text, /9/);
+  assert.equal(engine.callGoalTool('goal', '{"add": "find the bug, fix it"}').is_error, false);
+  assert.equal(engine.callGoalTool('goal', { focus: '1' }).is_error, false);
+  toolRound(engine, 'c1', 'Read', { file_path: 'src/lex.rs' }, '1\tfn lex() {}');
+  const plan = engine.plan();
+  assert.match(plan.prompt, /find the bug.*← current/s);
+  assert.deepEqual(plan.display_numbers, { 1: '1', 2: '2' });
+  const tree = engine.goalTree();
+  assert.deepEqual(tree.goals.map((g) => [g.description, g.status]), [['find the bug', 'in_progress'], ['fix it', 'pending']]);
+  assert.equal(tree.goals[0].self_stats.message_count, 2);
+  assert.equal(tree.goals[0].self_stats.preview, 'read');
+
+  const types = seen.map((e) => e.type);
+  assert.deepEqual(types.slice(0, 2), ['goal_added', 'goal_added']);
+  assert.ok(types.includes('goal_updated') && types.includes('message_added'), types.join());
+  assert.deepEqual(seen.map((e) => e.id), seen.map((_, i) => i + 1), 'ids increase by one from 1');
+  assert.deepEqual(engine.eventsSince(0), seen);
+
+  const late = [];
+  engine.subscribe((e) => late.push(e), { since: 2 });
+  assert.deepEqual(late, seen.slice(2), 'a late subscriber gets what it missed first');
+  unsubscribe();
+  const heard = seen.length;
+  engine.callGoalTool('goal', { done: 'lex() drops tabs' });
+  assert.equal(late.at(-1).type, 'goal_updated');
+  assert.equal(seen.length, heard, 'the unsubscribed listener heard nothing more');
+  assert.match(engine.dumpTree(), /Step Tree Debug/);
+  assert.equal(JSON.parse(engine.dumpTree(true)).trace.trace_id ?? JSON.parse(engine.dumpTree(true)).trace_id, engine.traceId);
+  assert.ok(engine.stepView().some((s) => s.step_type === 'goal'));
+  engine.completeTrace();
+  assert.equal(engine.eventsSince(0).at(-1).type, 'trace_completed');
+  assert.throws(() => engine.completeTrace(), { code: 'invalid_input' });
 });
 
-test('the engine can be used while a host call is pending', async () => {
+test('a span is compacted on request, with its cost; the board takes checked deltas', async () => {
+  const engine = await ContextEngine.create(memoryHost());
+  engine.record({ role: 'user', content: 'Find why the build is slow.' });
+  engine.startSpan('profile', 'profile the build');
+  const log = Array.from({ length: 300 }, (_, k) => `compiling crate ${k}: 1.2s`).join('\n');
+  for (let n = 0; n < 4; n++) toolRound(engine, `c${n}`, 'Bash', { command: `cargo build -p c${n}` }, log, 0);
+  engine.endSpan('profile', 'codegen of one crate dominates');
+  const record = await engine.compactSpan('profile');
+  assert.equal(record.mechanism, 'tail_compaction');
+  assert.ok(record.cost.tokens_after < record.cost.tokens_before, JSON.stringify(record.cost));
+  await assert.rejects(engine.compactSpan('nope'), { code: 'invalid_input' });
+
+  const update = engine.updateState({ current_goal: 'speed up the build', next_actions: ['split crate 7'] });
+  assert.equal(update.version, engine.stateBoard().version);
+  assert.equal(engine.stateBoard().current_goal, 'speed up the build');
+  const anchored = engine.updateState({ anchors: [{ path: 'src/a.rs', start_line: 1, end_line: 2, snippet: 'never seen' }] });
+  assert.equal(anchored.rejected.length, 1, 'an anchor nobody read is rejected');
+  assert.throws(() => engine.updateState({}), { code: 'invalid_input' });
+  assert.throws(() => engine.updateState({ curent_goal: 'typo' }), (e) => e.code === 'invalid_input' && /curent_goal/.test(e.message));
+});
+
+test('explore branches keep their own context until merged', async () => {
+  const engine = await ContextEngine.create(memoryHost());
+  engine.record({ role: 'user', content: 'Choose a session store.' });
+  const started = engine.callGoalTool('explore', { branches: ['try redis', 'try sqlite'] });
+  assert.equal(started.is_error, false, started.text);
+  assert.deepEqual(started.branches, ['A', 'B']);
+  const id = engine.recordInBranch('A', { role: 'assistant', content: 'redis needs a server' });
+  assert.equal(id, 'A-m000000');
+  assert.equal(engine.branchMessages('A')[0].branch_id, 'A');
+  const prompt = engine.prepareBranchCall('A', SYSTEM);
+  assert.match(JSON.stringify(prompt.request), /try redis/);
+  assert.equal(engine.finishBranch('A', 'needs a server'), false);
+  assert.equal(engine.finishBranch('B', 'a file is enough'), true);
+  assert.match(engine.mergeExplore('B'), /a file is enough/);
+  assert.throws(() => engine.recordInBranch('Z', { role: 'assistant', content: 'x' }), { code: 'invalid_input' });
+});
+
+test('history from an agent framework is loaded and repaired with notes', async () => {
+  const source = await ContextEngine.create(memoryHost());
+  source.record({ role: 'user', content: 'hi' });
+  toolRound(source, 'c1', 'Read', { file_path: 'a' }, 'text');
+  const messages = source.trace().messages;
+  const engine = await ContextEngine.create(memoryHost());
+  assert.deepEqual(engine.loadHistory(messages.slice(0, 2)).map((n) => n.message), ['m000001'], 'an unanswered call is repaired');
+  assert.equal(engine.trace().messages.length, 3);
+  assert.throws(() => engine.loadHistory([{ role: 'user' }]), { code: 'invalid_input' });
+});
+
+test('LLM calls go through the host; the engine stays usable while one is pending', async () => {
   let release;
-  const engine = new ContextEngine(host(() => new Promise((resolve) => { release = resolve; })));
+  const engine = await ContextEngine.create(memoryHost({ llm: () => new Promise((resolve) => { release = resolve; }) }));
   const pending = engine.complete({ messages: [{ role: 'user', content: 'slow' }], purpose: 'test' });
   while (!release) await new Promise((resolve) => setImmediate(resolve));
-  // The host call is now in flight: the engine must not be borrowed across its await.
   assert.equal(engine.countTokens('still responsive'), 2);
-  release({ text: 'done' });
+  release({ text: 'done', usage: { promptTokens: 12, completionTokens: 3 } });
   assert.equal((await pending).text, 'done');
-});
-
-test('a rejecting host yields an Error with the host message and a stable code', async () => {
-  const engine = new ContextEngine(host(async () => { throw new Error('rate limited by provider'); }));
-  const request = { messages: [{ role: 'user', content: 'x' }], purpose: 'test' };
-  await assert.rejects(engine.complete(request), (err) => {
-    assert.ok(err instanceof Error);
-    assert.equal(err.name, 'ContextWorkbenchError');
-    assert.equal(err.message, 'host.complete failed: rate limited by provider');
-    assert.equal(err.code, 'host_failed');
-    return true;
-  });
-  const timeouts = new ContextEngine(host(async () => { throw Object.assign(new Error('slow'), { code: 'timeout' }); }));
-  await assert.rejects(timeouts.complete(request), { code: 'host_timeout' });
-  const strings = new ContextEngine(host(() => Promise.reject('plain string')));
-  await assert.rejects(strings.complete(request), { code: 'host_failed', message: 'host.complete failed: plain string' });
-  const bad = new ContextEngine(host(async () => ({ txt: 'typo' })));
-  await assert.rejects(bad.complete(request), (err) => err.code === 'host_failed' && /text/.test(err.message));
+  assert.deepEqual(engine.lastUsage(), { promptTokens: 12, completionTokens: 3, cachedTokens: 0 });
+  engine.reportUsage({ promptTokens: 99, completionTokens: 1 });
+  assert.equal(engine.lastUsage().promptTokens, 99);
   await assert.rejects(engine.complete({ messages: [] }), { code: 'invalid_input' });
 });
 
-test('bad hosts and configs throw typed errors', () => {
-  assert.throws(() => new ContextEngine({ complete() {} }), (err) => err.code === 'host_failed' && /readFile/.test(err.message));
-  assert.throws(() => new ContextEngine(host(async () => ({ text: '' })), { windw: 1 }), (err) => err.code === 'invalid_config' && /windw/.test(err.message));
+test('host failures are typed errors: rejections, throws, bad values and hosts that never answer', async () => {
+  const request = { messages: [{ role: 'user', content: 'x' }], purpose: 'test' };
+  const rejecting = await ContextEngine.create(memoryHost({ llm: async () => { throw new Error('rate limited'); } }));
+  await assert.rejects(rejecting.complete(request), (err) => {
+    assert.ok(err instanceof ContextWorkbenchError);
+    assert.equal(err.code, 'host_failed');
+    assert.equal(err.message, 'host.complete failed: rate limited');
+    return true;
+  });
+  const throwing = await ContextEngine.create(memoryHost({ llm: () => { throw Object.assign(new Error('slow'), { code: 'timeout' }); } }));
+  await assert.rejects(throwing.complete(request), { code: 'host_timeout' });
+  const unconfigured = await ContextEngine.create(memoryHost());
+  await assert.rejects(unconfigured.complete(request), { code: 'host_llm_not_configured' });
+  const bad = await ContextEngine.create(memoryHost({ llm: async () => ({ txt: 'typo' }) }));
+  await assert.rejects(bad.complete(request), (err) => err.code === 'host_failed' && /text/.test(err.message));
+
+  const silent = await ContextEngine.create(memoryHost({ llm: () => new Promise(() => {}) }));
+  const started = Date.now();
+  await assert.rejects(silent.complete({ ...request, timeoutMs: 50 }), (err) => err.code === 'host_timeout' && /50 ms/.test(err.message));
+  assert.ok(Date.now() - started < 5000);
+  const hanging = { ...memoryHost(), stat: () => new Promise(() => {}), readFile: () => new Promise(() => {}) };
+  const stuck = await ContextEngine.create(hanging, undefined, { hostTimeoutMs: 50 });
+  stuck.record({ role: 'user', content: 'go' });
+  const assembled = await stuck.prepareCall(SYSTEM);
+  assert.equal(assembled.view.messages.length, 2, 'CODE_LAW.md that never loads is left out, not waited for');
 });
 
-test('wasm counts equal native counts on every shared trace', () => {
+test('bad hosts and configs are refused by name; a disposed engine says so', async () => {
+  await assert.rejects(ContextEngine.create({ complete() {} }), (err) => err.code === 'host_failed' && /readFile/.test(err.message));
+  await assert.rejects(ContextEngine.create(null), { code: 'host_failed' });
+  await assert.rejects(ContextEngine.create(memoryHost(), { windw: 1 }), (err) => err.code === 'invalid_config' && /windw/.test(err.message));
+  await assert.rejects(ContextEngine.create(memoryHost(), { encoding: 'p50k' }), { code: 'invalid_config' });
+  const engine = await ContextEngine.create(memoryHost());
+  assert.throws(() => engine.record({ role: 'robot', content: 'x' }), { code: 'invalid_input' });
+  assert.throws(() => engine.record({ role: 'tool', content: 'no result part' }), { code: 'invalid_input' });
+  engine.dispose();
+  assert.equal(engine.disposed, true);
+  assert.throws(() => engine.countTokens('x'), { name: 'ContextWorkbenchError', code: 'disposed' });
+  await assert.rejects(engine.prepareCall(SYSTEM), { code: 'disposed' });
+  engine.dispose();
+});
+
+test('wasm counts equal native counts on every shared trace', async () => {
   const bin = process.env.WORKBENCH_BIN ?? path.resolve(root, process.env.CARGO_TARGET_DIR ?? 'target', 'release/workbench');
   const traces = path.resolve(root, '../shared/traces');
   const lines = execFileSync(bin, ['count', traces], { encoding: 'utf8', maxBuffer: 1 << 24 }).trim().split('\n');
-  const engine = new ContextEngine(host(async () => ({ text: '' })));
+  const engine = await ContextEngine.create(memoryHost());
   let total = 0;
   for (const line of lines.slice(0, -1)) {
     const [n, file] = line.split('\t');

@@ -99,6 +99,7 @@ impl<H: Host> Engine<H> {
                 state.previous_prompt.as_deref().and_then(|before| assemble::first_difference(before, &now));
             assembly.expected_cached_tokens = cached;
             state.previous_prompt = Some(now);
+            state.previous_tools = assembly.view.tools.clone();
             state.previous_tokens = Some(assembly.tokens);
             state.previous_messages = assembly.view.messages.clone();
             state.calls += 1;

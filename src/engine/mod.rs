@@ -7,6 +7,7 @@ mod branches;
 mod calls;
 mod goals;
 mod persist;
+mod snapshot;
 mod state;
 mod tail;
 
@@ -24,7 +25,7 @@ use crate::history::mentions::{Freshness, append_mention_reminder};
 use crate::history::repair::{RepairNote, repair_history};
 use crate::host::{Completion, CompletionRequest, Host, Usage};
 use crate::model::{BranchId, ContentPart, GoalId, Message, MessageId, Role, Span, SpanId, ToolCallId, Trace, TraceId};
-use crate::prompt::PromptMessage;
+use crate::prompt::{PromptMessage, ToolSpec};
 use crate::tokens::TokenCounter;
 
 /// The context engine over one trace.
@@ -54,8 +55,9 @@ struct State {
     /// Calls prepared so far, and the one of the newest rewrite (R5.5's batching).
     calls: usize,
     last_rewrite_call: Option<usize>,
-    /// The previous call's prompt messages, to report what stayed cached.
+    /// The previous call's prompt messages and tools, to report what stayed cached.
     previous_messages: Vec<PromptMessage>,
+    previous_tools: Vec<ToolSpec>,
     /// Token counts of prompt messages that render no raw message, by content hash.
     token_memo: HashMap<u64, usize>,
     /// The goal tree, from the model's first plan tool call on (R6).
@@ -140,6 +142,7 @@ impl<H: Host> Engine<H> {
             calls: 0,
             last_rewrite_call: None,
             previous_messages: Vec::new(),
+            previous_tools: Vec::new(),
             token_memo: HashMap::new(),
             goals: None,
             branches: Default::default(),

@@ -6,21 +6,18 @@
 //! marker where a secret was.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::hash::{DefaultHasher, Hash, Hasher};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
+use super::Engine;
 use super::branches::BranchContext;
-use super::goals::Probe;
-use super::{Engine, State};
+use super::snapshot::{EngineSnapshot, NewPart, Part, Parts, SavedParts};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::goals::{Event, EventLog, GoalTree};
-use crate::history::HistoryView;
-use crate::host::{Host, Usage};
-use crate::model::{GoalId, Message, Span, TraceId, tool_calls_by_id};
-use crate::prompt::PromptMessage;
+use crate::host::Host;
+use crate::model::{GoalId, Message, TraceId, tool_calls_by_id};
 use crate::store::jsonl;
 use crate::store::layout::{self, TraceDir};
 use crate::store::load::{parse_json, read_goal_tree, read_lines, read_messages, read_meta, read_optional};
@@ -58,28 +55,7 @@ struct Saved {
     current_goal: Option<Option<GoalId>>,
     /// Appended files whose last line is torn: the next append starts a new line.
     torn: BTreeSet<String>,
-}
-
-/// `state.json`: what the prompt depends on beyond the messages and the goal tree.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct EngineSnapshot {
-    version: u32,
-    trace_id: TraceId,
-    mission: String,
-    messages: usize,
-    spans: Vec<Span>,
-    metadata: BTreeMap<String, Value>,
-    view: HistoryView,
-    last_usage: Option<Usage>,
-    previous_prompt: Option<String>,
-    previous_tokens: Option<usize>,
-    tokens_at_usage: Option<usize>,
-    calls: usize,
-    last_rewrite_call: Option<usize>,
-    previous_messages: Vec<PromptMessage>,
-    probe: Probe,
-    delivered_events: u64,
-    native_plan: bool,
+    parts: SavedParts,
 }
 
 /// One write of a save, and what it marks as saved once done.
@@ -99,6 +75,7 @@ enum Mark {
     Rewrites(usize),
     Replaced(u64),
     Snapshot(Option<GoalId>),
+    Parts(Vec<NewPart>),
 }
 
 impl<H: Host> Engine<H> {
@@ -274,7 +251,20 @@ impl<H: Host> Engine<H> {
             calls: state.calls as u64,
         };
         plan.replace_if_changed(dir.file(layout::META), &meta);
-        plan.replace_if_changed(dir.file(layout::STATE), &EngineSnapshot::of(&state));
+        let mut parts = Parts::new(&saved.parts, &store.redactor);
+        let snapshot = EngineSnapshot::of(&state, &mut parts);
+        if !parts.new.is_empty() {
+            let text: String = parts.new.iter().map(|p| format!("{}\n", p.line)).collect();
+            let (redactions, new) = (parts.redactions, parts.new);
+            plan.writes.push(Write {
+                path: dir.file(layout::PARTS),
+                text,
+                redactions,
+                append: true,
+                mark: Mark::Parts(new),
+            });
+        }
+        plan.replace_if_changed(dir.file(layout::STATE), &snapshot);
         plan.writes
     }
 
@@ -289,6 +279,18 @@ impl<H: Host> Engine<H> {
             return Err(Error::InvalidInput(format!("{}; move the file aside to resume without it", bad.join("; "))));
         }
         check_sequence(&messages, dir.dir())?;
+        let redacted: Vec<&str> = messages
+            .iter()
+            .filter(|m| serde_json::to_string(&m.content).is_ok_and(|t| t.contains("[REDACTED:")))
+            .map(|m| m.id.as_str())
+            .collect();
+        if let Some(first) = redacted.first() {
+            notes.push(format!(
+                "{} saved messages hold redacted secrets (the first: {first}): the resumed prompt shows the markers \
+                 in their place, so the provider's cache breaks there once",
+                redacted.len()
+            ));
+        }
         let events = read_lines::<_, Event>(&self.host, &dir.file(layout::EVENTS)).await?;
         notes.extend(events.notes.iter().cloned());
         let mut tree = read_goal_tree(&self.host, &dir).await?.map(|t| t.with_config(self.config.goals.clone()));
@@ -310,10 +312,12 @@ impl<H: Host> Engine<H> {
         let snapshots = read_lines::<_, AgentSnapshot>(&self.host, &dir.file(layout::SNAPSHOTS)).await?;
         let rewrites = read_lines::<_, Value>(&self.host, &dir.file(layout::REWRITES)).await?;
         let log = read_lines::<_, LogEntry>(&self.host, &dir.file(layout::LOG)).await?;
+        let parts = read_lines::<_, Part>(&self.host, &dir.file(layout::PARTS)).await?;
         for (file, lines_torn, lines_notes) in [
             (layout::SNAPSHOTS, snapshots.torn, &snapshots.notes),
             (layout::REWRITES, rewrites.torn, &rewrites.notes),
             (layout::LOG, log.torn, &log.notes),
+            (layout::PARTS, parts.torn, &parts.notes),
             (layout::EVENTS, events.torn, &events.notes),
         ] {
             if lines_torn {
@@ -334,24 +338,28 @@ impl<H: Host> Engine<H> {
         saved.events = events.records.last().map_or(0, |e| e.id);
         saved.rewrites = rewrites.records.len();
         saved.current_goal = snapshots.records.last().map(|s| s.current_goal.clone());
+        saved.parts.ids = parts.records.iter().map(|p| p.id.clone()).collect();
+        let parts: BTreeMap<String, Value> = parts.records.into_iter().map(|p| (p.id, p.value)).collect();
         let mut state = self.state.borrow_mut();
         state.trace.id = TraceId(meta.trace_id.clone());
         state.trace.mission = meta.mission.clone();
         state.trace.messages = messages;
         state.goals = tree;
         state.branches = branches;
-        match snapshot {
-            Ok(snapshot) if snapshot.version <= STORE_FORMAT_VERSION => {
-                if snapshot.messages < state.trace.messages.len() {
+        if let Ok(snapshot) = &snapshot
+            && snapshot.version > STORE_FORMAT_VERSION
+        {
+            return Err(Error::UnsupportedVersion { found: snapshot.version, supported: STORE_FORMAT_VERSION });
+        }
+        let covered = snapshot.as_ref().map_or(0, |s| s.messages);
+        match snapshot.and_then(|s| s.restore(&mut state, &parts)) {
+            Ok(()) => {
+                if covered < state.trace.messages.len() {
                     notes.push(format!(
                         "{} messages were saved after the last complete save; the prompt view does not cover them yet",
-                        state.trace.messages.len() - snapshot.messages
+                        state.trace.messages.len() - covered
                     ));
                 }
-                snapshot.apply(&mut state);
-            }
-            Ok(snapshot) => {
-                return Err(Error::UnsupportedVersion { found: snapshot.version, supported: STORE_FORMAT_VERSION });
             }
             Err(why) => {
                 let last = snapshots.records.last();
@@ -426,47 +434,8 @@ impl Saved {
                 self.replaced.insert(path, hash);
             }
             Mark::Snapshot(current) => self.current_goal = Some(current),
+            Mark::Parts(parts) => self.parts.keep(parts),
         }
-    }
-}
-
-impl EngineSnapshot {
-    fn of(state: &State) -> Self {
-        EngineSnapshot {
-            version: STORE_FORMAT_VERSION,
-            trace_id: state.trace.id.clone(),
-            mission: state.trace.mission.clone(),
-            messages: state.trace.messages.len(),
-            spans: state.trace.spans.clone(),
-            metadata: state.trace.metadata.clone(),
-            view: state.view.clone(),
-            last_usage: state.last_usage,
-            previous_prompt: state.previous_prompt.clone(),
-            previous_tokens: state.previous_tokens,
-            tokens_at_usage: state.tokens_at_usage,
-            calls: state.calls,
-            last_rewrite_call: state.last_rewrite_call,
-            previous_messages: state.previous_messages.clone(),
-            probe: state.probe,
-            delivered_events: state.delivered_events,
-            native_plan: state.native_plan,
-        }
-    }
-
-    fn apply(self, state: &mut State) {
-        state.trace.spans = self.spans;
-        state.trace.metadata = self.metadata;
-        state.view = self.view;
-        state.last_usage = self.last_usage;
-        state.previous_prompt = self.previous_prompt;
-        state.previous_tokens = self.previous_tokens;
-        state.tokens_at_usage = self.tokens_at_usage;
-        state.calls = self.calls;
-        state.last_rewrite_call = self.last_rewrite_call;
-        state.previous_messages = self.previous_messages;
-        state.probe = self.probe;
-        state.delivered_events = self.delivered_events;
-        state.native_plan = self.native_plan;
     }
 }
 
@@ -525,7 +494,5 @@ async fn gitignore_note<H: Host>(host: &H, root: &str) -> Vec<String> {
 }
 
 fn hash_of(text: &str) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    text.hash(&mut hasher);
-    hasher.finish()
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }

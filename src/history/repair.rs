@@ -86,7 +86,7 @@ pub struct Repaired {
 }
 
 /// One repair: the message it is about (its id in the repaired history) and what was done.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct RepairNote {
     pub message: MessageId,
     pub what: String,

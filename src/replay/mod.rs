@@ -41,6 +41,7 @@
 mod edits;
 mod host;
 mod metrics;
+mod session;
 mod strategies;
 
 use std::sync::Arc;
@@ -57,9 +58,10 @@ pub use host::{REPLAY_EPOCH_MS, ReplayHost};
 pub use metrics::{
     CallMetrics, REWRITE_TOKENS, TokenMemo, Totals, aggregate, common_prefix_tokens, cost, format_table,
 };
+pub use session::{CallStep, CallView, MAX_TRAJECTORY_BYTES, ReplaySession, TrajectoryInfo, ViewKind, ViewMessage};
 pub use strategies::{
     Compaction, CompactionConfig, MASK_KEEP, MASK_PLACEHOLDER, Mask, OPENCODE_OUTPUT_RESERVE, OPENCODE_TAIL_TOKENS,
-    Raw, STRATEGY_NAMES, SUMMARY_TOKENS, Workbench, strategies_by_name, summary_text,
+    Raw, STRATEGY_NAMES, SUMMARY_TOKENS, Workbench, replay_config, strategies_by_name, summary_text,
 };
 
 /// One message as a strategy sends it. `role` is `system`, `user`, `assistant` or `tool`; the

@@ -9,6 +9,7 @@
 //!                   rewrites.jsonl       the prompt view's history: which rewrite replaced what, appended
 //!                   snapshots.jsonl      agent-state snapshots at every step change (R8.3), appended
 //!                   state.json           the engine's state for an exact resume (replaced atomically)
+//!                   parts.jsonl          the large parts of state.json, each saved once by hash, appended
 //!                   branches/{id}/{meta.json, goal.json, messages/}
 //! ```
 
@@ -25,6 +26,7 @@ pub const LOG: &str = "log.jsonl";
 pub const REWRITES: &str = "rewrites.jsonl";
 pub const SNAPSHOTS: &str = "snapshots.jsonl";
 pub const STATE: &str = "state.json";
+pub const PARTS: &str = "parts.jsonl";
 pub const BRANCHES: &str = "branches";
 
 /// Paths of one trace under a root; every id in them has been checked by [`check_id`].

@@ -1,9 +1,22 @@
 //! The wasm-bindgen face of the engine: the only module that names wasm_bindgen, js_sys or
-//! JsValue. `ContextEngine` wraps `Engine<JsHost>`; errors become JS `Error`s with a `code`.
+//! JsValue. `ContextEngine` wraps `Engine<JsHost>` (its methods are spread over `engine.rs`,
+//! `calls.rs`, `goals.rs` and `store.rs` by concern); `TraceQuery` is the query API over a trace
+//! root; `ReplaySession` is the playground's replay; the tokenizer's ranks can be loaded from
+//! bytes. Errors become JS `Error`s with a `code`.
 
+mod calls;
+mod convert;
 mod engine;
 mod error;
+mod goals;
 mod host;
+mod ranks;
+mod replay;
+mod store;
 mod types;
+mod types_data;
 
 pub use engine::ContextEngine;
+pub use ranks::{load_ranks_js, ranks_loaded};
+pub use replay::ReplaySession;
+pub use store::TraceQuery;

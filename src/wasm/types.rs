@@ -25,6 +25,8 @@ export interface Completion { text: string; usage?: Usage; }
 export interface FileContent { text: string; mtimeMs: number; }
 export interface FileStat { isDir: boolean; size: number; mtimeMs: number; }
 export interface DirEntry { name: string; isDir: boolean; }
+/** A step of a long operation (a compaction) or a notice the user should see. */
+export interface Progress { operation: string; message: string; done: boolean; }
 
 /**
  * What the engine asks of its embedder. Paths are workspace-relative with `/`.
@@ -46,9 +48,9 @@ export interface Host {
   /** Milliseconds since the Unix epoch. */
   nowMs(): number;
   /** Optional: progress of a long operation (a compaction) and notices for the user. */
-  progress?(update: { operation: string; message: string; done: boolean }): void;
-  /** Optional: a goal event (R8.2) as it happens, `{ id, type, ... }`, in id order. */
-  event?(event: { id: number; type: string; [field: string]: unknown }): void;
+  progress?(update: Progress): void;
+  /** Optional: a goal event (R8.2) as it happens, in id order. */
+  event?(event: EngineEvent): void;
 }
 
 /** The engine's configuration; every field is optional (see the README for each one). */
@@ -70,8 +72,17 @@ export interface Config {
     /** Tool name (case-insensitive) → family. */
     tool_families?: Record<string, "ls" | "glob" | "grep" | "read" | "edit" | "write" | "bash" | "todo_write" | "default">;
   };
+  workbench?: {
+    tail_compaction?: boolean; plan_in_tail?: boolean; todo_probe?: boolean; llm_compactor?: boolean;
+    trigger_tool_calls?: number; raw_output_share?: number; keep_turns?: number; min_turns?: number; max_turns?: number;
+    block_tokens?: number; anchor_tokens?: number; delta_tokens?: number; min_calls_between_rewrites?: number;
+    min_horizon?: number; max_horizon?: number;
+  };
+  /** The trace store (R8): where traces are saved, and what is redacted in them. */
+  store?: { root?: string; redact?: boolean; redact_patterns?: string[] };
+  goals?: {
+    max_branches?: number; max_description_chars?: number; max_summary_chars?: number; max_goals?: number; max_depth?: number;
+  };
 }
 
-/** Errors thrown or rejected by the engine. `code` is stable. */
-export interface ContextWorkbenchError extends Error { name: "ContextWorkbenchError"; code: string; }
 "#;

@@ -75,6 +75,10 @@ enum Command {
         /// Write a self-contained HTML report to DIR/index.html.
         #[arg(long, value_name = "DIR")]
         report: Option<PathBuf>,
+        /// Save the workbench strategy's session of each trajectory as ROOT/<trace id>/ (a trace
+        /// root that `workbench serve` and `workbench dump` read and an engine resumes).
+        #[arg(long, value_name = "ROOT")]
+        store: Option<PathBuf>,
         /// Also print one row per trajectory per strategy, with the strategies' notes.
         #[arg(long)]
         verbose: bool,
@@ -101,8 +105,8 @@ pub fn main() -> ExitCode {
         Command::Compress { tool, args, exit_code, json, stats: None } => {
             compress::one(&config, compress::One { tool: tool.unwrap_or_default(), args, exit_code, json })
         }
-        Command::Replay { paths, strategy, window, emit_prompts, report, verbose } => {
-            replay::run(&config, replay::Args { paths, strategy, window, emit_prompts, report, verbose })
+        Command::Replay { paths, strategy, window, emit_prompts, report, store, verbose } => {
+            replay::run(&config, replay::Args { paths, strategy, window, emit_prompts, report, store, verbose })
         }
         Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),
     }

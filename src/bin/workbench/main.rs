@@ -13,6 +13,8 @@ mod llm_check;
 mod replay;
 #[cfg(not(target_arch = "wasm32"))]
 mod report;
+#[cfg(not(target_arch = "wasm32"))]
+mod store;
 
 #[cfg(not(target_arch = "wasm32"))]
 fn main() -> std::process::ExitCode {

@@ -19,6 +19,7 @@ use context_workbench::replay::{
 
 use crate::count::files_under;
 use crate::report;
+use crate::store::store_session;
 
 pub struct Args {
     pub paths: Vec<PathBuf>,
@@ -26,6 +27,7 @@ pub struct Args {
     pub window: Option<u32>,
     pub emit_prompts: Option<PathBuf>,
     pub report: Option<PathBuf>,
+    pub store: Option<PathBuf>,
     pub verbose: bool,
 }
 
@@ -86,6 +88,9 @@ fn replay(config: &Config, args: Args) -> Result<(), Failure> {
         None => None,
     };
 
+    if let Some(root) = &args.store {
+        store_all(&loaded, root, window)?;
+    }
     let replayed = replay_all(loaded, &names, window, config, emitter.as_ref())?;
     if let Some(emitter) = emitter {
         let path = args.emit_prompts.as_deref().unwrap_or(Path::new("-"));
@@ -191,6 +196,23 @@ fn read_trajectories(file: &Path) -> Result<Vec<Trajectory>, String> {
         Err(Error::Trajectory { line, message, .. }) => Err(format!("line {line}: {message}")),
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// Save the workbench session of every trajectory under `root` (created when missing), in
+/// parallel; one that cannot be stored is named on stderr with the reason.
+fn store_all(loaded: &[Loaded], root: &Path, window: usize) -> Result<(), Failure> {
+    std::fs::create_dir_all(root).map_err(|e| Failure(format!("--store {}: {e}", root.display()), 1))?;
+    let weight = |l: &Loaded| l.trajectory.messages.len() * l.trajectory.calls.len();
+    let stored = parallel_map(loaded, weight, |l| store_session(&l.trajectory, root, window), |_| {});
+    let mut saved = 0;
+    for (l, result) in loaded.iter().zip(stored) {
+        match result {
+            Ok(_) => saved += 1,
+            Err(reason) => eprintln!("workbench: not stored {} ({}): {reason}", l.trajectory.name, l.file),
+        }
+    }
+    eprintln!("workbench: {saved} sessions stored under {}", root.display());
+    Ok(())
 }
 
 /// Replay every trajectory through the strategies `names`, in parallel, with a progress line

@@ -14,7 +14,8 @@ pub use compaction::{
 };
 pub use mask::{MASK_KEEP, MASK_PLACEHOLDER, Mask};
 pub use raw::Raw;
-pub use workbench::Workbench;
+pub(crate) use workbench::EngineFeed;
+pub use workbench::{Workbench, replay_config};
 
 /// Every strategy [`strategies_by_name`] knows, in the order `all` lists them.
 pub const STRATEGY_NAMES: [&str; 5] = ["raw", "mask", "opencode", "codex", "workbench"];

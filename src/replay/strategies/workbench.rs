@@ -8,46 +8,97 @@ use crate::config::Config;
 use crate::engine::{Engine, MessageDraft};
 use crate::error::Result;
 use crate::model::{Message, Role};
-use crate::prompt::CallInput;
+use crate::prompt::{Assembly, CallInput};
 use crate::replay::{Prompt, ReplayHost, Strategy, TokenMemo, flatten};
 use crate::testing::block_on;
 
 /// The engine of this crate, with its default configuration and the replay's window.
 pub struct Workbench {
     window: usize,
-    engine: Engine<ReplayHost>,
-    recorded: usize,
-    system_prompt: String,
-    llm_requests: usize,
+    feed: EngineFeed,
     flat: Flat,
 }
 
 impl std::fmt::Debug for Workbench {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Workbench").field("window", &self.window).field("recorded", &self.recorded).finish()
+        f.debug_struct("Workbench").field("window", &self.window).field("recorded", &self.feed.recorded).finish()
     }
 }
 
 impl Workbench {
     pub fn new(window: usize) -> Self {
-        // The embedded default: the replay has no LLM, so the extractive compactor writes blocks.
-        let mut config = Config { window: u32::try_from(window).unwrap_or(u32::MAX), ..Config::default() };
-        config.workbench.llm_compactor = false;
-        Workbench {
-            window,
-            engine: Engine::new(ReplayHost::default(), config),
+        Workbench { window, feed: EngineFeed::new(window), flat: Flat::default() }
+    }
+}
+
+/// The configuration the replay runs the engine with: the defaults, the replay's window, and the
+/// embedded default compactor (the replay has no LLM, so the extractive compactor writes blocks).
+pub fn replay_config(window: usize) -> Config {
+    let mut config = Config { window: u32::try_from(window).unwrap_or(u32::MAX), ..Config::default() };
+    config.workbench.llm_compactor = false;
+    config
+}
+
+/// An engine fed a recorded history call by call, as the `workbench` strategy and the
+/// playground's [`ReplaySession`](crate::replay::ReplaySession) both run it.
+pub(crate) struct EngineFeed {
+    pub(crate) engine: Engine<ReplayHost>,
+    /// How many of the history's messages were handed to the engine.
+    pub(crate) recorded: usize,
+    /// The history index of each message the engine recorded, by its sequence.
+    pub(crate) sources: Vec<usize>,
+    system_prompt: String,
+    llm_requests: usize,
+}
+
+impl EngineFeed {
+    pub(crate) fn new(window: usize) -> Self {
+        EngineFeed {
+            engine: Engine::new(ReplayHost::default(), replay_config(window)),
             recorded: 0,
+            sources: Vec::new(),
             system_prompt: String::new(),
             llm_requests: 0,
-            flat: Flat::default(),
         }
+    }
+
+    /// Record the messages of `history` that are new since the last call (a leading system
+    /// message becomes the system prompt instead); notes say what the engine refused.
+    pub(crate) fn record_new(&mut self, history: &[Message]) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (i, m) in history.iter().enumerate().skip(self.recorded) {
+            if i == 0 && m.role == Role::System {
+                self.system_prompt = flatten(m.role, &m.content).content.to_string();
+                continue;
+            }
+            match self.engine.record(MessageDraft::from(m)) {
+                Ok(_) => self.sources.push(i),
+                Err(e) => {
+                    notes.push(format!("the engine refused a message ({}); it is missing from its prompts", e.code()))
+                }
+            }
+        }
+        self.recorded = self.recorded.max(history.len());
+        notes
+    }
+
+    /// `prepare_call` with the recorded system prompt; a note when the engine asked the LLM.
+    pub(crate) fn prepare(&mut self, notes: &mut Vec<String>) -> Result<Assembly> {
+        let input = CallInput { system_prompt: self.system_prompt.clone(), ..CallInput::default() };
+        let result = block_on(self.engine.prepare_call(&input));
+        let requests = self.engine.host().llm_requests() - self.llm_requests;
+        self.llm_requests += requests;
+        if requests > 0 {
+            notes.push("the engine asked for a completion; the replay has no LLM".into());
+        }
+        result
     }
 }
 
 impl Workbench {
     /// The engine after the calls replayed so far (to persist the session, say).
     pub fn into_engine(self) -> Engine<ReplayHost> {
-        self.engine
+        self.feed.engine
     }
 }
 
@@ -61,31 +112,11 @@ impl Strategy for Workbench {
     }
 
     fn prompt(&mut self, history: &[Message], _tokens: &mut TokenMemo) -> Result<Prompt> {
-        if history.len() < self.recorded {
+        if history.len() < self.feed.recorded {
             self.reset();
         }
-        let mut prompt = Prompt::default();
-        for (i, m) in history.iter().enumerate().skip(self.recorded) {
-            if i == 0 && m.role == Role::System {
-                self.system_prompt = flatten(m.role, &m.content).content.to_string();
-                continue;
-            }
-            let draft = MessageDraft::from(m);
-            if let Err(e) = self.engine.record(draft) {
-                prompt
-                    .notes
-                    .push(format!("the engine refused a message ({}); it is missing from its prompts", e.code()));
-            }
-        }
-        self.recorded = history.len();
-        let input = CallInput { system_prompt: self.system_prompt.clone(), ..CallInput::default() };
-        let result = block_on(self.engine.prepare_call(&input));
-        let requests = self.engine.host().llm_requests() - self.llm_requests;
-        self.llm_requests += requests;
-        if requests > 0 {
-            prompt.notes.push("the engine asked for a completion; the replay has no LLM".into());
-        }
-        match result {
+        let mut prompt = Prompt { notes: self.feed.record_new(history), ..Prompt::default() };
+        match self.feed.prepare(&mut prompt.notes) {
             Ok(assembly) => {
                 prompt.messages = assembly.view.messages.iter().map(|m| flatten(m.role, &m.content)).collect();
                 prompt.notes.extend(assembly.notes.iter().map(|n| format!("engine: {n}")));

@@ -1,0 +1,64 @@
+// The Host contract as the engine sees it, and the guard every host is wrapped in: a method
+// that throws, rejects or never settles becomes a typed error after a timeout, so the engine
+// (and the page or extension driving it) never hangs on a host.
+import type { Completion, CompletionRequest, EngineEvent, Host, Progress } from './types.js';
+import { ContextWorkbenchError } from './errors.js';
+
+/** The methods a host must have; `progress` and `event` are optional. */
+export const HOST_METHODS = [
+  'complete', 'readFile', 'stat', 'writeFile', 'appendFile', 'rename', 'remove', 'listDir', 'nowMs',
+] as const;
+
+/** How long a host's file methods may take before they fail with `host_timeout`. */
+export const DEFAULT_HOST_TIMEOUT_MS = 30_000;
+
+export interface GuardOptions {
+  /** Milliseconds a file method may take; an LLM call gets its request's `timeoutMs`. */
+  timeoutMs?: number;
+  onEvent(event: EngineEvent): void;
+  onProgress(update: Progress): void;
+}
+
+/** Check `host` has every method, and wrap it with timeouts and the engine's listeners. */
+export function guardHost(host: Host, options: GuardOptions): Host {
+  if (typeof host !== 'object' || host === null) {
+    throw new ContextWorkbenchError('host_failed', 'the host must be an object with the Host methods');
+  }
+  const missing = HOST_METHODS.filter((m) => typeof (host as unknown as Record<string, unknown>)[m] !== 'function');
+  if (missing.length > 0) throw new ContextWorkbenchError('host_failed', `the host object lacks: ${missing.join(', ')}`);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_HOST_TIMEOUT_MS;
+  const timed = <A extends unknown[], R>(f: (...args: A) => R | Promise<R>, ms: (...args: A) => number) =>
+    (...args: A): Promise<R> => settleWithin(() => f.apply(host, args), ms(...args));
+  const fixed = () => timeoutMs;
+  return {
+    complete: timed(host.complete, (request: CompletionRequest) => request.timeoutMs ?? timeoutMs),
+    readFile: timed(host.readFile, fixed),
+    stat: timed(host.stat, fixed),
+    writeFile: timed(host.writeFile, fixed),
+    appendFile: timed(host.appendFile, fixed),
+    rename: timed(host.rename, fixed),
+    remove: timed(host.remove, fixed),
+    listDir: timed(host.listDir, fixed),
+    nowMs: () => host.nowMs(),
+    progress: (update) => {
+      host.progress?.(update);
+      options.onProgress(update);
+    },
+    event: (event) => {
+      host.event?.(event);
+      options.onEvent(event as EngineEvent);
+    },
+  };
+}
+
+/** `f()`'s result, or a rejection with `code: 'timeout'` after `ms` (a sync throw rejects too). */
+function settleWithin<R>(f: () => R | Promise<R>, ms: number): Promise<R> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'timeout' })), ms);
+  });
+  const call = new Promise<R>((resolve) => resolve(f()));
+  return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
+}
+
+export type { Completion, CompletionRequest, Host };

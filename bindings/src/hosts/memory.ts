@@ -1,0 +1,66 @@
+// memoryHost: a workspace held in a Map, for tests and demos. Its LLM is whatever function
+// you give it (none by default: `llm_not_configured`); its clock is fixed unless you pass one.
+import type { DirEntry, FileContent, FileStat, Host } from '../types.js';
+import { type Llm, hostError, noLlm, normalise } from './shared.js';
+
+export interface MemoryHostOptions {
+  /** Initial files: workspace-relative path → text. */
+  files?: Record<string, string>;
+  llm?: Llm;
+  /** The clock; by default fixed at 2026-01-01T00:00:00Z so runs are reproducible. */
+  now?: () => number;
+}
+
+/** A memory host, with `files` to look at what the engine wrote. */
+export interface MemoryHost extends Host {
+  readonly files: Map<string, FileContent>;
+}
+
+export const FIXED_CLOCK_MS = Date.UTC(2026, 0, 1);
+
+export function memoryHost(options: MemoryHostOptions = {}): MemoryHost {
+  const now = options.now ?? (() => FIXED_CLOCK_MS);
+  const files = new Map<string, FileContent>();
+  for (const [path, text] of Object.entries(options.files ?? {})) files.set(normalise(path), { text, mtimeMs: now() });
+  const isDir = (dir: string) => dir === '' || [...files.keys()].some((p) => p.startsWith(`${dir}/`));
+  const read = (path: string): FileContent => {
+    const file = files.get(normalise(path));
+    if (!file) throw hostError('not_found', `no such file: ${path}`);
+    return file;
+  };
+  return {
+    files,
+    complete: async (request) => (options.llm ?? noLlm)(request),
+    readFile: async (path) => ({ ...read(path) }),
+    stat: async (path): Promise<FileStat | null> => {
+      const key = normalise(path);
+      const file = files.get(key);
+      if (file) return { isDir: false, size: new TextEncoder().encode(file.text).length, mtimeMs: file.mtimeMs };
+      return isDir(key) ? { isDir: true, size: 0, mtimeMs: 0 } : null;
+    },
+    writeFile: async (path, data) => void files.set(normalise(path), { text: data, mtimeMs: now() }),
+    appendFile: async (path, data) => {
+      const key = normalise(path);
+      files.set(key, { text: (files.get(key)?.text ?? '') + data, mtimeMs: now() });
+    },
+    rename: async (from, to) => {
+      const file = read(from);
+      files.delete(normalise(from));
+      files.set(normalise(to), file);
+    },
+    remove: async (path) => void files.delete(normalise(path)),
+    listDir: async (path): Promise<DirEntry[]> => {
+      const dir = normalise(path);
+      if (!isDir(dir)) throw hostError('not_found', `no such directory: ${path}`);
+      const prefix = dir === '' ? '' : `${dir}/`;
+      const entries = new Map<string, boolean>();
+      for (const key of files.keys()) {
+        if (!key.startsWith(prefix)) continue;
+        const [name, ...rest] = key.slice(prefix.length).split('/');
+        entries.set(name, (entries.get(name) ?? false) || rest.length > 0);
+      }
+      return [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, isDir]) => ({ name, isDir }));
+    },
+    nowMs: now,
+  };
+}

@@ -1,0 +1,105 @@
+// Loading the engine: the .wasm module and the tokenizer's rank files, which the .wasm does not
+// embed (browsers fetch the 3.6 MB o200k_base file once and cache it). Each entry point (node.ts,
+// web.ts) registers where the files are by default; init() may name other sources.
+import initWasm, { loadRanks, ranksLoaded } from './wasm/context_workbench.js';
+import { ContextWorkbenchError, asWorkbenchError } from './errors.js';
+
+export type Encoding = 'o200k_base' | 'cl100k_base';
+export const ENCODINGS: readonly string[] = ['o200k_base', 'cl100k_base'];
+/** Where the .wasm comes from: a URL, its bytes, a compiled module, or a fetch Response. */
+export type WasmSource = URL | string | BufferSource | WebAssembly.Module | Response | Promise<Response>;
+/** Where a rank file comes from: a URL, its bytes, or a fetch Response. */
+export type RanksSource = URL | string | BufferSource | Response | Promise<Response>;
+
+export interface InitOptions {
+  /** The engine's .wasm; by default the one beside the package's JS. */
+  wasm?: WasmSource;
+  /** Rank files by encoding (`o200k_base.tiktoken`, …); by default the package's own copies.
+   * A bare source is o200k_base's. Each is loaded when an engine first needs it. */
+  ranks?: RanksSource | Partial<Record<Encoding, RanksSource>>;
+}
+
+/** What an entry point knows about its platform. */
+export interface Platform {
+  defaultWasm(): Promise<WasmSource>;
+  defaultRanks(encoding: Encoding): RanksSource;
+  /** Bytes from a URL or path (fetch in browsers; fetch or the file system in Node). */
+  read(source: URL | string): Promise<Uint8Array>;
+}
+
+let platform: Platform | undefined;
+let ready: Promise<void> | undefined;
+let rankSources: Partial<Record<Encoding, RanksSource>> = {};
+const pendingRanks = new Map<Encoding, Promise<void>>();
+
+export function registerPlatform(p: Platform): void {
+  platform = p;
+}
+
+/**
+ * Load the engine once. Optional in Node (the first engine loads everything from the package);
+ * in browsers call it to name other locations, or to start loading early. Calling it again
+ * returns the first call's promise.
+ */
+export function init(options: InitOptions = {}): Promise<void> {
+  if (ready) return ready;
+  const ranks = options.ranks;
+  if (ranks !== undefined) {
+    rankSources = isRanksMap(ranks) ? { ...ranks } : { o200k_base: ranks };
+  }
+  ready = (async () => {
+    const wasm = options.wasm ?? (await requirePlatform().defaultWasm());
+    await initWasm({ module_or_path: await wasm });
+  })().catch((error) => {
+    ready = undefined;
+    throw failure('init_failed', 'the engine could not be loaded', error);
+  });
+  return ready;
+}
+
+/** Make sure the engine is loaded and `encoding` can count, loading its rank file if needed. */
+export async function ensureEncoding(encoding: Encoding): Promise<void> {
+  await init();
+  if (ranksLoaded(encoding)) return;
+  let pending = pendingRanks.get(encoding);
+  if (!pending) {
+    pending = (async () => {
+      const source = rankSources[encoding] ?? requirePlatform().defaultRanks(encoding);
+      loadRanks(encoding, await bytesOf(source));
+    })().catch((error) => {
+      pendingRanks.delete(encoding);
+      throw failure('ranks_not_loaded', `the ${encoding} rank file could not be loaded`, error);
+    });
+    pendingRanks.set(encoding, pending);
+  }
+  await pending;
+}
+
+async function bytesOf(source: RanksSource): Promise<Uint8Array> {
+  const resolved = await source;
+  if (resolved instanceof Uint8Array) return resolved;
+  if (resolved instanceof ArrayBuffer) return new Uint8Array(resolved);
+  if (ArrayBuffer.isView(resolved)) return new Uint8Array(resolved.buffer, resolved.byteOffset, resolved.byteLength);
+  if (typeof Response !== 'undefined' && resolved instanceof Response) {
+    if (!resolved.ok) throw new Error(`HTTP ${resolved.status} for ${resolved.url}`);
+    return new Uint8Array(await resolved.arrayBuffer());
+  }
+  return requirePlatform().read(resolved as URL | string);
+}
+
+function isRanksMap(value: InitOptions['ranks']): value is Partial<Record<Encoding, RanksSource>> {
+  return typeof value === 'object' && value !== null && ('o200k_base' in value || 'cl100k_base' in value);
+}
+
+function requirePlatform(): Platform {
+  if (!platform) throw new ContextWorkbenchError('init_failed', 'no platform registered: import the package entry');
+  return platform;
+}
+
+/** An error of loading: an engine error keeps its code (a damaged rank file is `invalid_input`),
+ * anything else (a failed fetch, a missing file) gets `code`. */
+function failure(code: string, what: string, error: unknown): ContextWorkbenchError {
+  const engineError = error instanceof Error && error.name === 'ContextWorkbenchError';
+  const cause = asWorkbenchError(error);
+  return new ContextWorkbenchError(engineError ? cause.code : code, `${what}: ${cause.message}`);
+}

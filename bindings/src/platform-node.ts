@@ -1,0 +1,20 @@
+// Node: the .wasm and the rank files are read from the package's own dist/ folder, so
+// `await ContextEngine.create(memoryHost())` needs no set-up. init() may still name other
+// sources (a bundled VS Code extension that ships the files elsewhere, say).
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { registerPlatform, type Encoding } from './init.js';
+
+const here = (name: string) => new URL(name, import.meta.url);
+
+registerPlatform({
+  defaultWasm: async () => readFile(here('./wasm/context_workbench_bg.wasm')),
+  defaultRanks: (encoding: Encoding) => here(`./ranks/${encoding}.tiktoken`),
+  read: async (source) => {
+    const url = source instanceof URL ? source : new URL(source, here('./'));
+    if (url.protocol === 'file:') return readFile(fileURLToPath(url));
+    const response = await fetch(url);
+    if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);
+    return new Uint8Array(await response.arrayBuffer());
+  },
+});

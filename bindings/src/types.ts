@@ -1,0 +1,11 @@
+// The types of what crosses the boundary, declared next to their Rust definitions (src/wasm/)
+// and generated into the glue's .d.ts; re-exported here so the package has one place for them.
+export type {
+  AffectedGoal, Anchor, AnthropicRequest, Assembly, Branch, BranchDetail, BranchMeta, CallInput, CallView,
+  ChatMessage, Completion, CompletionRequest, Compressed, Config, ContentPart, DirEntry, EngineEvent, EventsPage,
+  Fact, Family, FileContent, FileStat, Goal, GoalMessages, GoalPlan, GoalStats, GoalStatus, GoalToolResult,
+  GoalTree, GoalTreeView, Host, Layer, Message, MessageInput, MessagePreview, OpenAiRequest, PersistReport,
+  PreparedCall, Progress, PromptFormat, PromptMessage, PromptView, RepairNote, ReplayStep, RewriteCost,
+  RewriteRecord, Role, Span, StateBoard, StateDelta, StateUpdate, Step, ToolCall, ToolOutputInput, ToolResult,
+  ToolSpec, Trace, TraceDetail, TraceList, TraceMeta, TrajectoryInfo, Usage, ViewKind, ViewMessage,
+} from './wasm/context_workbench.js';

@@ -1,0 +1,19 @@
+// Rank files that are wrong or missing fail engine creation with a typed error, and nothing
+// is left half-loaded. Own process: the engine loads once per process.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { ContextEngine, ReplaySession, init, memoryHost } from '../dist/node.js';
+
+test('a damaged or missing rank file is a typed error, every time it is asked for', async () => {
+  const damaged = readFileSync(new URL('../dist/ranks/o200k_base.tiktoken', import.meta.url));
+  damaged[100] ^= 1;
+  await init({ ranks: { o200k_base: damaged, cl100k_base: new URL('file:///nowhere/cl100k_base.tiktoken') } });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    await assert.rejects(ContextEngine.create(memoryHost()),
+      (e) => e.code === 'invalid_input' && /not the official o200k_base rank file/.test(e.message));
+  }
+  await assert.rejects(ContextEngine.create(memoryHost(), { encoding: 'cl100k_base' }),
+    (e) => e.code === 'ranks_not_loaded' && /cl100k_base rank file could not be loaded.*nowhere/.test(e.message));
+  await assert.rejects(ReplaySession.create('x.jsonl', '{}'), { code: 'invalid_input' });
+});

@@ -1,0 +1,28 @@
+//! Loading the tokenizer's ranks from bytes the host supplies (the package's `.wasm` does not
+//! embed them, so browsers fetch and cache the rank file on its own).
+
+use wasm_bindgen::prelude::*;
+
+use super::convert::js;
+use super::error::to_js_error;
+use crate::error::Error;
+use crate::tokens::{Encoding, load_ranks, ranks_available};
+
+fn encoding_of(name: &str) -> Result<Encoding, JsValue> {
+    Encoding::from_name(name).ok_or_else(|| {
+        to_js_error(Error::InvalidInput(format!("unknown encoding `{name}`; use o200k_base or cl100k_base")))
+    })
+}
+
+/// Load the official rank file of `encoding` (`o200k_base.tiktoken`, 3.6 MB) from its bytes;
+/// a wrong or damaged file throws `invalid_input`. Loading twice is harmless.
+#[wasm_bindgen(js_name = loadRanks)]
+pub fn load_ranks_js(encoding: &str, file: &[u8]) -> Result<(), JsValue> {
+    js(load_ranks(encoding_of(encoding)?, file))
+}
+
+/// Whether `encoding` can count: embedded in this build or loaded.
+#[wasm_bindgen(js_name = ranksLoaded)]
+pub fn ranks_loaded(encoding: &str) -> Result<bool, JsValue> {
+    Ok(ranks_available(encoding_of(encoding)?))
+}

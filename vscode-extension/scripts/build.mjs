@@ -1,6 +1,7 @@
 // Bundle the extension with esbuild: dist/extension.js (desktop, Node extension host) and
-// dist/web/extension.js (web extension host), each with the engine's .wasm beside it, plus the
-// unit tests (dist/test/*.test.mjs). Needs the npm package built first (bindings: npm run build).
+// dist/web/extension.js (web extension host), the engine's .wasm and rank files in dist/engine/
+// (both hosts read them through vscode.workspace.fs), and the unit tests (dist/test/*.test.mjs,
+// which load the npm package from node_modules). Needs the package built (bindings: npm run build).
 import { build } from 'esbuild';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -11,8 +12,8 @@ const bindings = path.resolve(here, '../bindings');
 const dist = path.join(here, 'dist');
 const watch = process.argv.includes('--watch');
 
-const wasm = { node: path.join(bindings, 'dist/node/context_workbench_bg.wasm'), web: path.join(bindings, 'dist/web/context_workbench_bg.wasm') };
-for (const file of Object.values(wasm)) {
+const engineFiles = ['wasm/context_workbench_bg.wasm', 'ranks/o200k_base.tiktoken', 'ranks/cl100k_base.tiktoken'].map((f) => path.join(bindings, 'dist', f));
+for (const file of engineFiles) {
   if (!existsSync(file)) {
     console.error(`build: ${path.relative(here, file)} is missing: run \`npm run build\` in bindings/ first`);
     process.exit(1);
@@ -21,12 +22,14 @@ for (const file of Object.values(wasm)) {
 
 rmSync(dist, { recursive: true, force: true });
 mkdirSync(path.join(dist, 'web'), { recursive: true });
+mkdirSync(path.join(dist, 'engine'), { recursive: true });
 
-const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'es2022', external: ['vscode'], alias: { 'context-workbench': bindings } };
+// The package finds its files through import.meta.url, empty in these CommonJS bundles; the
+// extension always calls init() with the bytes instead (src/engine/loadEngine.ts).
+const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'es2022', external: ['vscode'], logOverride: { 'empty-import-meta': 'silent' } };
 await build({ ...common, entryPoints: { extension: 'src/extension.ts' }, outdir: dist, platform: 'node', format: 'cjs' });
-await build({ ...common, entryPoints: { extension: 'src/extension.web.ts' }, outdir: path.join(dist, 'web'), platform: 'browser', format: 'cjs', define: { 'process.env.NODE_ENV': '"production"' }, logOverride: { 'empty-import-meta': 'silent' } });
-copyFileSync(wasm.node, path.join(dist, 'context_workbench_bg.wasm'));
-copyFileSync(wasm.web, path.join(dist, 'web/context_workbench_bg.wasm'));
+await build({ ...common, entryPoints: { extension: 'src/extension.web.ts' }, outdir: path.join(dist, 'web'), platform: 'browser', format: 'cjs', define: { 'process.env.NODE_ENV': '"production"' } });
+for (const file of engineFiles) copyFileSync(file, path.join(dist, 'engine', path.basename(file)));
 
 const tests = readdirSync(path.join(here, 'test')).filter((f) => f.endsWith('.test.ts'));
 await build({
@@ -36,6 +39,7 @@ await build({
   outExtension: { '.js': '.mjs' },
   platform: 'node',
   format: 'esm',
+  external: ['vscode', 'context-workbench'],
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 });
 if (watch) console.log('build: --watch is not supported; run again');

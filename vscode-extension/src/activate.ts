@@ -2,14 +2,15 @@
 // Language Model Tools over one workbench session. No logic of its own.
 import * as vscode from 'vscode';
 import { registerEndpointModelProvider } from './chat/endpointModelProvider';
-import { registerPlanTools } from './chat/planTools';
+import { TOOL_PREFIX, registerPlanTools } from './chat/planTools';
 import { registerWorkbenchParticipant } from './chat/workbenchParticipant';
 import { compressSelection, compressTerminalOutput } from './commands/compressCommands';
 import { guarded } from './commands/reportError';
 import { runTaskCommand } from './commands/runTaskCommand';
 import { compactNow, exportTrace, openTrace, showRawTrace } from './commands/traceCommands';
 import { promptForApiKey } from './config/settings';
-import type { EngineBackend } from './engine/engineApi';
+import { loadEngine } from './engine/loadEngine';
+import { packageBackend } from './engine/packageEngine';
 import { TerminalCommands } from './hosts/terminalCommands';
 import type { RealPath } from './hosts/workspaceFiles';
 import { WorkspaceFiles } from './hosts/workspaceFiles';
@@ -20,21 +21,20 @@ import { LAST_PROMPT_URI, PromptDocuments } from './views/promptDocument';
 import { PromptStatusBar } from './views/statusBar';
 
 export interface Platform {
-  backend: EngineBackend;
-  /** The engine's plan tool names, for the Language Model Tools. */
-  planToolNames: readonly string[];
+  /** Resolves symbolic links (desktop only). */
   realPath?: RealPath;
 }
 
 export function activateWith(context: vscode.ExtensionContext, platform: Platform): void {
   const output = vscode.window.createOutputChannel('Context Workbench');
+  const backend = packageBackend(() => loadEngine(context.extensionUri));
   const plan = new GoalPlanView();
   const status = new PromptStatusBar();
   const terminal = new TerminalCommands(vscode.workspace.workspaceFolders?.[0]?.uri);
   const dag = new DagPanel(context.extensionUri);
   let session: WorkbenchSession;
   const prompts = new PromptDocuments((source) => session.rawText(source));
-  session = new WorkbenchSession({ secrets: context.secrets, backend: platform.backend, realPath: platform.realPath, terminal, plan, prompts, status, output, onPlan: (tree) => dag.update(tree) });
+  session = new WorkbenchSession({ secrets: context.secrets, backend, realPath: platform.realPath, terminal, plan, prompts, status, output, onPlan: (tree) => dag.update(tree) });
   context.subscriptions.push(output, plan, status, terminal, dag, prompts, session);
 
   const command = (id: string, what: string, handler: (...args: never[]) => unknown) =>
@@ -62,8 +62,8 @@ export function activateWith(context: vscode.ExtensionContext, platform: Platfor
   const relativeOf = (uri: vscode.Uri) => (folders.length > 0 ? new WorkspaceFiles(folders).relativeOf(uri) : undefined);
   const participant = registerWorkbenchParticipant(session, context.extensionUri, relativeOf);
   if (participant) context.subscriptions.push(participant);
-  context.subscriptions.push(...registerPlanTools(session, platform.planToolNames));
-  const provider = registerEndpointModelProvider(context.secrets, (text) => platform.backend.countTokens(text));
+  context.subscriptions.push(...registerPlanTools(session, declaredPlanTools(context)));
+  const provider = registerEndpointModelProvider(context.secrets, (text) => backend.countTokens(text));
   if (provider) context.subscriptions.push(provider);
   if (folders.length === 0) output.appendLine('Context Workbench: no folder is open; open one to run tasks.');
 }
@@ -76,4 +76,10 @@ async function pickCompressedBlock(prompts: PromptDocuments): Promise<string | u
   }
   const pick = await vscode.window.showQuickPick(blocks.map((b) => ({ label: b.header.replace(/^─+ | ─+$/g, ''), source: b.source })), { title: 'Expand which compressed block to its raw original?' });
   return pick?.source;
+}
+
+/** The engine's plan tools as package.json declares them (generated from the engine's schemas). */
+function declaredPlanTools(context: vscode.ExtensionContext): string[] {
+  const declared: Array<{ name: string }> = context.extension.packageJSON?.contributes?.languageModelTools ?? [];
+  return declared.map((t) => t.name).filter((n) => n.startsWith(TOOL_PREFIX)).map((n) => n.slice(TOOL_PREFIX.length));
 }

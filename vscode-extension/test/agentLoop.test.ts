@@ -3,7 +3,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runTask } from '../src/agent/agentLoop';
@@ -20,11 +19,12 @@ import { startScriptedEndpoint } from '../e2e/scriptedEndpoint.mjs';
 import { E2E_WINDOW, TASKS, TASK_A, TASK_B, buildLog } from '../e2e/scenario.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const engineModule = createRequire(import.meta.url)(path.resolve(here, '../../../bindings/dist/node/context_workbench.js'));
+// In Node the package loads its own .wasm and rank files: nothing to get ready.
+const backend = packageBackend(async () => {});
 
 const quiet = { text() {}, toolStarted() {}, toolFinished() {}, prepared() {}, usage() {}, notice() {} };
 
-function memoryHost(files: MemoryFiles, model: OpenAiCompatibleModel) {
+function filesHost(files: MemoryFiles, model: OpenAiCompatibleModel) {
   return {
     complete: async (r: { messages: Array<{ role: string; content: string }> }) => {
       const reply = await model.chat({ messages: r.messages.map((m) => ({ role: m.role === 'assistant' ? 'assistant' : m.role === 'system' ? 'system' : 'user', content: m.content })), tools: [] });
@@ -50,7 +50,7 @@ test('two tasks through the loop: files edited, goal tools and CODE_LAW.md sent,
     const fixture = (p: string) => readFileSync(path.resolve(here, '../../e2e/fixture', p), 'utf8');
     const files = new MemoryFiles({ 'CODE_LAW.md': fixture('CODE_LAW.md'), 'src/greet.js': fixture('src/greet.js'), 'README.md': fixture('README.md'), 'logs/build.log': buildLog() });
     const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
-    const engine = await packageBackend(engineModule).create(memoryHost(files, model), { window: E2E_WINDOW });
+    const engine = await backend.create(filesHost(files, model), { window: E2E_WINDOW });
     const commands = { run: async (c: string) => ({ output: `ran: ${c}\ngreet.js farewell.js`, exitCode: 0 }) };
     const options = { engine, model, tools: new CodingTools(files, commands), maxRounds: 20 };
 
@@ -81,7 +81,7 @@ test('a failing model and a cancelled call end the task cleanly, and the engine 
   try {
     const files = new MemoryFiles({ 'README.md': 'x' });
     const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
-    const engine = await packageBackend(engineModule).create(memoryHost(files, model), {});
+    const engine = await backend.create(filesHost(files, model), {});
     const options = { engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 5 };
     const failed = await runTask(options, 'TASK-FAIL: anything', quiet);
     assert.equal(failed.kind, 'failed');

@@ -8,7 +8,7 @@ import type { WireMessage, WireTool } from '../llm/types';
 
 export const VENDOR = 'context-workbench';
 
-export function registerEndpointModelProvider(secrets: vscode.SecretStorage, countTokens: (text: string) => number): vscode.Disposable | undefined {
+export function registerEndpointModelProvider(secrets: vscode.SecretStorage, countTokens: (text: string) => Promise<number>): vscode.Disposable | undefined {
   if (!vscode.lm || typeof vscode.lm.registerLanguageModelChatProvider !== 'function') return undefined;
   const changed = new vscode.EventEmitter<void>();
   const watch = vscode.workspace.onDidChangeConfiguration((e) => {

@@ -14,7 +14,7 @@ export interface PreparedCall {
   /** Byte of the first difference from the previous call's prompt, if any. */
   firstChangedByte?: number;
   /** Rewrites of earlier prompt made for this call (compactions, prunes). */
-  rewrites: Array<{ mechanism: string; position: string; [key: string]: unknown }>;
+  rewrites: Array<{ mechanism: string; position: string }>;
   /** What the engine had to degrade or tell the user. */
   notes: string[];
   /** The engine's layered view, for the Prompt View: each message with its layer and source. */
@@ -58,6 +58,8 @@ export interface EngineApi {
   goalTools(): ToolSpec[];
   callGoalTool(name: string, argumentsJson: string): GoalToolAnswer;
   goalTree(): GoalTreeData;
+  /** Call `listener` on every engine event (goal changes, messages counted); returns the unsubscribe. */
+  onEvent(listener: () => void): () => void;
   compressToolOutput(input: { tool: string; arguments: string; output: string; exitCode?: number }): CompressedOutput;
   /** Spans (a goal's work) that ended, newest first, for the user to compact now. */
   endedSpans(): Array<{ id: string; goal: string; outcome?: string }>;
@@ -84,5 +86,5 @@ export interface EngineBackend {
   open(host: unknown, config: Record<string, unknown>, traceId: string): Promise<{ engine: EngineApi; notes: string[] }>;
   listTraces(host: unknown, root: string): Promise<TraceSummary[]>;
   /** Exact token counts in the default encoding, without a trace. */
-  countTokens(text: string): number;
+  countTokens(text: string): Promise<number>;
 }

@@ -1,149 +1,154 @@
-// EngineApi over the npm package `context-workbench` (its Node or web build): the only file
-// that knows the package's method names.
+// EngineApi over the npm package `context-workbench`: the only file that knows the package's
+// method names and data shapes (the engine's snake_case serde form).
+import { type Config, ContextEngine, type Host, type Message, TraceStore, memoryHost } from 'context-workbench';
 import type { ToolSpec } from '../agent/toolSpecs';
+import type { WireMessage, WireTool } from '../llm/types';
 import { partsText } from '../views/promptText';
 import type { CompressedOutput, EngineApi, EngineBackend, GoalToolAnswer, GoalTreeData, PreparedCall, TraceSummary } from './engineApi';
 
-// biome-ignore lint: the package's own types arrive with its typed layer
-type Loose = any;
-
-export interface EngineModule { ContextEngine: Loose }
-
-function need(engine: Loose, method: string): (...args: unknown[]) => unknown {
-  const f = engine?.[method];
-  if (typeof f !== 'function') throw new Error(`the context-workbench package in this build has no ${method}(); rebuild the extension against a newer package`);
-  return f.bind(engine);
-}
-
 class PackageEngine implements EngineApi {
-  constructor(private readonly engine: Loose) {}
+  constructor(private readonly engine: ContextEngine) {}
 
   get traceId(): string {
-    return String(this.engine.traceId);
+    return this.engine.traceId;
   }
 
   countTokens(text: string): number {
-    return need(this.engine, 'countTokens')(text) as number;
+    return this.engine.countTokens(text);
   }
 
   async recordUserInput(text: string): Promise<void> {
-    await need(this.engine, 'recordUserInput')(text);
+    await this.engine.recordUserInput(text);
   }
 
   recordAssistant(text: string, toolCalls: Array<{ id: string; name: string; arguments: string }>): void {
-    const content = [...(text ? [{ type: 'text', text }] : []), ...toolCalls.map((c) => ({ type: 'tool_call', id: c.id, name: c.name, arguments: c.arguments }))];
-    need(this.engine, 'record')({ role: 'assistant', content });
+    const calls = toolCalls.map((c) => ({ type: 'tool_call' as const, id: c.id, name: c.name, arguments: c.arguments }));
+    this.engine.record({ role: 'assistant', content: [...(text ? [{ type: 'text' as const, text }] : []), ...calls] });
   }
 
   recordToolResult(r: { callId: string; name: string; output: string; isError: boolean; exitCode?: number }): void {
-    need(this.engine, 'recordToolResult')({ call_id: r.callId, name: r.name, status: r.isError ? 'error' : 'ok', output: r.output, ...(r.exitCode !== undefined ? { exit_code: r.exitCode } : {}) });
+    this.engine.recordToolResult({ call_id: r.callId, name: r.name, status: r.isError ? 'error' : 'ok', output: r.output, ...(r.exitCode !== undefined ? { exit_code: r.exitCode } : {}) });
   }
 
   observeRead(path: string, mtimeMs: number): string | undefined {
-    return (need(this.engine, 'observeRead')(path, mtimeMs) as string | undefined) ?? undefined;
+    return this.engine.observeRead(path, mtimeMs) ?? undefined;
   }
 
   async prepareCall(input: { systemPrompt: string; tools: ToolSpec[] }): Promise<PreparedCall> {
-    const call = (await need(this.engine, 'prepareCall')({ system_prompt: input.systemPrompt, tools: input.tools }, 'openai')) as Loose;
+    const call = await this.engine.prepareCall({ system_prompt: input.systemPrompt, tools: input.tools }, 'openai');
+    if (call.format !== 'openai') throw new Error(`the engine answered in ${call.format}, not the OpenAI form asked for`);
     return {
-      messages: call.request.messages,
-      tools: call.request.tools ?? [],
+      messages: call.request.messages as unknown as WireMessage[],
+      tools: (call.request.tools ?? []) as unknown as WireTool[],
       tokens: call.tokens,
-      expectedCachedTokens: call.expected_cached_tokens ?? 0,
+      expectedCachedTokens: call.expected_cached_tokens,
       firstChangedByte: call.first_changed_byte ?? undefined,
-      rewrites: call.rewrites ?? [],
-      notes: call.notes ?? [],
+      rewrites: call.rewrites,
+      notes: call.notes,
       view: call.view,
     };
   }
 
   reportUsage(usage: { promptTokens: number; completionTokens: number; cachedTokens?: number }): void {
-    need(this.engine, 'reportUsage')(usage);
+    this.engine.reportUsage(usage);
   }
 
   goalTools(): ToolSpec[] {
-    return need(this.engine, 'goalTools')() as ToolSpec[];
+    return this.engine.goalTools();
   }
 
   callGoalTool(name: string, argumentsJson: string): GoalToolAnswer {
-    const r = need(this.engine, 'callGoalTool')(name, argumentsJson) as Loose;
-    return { text: r.text, isError: r.is_error === true, branches: r.branches ?? [] };
+    const r = this.engine.callGoalTool(name, argumentsJson);
+    return { text: r.text, isError: r.is_error, branches: r.branches };
   }
 
   goalNumbers(): Record<string, string> {
-    return (need(this.engine, 'plan')() as Loose).display_numbers ?? {};
+    return this.engine.plan().display_numbers;
   }
 
   goalTree(): GoalTreeData {
-    return need(this.engine, 'goalTree')() as GoalTreeData;
+    return this.engine.goalTree() as GoalTreeData;
+  }
+
+  onEvent(listener: () => void): () => void {
+    return this.engine.subscribe(() => listener());
   }
 
   compressToolOutput(input: { tool: string; arguments: string; output: string; exitCode?: number }): CompressedOutput {
-    const r = need(this.engine, 'compressToolOutput')({ tool: input.tool, arguments: input.arguments, output: input.output, ...(input.exitCode !== undefined ? { exit_code: input.exitCode } : {}) }) as Loose;
-    return { text: r.text, family: r.family, tokensIn: r.tokens_in, tokensOut: r.tokens_out, notes: r.notes ?? [] };
+    const r = this.engine.compressToolOutput({ tool: input.tool, arguments: input.arguments, output: input.output, ...(input.exitCode !== undefined ? { exit_code: input.exitCode } : {}) });
+    return { text: r.text, family: r.family, tokensIn: r.tokens_in, tokensOut: r.tokens_out, notes: r.notes };
   }
 
   endedSpans(): Array<{ id: string; goal: string; outcome?: string }> {
-    const trace = need(this.engine, 'trace')() as { spans?: Array<{ id: string; goal: string; end?: string; outcome?: string }> };
-    return (trace.spans ?? []).filter((s) => s.end !== undefined && s.end !== null).reverse().map((s) => ({ id: s.id, goal: s.goal, outcome: s.outcome }));
+    return this.engine.trace().spans.filter((s) => s.end !== undefined && s.end !== null).reverse().map((s) => ({ id: s.id, goal: s.goal, outcome: s.outcome }));
   }
 
   async compactSpan(id: string): Promise<string> {
-    const r = (await need(this.engine, 'compactSpan')(id)) as Loose;
-    const cost = r.cost ?? {};
-    return `${r.mechanism} compaction of messages ${r.start}–${r.end} (${r.position}): ${cost.tokens_before ?? '?'} → ${cost.tokens_after ?? '?'} tokens${r.notes?.length ? `; ${r.notes.join('; ')}` : ''}`;
+    const r = await this.engine.compactSpan(id);
+    const notes = r.notes.length ? `; ${r.notes.join('; ')}` : '';
+    return `${r.mechanism} of messages ${r.start}–${r.end} (${r.position}): ${r.cost.tokens_before} → ${r.cost.tokens_after} tokens${notes}`;
   }
 
   traceJson(): string {
-    return JSON.stringify(need(this.engine, 'trace')(), null, 2);
+    return JSON.stringify(this.engine.trace(), null, 2);
   }
 
   rawMessageText(id: string): string | undefined {
-    const messages = (need(this.engine, 'trace')() as { messages?: Array<{ id: string; role: string; content: unknown[] }> }).messages ?? [];
-    const [first, last] = id.includes('..') ? id.split('..') : [id, id];
-    const from = messages.findIndex((m) => m.id === first);
-    const to = messages.findIndex((m) => m.id === last);
-    if (from < 0 || to < from) return undefined;
-    if (from === to) return partsText(messages[from].content);
-    return messages.slice(from, to + 1).map((m) => `──── raw#${m.id} · ${m.role} ────\n${partsText(m.content)}`).join('\n\n');
+    return rawText(this.engine.trace().messages, id);
   }
 
   async persist(): Promise<void> {
-    await need(this.engine, 'persist')();
+    await this.engine.persist();
   }
 
   dispose(): void {
-    (this.engine.dispose ?? this.engine.free)?.call(this.engine);
+    this.engine.dispose();
   }
 }
 
-/** A host for an engine that only counts tokens: any file or model access is refused. */
-const COUNTING_HOST = new Proxy({ nowMs: () => Date.now() } as Record<string, unknown>, {
-  get: (target, name) => target[name as string] ?? (() => Promise.reject(Object.assign(new Error('this engine only counts tokens'), { code: 'io' }))),
-});
-
-export function packageBackend(module: EngineModule): EngineBackend {
-  const cls = module.ContextEngine;
-  let counter: Loose;
-  const create = async (host: unknown, config: Record<string, unknown>) => (typeof cls.create === 'function' ? cls.create(host, config) : new cls(host, config));
-  return {
-    create: async (host, config) => new PackageEngine(await create(host, config)),
-    open: async (host, config, traceId) => {
-      if (typeof cls.open !== 'function') throw new Error('the context-workbench package in this build cannot open a trace');
-      const opened = await cls.open(host, config, traceId);
-      return { engine: new PackageEngine(opened.engine ?? opened), notes: opened.notes ?? [] };
-    },
-    countTokens: (text) => {
-      counter ??= new cls(COUNTING_HOST, {});
-      return counter.countTokens(text) as number;
-    },
-    listTraces: async (host, root) => {
-      if (typeof cls.listTraces !== 'function') throw new Error('the context-workbench package in this build cannot list traces');
-      return (await cls.listTraces(host, root)) as TraceSummary[];
-    },
-  };
+/** One raw message's text, or a range `mA..mB` with a header per message. */
+export function rawText(messages: Message[], id: string): string | undefined {
+  const [first, last] = id.includes('..') ? id.split('..') : [id, id];
+  const from = messages.findIndex((m) => m.id === first);
+  const to = messages.findIndex((m) => m.id === last);
+  if (from < 0 || to < from) return undefined;
+  if (from === to) return partsText(messages[from].content);
+  return messages
+    .slice(from, to + 1)
+    .map((m) => `──── raw#${m.id} · ${m.role} ────\n${partsText(m.content)}`)
+    .join('\n\n');
 }
 
-export function packagePlanToolNames(module: EngineModule): string[] {
-  return typeof module.ContextEngine?.goalToolSpecs === 'function' ? module.ContextEngine.goalToolSpecs().map((t: ToolSpec) => t.name) : ['goal', 'step', 'read_progress', 'explore'];
+/** The engine's constructors; `ready` loads the engine before the first of them runs. */
+export function packageBackend(ready: () => Promise<void>): EngineBackend {
+  let counter: Promise<ContextEngine> | undefined;
+  return {
+    create: async (host, config) => {
+      await ready();
+      return new PackageEngine(await ContextEngine.create(host as Host, config as Config));
+    },
+    open: async (host, config, traceId) => {
+      await ready();
+      const opened = await ContextEngine.open(host as Host, config as Config, { traceId });
+      return { engine: new PackageEngine(opened.engine), notes: opened.notes };
+    },
+    countTokens: async (text) => {
+      counter ??= ready().then(() => ContextEngine.create(memoryHost()));
+      return (await counter).countTokens(text);
+    },
+    listTraces: async (host, root) => {
+      await ready();
+      const store = await TraceStore.create(host as Host, { root });
+      try {
+        const list = await store.listTraces();
+        return list.traces.map((t): TraceSummary => ({
+          traceId: t.trace_id,
+          task: t.mission,
+          detail: `${t.status} · ${t.message_count} messages · ${t.calls} calls · updated ${new Date(t.updated_at).toLocaleString()}`,
+        }));
+      } finally {
+        store.dispose();
+      }
+    },
+  };
 }

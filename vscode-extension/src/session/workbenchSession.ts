@@ -36,6 +36,7 @@ export class WorkbenchSession implements vscode.Disposable {
   lastCall?: PreparedCall;
   /** The engine once started, for the views' synchronous questions. */
   private current?: Live;
+  private unsubscribe?: () => void;
   private plan: GoalTreeData = { mission: '', goals: [] };
 
   constructor(private readonly parts: SessionParts) {}
@@ -71,6 +72,8 @@ export class WorkbenchSession implements vscode.Disposable {
       engine = await this.parts.backend.create(host, config);
     }
     this.parts.output.appendLine(`Context Workbench: trace ${engine.traceId}, model ${model.label}, window ${window} tokens`);
+    this.unsubscribe?.();
+    this.unsubscribe = engine.onEvent(() => this.schedulePlanUpdate());
     this.current = { engine, model, files, window };
     this.updatePlan(engine);
     return this.current;
@@ -87,7 +90,7 @@ export class WorkbenchSession implements vscode.Disposable {
 
   private hostOver(files: WorkspaceFiles, model: () => Promise<ChatModel>) {
     return engineHost(files, model, {
-      event: () => this.schedulePlanUpdate(),
+      event: () => undefined,
       progress: (p) => {
         this.parts.output.appendLine(`[engine] ${p.operation}: ${p.message}`);
         if (p.done && /fail|stopp|timeout/i.test(p.message)) void vscode.window.showWarningMessage(`Context Workbench: ${p.message}`);

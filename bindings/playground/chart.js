@@ -1,0 +1,47 @@
+// The chart of prompt tokens per call: one bar per replayed call (amber when the call rewrote
+// earlier prompt), the window as a dashed line; a click selects the call.
+import { kilo } from './dom.js';
+
+const NS = 'http://www.w3.org/2000/svg';
+const W = 1000;
+const H = 160;
+const PAD = { left: 44, right: 8, top: 8, bottom: 18 };
+
+function svg(tag, attributes) {
+  const node = document.createElementNS(NS, tag);
+  for (const [k, v] of Object.entries(attributes)) node.setAttribute(k, String(v));
+  return node;
+}
+
+/** Draw `calls` (CallView-like: tokens, rewrites) of `total` into `container`. */
+export function renderChart(container, calls, total, selected, window, onSelect) {
+  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img',
+    'aria-label': `prompt tokens of ${calls.length} of ${total} calls` });
+  const peak = Math.max(1, ...calls.map((c) => c.tokens));
+  const top = Math.max(peak, Math.min(window, peak * 1.25));
+  const plotW = W - PAD.left - PAD.right;
+  const plotH = H - PAD.top - PAD.bottom;
+  const y = (tokens) => PAD.top + plotH - (tokens / top) * plotH;
+  const step = plotW / Math.max(1, total);
+  for (const tick of [0, top / 2, top]) {
+    const label = svg('text', { x: 2, y: y(tick) + 3 });
+    label.textContent = kilo(Math.round(tick));
+    root.append(label);
+  }
+  if (window <= top) root.append(svg('line', { class: 'window', x1: PAD.left, x2: W - PAD.right, y1: y(window), y2: y(window) }));
+  calls.forEach((call, i) => {
+    const height = Math.max(1, (call.tokens / top) * plotH);
+    const classes = ['bar', call.rewrites.length > 0 ? 'rewrite' : '', i === selected ? 'selected' : ''].filter(Boolean);
+    const bar = svg('rect', { class: classes.join(' '), x: PAD.left + i * step, y: PAD.top + plotH - height,
+      width: Math.max(1, step * 0.8), height, 'data-call': i });
+    const title = svg('title', {});
+    title.textContent = `call ${i}: ${call.tokens} tokens${call.rewrites.length ? `, ${call.rewrites.length} rewrite(s)` : ''}`;
+    bar.append(title);
+    bar.addEventListener('click', () => onSelect(i));
+    root.append(bar);
+  });
+  const axis = svg('text', { x: PAD.left, y: H - 4 });
+  axis.textContent = `calls 0–${Math.max(0, total - 1)}; peak ${kilo(peak)} tokens; window ${kilo(window)}`;
+  root.append(axis);
+  container.replaceChildren(root);
+}

@@ -1,0 +1,41 @@
+// A static file server for the playground and the browser tests, on 127.0.0.1 only. Any static
+// server works (module workers and fetch need http:, not file:); this one needs nothing installed.
+//   node scripts/serve.mjs [port]   then open http://127.0.0.1:<port>/playground/
+import { createServer } from 'node:http';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm',
+  '.tiktoken': 'text/plain; charset=utf-8', '.ts': 'text/plain; charset=utf-8',
+};
+
+/** Serve the files under `root` on 127.0.0.1 (`port` 0: any free one). Resolves to { url, close }. */
+export async function serve(root, port = 0) {
+  const top = path.resolve(root);
+  const server = createServer(async (req, res) => {
+    try {
+      const { pathname } = new URL(req.url ?? '/', 'http://127.0.0.1');
+      let file = path.join(top, decodeURIComponent(pathname));
+      if (file !== top && !file.startsWith(top + path.sep)) throw Object.assign(new Error('outside'), { status: 403 });
+      if ((await stat(file)).isDirectory()) file = path.join(file, 'index.html');
+      const body = await readFile(file);
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
+      res.end(body);
+    } catch (error) {
+      res.writeHead(error.status ?? 404, { 'content-type': 'text/plain' });
+      res.end(error.status === 403 ? 'forbidden' : 'not found');
+    }
+  });
+  await new Promise((resolve, reject) => server.once('error', reject).listen(port, '127.0.0.1', resolve));
+  const { port: bound } = server.address();
+  return { url: `http://127.0.0.1:${bound}`, close: () => new Promise((resolve) => server.close(resolve)) };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const bindings = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+  const { url } = await serve(bindings, Number(process.argv[2] ?? 8080));
+  console.log(`serving ${bindings} on ${url}; the playground is ${url}/playground/`);
+}

@@ -1,0 +1,128 @@
+// The playground end to end, as a person uses it: served from 127.0.0.1, driven in headless
+// Chromium, real trajectories from ../shared/traces loaded through the file input. A screenshot
+// is kept in test-artifacts/ (not committed).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, truncateSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startBrowser } from './chromium.mjs';
+
+const traces = fileURLToPath(new URL('../../../../shared/traces/', import.meta.url));
+const artifacts = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+const TODO_SESSION = path.join(traces, 'claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl');
+
+let chrome;
+before(async () => { chrome = await startBrowser(); });
+after(async () => { await chrome?.close(); });
+
+/** What the main session of a Claude Code log holds, read straight from its lines. */
+function mainSession(file) {
+  const records = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => !r.isSidechain);
+  const calls = new Set(records.filter((r) => r.message?.role === 'assistant').map((r) => r.message.id));
+  const todoCalls = records.flatMap((r) => (Array.isArray(r.message?.content) ? r.message.content : []))
+    .filter((b) => b.type === 'tool_use' && b.name === 'TodoWrite');
+  return { calls: calls.size, todos: todoCalls.at(-1).input.todos.map((t) => t.content) };
+}
+
+async function load(page, file) {
+  await page.setInputFiles('#file', file);
+  await page.waitForSelector('body[data-state=done], body[data-state=error]', { timeout: 120_000 });
+}
+
+const text = (page, selector) => page.$$eval(selector, (nodes) => nodes.map((n) => n.textContent));
+
+test('a Claude Code session: its todo items are the DAG, the chart is drawn, blocks expand to their originals', async () => {
+  const page = await chrome.page('/playground/');
+  const expected = mainSession(TODO_SESSION);
+  await load(page, TODO_SESSION);
+  assert.match(await page.textContent('#status'), new RegExp(`Replayed ${expected.calls} calls`));
+  assert.deepEqual(await text(page, '#dag .dag-node .label'), expected.todos);
+  assert.equal((await page.$$('#dag .dag-node.completed')).length, expected.todos.length, 'the last list is all done');
+  assert.equal((await page.$$('#chart rect.bar')).length, expected.calls);
+  const raw = (await page.$$('#raw .msg.raw')).length;
+  assert.ok(raw > expected.calls, `${raw} raw messages shown`);
+
+  // A sub-agent that kept its own todo list and whose replay compacted: pick its last call.
+  const options = await text(page, '#trajectory option');
+  const sidechain = options.findIndex((o) => o.includes('#sidechain-2'));
+  assert.ok(sidechain > 0, options.join('\n'));
+  await page.selectOption('#trajectory', String(sidechain));
+  await page.waitForSelector('body[data-state=done]', { timeout: 120_000 });
+  const calls = (await page.$$('#chart rect.bar')).length;
+  assert.match(options[sidechain], new RegExp(`${calls} calls`));
+  await page.click(`#chart rect.bar[data-call="${calls - 1}"]`);
+  const block = await page.waitForSelector('#prompt .msg.kind-block');
+  assert.match(await block.textContent(), /<compressed_turns v\d+ replaces="turns \d+-\d+"/);
+  const toggle = await block.$('.originals-toggle');
+  const [, start, end] = (await toggle.textContent()).match(/\(#(\d+)–#(\d+)\)/).map(Number);
+  await toggle.click();
+  const originals = await block.$$('.originals .msg.raw');
+  assert.equal(originals.length, end - start + 1);
+  const firstOriginal = await originals[0].$eval('pre', (n) => n.textContent);
+  const inRawTrace = await page.$eval(`#raw .msg.raw[data-index="${start}"] pre`, (n) => n.textContent);
+  assert.equal(firstOriginal, inRawTrace, 'the block expands to the raw messages it replaced');
+  assert.ok(firstOriginal.length > 0);
+  assert.ok((await page.$$('#board dt')).length > 0, 'the board of that call is shown');
+
+  mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, 'playground.png'), fullPage: true });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('the page stays responsive while a 735-call run replays in its worker', async () => {
+  const page = await chrome.page('/playground/');
+  await page.setInputFiles('#file', path.join(traces, 'vorflux/django__django-15973.json'));
+  await page.waitForSelector('body[data-state=running]', { timeout: 60_000 });
+  const slowest = await page.evaluate(async () => {
+    let worst = 0;
+    for (let i = 0; i < 20 && document.body.dataset.state === 'running'; i++) {
+      const t = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      worst = Math.max(worst, performance.now() - t - 10);
+    }
+    return worst;
+  });
+  assert.ok(slowest < 500, `the main thread was blocked for ${slowest} ms`);
+  await page.waitForSelector('body[data-state=done]', { timeout: 180_000 });
+  assert.equal((await page.$$('#chart rect.bar')).length, 735);
+  assert.ok((await page.$$('#chart rect.bar.rewrite')).length > 10, 'rewrites are marked');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test('bad input gets a clear message: not a trajectory, 100 MB, empty; pasting works', async () => {
+  const page = await chrome.page('/playground/');
+  const dir = path.join(tmpdir(), `cw-playground-${process.pid}`);
+  mkdirSync(dir, { recursive: true });
+  try {
+    await load(page, path.join(traces, 'README.md'));
+    assert.match(await page.textContent('#status'),
+      /^Not a trajectory the importers know \(.*Claude Code JSONL.*\): README\.md: line 1: .*\(invalid_trajectory\)$/);
+    assert.equal(await page.$eval('#status', (n) => n.className), 'error');
+
+    const huge = path.join(dir, 'huge.jsonl');
+    writeFileSync(huge, '');
+    truncateSync(huge, 100 * 1000 * 1000);
+    await page.setInputFiles('#file', huge);
+    await page.waitForFunction(() => /MB/.test(document.getElementById('status').textContent));
+    assert.match(await page.textContent('#status'), /huge\.jsonl is 100\.0 MB: the playground reads trajectories up to 64 MB/);
+
+    const empty = path.join(dir, 'empty.json');
+    writeFileSync(empty, '  \n');
+    await page.setInputFiles('#file', empty);
+    await page.waitForFunction(() => /empty/.test(document.getElementById('status').textContent));
+
+    await page.click('#paste-box summary');
+    await page.fill('#paste', readFileSync(path.join(traces, 'swe-agent/local.traj.json'), 'utf8'));
+    await page.click('#paste-run');
+    await page.waitForSelector('body[data-state=done]', { timeout: 60_000 });
+    assert.match(await page.textContent('#status'), /Replayed \d+ calls of pasted/);
+    assert.deepEqual(page.errors, []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await page.close();
+  }
+});

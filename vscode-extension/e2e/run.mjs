@@ -128,12 +128,19 @@ try {
   await check('the DAG webview draws the plan under a nonce CSP', async () => {
     await wb.runCommand('Context Workbench: Show Goal DAG');
     const frame = wb.page.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
-    await frame.locator('#dag svg, #dag .node').first().waitFor({ timeout: 30_000 });
+    await frame.locator('#dag .dag-node').first().waitFor({ timeout: 30_000 });
     const labels = await frame.locator('#dag').innerText();
     assert.match(labels, /Change the greeting/);
     const csp = await frame.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
-    assert.match(csp, /script-src 'nonce-[A-Za-z0-9]+'/);
-    assert.doesNotMatch(csp, /https?:/);
+    const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v]));
+    assert.deepEqual(directives['default-src'], ["'none'"], csp);
+    assert.deepEqual(directives['script-src'].length, 1, csp);
+    assert.match(directives['script-src'][0], /^'nonce-[A-Za-z0-9]{16,}'$/, csp);
+    assert.deepEqual(directives['connect-src'], ["'none'"], csp);
+    const scripts = await frame.locator('script').evaluateAll((all) => all.map((s) => ({ nonce: s.nonce, src: s.getAttribute('src'), inline: s.textContent.slice(0, 80) })));
+    const ours = scripts.filter((s) => /\/dist\/dag\/dagView\.js$/.test(s.src ?? ''));
+    assert.equal(ours.length, 1, JSON.stringify(scripts));
+    assert.equal(`'nonce-${ours[0].nonce}'`, directives['script-src'][0], 'the script carries the nonce');
     await wb.screenshot('dag-webview');
   });
 

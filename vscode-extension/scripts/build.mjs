@@ -31,6 +31,11 @@ await build({ ...common, entryPoints: { extension: 'src/extension.ts' }, outdir:
 await build({ ...common, entryPoints: { extension: 'src/extension.web.ts' }, outdir: path.join(dist, 'web'), platform: 'browser', format: 'cjs', define: { 'process.env.NODE_ENV': '"production"' } });
 for (const file of engineFiles) copyFileSync(file, path.join(dist, 'engine', path.basename(file)));
 
+// The Goal DAG webview: the playground's renderer and styles, bundled with the webview's script.
+mkdirSync(path.join(dist, 'dag'), { recursive: true });
+await build({ ...common, entryPoints: { dagView: 'media/dagView.js' }, outdir: path.join(dist, 'dag'), platform: 'browser', format: 'iife', sourcemap: false });
+copyFileSync(path.join(bindings, 'playground/style.css'), path.join(dist, 'dag/dag.css'));
+
 const tests = readdirSync(path.join(here, 'test')).filter((f) => f.endsWith('.test.ts'));
 await build({
   ...common,

@@ -63,8 +63,7 @@ export function dagHtml(webview: vscode.Webview, dagRoot: vscode.Uri, nonceValue
 <title>Goal DAG</title>
 </head>
 <body>
-<main id="dag" aria-label="Goal DAG"><p class="empty">No plan yet: the DAG appears once the agent sets goals.</p></main>
-<script nonce="${nonceValue}" src="${asset('renderer.js')}"></script>
+<div id="dag" class="panel" aria-label="Goal DAG"><p class="empty">No plan yet: the DAG appears once the agent sets goals.</p></div>
 <script nonce="${nonceValue}" src="${asset('dagView.js')}"></script>
 </body>
 </html>`;

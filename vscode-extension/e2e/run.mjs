@@ -3,7 +3,7 @@
 // @workbench, the views and commands checked as a person sees them. Screenshots go to
 // tests/artifacts/vscode/ (gitignored). Prints "N passed, N failed".
 import assert from 'node:assert/strict';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,16 @@ const extensionRoot = path.dirname(path.dirname(fileURLToPath(import.meta.url)))
 const artifacts = path.resolve(extensionRoot, '../tests/artifacts/vscode');
 const vsix = path.join(extensionRoot, 'dist/context-workbench.vsix');
 const STATUS_ID = 'context-workbench.context-workbench.contextWorkbench.status';
+
+/** Every file under `dir` with its bytes, to show that nothing was written. */
+function snapshot(dir) {
+  const out = {};
+  for (const name of readdirSync(dir, { recursive: true })) {
+    const file = path.join(dir, name);
+    if (statSync(file).isFile()) out[name] = readFileSync(file, 'utf8');
+  }
+  return out;
+}
 
 const results = [];
 async function check(name, body) {
@@ -153,10 +163,111 @@ try {
     assert.match(found.block, /span="goal-3"/);
     console.log(`  compaction: ${JSON.stringify(found)}`);
   });
+
+  await check('the trace is saved under .trace/ by the engine', async () => {
+    const traces = readdirSync(path.join(workspace, '.trace'));
+    assert.equal(traces.length, 1, `one trace: ${traces}`);
+    const meta = JSON.parse(readFileSync(path.join(workspace, '.trace', traces[0], 'meta.json'), 'utf8'));
+    assert.match(meta.mission, /^TASK-A/);
+    assert.ok(readdirSync(path.join(workspace, '.trace', traces[0], 'messages')).length > 20);
+  });
+
+  await check('Compress Selection: the engine compresses a selected log as command output', async () => {
+    await wb.openFile('logs/build.log');
+    await wb.page.keyboard.press('Control+A');
+    await wb.runCommand('Context Workbench: Compress Selection as Tool Output', { keepFocus: true });
+    await wb.pick('Command output');
+    const text = await wb.notification(/compressed the selection/);
+    const [, tokensIn, tokensOut] = /(\d+) → (\d+) tokens/.exec(text);
+    assert.ok(Number(tokensOut) * 3 < Number(tokensIn), text);
+    await wb.clearNotifications();
+  });
+
+  await check("Compress Terminal's Last Output: the last command of the active terminal, compressed", async () => {
+    await wb.terminalRun('seq 1 20000');
+    await wb.page.waitForTimeout(1500);
+    await wb.runCommand("Context Workbench: Compress Terminal's Last Output");
+    const text = await wb.notification(/compressed `seq 1 20000`/);
+    const [, tokensIn, tokensOut] = /(\d+) → (\d+) tokens/.exec(text);
+    assert.ok(Number(tokensOut) * 10 < Number(tokensIn), text);
+    await wb.clearNotifications();
+  });
+
+  await check('Compact the Tail Now: the user picks an ended goal and the engine compacts its work', async () => {
+    await wb.runCommand('Context Workbench: Compact the Tail Now');
+    await wb.pick('Change the greeting');
+    const text = await wb.notification(/tail_compaction of messages \d+–\d+ \((middle|tail)\)/);
+    assert.match(text, /\d+ → \d+ tokens/);
+    await wb.clearNotifications();
+  });
+
+  await check('Show Raw Trace and Export Trace', async () => {
+    await wb.runCommand('Context Workbench: Show Raw Trace');
+    await wb.page.waitForTimeout(800);
+    assert.match(await wb.editorText(), /"mission": "TASK-A/);
+    await wb.runCommand('Context Workbench: Export Trace');
+    await wb.acceptSimpleDialog();
+    await wb.notification(/trace exported to trace-.*\.json/);
+    const exported = readdirSync(workspace).find((f) => /^trace-.*\.json$/.test(f));
+    assert.ok(exported, 'the export is in the workspace');
+    assert.match(JSON.parse(readFileSync(path.join(workspace, exported), 'utf8')).mission, /^TASK-A/);
+    await wb.clearNotifications();
+  });
+
+  await check('Open Trace Folder and Replay: a saved trace reopens; one from a newer version is refused, untouched', async () => {
+    const traceRoot = path.join(workspace, '.trace');
+    const [saved] = readdirSync(traceRoot);
+    const future = path.join(traceRoot, 'from-the-future');
+    cpSync(path.join(traceRoot, saved), future, { recursive: true });
+    const meta = JSON.parse(readFileSync(path.join(future, 'meta.json'), 'utf8'));
+    writeFileSync(path.join(future, 'meta.json'), JSON.stringify({ ...meta, trace_id: 'from-the-future', version: 999 }));
+    const before = snapshot(future);
+    await wb.runCommand('Context Workbench: Open Trace Folder and Replay');
+    const refused = await wb.notification(/from-the-future.*(version|newer)/i);
+    await wb.pick(saved);
+    await wb.notification(new RegExp(`trace ${saved} opened: \\d+ goals`));
+    const rows = await wb.treeRows('Goal Plan');
+    assert.ok(rows.some((r) => /Comment farewell\(\)/.test(r)), `the replayed plan is shown: ${rows}`);
+    assert.deepEqual(snapshot(future), before, `the newer trace is not modified (${refused})`);
+    await wb.clearNotifications();
+  });
+
+  await check('bad input: a model that errors, a cancelled request, no model configured', async () => {
+    await wb.runCommand('Context Workbench: Run Task');
+    await wb.answerInput('TASK-FAIL: anything');
+    await wb.notification(/The task failed: .*500.*the scripted model is down/);
+    await wb.clearNotifications();
+    await wb.runCommand('Context Workbench: Run Task');
+    await wb.answerInput('TASK-HANG: wait for ever');
+    await wb.page.waitForTimeout(1500);
+    await wb.cancelProgress('running the task');
+    await wb.notification(/Cancelled after \d+ model call/);
+    await wb.clearNotifications();
+    writeFileSync(path.join(runDir, 'user-data/User/settings.json'), JSON.stringify({ ...settings, 'contextWorkbench.llm.url': '' }, null, 2));
+    await wb.page.waitForTimeout(5000);
+    await wb.runCommand('Context Workbench: Run Task');
+    await wb.answerInput('TASK-NOMODEL: anything');
+    await wb.notification(/No language model .*is available/);
+    writeFileSync(path.join(runDir, 'user-data/User/settings.json'), JSON.stringify(settings, null, 2));
+    await wb.clearNotifications();
+  });
+
+  await check('bad input: a window without a folder gets a clear notification', async () => {
+    const empty = await WorkbenchPage.open(browser, `${server.url}?ew=true`, artifacts);
+    try {
+      await empty.page.waitForTimeout(3000);
+      await empty.runCommand('Context Workbench: Run Task');
+      await empty.answerInput('TASK-B: no folder');
+      await empty.notification(/needs an open folder/);
+    } finally {
+      await empty.page.context().close();
+    }
+  });
 } finally {
   await browser?.close().catch(() => {});
   await server?.stop();
   await endpoint.close();
+  if (!process.env.E2E_KEEP) rmSync(runDir, { recursive: true, force: true });
 }
 const failed = results.filter((r) => !r.ok).length;
 console.log(`\n${results.length - failed} passed, ${failed} failed`);

@@ -35,11 +35,16 @@ export class WorkbenchPage {
     return file;
   }
 
-  /** Run a command from the palette by its title, e.g. `Context Workbench: Run Task`. */
-  async runCommand(title) {
+  /**
+   * Run a command from the palette by its title, e.g. `Context Workbench: Run Task`; with
+   * `keepFocus` the editor keeps its focus and selection.
+   */
+  async runCommand(title, { keepFocus = false } = {}) {
     const page = this.page;
-    await page.keyboard.press('Escape');
-    await page.locator('.monaco-workbench').click({ position: { x: 800, y: 5 } }).catch(() => {});
+    if (!keepFocus) {
+      await page.keyboard.press('Escape');
+      await page.locator('.monaco-workbench').click({ position: { x: 800, y: 5 } }).catch(() => {});
+    }
     await page.keyboard.press('F1');
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible', timeout: 15_000 });
@@ -55,6 +60,49 @@ export class WorkbenchPage {
     await input.waitFor({ state: 'visible', timeout: 15_000 });
     await input.fill(text);
     await input.press('Enter');
+  }
+
+  /** Pick the quick-pick row that contains `text`. */
+  async pick(text) {
+    const row = this.page.locator('.quick-input-widget .monaco-list-row', { hasText: text }).first();
+    await row.waitFor({ timeout: 15_000 });
+    await row.click();
+  }
+
+  /** Open a workspace file through Quick Open. */
+  async openFile(relative) {
+    await this.page.keyboard.press('Escape');
+    await this.page.keyboard.press('Control+P');
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 15_000 });
+    await input.fill(relative);
+    await this.page.locator('.quick-input-widget .monaco-list-row', { hasText: path.basename(relative) }).first().waitFor({ timeout: 15_000 });
+    await input.press('Enter');
+    await this.page.locator('.tab', { hasText: path.basename(relative) }).first().waitFor({ timeout: 15_000 });
+    await this.page.locator('.editor-group-container.active .view-lines').click();
+  }
+
+  /** Type a command into the active terminal (the panel's terminal view) and run it. */
+  async terminalRun(commandLine) {
+    await this.runCommand('Terminal: Focus Terminal');
+    await this.page.waitForTimeout(500);
+    await this.page.keyboard.type(commandLine);
+    await this.page.keyboard.press('Enter');
+  }
+
+  /** Accept the simple file dialog (save/open) as proposed. */
+  async acceptSimpleDialog() {
+    const input = this.page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 15_000 });
+    await this.page.waitForTimeout(300);
+    await input.press('Enter');
+  }
+
+  /** Press Cancel on the progress notification whose title contains `title`. */
+  async cancelProgress(title) {
+    const toast = this.page.locator('.notification-toast', { hasText: title }).first();
+    await toast.waitFor({ timeout: 15_000 });
+    await toast.locator('.monaco-button, a.monaco-button', { hasText: 'Cancel' }).first().click();
   }
 
   /** Wait for a notification toast whose text matches `pattern`; returns its text. */

@@ -41,7 +41,9 @@ export async function exportTrace(session: WorkbenchSession): Promise<void> {
 }
 
 export async function openTrace(session: WorkbenchSession): Promise<void> {
-  const traces = await session.listTraces();
+  const { traces, notes } = await session.listTraces();
+  // Traces the engine cannot read (a newer format, damaged files) are left alone and said.
+  if (notes.length > 0) void vscode.window.showWarningMessage(`Context Workbench: some traces in ${session.traceFolder()}/ were not listed: ${notes.join('; ')}`);
   if (traces.length === 0) {
     void vscode.window.showWarningMessage(`Context Workbench: no traces in ${session.traceFolder()}/ yet.`);
     return;

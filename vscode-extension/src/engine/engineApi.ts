@@ -84,7 +84,8 @@ export interface EngineBackend {
   create(host: unknown, config: Record<string, unknown>): Promise<EngineApi>;
   /** Resume `traceId` from the trace folder; `notes` say what was repaired or skipped. */
   open(host: unknown, config: Record<string, unknown>, traceId: string): Promise<{ engine: EngineApi; notes: string[] }>;
-  listTraces(host: unknown, root: string): Promise<TraceSummary[]>;
+  /** The traces kept under `root`, and notes on what could not be listed (a newer format, damage). */
+  listTraces(host: unknown, root: string): Promise<{ traces: TraceSummary[]; notes: string[] }>;
   /** Exact token counts in the default encoding, without a trace. */
   countTokens(text: string): Promise<number>;
 }

@@ -123,9 +123,10 @@ export function rawText(messages: Message[], id: string): string | undefined {
 export function packageBackend(ready: () => Promise<void>): EngineBackend {
   let counter: Promise<ContextEngine> | undefined;
   return {
+    // A new trace, saved under the config's store root (`.trace`) on every persist().
     create: async (host, config) => {
       await ready();
-      return new PackageEngine(await ContextEngine.create(host as Host, config as Config));
+      return new PackageEngine((await ContextEngine.open(host as Host, config as Config)).engine);
     },
     open: async (host, config, traceId) => {
       await ready();
@@ -141,11 +142,12 @@ export function packageBackend(ready: () => Promise<void>): EngineBackend {
       const store = await TraceStore.create(host as Host, { root });
       try {
         const list = await store.listTraces();
-        return list.traces.map((t): TraceSummary => ({
+        const traces = list.traces.map((t): TraceSummary => ({
           traceId: t.trace_id,
           task: t.mission,
           detail: `${t.status} · ${t.message_count} messages · ${t.calls} calls · updated ${new Date(t.updated_at).toLocaleString()}`,
         }));
+        return { traces, notes: list.notes ?? [] };
       } finally {
         store.dispose();
       }

@@ -59,7 +59,7 @@ export class WorkbenchSession implements vscode.Disposable {
     const files = new WorkspaceFiles(vscode.workspace.workspaceFolders ?? [], this.parts.realPath);
     const model = await configuredModel(settings, this.parts.secrets);
     const window = windowOf(settings, model);
-    const host = this.hostOver(files, async () => model);
+    const host = this.hostOver(files, async () => this.current?.model ?? model);
     // The engine keeps traces under `.trace` unless told otherwise.
     const store = settings.traceFolder === '.trace' ? {} : { store: { ...(settings.engine.store as object | undefined), root: settings.traceFolder } };
     const config = { ...settings.engine, window, ...store };
@@ -103,7 +103,7 @@ export class WorkbenchSession implements vscode.Disposable {
   }
 
   /** The traces kept in the trace folder, newest first as the engine lists them. */
-  async listTraces(): Promise<TraceSummary[]> {
+  async listTraces(): Promise<{ traces: TraceSummary[]; notes: string[] }> {
     const files = new WorkspaceFiles(vscode.workspace.workspaceFolders ?? [], this.parts.realPath);
     const host = this.hostOver(files, async () => {
       throw new Error('listing traces needs no model');
@@ -132,6 +132,8 @@ export class WorkbenchSession implements vscode.Disposable {
   async run(task: string, sink: TaskSink, cancellation?: vscode.CancellationToken): Promise<TaskOutcome> {
     if (this.running) throw new Error('A task is already running; wait for it or cancel it first.');
     const live = await this.ensure();
+    // The model as the settings name it now (they may have changed since the engine started).
+    live.model = await configuredModel(readSettings(), this.parts.secrets);
     const abort = new AbortController();
     const subscription = cancellation?.onCancellationRequested(() => abort.abort());
     this.running = abort;

@@ -1,0 +1,21 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+// @ts-expect-error: plain JavaScript build script
+import { planToolContributions } from '../scripts/planToolContributions.mjs';
+
+const manifest = JSON.parse(readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../package.json'), 'utf8'));
+
+test("package.json declares the engine's plan tools with the engine's own schemas", async () => {
+  assert.deepEqual(manifest.contributes.languageModelTools, await planToolContributions(), 'run: node scripts/planToolContributions.mjs --write');
+});
+
+test('every command the manifest declares has a title in the Context Workbench category', () => {
+  for (const c of manifest.contributes.commands) {
+    assert.match(c.command, /^contextWorkbench\.\w+$/);
+    assert.equal(c.category, 'Context Workbench');
+  }
+  assert.deepEqual(manifest.contributes.chatParticipants.map((p: { name: string }) => p.name), ['workbench']);
+});

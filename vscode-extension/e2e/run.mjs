@@ -105,10 +105,19 @@ try {
     assert.match(text, /\/12k/);
   });
 
-  await check('a second task (through @workbench where the chat view works, else Run Task)', async () => {
-    await wb.runCommand('Context Workbench: Run Task');
-    await wb.answerInput(TASK_B);
-    await wb.notification(/Task finished/, 120_000);
+  await check('a second task through @workbench in the chat view, or through Run Task where chat needs a sign-in', async () => {
+    const answer = await wb.askChat(`@workbench ${TASK_B}`);
+    assert.match(answer, /Context Workbench/, `the chat view routed the request to @workbench: ${answer}`);
+    if (/Language model unavailable/.test(answer)) {
+      // This VS Code build runs chat requests only once a Copilot account is signed in (its model
+      // picker offers nothing else), which needs the network: the same loop runs through Run Task.
+      console.log('  @workbench is registered, but this build gates chat behind a Copilot sign-in; TASK-B runs through Run Task');
+      await wb.runCommand('Context Workbench: Run Task');
+      await wb.answerInput(TASK_B);
+      await wb.notification(/Task finished/, 120_000);
+    } else {
+      assert.match(answer, /Task finished after \d+ model calls/, answer);
+    }
     assert.match(readFileSync(path.join(workspace, 'src/farewell.js'), 'utf8'), /\/\/ Says goodbye to a person by name\./);
     await wb.clearNotifications();
   });

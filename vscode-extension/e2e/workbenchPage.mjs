@@ -105,6 +105,25 @@ export class WorkbenchPage {
     await toast.locator('.monaco-button, a.monaco-button', { hasText: 'Cancel' }).first().click();
   }
 
+  /** Send `prompt` in the chat view; returns the text of the answer once it stops changing. */
+  async askChat(prompt) {
+    const input = this.page.locator('.interactive-input-part .monaco-editor').first();
+    await input.waitFor({ timeout: 15_000 });
+    await input.click();
+    await this.page.keyboard.type(prompt);
+    await this.page.keyboard.press('Enter');
+    const response = this.page.locator('.interactive-item-container.interactive-response').last();
+    await response.waitFor({ timeout: 30_000 });
+    let previous = '';
+    for (let i = 0; i < 120; i++) {
+      await this.page.waitForTimeout(1000);
+      const text = (await response.innerText()).trim();
+      if (text !== '' && text === previous && !(await response.locator('.codicon-loading').count())) return text;
+      previous = text;
+    }
+    return previous;
+  }
+
   /** Wait for a notification toast whose text matches `pattern`; returns its text. */
   async notification(pattern, timeout = 60_000) {
     const toast = this.page.locator('.notification-toast', { hasText: pattern }).first();

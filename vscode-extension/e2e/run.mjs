@@ -76,6 +76,8 @@ try {
   browser = await launchBrowser();
   wb = await WorkbenchPage.open(browser, server.folderUrl, artifacts);
   await wb.statusBarText(STATUS_ID);
+  // The chat view opens beside the editor on start; the screenshots need the room.
+  await wb.runCommand('View: Hide Secondary Side Bar').catch(() => {});
 
   await check('Run Task runs the agent: files edited, command confirmed, task finished', async () => {
     await wb.runCommand('Context Workbench: Run Task');
@@ -94,9 +96,13 @@ try {
     assert.ok(!rows.some((r) => /Rewrite the project/.test(r)), `abandoned goal hidden: ${rows}`);
     await wb.screenshot('plan-view');
     await wb.runCommand('Context Workbench: Show or Hide Abandoned Goals');
-    await wb.page.waitForTimeout(500);
-    const all = await wb.treeRows('Goal Plan');
+    let all = [];
+    for (let i = 0; i < 20 && !all.some((r) => /Rewrite the project in TypeScript/.test(r)); i++) {
+      await wb.page.waitForTimeout(250);
+      all = await wb.treeRows('Goal Plan');
+    }
     assert.ok(all.some((r) => /Rewrite the project in TypeScript/.test(r) && /abandoned/.test(r)), `abandoned goal shown: ${all}`);
+    await wb.screenshot('plan-view-abandoned');
   });
 
   await check('the status bar shows prompt tokens over the window and the cached share', async () => {
@@ -120,6 +126,7 @@ try {
     }
     assert.match(readFileSync(path.join(workspace, 'src/farewell.js'), 'utf8'), /\/\/ Says goodbye to a person by name\./);
     await wb.clearNotifications();
+    await wb.runCommand('View: Hide Secondary Side Bar').catch(() => {});
   });
 
   await check('the Prompt View shows the last prompt; the compaction block expands to the raw messages it replaced', async () => {
@@ -145,6 +152,8 @@ try {
   });
 
   await check('the DAG webview draws the plan under a nonce CSP', async () => {
+    await wb.runCommand('View: Close All Editors');
+    await wb.runCommand('View: Hide Panel').catch(() => {});
     await wb.runCommand('Context Workbench: Show Goal DAG');
     const frame = wb.page.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
     await frame.locator('#dag .dag-node').first().waitFor({ timeout: 30_000 });
@@ -160,6 +169,7 @@ try {
     const ours = scripts.filter((s) => /\/dist\/dag\/dagView\.js$/.test(s.src ?? ''));
     assert.equal(ours.length, 1, JSON.stringify(scripts));
     assert.equal(`'nonce-${ours[0].nonce}'`, directives['script-src'][0], 'the script carries the nonce');
+    await wb.page.waitForTimeout(500);
     await wb.screenshot('dag-webview');
   });
 

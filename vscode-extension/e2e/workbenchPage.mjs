@@ -108,6 +108,7 @@ export class WorkbenchPage {
   /** Send `prompt` in the chat view; returns the text of the answer once it stops changing. */
   async askChat(prompt) {
     const input = this.page.locator('.interactive-input-part .monaco-editor').first();
+    if (!(await input.isVisible())) await this.page.keyboard.press('Control+Alt+I');
     await input.waitFor({ timeout: 15_000 });
     await input.click();
     await this.page.keyboard.type(prompt);

@@ -3,6 +3,7 @@
 // @workbench, the views and commands checked as a person sees them. Screenshots go to
 // tests/artifacts/vscode/ (gitignored). Prints "N passed, N failed".
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +19,25 @@ const artifacts = path.resolve(extensionRoot, '../tests/artifacts/vscode');
 const vsix = path.join(extensionRoot, 'dist/context-workbench.vsix');
 const STATUS_ID = 'context-workbench.context-workbench.contextWorkbench.status';
 
+/**
+ * A .vsix of the same build without the desktop entry, so VS Code must run the web bundle
+ * (`browser`) in its web worker extension host.
+ */
+function packageWebOnly(dir) {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const name of ['README.md', 'LICENSE', '.vscodeignore', 'media', 'docs', 'dist/web', 'dist/engine', 'dist/dag']) {
+    cpSync(path.join(extensionRoot, name), path.join(dir, name), { recursive: true });
+  }
+  const manifest = JSON.parse(readFileSync(path.join(extensionRoot, 'package.json'), 'utf8'));
+  delete manifest.main;
+  delete manifest.devDependencies;
+  writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
+  const out = path.join(dir, 'web-only.vsix');
+  execFileSync(path.join(extensionRoot, 'node_modules/.bin/vsce'), ['package', '--no-dependencies', '--no-rewrite-relative-links', '--out', out], { cwd: dir, stdio: 'pipe' });
+  return out;
+}
+
 /** Every file under `dir` with its bytes, to show that nothing was written. */
 function snapshot(dir) {
   const out = {};
@@ -30,6 +50,8 @@ function snapshot(dir) {
 
 const results = [];
 async function check(name, body) {
+  // E2E_ONLY=<text> runs only the checks whose name contains it (while working on one).
+  if (process.env.E2E_ONLY && !name.includes(process.env.E2E_ONLY)) return;
   const started = Date.now();
   try {
     await body();
@@ -271,7 +293,12 @@ try {
       await empty.runCommand('Context Workbench: Run Task');
       await empty.answerInput('TASK-B: no folder');
       await empty.notification(/needs an open folder/);
-      await check('bad input: no model (no endpoint set, none from the Language Model API) gets a clear notification', async () => {
+    } finally {
+      await empty.page.context().close();
+    }
+  });
+
+  await check('bad input: no model (no endpoint set, none from the Language Model API) gets a clear notification', async () => {
     const bare = await startCodeServer({ runDir: path.join(runDir, 'no-model'), vsix, workspace, settings: { ...settings, 'contextWorkbench.llm.url': '' } });
     const page = await WorkbenchPage.open(browser, bare.folderUrl, artifacts);
     try {
@@ -284,8 +311,26 @@ try {
       await bare.stop();
     }
   });
-} finally {
-      await empty.page.context().close();
+
+  await check('the web build: the same agent in the browser extension host (the .wasm bytes read through workspace.fs)', async () => {
+    const webVsix = packageWebOnly(path.join(runDir, 'web-only'));
+    const web = await startCodeServer({ runDir: path.join(runDir, 'web'), vsix: webVsix, workspace, settings });
+    const page = await WorkbenchPage.open(browser, web.folderUrl, artifacts);
+    try {
+      await page.statusBarText(STATUS_ID);
+      await page.runCommand('Context Workbench: Run Task');
+      await page.answerInput('TASK-WEB: write notes/web.md');
+      await page.notification(/Task finished after \d+ model calls/, 120_000);
+      assert.match(readFileSync(path.join(workspace, 'notes/web.md'), 'utf8'), /web extension host/);
+      // The installed extension has no desktop entry at all: only the web bundle can have run.
+      const installed = readdirSync(path.join(runDir, 'web/extensions')).find((d) => d.startsWith('context-workbench.'));
+      const manifest = JSON.parse(readFileSync(path.join(runDir, 'web/extensions', installed, 'package.json'), 'utf8'));
+      assert.equal(manifest.main, undefined);
+      assert.ok(!existsSync(path.join(runDir, 'web/extensions', installed, 'dist/extension.js')));
+      assert.ok(existsSync(path.join(runDir, 'web/extensions', installed, 'dist/web/extension.js')));
+    } finally {
+      await page.page.context().close();
+      await web.stop();
     }
   });
 } finally {

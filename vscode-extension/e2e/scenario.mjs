@@ -58,8 +58,19 @@ export const taskB = {
   ],
 };
 
+/** A small task for the web extension host: a plan, a read and a new file. */
+export const webTask = {
+  match: /^TASK-WEB/,
+  steps: [
+    { toolCalls: [call('goal', { add: 'Write the note' }), call('goal', { focus: '1' }), call('read_file', { path: 'README.md' })] },
+    { toolCalls: [call('write_file', { path: 'notes/web.md', content: 'Written by the agent in the web extension host.\n' })] },
+    { toolCalls: [call('goal', { done: 'notes/web.md written' })] },
+    { text: 'Done: notes/web.md is written.' },
+  ],
+};
+
 /** A task whose model call fails, and one that never answers (for cancellation). */
 export const failingTask = { match: /^TASK-FAIL/, steps: [{ status: 500, text: 'the scripted model is down' }] };
 export const hangingTask = { match: /^TASK-HANG/, steps: [{ hang: true }] };
 
-export const TASKS = [taskA, taskB, failingTask, hangingTask];
+export const TASKS = [taskA, taskB, webTask, failingTask, hangingTask];

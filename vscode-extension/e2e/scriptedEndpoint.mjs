@@ -37,6 +37,15 @@ export async function startScriptedEndpoint({ tasks, internalReply = defaultInte
   const stepOf = new Map();
 
   async function answer(req, res, raw) {
+    // The web extension host calls from a browser worker: allow it across origins.
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('access-control-allow-headers', 'content-type, authorization, accept');
+    res.setHeader('access-control-allow-methods', 'POST, OPTIONS');
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
     if (req.method !== 'POST' || !req.url.endsWith('/chat/completions')) {
       res.writeHead(404, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));

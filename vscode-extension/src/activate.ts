@@ -21,12 +21,15 @@ import { LAST_PROMPT_URI, PromptDocuments } from './views/promptDocument';
 import { PromptStatusBar } from './views/statusBar';
 
 export interface Platform {
+  /** Which extension host runs this bundle, for the output channel. */
+  kind: 'desktop' | 'web';
   /** Resolves symbolic links (desktop only). */
   realPath?: RealPath;
 }
 
 export function activateWith(context: vscode.ExtensionContext, platform: Platform): void {
   const output = vscode.window.createOutputChannel('Context Workbench');
+  output.appendLine(`Context Workbench: running in the ${platform.kind === 'web' ? 'web (browser)' : 'desktop (Node)'} extension host`);
   const backend = packageBackend(() => loadEngine(context.extensionUri));
   const plan = new GoalPlanView();
   const status = new PromptStatusBar();

@@ -4,7 +4,7 @@ import { activateWith } from './activate';
 import { realPathRefusingDangling } from './hosts/nodeRealPath';
 
 export function activate(context: vscode.ExtensionContext): void {
-  activateWith(context, { realPath: realPathRefusingDangling });
+  activateWith(context, { kind: 'desktop', realPath: realPathRefusingDangling });
 }
 
 export function deactivate(): void {}

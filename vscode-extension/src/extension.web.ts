@@ -3,7 +3,7 @@ import type * as vscode from 'vscode';
 import { activateWith } from './activate';
 
 export function activate(context: vscode.ExtensionContext): void {
-  activateWith(context, {});
+  activateWith(context, { kind: 'web' });
 }
 
 export function deactivate(): void {}

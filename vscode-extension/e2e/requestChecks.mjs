@@ -46,3 +46,10 @@ export function checkCompaction(agentRequests) {
   assert.equal(prefixAfter, prefixBefore, 'the prompt before the compaction block is byte-identical');
   return { request: after.index, blockMessage: at, beforeChars: before.raw.length, afterChars: after.raw.length, block: block.split('\n')[0] };
 }
+
+/** The `@src/greet.js` mention of task A reached the model as the engine's read reminder. */
+export function checkMention(agentRequests) {
+  const first = agentRequests[0].body.messages.find((m) => m.role === 'user' && textOf(m).startsWith('TASK-A'));
+  assert.ok(first, 'the first request carries task A');
+  assert.match(textOf(first), /<system-reminder>\s*The user mentioned[^]*src\/greet\.js[^]*<\/system-reminder>/, textOf(first));
+}

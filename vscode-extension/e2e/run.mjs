@@ -4,12 +4,12 @@
 // tests/artifacts/vscode/ (gitignored). Prints "N passed, N failed".
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCodeServer } from './codeServer.mjs';
-import { checkCompaction, checkToolsAndRules } from './requestChecks.mjs';
+import { checkCompaction, checkMention, checkToolsAndRules } from './requestChecks.mjs';
 import { E2E_WINDOW, TASKS, TASK_A, TASK_B, buildLog } from './scenario.mjs';
 import { startScriptedEndpoint, textOf } from './scriptedEndpoint.mjs';
 import { WorkbenchPage, launchBrowser } from './workbenchPage.mjs';
@@ -195,11 +195,12 @@ try {
     await wb.screenshot('dag-webview');
   });
 
-  await check('the endpoint saw the goal tools, CODE_LAW.md, and a compaction of the large read with the prefix byte-identical', async () => {
+  await check('the endpoint saw the @mention reminder, the goal tools, CODE_LAW.md, and a compaction of the large read with the prefix byte-identical', async () => {
     const agent = endpoint.agentRequests();
     checkToolsAndRules(agent);
     const goal = agent[0].body.tools.find((t) => t.function.name === 'goal');
     assert.deepEqual(Object.keys(goal.function.parameters.properties).sort(), ['abandon', 'add', 'done', 'focus', 'reason']);
+    checkMention(agent);
     const found = checkCompaction(agent);
     assert.match(found.block, /span="goal-3"/);
     console.log(`  compaction: ${JSON.stringify(found)}`);
@@ -271,6 +272,26 @@ try {
     assert.ok(rows.some((r) => /Comment farewell\(\)/.test(r)), `the replayed plan is shown: ${rows}`);
     assert.deepEqual(snapshot(future), before, `the newer trace is not modified (${refused})`);
     await wb.clearNotifications();
+  });
+
+  await check('bad input: paths outside the workspace, through a symbolic link or `..`, are refused to the model', async () => {
+    symlinkSync('/etc', path.join(workspace, 'outside-link'));
+    writeFileSync(path.join(runDir, 'secret.txt'), 'not for the agent');
+    try {
+      await wb.runCommand('Context Workbench: Run Task');
+      await wb.answerInput('TASK-ESCAPE: read what lies outside');
+      await wb.notification(/Task finished/, 60_000);
+      const last = endpoint.agentRequests().at(-1).body.messages;
+      const results = last.filter((m) => m.role === 'tool').slice(-3).map(textOf);
+      assert.match(results[0], /symbolic link leads outside the workspace/, results[0]);
+      assert.match(results[1], /leaves the workspace/, results[1]);
+      assert.match(results[2], /absolute paths are refused/, results[2]);
+      assert.ok(!results.some((r) => r.includes('not for the agent')));
+      assert.ok(!existsSync('/tmp/escaped.txt'));
+    } finally {
+      rmSync(path.join(workspace, 'outside-link'), { force: true });
+      await wb.clearNotifications();
+    }
   });
 
   await check('bad input: a model that errors, a cancelled request', async () => {

@@ -13,7 +13,7 @@ export function buildLog(count = 300) {
 /** The window both tests configure: task A fits under its threshold, task B's second log read does not. */
 export const E2E_WINDOW = 12000;
 
-export const TASK_A = 'TASK-A: make greet() say "Hi" instead of "Hello", add src/farewell.js exporting farewell(name), and check the build log.';
+export const TASK_A = 'TASK-A: make greet() in @src/greet.js say "Hi" instead of "Hello", add src/farewell.js exporting farewell(name), and check the build log.';
 export const TASK_B = 'TASK-B: look at the build log again, then add a one-line comment above farewell() as CODE_LAW.md asks.';
 
 const call = (name, args) => ({ name, arguments: args });
@@ -58,6 +58,15 @@ export const taskB = {
   ],
 };
 
+/** Reads that would leave the workspace: through a symbolic link to /etc, and by `..`. */
+export const escapeTask = {
+  match: /^TASK-ESCAPE/,
+  steps: [
+    { toolCalls: [call('read_file', { path: 'outside-link/hostname' }), call('read_file', { path: '../secret.txt' }), call('write_file', { path: '/tmp/escaped.txt', content: 'x' })] },
+    { text: 'Those paths are outside the workspace; nothing was read or written.' },
+  ],
+};
+
 /** A small task for the web extension host: a plan, a read and a new file. */
 export const webTask = {
   match: /^TASK-WEB/,
@@ -73,4 +82,4 @@ export const webTask = {
 export const failingTask = { match: /^TASK-FAIL/, steps: [{ status: 500, text: 'the scripted model is down' }] };
 export const hangingTask = { match: /^TASK-HANG/, steps: [{ hang: true }] };
 
-export const TASKS = [taskA, taskB, webTask, failingTask, hangingTask];
+export const TASKS = [taskA, taskB, webTask, escapeTask, failingTask, hangingTask];

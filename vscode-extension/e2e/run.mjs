@@ -235,6 +235,23 @@ try {
     await wb.clearNotifications();
   });
 
+  await check('bad input: a 100 MB terminal output is compressed from its bounded head and tail', async () => {
+    await wb.terminalRun('yes 0123456789012345678901234567890123456789012345678 | head -c 100000000; echo');
+    let text = '';
+    for (let i = 0; i < 40 && !/compressed `yes /.test(text); i++) {
+      await wb.page.waitForTimeout(3000);
+      await wb.page.locator('.part.editor').click({ position: { x: 40, y: 40 } });
+      await wb.runCommand("Context Workbench: Compress Terminal's Last Output");
+      text = await wb.notification(/Context Workbench:? (compressed|no finished command)/, 30_000);
+      await wb.clearNotifications();
+    }
+    const [, chars, tokensIn, tokensOut] = /compressed `yes .*` \((\d+) characters; head and tail kept\): (\d+) → (\d+) tokens/.exec(text) ?? [];
+    assert.ok(Number(chars) >= 100_000_000, text);
+    assert.ok(Number(tokensOut) < 2_000 && Number(tokensIn) > 100_000, text);
+    await wb.runCommand('Context Workbench: Show Last Prompt');
+    await wb.page.locator('.tab', { hasText: 'last-prompt.md' }).waitFor();
+  });
+
   await check('Compact the Tail Now: the user picks an ended goal and the engine compacts its work', async () => {
     await wb.runCommand('Context Workbench: Compact the Tail Now');
     await wb.pick('Change the greeting');

@@ -43,8 +43,6 @@ export interface GoalData {
 /** The engine's goal tree (the `goal.json` form). */
 export interface GoalTreeData { mission: string; current_id?: string | number; goals: GoalData[]; completed?: boolean }
 
-export interface GoalEvent { id: number; type: string; [field: string]: unknown }
-
 export interface EngineApi {
   readonly traceId: string;
   countTokens(text: string): number;

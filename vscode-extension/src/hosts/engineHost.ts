@@ -1,5 +1,6 @@
 // The host object the engine calls: files from the workspace, its own LLM calls (summaries,
-// state updates) through the configured chat model without tools, the clock, and its events.
+// state updates, the LLM compactor) through the configured chat model without tools, the clock,
+// and its progress notices.
 import type { ChatModel } from '../llm/types';
 import type { WorkspaceFiles } from './workspaceFiles';
 import { hostError } from './workspaceFiles';
@@ -11,8 +12,8 @@ export interface EngineCompletionRequest {
   purpose: string;
 }
 
+/** Engine events reach the views by subscription (EngineApi.onEvent); progress comes here. */
 export interface HostListeners {
-  event(event: { id: number; type: string; [field: string]: unknown }): void;
   progress(update: { operation: string; message: string; done: boolean }): void;
 }
 
@@ -42,7 +43,6 @@ export function engineHost(files: WorkspaceFiles, model: () => Promise<ChatModel
     remove: (path: string) => files.remove(path),
     listDir: (path: string) => files.listDir(path),
     nowMs: () => Date.now(),
-    event: (event: { id: number; type: string }) => listeners.event(event),
     progress: (update: { operation: string; message: string; done: boolean }) => listeners.progress(update),
   };
 }

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { type TaskOutcome, type TaskSink, runTask } from '../agent/agentLoop';
 import { CodingTools } from '../agent/codingTools';
 import { readSettings } from '../config/settings';
-import type { EngineApi, EngineBackend, GoalTreeData, PreparedCall, TraceSummary } from '../engine/engineApi';
+import type { EngineApi, EngineBackend, GoalTreeData, TraceSummary } from '../engine/engineApi';
 import { engineHost } from '../hosts/engineHost';
 import type { TerminalCommands } from '../hosts/terminalCommands';
 import { type RealPath, WorkspaceFiles } from '../hosts/workspaceFiles';
@@ -33,7 +33,6 @@ export class WorkbenchSession implements vscode.Disposable {
   private live?: Promise<Live>;
   private running?: AbortController;
   private planTimer?: ReturnType<typeof setTimeout>;
-  lastCall?: PreparedCall;
   /** The engine once started, for the views' synchronous questions. */
   private current?: Live;
   private unsubscribe?: () => void;
@@ -47,10 +46,6 @@ export class WorkbenchSession implements vscode.Disposable {
       this.live = undefined;
       throw e;
     });
-    return this.live;
-  }
-
-  engineIfStarted(): Promise<Live> | undefined {
     return this.live;
   }
 
@@ -90,7 +85,6 @@ export class WorkbenchSession implements vscode.Disposable {
 
   private hostOver(files: WorkspaceFiles, model: () => Promise<ChatModel>) {
     return engineHost(files, model, {
-      event: () => undefined,
       progress: (p) => {
         this.parts.output.appendLine(`[engine] ${p.operation}: ${p.message}`);
         if (p.done && /fail|stopp|timeout/i.test(p.message)) void vscode.window.showWarningMessage(`Context Workbench: ${p.message}`);
@@ -141,7 +135,6 @@ export class WorkbenchSession implements vscode.Disposable {
     const viewSink: TaskSink = {
       ...sink,
       prepared: (call) => {
-        this.lastCall = call;
         this.parts.prompts.update(call, `Prompt of the last call to ${live.model.label}`);
         this.parts.status.busy(`${call.tokens} tokens sent…`);
         sink.prepared(call);

@@ -85,6 +85,11 @@ export class WorkbenchPage {
   /** Type a command into the active terminal (the panel's terminal view) and run it. */
   async terminalRun(commandLine) {
     await this.runCommand('Terminal: Focus Terminal');
+    // Keys typed before xterm has the focus are lost.
+    await this.page.waitForFunction(() => document.activeElement?.classList.contains('xterm-helper-textarea'), null, { timeout: 15_000 });
+    await this.page.waitForTimeout(500);
+    // Whatever the shell was waiting for (a continuation line, a completion prompt) is dropped.
+    await this.page.keyboard.press('Control+C');
     await this.page.waitForTimeout(500);
     await this.page.keyboard.type(commandLine);
     await this.page.keyboard.press('Enter');

@@ -5,9 +5,12 @@
 // the o200k_base ranks, creating an engine on a memory host, counting 'hello world'); in Node
 // in a fresh process per round, in headless Chromium in a fresh browser context per round
 // (cold: nothing cached) and once more in the same context (warm: the rank file from the
-// HTTP cache). Medians over the rounds, with the split between the .wasm and the ranks.
+// HTTP cache). Medians over the rounds, with the split between the .wasm and the ranks. Then
+// the engine's latency in wasm: the longest shared trajectory replayed call by call through
+// ReplaySession in Node (record + prepare_call per call, as the playground runs it).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { startBrowser } from '../test/browser/chromium.mjs';
@@ -104,3 +107,15 @@ console.log(row(`Node ${process.version}`, nodeRuns));
 console.log(row('Chromium, cold (nothing cached)', cold));
 console.log(row('Chromium, warm (ranks from cache)', warm));
 console.log(`(import of the JS modules before init(), Node: ${median(nodeRuns.map((r) => r.import)).toFixed(0)} ms)`);
+
+const TRACE = process.env.BENCH_TRACE ?? '../../../shared/traces/vorflux/django__django-15973.json';
+const { ReplaySession } = await import('../dist/node.js');
+const text = readFileSync(new URL(TRACE, import.meta.url), 'utf8');
+const started = performance.now();
+const session = await ReplaySession.create(TRACE.split('/').at(-1), text);
+let calls = 0;
+while (session.step()) calls++;
+const seconds = (performance.now() - started) / 1000;
+console.log(`\nreplay in wasm (Node): ${TRACE.split('/').at(-1)}, ${calls} calls in ${seconds.toFixed(2)} s`
+  + ` (${((seconds * 1000) / calls).toFixed(2)} ms per call, import included)`);
+console.log(`load average during the run: ${loadavg().map((l) => l.toFixed(1)).join(', ')} (2 cores)`);

@@ -1,6 +1,7 @@
 //! `workbench serve` and `workbench dump` from the outside: the real binary on port 0, the
 //! query API over HTTP, live events over WebSocket while an engine in this process appends to
 //! the trace, resuming after an id, bad input, a hundred watchers, and files left untouched.
+#![cfg(not(target_arch = "wasm32"))]
 
 #[path = "serve_support/mod.rs"]
 mod support;
@@ -57,6 +58,10 @@ fn the_rest_routes_answer_and_bad_input_gets_clear_errors_while_nothing_on_disk_
     noisy.record(MessageDraft::text(Role::Assistant, "Linking takes most of the time.")).unwrap();
     persist(&noisy);
     std::fs::write(root.join("noisy/messages/m999999.json"), "not json {").unwrap();
+    // `escape`: a link out of the root to a trace elsewhere, which the server must not follow.
+    let outside = scratch("rest-outside");
+    write_demo(&outside);
+    std::os::unix::fs::symlink(outside.join("demo"), root.join("escape")).unwrap();
     let before = snapshot(&root);
 
     let server = Server::start(&root);
@@ -122,6 +127,12 @@ fn the_rest_routes_answer_and_bad_input_gets_clear_errors_while_nothing_on_disk_
         let (status, body) = server.get(traversal);
         assert_eq!((status, error_code(&body)), (400, "invalid_input"), "{traversal}: {body}");
     }
+    let (status, body) = server.get("/api/traces/escape");
+    assert_eq!((status, error_code(&body)), (403, "host_outside_workspace"), "{body}");
+    match server.try_watch("escape", 0) {
+        Err(tungstenite::Error::Http(response)) => assert_eq!(response.status().as_u16(), 403),
+        other => panic!("watching through a link out of the root: {:?}", other.map(|_| "accepted")),
+    }
     let (status, body) = server.get("/no/such/route");
     assert_eq!((status, error_code(&body)), (404, "no_route"));
 
@@ -143,6 +154,7 @@ fn the_rest_routes_answer_and_bad_input_gets_clear_errors_while_nothing_on_disk_
     assert_eq!(snapshot(&root), before, "a reader wrote under the trace root");
     drop(server);
     std::fs::remove_dir_all(root).unwrap();
+    std::fs::remove_dir_all(outside).unwrap();
 }
 
 #[test]
@@ -280,6 +292,34 @@ fn a_hundred_watchers_connect_and_one_leaving_mid_stream_does_not_disturb_the_ot
     }
     let (status, _) = server.get("/api/traces");
     assert_eq!(status, 200, "still serving");
+    drop(server);
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn a_burst_larger_than_the_broadcast_channel_reaches_every_watcher_whole_and_in_order() {
+    let root = scratch("burst");
+    write_demo(&root);
+    let server = Server::start(&root);
+    let (_, detail) = server.get("/api/traces/demo");
+    let stored = detail["last_event_id"].as_u64().unwrap();
+    let mut watchers: Vec<_> = (0..3).map(|_| server.watch("demo", stored)).collect();
+    for watcher in &mut watchers {
+        assert_eq!(watcher.next()["event"], "connected");
+    }
+    // One save appends thousands of lines at once: more than a watcher's channel holds, so
+    // a watcher that falls behind reads the rest from the file, from where it was.
+    let writer = open_trace(&root, "demo");
+    for k in 0..3000 {
+        writer.record(MessageDraft::text(Role::Assistant, format!("Burst message {k}."))).unwrap();
+    }
+    let last = persist(&writer);
+    assert!(last >= stored + 3000);
+    for (n, watcher) in watchers.iter_mut().enumerate() {
+        for expected in stored + 1..=last {
+            assert_eq!(watcher.next_event().0, expected, "watcher {n}");
+        }
+    }
     drop(server);
     std::fs::remove_dir_all(root).unwrap();
 }

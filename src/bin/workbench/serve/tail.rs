@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 /// One message for watchers.
 #[derive(Debug, Clone)]
 pub enum Frame {
-    /// An event as stored, with `"event": type` in front for seed 002's clients.
-    Event { id: u64, text: Utf8Bytes },
+    /// An event as stored, with `"event": type` in front for seed 002's clients; `after` is
+    /// where the log goes on after its line (a watcher that fell behind resumes there).
+    Event { id: u64, text: Utf8Bytes, after: Position },
     /// Why a line of the log was skipped; sent as `{"event": "note", "message": …}`.
     Note(String),
 }
@@ -41,27 +42,38 @@ impl Frame {
     }
 }
 
-/// How far one reader has read an event log.
-#[derive(Debug)]
-pub struct Tail {
-    path: PathBuf,
+/// How far a reader has read an event log.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Position {
     /// Bytes consumed: the end of the last complete line.
     offset: u64,
     /// Complete lines consumed, for notes.
     lines: u64,
     /// The newest event id read; an event that does not come after it is skipped.
-    last_id: u64,
+    pub last_id: u64,
+}
+
+/// A reader of one event log.
+#[derive(Debug)]
+pub struct Tail {
+    path: PathBuf,
+    at: Position,
 }
 
 impl Tail {
     /// A reader at the start of the log at `path` (an absolute path already checked to be
     /// inside the trace root).
     pub fn new(path: PathBuf) -> Tail {
-        Tail { path, offset: 0, lines: 0, last_id: 0 }
+        Tail::resume(path, Position::default())
     }
 
-    pub fn last_id(&self) -> u64 {
-        self.last_id
+    /// A reader that goes on from `at`.
+    pub fn resume(path: PathBuf, at: Position) -> Tail {
+        Tail { path, at }
+    }
+
+    pub fn position(&self) -> Position {
+        self.at
     }
 
     /// The events and notes of the complete lines appended since the last call. A log that
@@ -74,33 +86,33 @@ impl Tail {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(frames),
             Err(e) => return Err(e),
         };
-        if size < self.offset {
+        if size < self.at.offset {
             frames.push(Frame::note("events.jsonl became shorter (replaced); reading it again from the start"));
-            (self.offset, self.lines) = (0, 0);
+            self.at = Position { last_id: self.at.last_id, ..Position::default() };
         }
-        if size == self.offset {
+        if size == self.at.offset {
             return Ok(frames);
         }
         let mut file = File::open(&self.path)?;
-        file.seek(SeekFrom::Start(self.offset))?;
+        file.seek(SeekFrom::Start(self.at.offset))?;
         let mut bytes = Vec::new();
-        file.take(size - self.offset).read_to_end(&mut bytes)?;
+        file.take(size - self.at.offset).read_to_end(&mut bytes)?;
         let Some(end) = bytes.iter().rposition(|&b| b == b'\n') else { return Ok(frames) };
         for raw in bytes[..end].split(|&b| b == b'\n') {
-            self.lines += 1;
+            self.at.lines += 1;
+            self.at.offset += raw.len() as u64 + 1;
             if raw.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
             match event_frame(raw) {
-                Ok((id, text)) if id > self.last_id => {
-                    self.last_id = id;
-                    frames.push(Frame::Event { id, text });
+                Ok((id, text)) if id > self.at.last_id => {
+                    self.at.last_id = id;
+                    frames.push(Frame::Event { id, text, after: self.at });
                 }
                 Ok(_) => {}
-                Err(why) => frames.push(Frame::note(&format!("events.jsonl: line {} skipped: {why}", self.lines))),
+                Err(why) => frames.push(Frame::note(&format!("events.jsonl: line {} skipped: {why}", self.at.lines))),
             }
         }
-        self.offset += end as u64 + 1;
         Ok(frames)
     }
 }
@@ -137,8 +149,9 @@ mod tests {
 
         let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&path).unwrap();
         file.write_all(b"{\"id\":1,\"type\":\"goal_added\",\"goal\":{\"id\":\"1\"}}\n{\"id\":2,\"ty").unwrap();
+        let first = tail.read_new().unwrap();
         assert_eq!(
-            texts(&tail.read_new().unwrap()),
+            texts(&first),
             ["{\"event\":\"goal_added\",\"id\":1,\"type\":\"goal_added\",\"goal\":{\"id\":\"1\"}}"]
         );
         assert!(tail.read_new().unwrap().is_empty(), "the torn line is not read yet");
@@ -149,7 +162,14 @@ mod tests {
         assert_eq!(texts[0], "{\"event\":\"trace_completed\",\"id\":2,\"type\":\"trace_completed\"}");
         assert!(texts[1].contains("line 3 skipped: not JSON"), "{}", texts[1]);
         assert_eq!(frames.len(), 2, "an id that does not come after the last one is skipped");
-        assert_eq!(tail.last_id(), 2);
+        assert_eq!(tail.position().last_id, 2);
+
+        // A reader resumed after the first event reads what follows it, and nothing before.
+        let Frame::Event { after, .. } = first[0] else { panic!("an event") };
+        let mut resumed = Tail::resume(path.clone(), after);
+        let again = resumed.read_new().unwrap();
+        assert_eq!((again.len(), again[0].event_id()), (2, Some(2)), "the next event and the note");
+        assert_eq!(resumed.position(), tail.position());
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

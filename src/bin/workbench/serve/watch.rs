@@ -23,7 +23,7 @@ use tokio::sync::broadcast::{Receiver, error::RecvError};
 use super::errors::ApiError;
 use super::feeds::Feeds;
 use super::routes::{SinceQuery, check_since, query_of, trace_id};
-use super::tail::{Frame, Tail};
+use super::tail::{Frame, Position, Tail};
 use super::{AppState, blocking, read_store};
 
 pub async fn upgrade(
@@ -41,19 +41,20 @@ pub async fn upgrade(
     // received, and sent once.
     let live = state.feeds.subscribe(&trace_id).await?;
     let (fs, id) = (state.fs.clone(), trace_id.clone());
-    let (backlog, current_event_id) = blocking(move || {
+    let (backlog, position) = blocking(move || {
         let mut tail = Tail::new(Feeds::events_path(&fs, &id)?);
         let frames = tail.read_new().map_err(|e| ApiError::internal(format!("{id}/events.jsonl: {e}")))?;
-        Ok::<_, ApiError>((frames, tail.last_id()))
+        Ok::<_, ApiError>((frames, tail.position()))
     })
     .await??;
+    let current_event_id = position.last_id;
     check_since(since, current_event_id, &trace_id)?;
     let mut notes = detail.notes;
     let mut replay = Vec::new();
     for frame in backlog {
         match frame {
             Frame::Note(message) => notes.push(message),
-            Frame::Event { id, text } if id > since => replay.push(text),
+            Frame::Event { id, text, .. } if id > since => replay.push(text),
             Frame::Event { .. } => {}
         }
     }
@@ -66,7 +67,7 @@ pub async fn upgrade(
         "trace": detail.trace,
         "notes": notes,
     });
-    let session = Session { state, trace_id, last_sent: current_event_id };
+    let session = Session { state, trace_id, cursor: Cursor(position) };
     Ok(upgrade.on_upgrade(move |socket| session.run(socket, connected.to_string().into(), replay, live)))
 }
 
@@ -74,8 +75,7 @@ pub async fn upgrade(
 struct Session {
     state: AppState,
     trace_id: String,
-    /// The newest event id sent (or covered by `connected`).
-    last_sent: u64,
+    cursor: Cursor,
 }
 
 impl Session {
@@ -95,12 +95,10 @@ impl Session {
             tokio::select! {
                 received = live.recv() => {
                     let sent = match received {
-                        Ok(Frame::Event { id, text }) if id > self.last_sent => {
-                            self.last_sent = id;
-                            socket.send(Message::Text(text)).await
-                        }
-                        Ok(Frame::Event { .. }) => Ok(()),
-                        Ok(note @ Frame::Note(_)) => socket.send(Message::Text(note.text())).await,
+                        Ok(frame) => match self.cursor.admit(frame) {
+                            Some(text) => socket.send(Message::Text(text)).await,
+                            None => Ok(()),
+                        },
                         Err(RecvError::Lagged(_)) => self.catch_up(&mut socket).await,
                         Err(RecvError::Closed) => break,
                     };
@@ -118,11 +116,12 @@ impl Session {
         let _ = socket.send(Message::Close(None)).await;
     }
 
-    /// Fell further behind than the channel holds: send what was missed from the file.
+    /// Fell further behind than the channel holds: send the missed events from the file,
+    /// reading on from the last one sent. (Notes of skipped lines are not repeated here.)
     async fn catch_up(&mut self, socket: &mut WebSocket) -> Result<(), axum::Error> {
-        let (fs, id) = (self.state.fs.clone(), self.trace_id.clone());
+        let (fs, id, position) = (self.state.fs.clone(), self.trace_id.clone(), self.cursor.0);
         let read = blocking(move || {
-            let mut tail = Tail::new(Feeds::events_path(&fs, &id)?);
+            let mut tail = Tail::resume(Feeds::events_path(&fs, &id)?, position);
             tail.read_new().map_err(|e| ApiError::internal(format!("{id}/events.jsonl: {e}")))
         })
         .await;
@@ -133,15 +132,56 @@ impl Session {
                 return socket.send(Message::Text(note.text())).await;
             }
         };
-        // Only the missed events: the file's skipped lines were noted when first read.
-        for frame in frames {
-            if let Frame::Event { id, text } = frame
-                && id > self.last_sent
-            {
-                self.last_sent = id;
+        for frame in frames.into_iter().filter(|f| matches!(f, Frame::Event { .. })) {
+            if let Some(text) = self.cursor.admit(frame) {
                 socket.send(Message::Text(text)).await?;
             }
         }
         Ok(())
+    }
+}
+
+/// Where the log goes on after the newest event sent to a watcher (or covered by
+/// `connected`). An event arrives twice when it was appended while the watcher connected (read
+/// with the backlog and broadcast), or when catching up overlaps the channel: sent once.
+struct Cursor(Position);
+
+impl Cursor {
+    /// The text to send for `frame`, or `None` for an event already sent.
+    fn admit(&mut self, frame: Frame) -> Option<Utf8Bytes> {
+        match frame {
+            Frame::Event { id, text, after } if id > self.0.last_id => {
+                self.0 = after;
+                Some(text)
+            }
+            Frame::Event { .. } => None,
+            note @ Frame::Note(_) => Some(note.text()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_sent_once_and_only_after_the_last_one_sent() {
+        let frames = |texts: &[&str]| -> Vec<Frame> {
+            let dir = std::env::temp_dir().join(format!("cw-cursor-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("events.jsonl");
+            std::fs::write(&path, texts.concat()).unwrap();
+            let frames = Tail::new(path).read_new().unwrap();
+            std::fs::remove_dir_all(dir).unwrap();
+            frames
+        };
+        let all = frames(&["{\"id\":1,\"type\":\"a\"}\n", "{\"id\":2,\"type\":\"b\"}\n"]);
+        let Frame::Event { after: after_first, .. } = all[0].clone() else { panic!("an event") };
+        let mut cursor = Cursor(after_first);
+        assert!(cursor.admit(all[0].clone()).is_none(), "event 1 was covered already");
+        assert_eq!(cursor.admit(all[1].clone()).as_deref(), Some("{\"event\":\"b\",\"id\":2,\"type\":\"b\"}"));
+        assert!(cursor.admit(all[1].clone()).is_none(), "event 2 is not sent twice");
+        assert!(cursor.admit(Frame::note("line 9 skipped")).unwrap().contains("line 9 skipped"));
+        assert_eq!(cursor.0.last_id, 2);
     }
 }

@@ -1,6 +1,7 @@
 //! One poller per watched trace, shared by all of its watchers: every [`POLL`] it reads what
 //! was appended to the trace's `events.jsonl` (a `stat` when nothing was) and broadcasts the
-//! new frames. The poller starts with the first watcher and stops at the first tick without one.
+//! new frames as one batch. The poller starts with the first watcher and stops at the first
+//! tick without one.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -17,13 +18,17 @@ use super::tail::{Frame, Tail};
 
 /// How often a watched log is checked for new lines.
 pub const POLL: Duration = Duration::from_millis(50);
-/// Frames a watcher may fall behind before it catches up from the file instead.
-const CAPACITY: usize = 1024;
+/// Batches (polls that found something) a watcher may fall behind before it catches up from
+/// the file instead.
+const CAPACITY: usize = 256;
+
+/// The frames one poll found, shared by every watcher.
+pub type Batch = Arc<[Frame]>;
 
 /// The pollers of the traces being watched.
 pub struct Feeds {
     fs: WorkspaceFs,
-    channels: Mutex<HashMap<String, broadcast::Sender<Frame>>>,
+    channels: Mutex<HashMap<String, broadcast::Sender<Batch>>>,
 }
 
 impl Feeds {
@@ -40,7 +45,7 @@ impl Feeds {
     /// Receive every frame appended to the trace's log from now on. Whatever was on disk before
     /// this returns is for the caller to read itself (after subscribing, so nothing falls
     /// between the two).
-    pub async fn subscribe(self: &Arc<Self>, trace_id: &str) -> Result<broadcast::Receiver<Frame>, ApiError> {
+    pub async fn subscribe(self: &Arc<Self>, trace_id: &str) -> Result<broadcast::Receiver<Batch>, ApiError> {
         if let Some(sender) = self.lock().get(trace_id) {
             return Ok(sender.subscribe());
         }
@@ -65,7 +70,7 @@ impl Feeds {
 
     /// Forget the trace's poller when nobody watches it; under the lock, so a watcher that
     /// subscribes at the same time either gets this channel before or a new one after.
-    fn retire_if_unwatched(&self, trace_id: &str, sender: &broadcast::Sender<Frame>) -> bool {
+    fn retire_if_unwatched(&self, trace_id: &str, sender: &broadcast::Sender<Batch>) -> bool {
         let mut channels = self.lock();
         if sender.receiver_count() > 0 {
             return false;
@@ -77,7 +82,7 @@ impl Feeds {
     }
 
     /// Drop a poller that cannot go on; its watchers see the channel close.
-    fn forget(&self, trace_id: &str, sender: &broadcast::Sender<Frame>) {
+    fn forget(&self, trace_id: &str, sender: &broadcast::Sender<Batch>) {
         let mut channels = self.lock();
         if channels.get(trace_id).is_some_and(|s| s.same_channel(sender)) {
             channels.remove(trace_id);
@@ -90,13 +95,13 @@ impl Feeds {
         self.lock().len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, broadcast::Sender<Frame>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, broadcast::Sender<Batch>>> {
         self.channels.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 /// The poller of one trace: read, broadcast, sleep, until nobody listens.
-async fn poll(feeds: Arc<Feeds>, trace_id: String, sender: broadcast::Sender<Frame>, mut tail: Tail) {
+async fn poll(feeds: Arc<Feeds>, trace_id: String, sender: broadcast::Sender<Batch>, mut tail: Tail) {
     let mut tick = tokio::time::interval(POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_error = String::new();
@@ -117,7 +122,8 @@ async fn poll(feeds: Arc<Feeds>, trace_id: String, sender: broadcast::Sender<Fra
             }
             Err(e) => {
                 // The reading thread panicked and took the reader with it: say so, then stop.
-                let _ = sender.send(Frame::note(&format!("{trace_id}: the event log reader failed: {}", e.message)));
+                let note = Frame::note(&format!("{trace_id}: the event log reader failed: {}", e.message));
+                let _ = sender.send(Arc::new([note]));
                 feeds.forget(&trace_id, &sender);
                 return;
             }
@@ -125,14 +131,15 @@ async fn poll(feeds: Arc<Feeds>, trace_id: String, sender: broadcast::Sender<Fra
         match frames {
             Ok(frames) => {
                 last_error.clear();
-                for frame in frames {
+                if !frames.is_empty() {
                     // No receiver left is not an error: the next tick retires the poller.
-                    let _ = sender.send(frame);
+                    let _ = sender.send(frames.into());
                 }
             }
             Err(e) if e.to_string() != last_error => {
                 last_error = e.to_string();
-                let _ = sender.send(Frame::note(&format!("{trace_id}/events.jsonl cannot be read: {e}")));
+                let note = Frame::note(&format!("{trace_id}/events.jsonl cannot be read: {e}"));
+                let _ = sender.send(Arc::new([note]));
             }
             Err(_) => {}
         }
@@ -160,8 +167,9 @@ mod tests {
             let mut log = std::fs::OpenOptions::new().append(true).open(dir.join("t/events.jsonl")).unwrap();
             log.write_all(b"{\"id\":2,\"type\":\"goal_added\"}\n").unwrap();
             for receiver in [&mut first, &mut second] {
-                let frame = receiver.recv().await.unwrap();
-                assert_eq!(frame.event_id(), Some(2), "only what was appended after subscribing");
+                let batch = receiver.recv().await.unwrap();
+                let ids: Vec<_> = batch.iter().map(Frame::event_id).collect();
+                assert_eq!(ids, [Some(2)], "only what was appended after subscribing");
             }
             drop((first, second));
             let deadline = Instant::now() + Duration::from_secs(30);

@@ -17,11 +17,12 @@ use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
+use futures_util::SinkExt;
 use serde_json::json;
 use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use super::errors::ApiError;
-use super::feeds::Feeds;
+use super::feeds::{Batch, Feeds};
 use super::routes::{SinceQuery, check_since, query_of, trace_id};
 use super::tail::{Frame, Position, Tail};
 use super::{AppState, blocking, read_store};
@@ -84,21 +85,19 @@ impl Session {
         mut socket: WebSocket,
         connected: Utf8Bytes,
         replay: Vec<Utf8Bytes>,
-        mut live: Receiver<Frame>,
+        mut live: Receiver<Batch>,
     ) {
-        for text in std::iter::once(connected).chain(replay) {
-            if socket.send(Message::Text(text)).await.is_err() {
-                return;
-            }
+        if send_all(&mut socket, std::iter::once(connected).chain(replay)).await.is_err() {
+            return;
         }
         loop {
             tokio::select! {
                 received = live.recv() => {
                     let sent = match received {
-                        Ok(frame) => match self.cursor.admit(frame) {
-                            Some(text) => socket.send(Message::Text(text)).await,
-                            None => Ok(()),
-                        },
+                        Ok(batch) => {
+                            let texts: Vec<Utf8Bytes> = batch.iter().filter_map(|f| self.cursor.admit(f)).collect();
+                            send_all(&mut socket, texts).await
+                        }
                         Err(RecvError::Lagged(_)) => self.catch_up(&mut socket).await,
                         Err(RecvError::Closed) => break,
                     };
@@ -116,29 +115,41 @@ impl Session {
         let _ = socket.send(Message::Close(None)).await;
     }
 
-    /// Fell further behind than the channel holds: send the missed events from the file,
-    /// reading on from the last one sent. (Notes of skipped lines are not repeated here.)
+    /// Fell further behind than the channel holds: send the missed events from the file.
     async fn catch_up(&mut self, socket: &mut WebSocket) -> Result<(), axum::Error> {
+        let texts = self.missed().await;
+        send_all(socket, texts).await
+    }
+
+    /// The events after the last one sent, read from the file on from where it ended (notes
+    /// of skipped lines are not repeated); a note when the file cannot be read.
+    async fn missed(&mut self) -> Vec<Utf8Bytes> {
         let (fs, id, position) = (self.state.fs.clone(), self.trace_id.clone(), self.cursor.0);
         let read = blocking(move || {
             let mut tail = Tail::resume(Feeds::events_path(&fs, &id)?, position);
             tail.read_new().map_err(|e| ApiError::internal(format!("{id}/events.jsonl: {e}")))
         })
         .await;
-        let frames = match read {
-            Ok(Ok(frames)) => frames,
-            Ok(Err(e)) | Err(e) => {
-                let note = Frame::note(&format!("catching up from events.jsonl failed: {}", e.message));
-                return socket.send(Message::Text(note.text())).await;
+        match read {
+            Ok(Ok(frames)) => {
+                let events = frames.iter().filter(|f| matches!(f, Frame::Event { .. }));
+                events.filter_map(|f| self.cursor.admit(f)).collect()
             }
-        };
-        for frame in frames.into_iter().filter(|f| matches!(f, Frame::Event { .. })) {
-            if let Some(text) = self.cursor.admit(frame) {
-                socket.send(Message::Text(text)).await?;
+            Ok(Err(e)) | Err(e) => {
+                vec![Frame::note(&format!("catching up from events.jsonl failed: {}", e.message)).text()]
             }
         }
-        Ok(())
     }
+}
+
+/// Queue every text, then flush once: one write for a whole batch.
+async fn send_all(socket: &mut WebSocket, texts: impl IntoIterator<Item = Utf8Bytes>) -> Result<(), axum::Error> {
+    let mut queued = false;
+    for text in texts {
+        socket.feed(Message::Text(text)).await?;
+        queued = true;
+    }
+    if queued { socket.flush().await } else { Ok(()) }
 }
 
 /// Where the log goes on after the newest event sent to a watcher (or covered by
@@ -148,11 +159,11 @@ struct Cursor(Position);
 
 impl Cursor {
     /// The text to send for `frame`, or `None` for an event already sent.
-    fn admit(&mut self, frame: Frame) -> Option<Utf8Bytes> {
+    fn admit(&mut self, frame: &Frame) -> Option<Utf8Bytes> {
         match frame {
-            Frame::Event { id, text, after } if id > self.0.last_id => {
-                self.0 = after;
-                Some(text)
+            Frame::Event { id, text, after } if *id > self.0.last_id => {
+                self.0 = *after;
+                Some(text.clone())
             }
             Frame::Event { .. } => None,
             note @ Frame::Note(_) => Some(note.text()),
@@ -163,6 +174,7 @@ impl Cursor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use context_workbench::native::WorkspaceFs;
 
     #[test]
     fn an_event_is_sent_once_and_only_after_the_last_one_sent() {
@@ -176,12 +188,39 @@ mod tests {
             frames
         };
         let all = frames(&["{\"id\":1,\"type\":\"a\"}\n", "{\"id\":2,\"type\":\"b\"}\n"]);
-        let Frame::Event { after: after_first, .. } = all[0].clone() else { panic!("an event") };
+        let Frame::Event { after: after_first, .. } = all[0] else { panic!("an event") };
         let mut cursor = Cursor(after_first);
-        assert!(cursor.admit(all[0].clone()).is_none(), "event 1 was covered already");
-        assert_eq!(cursor.admit(all[1].clone()).as_deref(), Some("{\"event\":\"b\",\"id\":2,\"type\":\"b\"}"));
-        assert!(cursor.admit(all[1].clone()).is_none(), "event 2 is not sent twice");
-        assert!(cursor.admit(Frame::note("line 9 skipped")).unwrap().contains("line 9 skipped"));
+        assert!(cursor.admit(&all[0]).is_none(), "event 1 was covered already");
+        assert_eq!(cursor.admit(&all[1]).as_deref(), Some("{\"event\":\"b\",\"id\":2,\"type\":\"b\"}"));
+        assert!(cursor.admit(&all[1]).is_none(), "event 2 is not sent twice");
+        assert!(cursor.admit(&Frame::note("line 9 skipped")).unwrap().contains("line 9 skipped"));
         assert_eq!(cursor.0.last_id, 2);
+    }
+
+    #[test]
+    fn a_watcher_that_fell_behind_reads_the_missed_events_from_where_it_was() {
+        let dir = std::env::temp_dir().join(format!("cw-missed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("t")).unwrap();
+        let line = |id: u64| format!("{{\"id\":{id},\"type\":\"goal_added\"}}\n");
+        std::fs::write(dir.join("t/events.jsonl"), (1..=5).map(line).collect::<String>() + "not json\n").unwrap();
+        let fs = WorkspaceFs::new(&dir).unwrap();
+        let frames = Tail::new(dir.join("t/events.jsonl")).read_new().unwrap();
+        let Frame::Event { after: after_second, .. } = frames[1] else { panic!("an event") };
+        let state = AppState { feeds: Feeds::new(fs.clone()), fs };
+        let mut session = Session { state, trace_id: "t".into(), cursor: Cursor(after_second) };
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let ids = |texts: Vec<Utf8Bytes>| -> Vec<u64> {
+            texts
+                .iter()
+                .map(|t| serde_json::from_str::<serde_json::Value>(t).unwrap()["id"].as_u64().unwrap())
+                .collect()
+        };
+        assert_eq!(ids(runtime.block_on(session.missed())), [3, 4, 5], "the events after the second, no note");
+        assert!(runtime.block_on(session.missed()).is_empty());
+        let mut log = std::fs::OpenOptions::new().append(true).open(dir.join("t/events.jsonl")).unwrap();
+        std::io::Write::write_all(&mut log, line(6).as_bytes()).unwrap();
+        assert_eq!(ids(runtime.block_on(session.missed())), [6]);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

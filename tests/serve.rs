@@ -376,5 +376,10 @@ fn dump_prints_the_step_tree_of_a_persisted_trace_as_text_and_json() {
     assert!(stderr.contains("not a plain name"), "{stderr}");
 
     assert_eq!(snapshot(&root), after_second, "dump wrote under the trace root");
+
+    std::fs::write(root.join("other/goal.json"), "{\"mission\": ").unwrap();
+    let (code, _, stderr) = workbench(&["dump", "--trace", "other"], &root);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("goal.json is corrupted"), "{stderr}");
     std::fs::remove_dir_all(root).unwrap();
 }

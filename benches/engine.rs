@@ -11,12 +11,13 @@
 use std::path::Path;
 use std::time::Instant;
 
-use context_workbench::import::import;
+use context_workbench::import::{Trajectory, import};
 use context_workbench::model::Role;
+use context_workbench::native::{NativeHost, WorkspaceFs};
 use context_workbench::prompt::CallInput;
 use context_workbench::replay::{ReplayHost, flatten};
 use context_workbench::testing::block_on;
-use context_workbench::{Config, Engine, MessageDraft};
+use context_workbench::{Config, Engine, Host, MessageDraft};
 
 /// The vorflux run with the most recorded calls (735).
 const LONGEST: &str = "../shared/traces/vorflux/django__django-15973.json";
@@ -29,46 +30,13 @@ fn main() {
     drop(text);
     let rss_before = peak_rss_mb();
 
-    let mut config = Config { window: 200_000, ..Config::default() };
-    config.workbench.llm_compactor = false;
     let t = Instant::now();
-    let engine = Engine::new(ReplayHost::default(), config);
+    let engine = Engine::new(ReplayHost::default(), config());
     let new_ms = t.elapsed().as_secs_f64() * 1e3;
-    let (mut record_us, mut prepare_us, mut rewriting_us) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut refused, mut failed, mut rewrites, mut peak_tokens) = (0, 0, 0, 0);
-    let mut system_prompt = String::new();
-    let mut recorded = 0;
     let start = Instant::now();
-    for &end in &trajectory.calls {
-        for (i, m) in trajectory.messages[..end].iter().enumerate().skip(recorded) {
-            if i == 0 && m.role == Role::System {
-                system_prompt = flatten(m.role, &m.content).content.to_string();
-                continue;
-            }
-            let draft = MessageDraft::from(m);
-            let t = Instant::now();
-            let result = engine.record(draft);
-            record_us.push(t.elapsed().as_secs_f64() * 1e6);
-            refused += usize::from(result.is_err());
-        }
-        recorded = end;
-        let input = CallInput { system_prompt: system_prompt.clone(), ..CallInput::default() };
-        let t = Instant::now();
-        let result = block_on(engine.prepare_call(&input));
-        let us = t.elapsed().as_secs_f64() * 1e6;
-        prepare_us.push(us);
-        match result {
-            Ok(assembly) => {
-                if !assembly.rewrites.is_empty() {
-                    rewriting_us.push(us);
-                }
-                rewrites += assembly.rewrites.len();
-                peak_tokens = peak_tokens.max(assembly.tokens);
-            }
-            Err(_) => failed += 1,
-        }
-    }
+    let mut run = replay(&engine, &trajectory);
     let total = start.elapsed().as_secs_f64();
+    let Run { record_us, prepare_us, rewriting_us, refused, failed, rewrites, peak_tokens } = &mut run;
 
     println!(
         "engine latency, natively: {} ({} messages, {} calls), replayed in {total:.2} s",
@@ -78,14 +46,87 @@ fn main() {
     );
     println!("Engine::new: {new_ms:.1} ms (cold: it loads the BPE ranks; not in the rows below)");
     println!("{:<28} {:>6} {:>10} {:>10} {:>10} {:>10}", "operation", "n", "mean", "p50", "p95", "max");
-    print_row("record (per message)", &mut record_us);
-    print_row("prepare_call (per prompt)", &mut prepare_us);
-    print_row("  of which rewrote history", &mut rewriting_us);
+    print_row("record (per message)", record_us);
+    print_row("prepare_call (per prompt)", prepare_us);
+    print_row("  of which rewrote history", rewriting_us);
     println!(
         "prompts: peak {peak_tokens} tokens, {rewrites} rewrites; {refused} messages refused, {failed} calls failed"
     );
     let mb = |m: Option<f64>| m.map_or("n/a".into(), |m| format!("{m:.1} MB"));
     println!("peak RSS: {} ({} after reading and importing the trajectory)", mb(peak_rss_mb()), mb(rss_before));
+
+    // The same loop with a trace store on disk: every prepare_call also saves the trace.
+    let dir = std::env::temp_dir().join(format!("cw-bench-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    let fs = WorkspaceFs::new(&dir).expect("the scratch directory");
+    let stored = block_on(Engine::open(NativeHost::new(fs, None), config(), Some("bench"))).expect("a new trace").0;
+    let mut saved = replay(&stored, &trajectory);
+    let bytes: u64 = std::fs::read_dir(dir.join(".trace/bench"))
+        .map_or(0, |d| d.filter_map(|e| e.ok()?.metadata().ok()).filter(|m| m.is_file()).map(|m| m.len()).sum());
+    println!("with a trace store (saved after every call, {:.1} MB of files besides messages/):", bytes as f64 / 1e6);
+    print_row("prepare_call + save", &mut saved.prepare_us);
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+    let save = mean(&saved.prepare_us) - mean(prepare_us);
+    println!(
+        "a save costs {:.2} ms per call on average, {:.1}x a prepare_call alone",
+        save / 1e3,
+        save / mean(prepare_us)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn config() -> Config {
+    let mut config = Config { window: 200_000, ..Config::default() };
+    config.workbench.llm_compactor = false;
+    config
+}
+
+/// Timings of one replay of the trajectory's calls through an engine.
+#[derive(Default)]
+struct Run {
+    record_us: Vec<f64>,
+    prepare_us: Vec<f64>,
+    rewriting_us: Vec<f64>,
+    refused: usize,
+    failed: usize,
+    rewrites: usize,
+    peak_tokens: usize,
+}
+
+fn replay<H: Host>(engine: &Engine<H>, trajectory: &Trajectory) -> Run {
+    let mut run = Run::default();
+    let mut system_prompt = String::new();
+    let mut recorded = 0;
+    for &end in &trajectory.calls {
+        for (i, m) in trajectory.messages[..end].iter().enumerate().skip(recorded) {
+            if i == 0 && m.role == Role::System {
+                system_prompt = flatten(m.role, &m.content).content.to_string();
+                continue;
+            }
+            let t = Instant::now();
+            let result = engine.record(MessageDraft::from(m));
+            run.record_us.push(t.elapsed().as_secs_f64() * 1e6);
+            run.refused += usize::from(result.is_err());
+        }
+        recorded = end;
+        let input = CallInput { system_prompt: system_prompt.clone(), ..CallInput::default() };
+        let t = Instant::now();
+        let result = block_on(engine.prepare_call(&input));
+        let us = t.elapsed().as_secs_f64() * 1e6;
+        run.prepare_us.push(us);
+        match result {
+            Ok(assembly) => {
+                if !assembly.rewrites.is_empty() {
+                    run.rewriting_us.push(us);
+                }
+                run.rewrites += assembly.rewrites.len();
+                run.peak_tokens = run.peak_tokens.max(assembly.tokens);
+            }
+            Err(_) => run.failed += 1,
+        }
+    }
+    run
 }
 
 fn print_row(name: &str, micros: &mut [f64]) {

@@ -137,6 +137,10 @@ test('a span is compacted on request, with its cost; the board takes checked del
   engine.endSpan('profile', 'codegen of one crate dominates');
   const record = await engine.compactSpan('profile');
   assert.equal(record.mechanism, 'tail_compaction');
+  const [block] = engine.historyView().blocks;
+  assert.deepEqual([block.start, block.end], [record.start, record.end], 'the block names the raw range it replaced');
+  assert.equal(block.content.replaces.span_id, 'profile');
+  assert.match(block.text, /^<compressed_turns v1 /);
   assert.ok(record.cost.tokens_after < record.cost.tokens_before, JSON.stringify(record.cost));
   await assert.rejects(engine.compactSpan('nope'), { code: 'invalid_input' });
 

@@ -112,6 +112,13 @@ impl ContextEngine {
         to_js_value(&self.engine.trace())
     }
 
+    /// How the prompt shows the history: the compressed blocks (with the raw ranges they
+    /// replaced), the archived summary, pruned outputs, the board and every rewrite with its cost.
+    #[wasm_bindgen(js_name = historyView, unchecked_return_type = "HistoryView")]
+    pub fn history_view(&self) -> Result<JsValue, JsValue> {
+        to_js_value(&self.engine.history_view())
+    }
+
     /// `SPAN_START(id, goal)`: the span opens at the next recorded message (R5.7).
     #[wasm_bindgen(js_name = startSpan)]
     pub fn start_span(&self, id: &str, goal: &str) -> Result<(), JsValue> {

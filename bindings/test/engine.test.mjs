@@ -70,6 +70,19 @@ test('a recorded conversation is assembled in each serialization', async () => {
   engine.dispose();
 });
 
+test('the history view says what replaced what, after rounds settle', async () => {
+  const engine = await ContextEngine.create(memoryHost());
+  engine.record({ role: 'user', content: 'list the files' });
+  const listing = Array.from({ length: 400 }, (_, i) => `src/module_${i}.rs`).join('\n');
+  toolRound(engine, 'c1', 'Bash', { command: 'ls -R' }, listing, 0);
+  engine.record({ role: 'user', content: 'now count them' });
+  await engine.prepareCall(SYSTEM);
+  const view = engine.historyView();
+  assert.equal(view.settled, 3, 'the first round ended with the new user message');
+  assert.match(view.forms['2'], /exit code|lines|module_0/, 'the settled output has its history form, by message index');
+  assert.deepEqual([view.blocks, view.pruned, view.summary], [[], [], null]);
+});
+
 test('a real tool output is compressed with a pointer to its original', async () => {
   const engine = await ContextEngine.create(memoryHost());
   const log = readFileSync(path.join(root, '../shared/traces/vorflux/django__django-15973.json'), 'utf8');

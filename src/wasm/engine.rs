@@ -116,7 +116,11 @@ impl ContextEngine {
     /// replaced), the archived summary, pruned outputs, the board and every rewrite with its cost.
     #[wasm_bindgen(js_name = historyView, unchecked_return_type = "HistoryView")]
     pub fn history_view(&self) -> Result<JsValue, JsValue> {
-        to_js_value(&self.engine.history_view())
+        // Through JSON: its maps have number keys (message indices, line numbers), which JSON
+        // writes as strings and a JS object needs as strings.
+        let json = serde_json::to_value(self.engine.history_view())
+            .map_err(|e| to_js_error(Error::InvalidInput(format!("history view: {e}"))))?;
+        to_js_value(&json)
     }
 
     /// `SPAN_START(id, goal)`: the span opens at the next recorded message (R5.7).

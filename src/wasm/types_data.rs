@@ -130,7 +130,9 @@ export interface HistoryView {
   /** History forms of settled tool outputs, by message index. */ forms: Record<string, string>;
   summary: { text: string; start: number; end: number; truncated: boolean } | null;
   /** Tool messages whose output the prune stage replaced. */ pruned: number[];
-  failed_compactions: number; blocks: TailBlock[]; board: StateBoard; anchored: unknown; rewrites: RewriteRecord[];
+  failed_compactions: number; blocks: TailBlock[]; board: StateBoard;
+  /** Code lines the blocks already show: path → line number → text. */ anchored: Record<string, Record<string, string>>;
+  rewrites: RewriteRecord[];
 }
 export interface StateUpdate {
   version: number; message: string; rejected: Array<{ item: string; reason: string }>; conflicts: string[]; notes: string[];

@@ -340,8 +340,9 @@ fn explore_branches_are_saved_in_their_own_directories_and_resume() {
     let dir = scratch("branches");
     let (engine, _) = block_on(Engine::open(host(&dir), config(), Some("x"))).unwrap();
     engine.record(MessageDraft::text(Role::User, "Find why the build is slow.")).unwrap();
-    let started = engine.call_goal_tool("explore", r#"{"branches": ["profile the compiler", "check the cache"]}"#);
-    assert_eq!(started.branches, ["A", "B"]);
+    let branches = r#"{"branches": ["profile the compiler", "check the cache", "try the old linker"]}"#;
+    let started = engine.call_goal_tool("explore", branches);
+    assert_eq!(started.branches, ["A", "B", "C"]);
     engine.record_in_branch("A", MessageDraft::text(Role::Assistant, "Profiling: codegen takes 80%.")).unwrap();
     assert!(engine.call_branch_tool("A", "goal", r#"{"add": "profile codegen"}"#).is_ok());
     engine.record_in_branch("B", MessageDraft::text(Role::Assistant, "The cache hit rate is 95%.")).unwrap();
@@ -355,7 +356,10 @@ fn explore_branches_are_saved_in_their_own_directories_and_resume() {
     let h = host(&dir);
     let store = TraceStore::new(&h, ".trace").unwrap();
     let detail = block_on(store.trace("x")).unwrap();
-    assert_eq!(detail.branches.keys().collect::<Vec<_>>(), ["A", "B"]);
+    assert_eq!(detail.branches.keys().collect::<Vec<_>>(), ["A", "B", "C"], "{:?}", detail.notes);
+    assert!(detail.notes.is_empty(), "{:?}", detail.notes);
+    let c = block_on(store.branch("x", "C")).unwrap();
+    assert_eq!((c.meta.message_count, c.messages.len()), (0, 0), "a branch with no message yet is still there");
     let a = &detail.branches["A"];
     assert_eq!((a.meta.goal_count, a.meta.message_count), (1, 1));
     assert_eq!(a.last_message.as_ref().unwrap().content, "Profiling: codegen takes 80%.");
@@ -367,7 +371,8 @@ fn explore_branches_are_saved_in_their_own_directories_and_resume() {
     let (resumed, notes) = block_on(Engine::open(host(&dir), config(), Some("x"))).unwrap();
     assert!(notes.is_empty(), "{notes:?}");
     assert_eq!(resumed.branch_messages("A").len(), 1);
-    assert!(resumed.finish_branch("B", "the cache is fine").unwrap(), "B was still exploring, A had finished");
+    assert!(!resumed.finish_branch("B", "the cache is fine").unwrap(), "C is still exploring");
+    assert!(resumed.finish_branch("C", "not tried").unwrap(), "A had finished before the resume");
     let merged = resumed.merge_explore(Some("A")).unwrap();
     assert!(merged.contains("codegen dominates") && merged.contains("the cache is fine"), "{merged}");
     block_on(resumed.persist()).unwrap();

@@ -6,6 +6,7 @@ mod common;
 
 use context_workbench::ContextEngine;
 use context_workbench::tokens::{Encoding, TokenCounter};
+use context_workbench::wasm::ReplaySession;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -87,4 +88,35 @@ fn bad_hosts_and_configs_are_refused() {
     let err = ContextEngine::new(js_host("return {text: ''};"), config).err().unwrap();
     assert_eq!(get(&err, "code").as_string().unwrap(), "invalid_config");
     assert!(get(&err, "message").as_string().unwrap().contains("windw"));
+}
+
+/// A small real Claude Code log with TodoWrite calls, the same bytes natively and in wasm.
+const TODO_LOG: &str = include_str!("../../shared/traces/claude-code/claude-code-log_todowrite_examples.jsonl");
+
+#[wasm_bindgen_test]
+fn a_replay_session_runs_in_wasm_and_its_todos_become_goals() {
+    let mut session = ReplaySession::new("todos.jsonl", TODO_LOG, None).unwrap();
+    let calls = session.calls();
+    assert!(calls > 0);
+    let mut steps = 0;
+    while !session.step().unwrap().is_undefined() {
+        steps += 1;
+    }
+    assert_eq!(steps, calls);
+    let tree = session.goal_tree().unwrap();
+    let goals = js_sys::Array::from(&get(&tree, "goals"));
+    assert!(goals.length() >= 3, "the todo items are goals");
+    let err = ReplaySession::new("notes.md", "# not a trajectory", None).err().unwrap();
+    assert_eq!(get(&err, "code").as_string().unwrap(), "invalid_trajectory");
+}
+
+#[wasm_bindgen_test]
+fn inputs_with_unknown_fields_are_refused_by_path() {
+    let engine = ContextEngine::new(js_host("return {text: ''};"), JsValue::UNDEFINED).unwrap();
+    let typo = js_sys::JSON::parse(r#"{"role": "user", "content": "hi", "goal": "1"}"#).unwrap();
+    let err = engine.record(typo).err().unwrap();
+    assert_eq!(get(&err, "code").as_string().unwrap(), "invalid_input");
+    assert!(get(&err, "message").as_string().unwrap().contains("unknown field `goal`"));
+    let ok = js_sys::JSON::parse(r#"{"role": "user", "content": "hi"}"#).unwrap();
+    assert_eq!(engine.record(ok).unwrap(), "m000000");
 }

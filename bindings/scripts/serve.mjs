@@ -22,7 +22,9 @@ export async function serve(root, port = 0) {
       if (file !== top && !file.startsWith(top + path.sep)) throw Object.assign(new Error('outside'), { status: 403 });
       if ((await stat(file)).isDirectory()) file = path.join(file, 'index.html');
       const body = await readFile(file);
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
+      // Rank files never change: let the browser cache them, as a real deployment would.
+      const cache = path.extname(file) === '.tiktoken' ? 'max-age=86400, immutable' : 'no-cache';
+      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': cache });
       res.end(body);
     } catch (error) {
       res.writeHead(error.status ?? 404, { 'content-type': 'text/plain' });

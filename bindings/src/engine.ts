@@ -3,7 +3,8 @@
 // subscribers, and turns every throw and rejection into a ContextWorkbenchError.
 import { ContextEngine as WasmEngine } from './wasm/context_workbench.js';
 import type {
-  CallInput, Completion, CompletionRequest, Compressed, Config, EngineEvent, GoalPlan, GoalToolResult, GoalTree, Host,
+  CallInput, Completion, CompletionRequest, Compressed, Config, EngineEvent, GoalPlan, GoalToolResult, GoalTree,
+  HistoryView, Host,
   Message, MessageInput, PersistReport, PreparedCall, Progress, PromptFormat, RepairNote, RewriteRecord, StateBoard, StateDelta,
   StateUpdate, Step, ToolOutputInput, ToolResult, ToolSpec, Trace, Usage,
 } from './types.js';
@@ -111,6 +112,8 @@ export class ContextEngine {
   loadHistory(messages: Message[]): RepairNote[] { return this.#use((e) => e.loadHistory(messages)); }
   /** The trace recorded so far. */
   trace(): Trace { return this.#use((e) => e.trace()); }
+  /** What replaced what in the prompt: blocks with their raw ranges, summary, pruned outputs, rewrites. */
+  historyView(): HistoryView { return this.#use((e) => e.historyView()); }
   startSpan(id: string, goal: string): void { this.#use((e) => e.startSpan(id, goal)); }
   endSpan(id: string, outcome: string): void { this.#use((e) => e.endSpan(id, outcome)); }
   /** A file was read with this mtime: the note for the result when it changed since the last read. */

@@ -22,6 +22,8 @@ export interface InitOptions {
 /** What an entry point knows about its platform. */
 export interface Platform {
   defaultWasm(): Promise<WasmSource>;
+  /** The .wasm source as the glue takes it here (Node reads URLs and paths into bytes). */
+  wasmSource(source: WasmSource): Promise<WasmSource>;
   defaultRanks(encoding: Encoding): RanksSource;
   /** Bytes from a URL or path (fetch in browsers; fetch or the file system in Node). */
   read(source: URL | string): Promise<Uint8Array>;
@@ -48,7 +50,8 @@ export function init(options: InitOptions = {}): Promise<void> {
     rankSources = isRanksMap(ranks) ? { ...ranks } : { o200k_base: ranks };
   }
   ready = (async () => {
-    const wasm = options.wasm ?? (await requirePlatform().defaultWasm());
+    const p = requirePlatform();
+    const wasm = await p.wasmSource(options.wasm ?? (await p.defaultWasm()));
     await initWasm({ module_or_path: await wasm });
   })().catch((error) => {
     ready = undefined;

@@ -7,14 +7,21 @@ import { registerPlatform, type Encoding } from './init.js';
 
 const here = (name: string) => new URL(name, import.meta.url);
 
+const isLocation = (source: unknown): source is URL | string => source instanceof URL || typeof source === 'string';
+
 registerPlatform({
   defaultWasm: async () => readFile(here('./wasm/context_workbench_bg.wasm')),
+  // Node's fetch cannot read files: a URL or path is read into bytes here.
+  wasmSource: async (source) => (isLocation(source) ? read(source) : source),
   defaultRanks: (encoding: Encoding) => here(`./ranks/${encoding}.tiktoken`),
-  read: async (source) => {
-    const url = source instanceof URL ? source : new URL(source, here('./'));
-    if (url.protocol === 'file:') return readFile(fileURLToPath(url));
-    const response = await fetch(url);
-    if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);
-    return new Uint8Array(await response.arrayBuffer());
-  },
+  read,
 });
+
+/** Bytes from a file URL or path (relative to dist/), or over http(s). */
+async function read(source: URL | string): Promise<Uint8Array> {
+  const url = source instanceof URL ? source : new URL(source, here('./'));
+  if (url.protocol === 'file:') return readFile(fileURLToPath(url));
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);
+  return new Uint8Array(await response.arrayBuffer());
+}

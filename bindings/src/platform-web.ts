@@ -6,6 +6,8 @@ const here = (name: string) => new URL(name, import.meta.url);
 
 registerPlatform({
   defaultWasm: async () => here('./wasm/context_workbench_bg.wasm'),
+  // The glue fetches URLs itself, compiling while it downloads.
+  wasmSource: async (source) => source,
   defaultRanks: (encoding: Encoding) => here(`./ranks/${encoding}.tiktoken`),
   read: async (source) => {
     const response = await fetch(source);

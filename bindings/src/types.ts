@@ -4,8 +4,8 @@ export type {
   AffectedGoal, Anchor, AnthropicRequest, Assembly, Branch, BranchDetail, BranchMeta, CallInput, CallView,
   ChatMessage, Completion, CompletionRequest, Compressed, Config, ContentPart, DirEntry, EngineEvent, EventsPage,
   Fact, Family, FileContent, FileStat, Goal, GoalMessages, GoalPlan, GoalStats, GoalStatus, GoalToolResult,
-  GoalTree, GoalTreeView, Host, Layer, Message, MessageInput, MessagePreview, OpenAiRequest, PersistReport,
+  GoalTree, GoalTreeView, HistoryView, Host, Layer, Message, MessageInput, MessagePreview, OpenAiRequest, PersistReport,
   PreparedCall, Progress, PromptFormat, PromptMessage, PromptView, RepairNote, ReplayStep, RewriteCost,
   RewriteRecord, Role, Span, StateBoard, StateDelta, StateUpdate, Step, ToolCall, ToolOutputInput, ToolResult,
-  ToolSpec, Trace, TraceDetail, TraceList, TraceMeta, TrajectoryInfo, Usage, ViewKind, ViewMessage,
+  TailBlock, ToolSpec, Trace, TraceDetail, TraceList, TraceMeta, TrajectoryInfo, Usage, ViewKind, ViewMessage,
 } from './wasm/context_workbench.js';

@@ -12,6 +12,12 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
 const SYSTEM = { system_prompt: 'You are a coding agent.' };
 
+/** Resolves once `ready()` is truthy; fails the test after 5 s instead of hanging. */
+async function until(ready) {
+  for (let i = 0; i < 5000 && !ready(); i++) await new Promise((resolve) => setTimeout(resolve, 1));
+  assert.ok(ready(), 'the host was never called');
+}
+
 /** An assistant call of `name` with `args`, answered by `output`. */
 function toolRound(engine, id, name, args, output, exitCode) {
   engine.record({ role: 'assistant', content: [{ type: 'tool_call', id, name, arguments: JSON.stringify(args) }] });
@@ -62,6 +68,19 @@ test('a recorded conversation is assembled in each serialization', async () => {
   assert.match(react.request, /\[assistant\] .*Action: Bash\[/s);
   await assert.rejects(engine.prepareCall(SYSTEM, 'xml'), { name: 'ContextWorkbenchError', code: 'invalid_input' });
   engine.dispose();
+});
+
+test('the history view says what replaced what, after rounds settle', async () => {
+  const engine = await ContextEngine.create(memoryHost());
+  engine.record({ role: 'user', content: 'list the files' });
+  const listing = Array.from({ length: 400 }, (_, i) => `src/module_${i}.rs`).join('\n');
+  toolRound(engine, 'c1', 'Bash', { command: 'ls -R' }, listing, 0);
+  engine.record({ role: 'user', content: 'now count them' });
+  await engine.prepareCall(SYSTEM);
+  const view = engine.historyView();
+  assert.equal(view.settled, 3, 'the first round ended with the new user message');
+  assert.match(view.forms['2'], /exit code|lines|module_0/, 'the settled output has its history form, by message index');
+  assert.deepEqual([view.blocks, view.pruned, view.summary], [[], [], null]);
 });
 
 test('a real tool output is compressed with a pointer to its original', async () => {
@@ -131,6 +150,10 @@ test('a span is compacted on request, with its cost; the board takes checked del
   engine.endSpan('profile', 'codegen of one crate dominates');
   const record = await engine.compactSpan('profile');
   assert.equal(record.mechanism, 'tail_compaction');
+  const [block] = engine.historyView().blocks;
+  assert.deepEqual([block.start, block.end], [record.start, record.end], 'the block names the raw range it replaced');
+  assert.equal(block.content.replaces.span_id, 'profile');
+  assert.match(block.text, /^<compressed_turns v1 /);
   assert.ok(record.cost.tokens_after < record.cost.tokens_before, JSON.stringify(record.cost));
   await assert.rejects(engine.compactSpan('nope'), { code: 'invalid_input' });
 
@@ -175,7 +198,7 @@ test('LLM calls go through the host; the engine stays usable while one is pendin
   let release;
   const engine = await ContextEngine.create(memoryHost({ llm: () => new Promise((resolve) => { release = resolve; }) }));
   const pending = engine.complete({ messages: [{ role: 'user', content: 'slow' }], purpose: 'test' });
-  while (!release) await new Promise((resolve) => setImmediate(resolve));
+  await until(() => release);
   assert.equal(engine.countTokens('still responsive'), 2);
   release({ text: 'done', usage: { promptTokens: 12, completionTokens: 3 } });
   assert.equal((await pending).text, 'done');
@@ -205,11 +228,28 @@ test('host failures are typed errors: rejections, throws, bad values and hosts t
   const started = Date.now();
   await assert.rejects(silent.complete({ ...request, timeoutMs: 50 }), (err) => err.code === 'host_timeout' && /50 ms/.test(err.message));
   assert.ok(Date.now() - started < 5000);
-  const hanging = { ...memoryHost(), stat: () => new Promise(() => {}), readFile: () => new Promise(() => {}) };
+  const hanging = { ...memoryHost(), listDir: () => new Promise(() => {}), stat: () => new Promise(() => {}) };
   const stuck = await ContextEngine.create(hanging, undefined, { hostTimeoutMs: 50 });
-  stuck.record({ role: 'user', content: 'go' });
+  const waited = Date.now();
+  await stuck.recordUserInput('read @src/lib.rs');
+  assert.equal(stuck.trace().messages[0].content[0].text, 'read @src/lib.rs', 'a mention the host cannot stat gets no reminder');
   const assembled = await stuck.prepareCall(SYSTEM);
-  assert.equal(assembled.view.messages.length, 2, 'CODE_LAW.md that never loads is left out, not waited for');
+  assert.equal(assembled.view.messages.length, 2, 'project rules that never load are left out, not waited for');
+  assert.ok(Date.now() - waited >= 100, 'both calls waited for the timeout');
+});
+
+test('disposing while a call waits on the host lets that call settle', async () => {
+  let release;
+  const host = { ...memoryHost(), listDir: () => new Promise((resolve) => { release = resolve; }) };
+  const engine = await ContextEngine.create(host);
+  engine.record({ role: 'user', content: 'go' });
+  const pending = engine.prepareCall(SYSTEM);
+  await until(() => release);
+  engine.dispose();
+  release([]);
+  const call = await pending;
+  assert.equal(call.view.messages.length, 2, 'the call finished on the engine it started on');
+  assert.throws(() => engine.trace(), { code: 'disposed' });
 });
 
 test('bad hosts and configs are refused by name; a disposed engine says so', async () => {

@@ -1,5 +1,6 @@
 // Rank files that are wrong or missing fail engine creation with a typed error, and nothing
-// is left half-loaded. Own process: the engine loads once per process.
+// is left half-loaded; the .wasm named by a file URL loads. Own process: the engine loads once
+// per process.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -8,7 +9,9 @@ import { ContextEngine, ReplaySession, init, memoryHost } from '../dist/node.js'
 test('a damaged or missing rank file is a typed error, every time it is asked for', async () => {
   const damaged = readFileSync(new URL('../dist/ranks/o200k_base.tiktoken', import.meta.url));
   damaged[100] ^= 1;
-  await init({ ranks: { o200k_base: damaged, cl100k_base: new URL('file:///nowhere/cl100k_base.tiktoken') } });
+  // The .wasm as a file URL (Node reads it; its fetch cannot), the ranks as bytes and a URL.
+  const wasm = new URL('../dist/wasm/context_workbench_bg.wasm', import.meta.url);
+  await init({ wasm, ranks: { o200k_base: damaged, cl100k_base: new URL('file:///nowhere/cl100k_base.tiktoken') } });
   for (let attempt = 0; attempt < 2; attempt++) {
     await assert.rejects(ContextEngine.create(memoryHost()),
       (e) => e.code === 'invalid_input' && /not the official o200k_base rank file/.test(e.message));

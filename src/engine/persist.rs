@@ -15,7 +15,7 @@ use super::branches::BranchContext;
 use super::snapshot::{EngineSnapshot, NewPart, Part, Parts, SavedParts};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::goals::{Event, EventLog, GoalTree};
+use crate::goals::{Branch, Event, EventLog, GoalTree};
 use crate::host::Host;
 use crate::model::{GoalId, Message, TraceId, tool_calls_by_id};
 use crate::store::jsonl;
@@ -208,9 +208,12 @@ impl<H: Host> Engine<H> {
                 plan.replace(branch_dir.message(message.id.as_str()), message, Mark::BranchMessage(id.clone()));
             }
             plan.replace_if_changed(branch_dir.file(layout::GOAL), &context.tree);
-            if let Some(meta) = tree.and_then(|t| branch_meta(t, id, context)) {
-                plan.replace_if_changed(branch_dir.file(layout::META), &meta);
-            }
+        }
+        // Every branch the main line knows has its meta.json, messages or not yet.
+        for branch in tree.iter().flat_map(|t| t.branches()) {
+            let Ok(branch_dir) = dir.branch(branch.id.as_str()) else { continue };
+            let meta = branch_meta(branch, state.branches.get(branch.id.as_str()));
+            plan.replace_if_changed(branch_dir.file(layout::META), &meta);
         }
         if let Some(tree) = tree {
             let fresh = tree.events().since(saved.events);
@@ -458,14 +461,13 @@ fn log_entries(message: &Message, calls: &BTreeMap<&str, &crate::model::ToolCall
         .collect()
 }
 
-fn branch_meta(main: &GoalTree, id: &str, context: &BranchContext) -> Option<BranchMeta> {
-    let branch = main.branch(&id.into())?.clone();
-    Some(BranchMeta {
-        branch,
-        cumulative_stats: context.tree.totals(),
-        goal_count: context.tree.goals().len() as u64,
-        message_count: context.messages.len() as u64,
-    })
+fn branch_meta(branch: &Branch, context: Option<&BranchContext>) -> BranchMeta {
+    BranchMeta {
+        branch: branch.clone(),
+        cumulative_stats: context.map(|c| c.tree.totals()).unwrap_or_default(),
+        goal_count: context.map_or(0, |c| c.tree.goals().len() as u64),
+        message_count: context.map_or(0, |c| c.messages.len() as u64),
+    }
 }
 
 /// Messages must be numbered 0, 1, 2, … with no gap: a gap means a file went missing.

@@ -149,7 +149,7 @@ impl<'h, H: Host> TraceStore<'h, H> {
         );
         let mut branches = BTreeMap::new();
         for branch in tree.iter().flat_map(|t| t.branches()) {
-            match self.branch_summary(&dir, branch.id.as_str()).await {
+            match self.branch_summary(&dir, trace_id, branch.id.as_str()).await {
                 Ok(summary) => {
                     branches.insert(branch.id.to_string(), summary);
                 }
@@ -213,9 +213,9 @@ impl<'h, H: Host> TraceStore<'h, H> {
         parse_json(&path, &text)
     }
 
-    async fn branch_summary(&self, dir: &TraceDir, branch_id: &str) -> Result<BranchSummary> {
+    async fn branch_summary(&self, dir: &TraceDir, trace_id: &str, branch_id: &str) -> Result<BranchSummary> {
         let branch_dir = dir.branch(branch_id)?;
-        let meta = self.branch_meta(&branch_dir, "", branch_id).await?;
+        let meta = self.branch_meta(&branch_dir, trace_id, branch_id).await?;
         let (messages, _) = read_messages(self.host, &branch_dir).await?;
         let last_message = messages.last().map(|m| MessagePreview {
             message_id: m.id.to_string(),

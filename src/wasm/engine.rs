@@ -112,6 +112,17 @@ impl ContextEngine {
         to_js_value(&self.engine.trace())
     }
 
+    /// How the prompt shows the history: the compressed blocks (with the raw ranges they
+    /// replaced), the archived summary, pruned outputs, the board and every rewrite with its cost.
+    #[wasm_bindgen(js_name = historyView, unchecked_return_type = "HistoryView")]
+    pub fn history_view(&self) -> Result<JsValue, JsValue> {
+        // Through JSON: its maps have number keys (message indices, line numbers), which JSON
+        // writes as strings and a JS object needs as strings.
+        let json = serde_json::to_value(self.engine.history_view())
+            .map_err(|e| to_js_error(Error::InvalidInput(format!("history view: {e}"))))?;
+        to_js_value(&json)
+    }
+
     /// `SPAN_START(id, goal)`: the span opens at the next recorded message (R5.7).
     #[wasm_bindgen(js_name = startSpan)]
     pub fn start_span(&self, id: &str, goal: &str) -> Result<(), JsValue> {

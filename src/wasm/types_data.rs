@@ -112,6 +112,28 @@ export interface StateDelta {
   current_goal?: string; goal_shift_reason?: string; confirmed_facts?: Fact[]; unknown?: string[];
   open_questions?: string[]; anchors?: Anchor[]; exec_assertions?: string[]; status?: string; next_actions?: string[];
 }
+/** One COMPRESSED_TURNS block (R5.4): raw messages `start..end` (indices) shown as `text`, then
+ * the STATE_DELTA `delta_text` it produced. */
+export interface TailBlock {
+  start: number; end: number; text: string; delta_text: string; compactor: "extractive" | "llm" | string;
+  content: {
+    version: number;
+    replaces: { start_turn: number; end_turn: number; first_message: string; last_message: string; span_id?: string };
+    goal: string; what_we_learned: Array<{ conclusion: string; evidence: string[] }>; anchors: Anchor[];
+    exec_assertions: string[]; open_questions: string[]; next_actions: string[];
+  };
+  delta: StateDelta & { version: number };
+}
+/** How the prompt shows the recorded history: what replaced what, and at what cost (R5.1, R5.9). */
+export interface HistoryView {
+  /** Tool outputs of messages before this index are in finished rounds. */ settled: number;
+  /** History forms of settled tool outputs, by message index. */ forms: Record<string, string>;
+  summary: { text: string; start: number; end: number; truncated: boolean } | null;
+  /** Tool messages whose output the prune stage replaced. */ pruned: number[];
+  failed_compactions: number; blocks: TailBlock[]; board: StateBoard;
+  /** Code lines the blocks already show: path → line number → text. */ anchored: Record<string, Record<string, string>>;
+  rewrites: RewriteRecord[];
+}
 export interface StateUpdate {
   version: number; message: string; rejected: Array<{ item: string; reason: string }>; conflicts: string[]; notes: string[];
 }

@@ -126,3 +126,60 @@ test('bad input gets a clear message: not a trajectory, 100 MB, empty; pasting w
     await page.close();
   }
 });
+
+test('the DAG of a goal tree the engine built: folded edges, abandoned goals aside, explore lanes', async () => {
+  const page = await chrome.page('/playground/');
+  const view = await page.evaluate(async () => {
+    const cw = await import('/dist/web.js');
+    const { renderDag } = await import('/playground/dag.js');
+    const engine = await cw.ContextEngine.create(cw.memoryHost());
+    const tool = (id, name) => {
+      engine.record({ role: 'assistant', content: [{ type: 'tool_call', id, name, arguments: '{}' }] });
+      engine.recordToolResult({ call_id: id, name, status: 'ok', output: 'ok' });
+    };
+    engine.record({ role: 'user', content: 'Add login' });
+    engine.callGoalTool('goal', { add: 'analyse the code, implement login, test it' });
+    engine.callGoalTool('goal', { focus: '1' });
+    tool('a', 'Read');
+    engine.callGoalTool('goal', { done: 'models in user.py' });
+    engine.callGoalTool('goal', { focus: '2' });
+    engine.callGoalTool('goal', { add: 'sessions, tokens' });
+    engine.callGoalTool('goal', { focus: '2.1' });
+    tool('b', 'Edit');
+    engine.callGoalTool('goal', { abandon: 'sessions need a server', add: 'jwt tokens' });
+    engine.callGoalTool('explore', { branches: ['library A', 'library B'] });
+    engine.finishBranch('A', 'A works');
+    engine.finishBranch('B', 'B is slow');
+    engine.mergeExplore('A');
+    const tree = engine.goalTree();
+    const box = document.createElement('div');
+    document.body.append(box);
+    const state = { expanded: new Set() };
+    const draw = () => renderDag(box, tree, state, draw);
+    draw();
+    const labels = (selector) => [...box.querySelectorAll(selector)].map((n) => n.textContent);
+    const top = { labels: labels('.dag-main .label, .dag > .dag-node .label'), edge: box.querySelector('.dag-edge[data-goal="2"]').textContent };
+    box.querySelector('.dag-edge[data-goal="2"]').click();
+    const level2 = { labels: labels('.dag-node .label'), abandoned: labels('.dag-side .dag-node.abandoned .label'),
+      sideEdge: labels('.dag-side .dag-edge')[0] };
+    box.querySelector('.dag-levels [data-level="3"]').click();
+    const level3 = { lanes: labels('.dag-parallel .dag-branch .label'), summaries: labels('.dag-parallel .summary'),
+      kinds: [...box.querySelectorAll('.dag-node')].map((n) => n.dataset.kind) };
+    box.querySelector('.dag-group[data-goal="2"] > .dag-edge').click();
+    const collapsed = labels('.dag-node .label');
+    const stats = Object.fromEntries(tree.goals.map((g) => [g.id, [g.self_stats.message_count, g.cumulative_stats.message_count]]));
+    return { top, level2, level3, collapsed, stats };
+  });
+  const [, cumulative2] = view.stats['2'];
+  assert.deepEqual(view.top.labels, ['analyse the code', 'implement login', 'test it']);
+  assert.match(view.top.edge, new RegExp(`^Σ ${cumulative2} msgs .*3 sub-goals, expand`), 'a folded edge: cumulative stats');
+  assert.deepEqual(view.level2.labels, ['analyse the code', 'sessions', 'jwt tokens', 'tokens', 'test it']);
+  assert.deepEqual(view.level2.abandoned, ['sessions'], 'the abandoned goal hangs aside, grey');
+  assert.match(view.level2.sideEdge, new RegExp(`^${view.stats['4'][0]} msgs`), 'an expanded level: self stats');
+  assert.deepEqual(view.level3.lanes, ['library A', 'library B'], 'explore branches as parallel lanes');
+  assert.deepEqual(view.level3.summaries.slice(-2), ['A works', 'B is slow']);
+  assert.ok(view.level3.kinds.includes('explore_start') && view.level3.kinds.includes('explore_merge'));
+  assert.deepEqual(view.collapsed, ['analyse the code', 'implement login', 'test it'], 'collapsing folds the level back');
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::{compress, count, llm_check, replay};
+use crate::{compress, count, dump, llm_check, replay, serve};
 use context_workbench::Config;
 use context_workbench::tokens::Encoding;
 
@@ -88,6 +88,27 @@ enum Command {
         #[arg(default_value = "Reply with the single word: ready")]
         prompt: String,
     },
+    /// Serve the traces under a trace root over HTTP (the query API) and WebSocket (live goal
+    /// events) on 127.0.0.1; prints `http://127.0.0.1:PORT` once listening. Read-only.
+    Serve {
+        /// The trace root: a directory holding `{trace_id}/meta.json`, … (`.trace/` by default
+        /// in a workspace).
+        root: PathBuf,
+        /// The port to listen on; 0 picks a free one.
+        #[arg(long, default_value_t = 8000)]
+        port: u16,
+    },
+    /// Print the step tree of a persisted trace in the debug format (seed 004), or as JSON.
+    Dump {
+        /// The trace root holding the trace.
+        root: PathBuf,
+        /// The trace to dump; needed when the root holds several.
+        #[arg(long, value_name = "ID")]
+        trace: Option<String>,
+        /// Print JSON (`{"trace": {…}, "steps": [{…, "children": […]}]}`) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub fn main() -> ExitCode {
@@ -109,6 +130,8 @@ pub fn main() -> ExitCode {
             replay::run(&config, replay::Args { paths, strategy, window, emit_prompts, report, store, verbose })
         }
         Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),
+        Command::Serve { root, port } => serve::run(&root, port),
+        Command::Dump { root, trace, json } => dump::run(&config, &root, trace.as_deref(), json),
     }
 }
 

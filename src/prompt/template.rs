@@ -67,9 +67,22 @@ pub fn sections(text: &str) -> BTreeMap<&str, String> {
     sections
 }
 
+/// `10000` as `10,000`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{body, render, sections};
+    use super::{body, render, sections, thousands};
 
     #[test]
     fn files_cut_into_named_sections() {
@@ -92,5 +105,12 @@ mod tests {
         assert_eq!(render("{{missing}} {{x}}", &[("x", "{{x}}")]), "{{missing}} {{x}}");
         assert_eq!(render("open {{ never closed", &[]), "open {{ never closed");
         assert_eq!(render("é{{x}}é", &[("x", "ü")]), "éüé");
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(10_000), "10,000");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_234_567), "1,234,567");
     }
 }

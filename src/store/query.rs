@@ -156,8 +156,16 @@ impl<'h, H: Host> TraceStore<'h, H> {
                 Err(e) => notes.push(format!("branch {}: {e}", branch.id)),
             }
         }
-        let events = self.events_after(trace_id, u64::MAX).await;
-        let last_event_id = events.as_ref().map_or(0, |page| page.last_event_id);
+        let last_event_id = match read_lines::<_, Event>(self.host, &dir.file(layout::EVENTS)).await {
+            Ok(lines) => {
+                notes.extend(lines.notes);
+                lines.records.last().map_or(0, |e| e.id)
+            }
+            Err(e) => {
+                notes.push(e.to_string());
+                0
+            }
+        };
         Ok(TraceDetail { trace, goal_tree, branches, last_event_id, notes })
     }
 
@@ -197,7 +205,7 @@ impl<'h, H: Host> TraceStore<'h, H> {
         read_meta(self.host, &dir, trace_id).await?;
         let lines = read_lines::<_, Event>(self.host, &dir.file(layout::EVENTS)).await?;
         let last_event_id = lines.records.last().map_or(0, |e| e.id);
-        if since_event_id > last_event_id && since_event_id != u64::MAX {
+        if since_event_id > last_event_id {
             return Err(Error::InvalidInput(format!(
                 "since_event_id {since_event_id} is beyond the newest event ({last_event_id}) of trace `{trace_id}`"
             )));

@@ -83,6 +83,24 @@ impl Server {
     }
 }
 
+impl Server {
+    /// SIGTERM, as a service manager stops it; its exit status and what it printed to stderr
+    /// is not captured (inherited).
+    pub fn stop(&mut self) -> std::process::ExitStatus {
+        let pid = libc::pid_t::try_from(self.child.id()).expect("a pid");
+        // SAFETY: kill(2) on the child this struct owns and has not yet waited for.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0, "signal the server");
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait for the server") {
+                return status;
+            }
+            assert!(started.elapsed() < PATIENCE, "the server did not stop after SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use context_workbench::prompt::template::thousands;
 use context_workbench::replay::{Totals, aggregate};
 
 use crate::replay::Replayed;
@@ -338,19 +339,6 @@ fn compact(v: f64) -> String {
     };
     let x = v / unit;
     if (x - x.round()).abs() < 1e-9 { format!("{x:.0}{suffix}") } else { format!("{x:.1}{suffix}") }
-}
-
-/// `396144938` → `396,144,938`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The strategy's colour: fixed for the five known ones.

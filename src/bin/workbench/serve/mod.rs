@@ -1,6 +1,8 @@
 //! `workbench serve ROOT`: the query API (R8.4) over HTTP and live goal events over WebSocket,
 //! for the traces under one trace root, on 127.0.0.1 only. The server only reads: nothing under
 //! ROOT is created, changed or removed. Routes in `routes.rs`, the WebSocket in `watch.rs`.
+//! Ctrl-C or SIGTERM stops it cleanly: no new connections, requests in flight are answered,
+//! every watcher gets a Close frame (1001, going away), and the process exits with 0.
 
 mod errors;
 mod feeds;
@@ -13,6 +15,7 @@ use std::net::Ipv4Addr;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
+use std::time::Duration;
 
 use context_workbench::native::{NativeHost, WorkspaceFs};
 use context_workbench::store::TraceStore;
@@ -25,7 +28,19 @@ use feeds::Feeds;
 pub struct AppState {
     fs: WorkspaceFs,
     feeds: Arc<Feeds>,
+    /// Turns true when the server is stopping. Only watchers subscribe, so it knows when the
+    /// last one has closed.
+    stopping: Arc<tokio::sync::watch::Sender<bool>>,
 }
+
+impl AppState {
+    fn new(fs: WorkspaceFs) -> AppState {
+        AppState { feeds: Feeds::new(fs.clone()), fs, stopping: Arc::new(tokio::sync::watch::Sender::new(false)) }
+    }
+}
+
+/// How long watchers get to send their Close frames once the server is stopping.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 pub fn run(root: &Path, port: u16) -> ExitCode {
     match serve(root, port) {
@@ -47,9 +62,37 @@ fn serve(root: &Path, port: u16) -> Result<(), String> {
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         let mut stdout = std::io::stdout();
         writeln!(stdout, "http://{address}").and_then(|()| stdout.flush()).map_err(|e| e.to_string())?;
-        let state = AppState { feeds: Feeds::new(fs.clone()), fs };
-        axum::serve(listener, routes::router(state)).await.map_err(|e| e.to_string())
+        let state = AppState::new(fs);
+        let stop = Arc::clone(&state.stopping);
+        axum::serve(listener, routes::router(state))
+            .with_graceful_shutdown(async move {
+                stop_signal().await;
+                eprintln!("workbench: serve: stopping");
+                stop.send_replace(true);
+                let _ = tokio::time::timeout(CLOSE_GRACE, stop.closed()).await;
+            })
+            .await
+            .map_err(|e| e.to_string())
     })
+}
+
+/// Ctrl-C, or SIGTERM where there are Unix signals.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// Run blocking work (file reads) off the async workers.

@@ -12,9 +12,10 @@
 //! is `{"event": "note", "message"}`. An unknown trace (404), a bad id or a `since_event_id`
 //! beyond the newest event (400) refuse the upgrade with the usual JSON error. Messages from
 //! the client are ignored; a close or a broken connection ends its session and nothing else.
+//! When the server stops, every watcher gets a Close frame with code 1001 (going away).
 
 use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::ws::{Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use futures_util::SinkExt;
@@ -87,11 +88,17 @@ impl Session {
         replay: Vec<Utf8Bytes>,
         mut live: Receiver<Batch>,
     ) {
+        let mut stopping = self.state.stopping.subscribe();
+        let stopped = async move {
+            let _ = stopping.wait_for(|stop| *stop).await;
+        };
+        tokio::pin!(stopped);
         if send_all(&mut socket, std::iter::once(connected).chain(replay)).await.is_err() {
             return;
         }
         loop {
             tokio::select! {
+                () = &mut stopped => break,
                 received = live.recv() => {
                     let sent = match received {
                         Ok(batch) => {
@@ -112,7 +119,8 @@ impl Session {
                 },
             }
         }
-        let _ = socket.send(Message::Close(None)).await;
+        let going_away = CloseFrame { code: close_code::AWAY, reason: "the server is stopping".into() };
+        let _ = socket.send(Message::Close(Some(going_away))).await;
     }
 
     /// Fell further behind than the channel holds: send the missed events from the file.
@@ -207,7 +215,7 @@ mod tests {
         let fs = WorkspaceFs::new(&dir).unwrap();
         let frames = Tail::new(dir.join("t/events.jsonl")).read_new().unwrap();
         let Frame::Event { after: after_second, .. } = frames[1] else { panic!("an event") };
-        let state = AppState { feeds: Feeds::new(fs.clone()), fs };
+        let state = AppState::new(fs);
         let mut session = Session { state, trace_id: "t".into(), cursor: Cursor(after_second) };
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let ids = |texts: Vec<Utf8Bytes>| -> Vec<u64> {

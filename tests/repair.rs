@@ -13,21 +13,7 @@ use context_workbench::model::{ContentPart, Message, MessageId, Role, ToolCall, 
 // Histories as data.
 
 fn message(role: Role, content: Vec<ContentPart>) -> Message {
-    Message {
-        id: MessageId(String::new()),
-        trace_id: "t".into(),
-        branch_id: None,
-        role,
-        sequence: 0,
-        goal_id: None,
-        span_id: None,
-        tool_call_id: None,
-        description: Message::describe(role, &content),
-        content,
-        tokens: None,
-        cost: None,
-        created_at_ms: 0,
-    }
+    Message { id: MessageId(String::new()), ..Message::new("t".into(), 0, role, content) }
 }
 
 fn text(text: &str) -> ContentPart {

@@ -23,21 +23,7 @@ fn tok(text: &str) -> usize {
 }
 
 fn message(role: Role, content: Vec<ContentPart>) -> Message {
-    Message {
-        id: MessageId::for_sequence(0),
-        trace_id: "hand".into(),
-        branch_id: None,
-        role,
-        sequence: 0,
-        goal_id: None,
-        span_id: None,
-        tool_call_id: None,
-        description: String::new(),
-        content,
-        tokens: None,
-        cost: None,
-        created_at_ms: 0,
-    }
+    Message::new("hand".into(), 0, role, content)
 }
 
 fn text(role: Role, text: &str) -> Message {

@@ -141,17 +141,7 @@ fn opening(tree: &GoalTree, trace: &crate::model::TraceId) -> Message {
     let content = vec![crate::model::ContentPart::Text { text: tree.mission().to_owned() }];
     Message {
         id: MessageId::from("branch-mission"),
-        trace_id: trace.clone(),
         branch_id: tree.branch_id().cloned(),
-        role: Role::User,
-        sequence: 0,
-        goal_id: None,
-        span_id: None,
-        tool_call_id: None,
-        description: Message::describe(Role::User, &content),
-        content,
-        tokens: None,
-        cost: None,
-        created_at_ms: 0,
+        ..Message::new(trace.clone(), 0, Role::User, content)
     }
 }

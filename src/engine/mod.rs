@@ -102,18 +102,12 @@ impl MessageDraft {
     fn into_message(self, role: Role, id: MessageId, trace_id: TraceId, sequence: u64, now: u64) -> Message {
         Message {
             id,
-            trace_id,
             branch_id: self.branch_id,
-            role,
-            sequence,
             goal_id: self.goal_id,
             span_id: self.span_id,
             tool_call_id: self.tool_call_id,
-            description: Message::describe(role, &self.content),
-            content: self.content,
-            tokens: None,
-            cost: None,
             created_at_ms: now,
+            ..Message::new(trace_id, sequence, role, self.content)
         }
     }
 

@@ -35,7 +35,7 @@ pub(crate) mod test_support {
 
 pub(crate) mod conversation {
     use crate::goals::GoalTree;
-    use crate::model::{ContentPart, GoalId, Message, MessageId, Role, ToolCall, ToolResult, ToolStatus};
+    use crate::model::{ContentPart, GoalId, Message, Role, ToolCall, ToolResult, ToolStatus};
 
     /// 2024-01-15 14:30:10 UTC, seed 004's example.
     pub const START_MS: u64 = 1_705_329_010_000;
@@ -53,19 +53,12 @@ pub(crate) mod conversation {
                 _ => None,
             });
             let message = Message {
-                id: MessageId::for_sequence(sequence),
-                trace_id: "abc123".into(),
-                branch_id: None,
-                role,
-                sequence,
                 goal_id: goal.map(|g| GoalId(g.to_string())),
-                span_id: None,
                 tool_call_id,
-                description: Message::describe(role, &content),
-                content,
                 tokens: Some(100 + sequence as u32),
                 cost: Some(0.001),
                 created_at_ms: START_MS + 1000 * sequence,
+                ..Message::new("abc123".into(), sequence, role, content)
             };
             if message.goal_id.is_some() {
                 tree.record(&message).unwrap();

@@ -502,19 +502,10 @@ mod tests {
             })
             .collect();
         Message {
-            id: MessageId::for_sequence(7),
-            trace_id: "t".into(),
-            branch_id: None,
-            role: Role::Assistant,
-            sequence: 7,
             goal_id: goal.map(id),
-            span_id: None,
-            tool_call_id: None,
-            description: Message::describe(Role::Assistant, &content),
-            content,
             tokens: Some(40),
             cost: Some(0.5),
-            created_at_ms: 0,
+            ..Message::new("t".into(), 7, Role::Assistant, content)
         }
     }
 

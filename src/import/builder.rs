@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::{Format, Trajectory};
-use crate::model::{ContentPart, Message, MessageId, Role, ToolCall, ToolCallId, ToolResult, ToolStatus, TraceId};
+use crate::model::{ContentPart, Message, Role, ToolCall, ToolCallId, ToolResult, ToolStatus, TraceId};
 
 /// The output of a placeholder result, given to a tool call whose result was never recorded.
 pub const MISSING_RESULT: &str = "[no result recorded]";
@@ -116,19 +116,9 @@ impl Builder {
                     _ => None,
                 };
                 Message {
-                    id: MessageId::for_sequence(i as u64),
-                    trace_id: trace.clone(),
-                    branch_id: None,
-                    role: d.role,
-                    sequence: i as u64,
-                    goal_id: None,
-                    span_id: None,
                     tool_call_id,
-                    description: Message::describe(d.role, &d.content),
-                    content: d.content,
-                    tokens: None,
-                    cost: None,
                     created_at_ms: d.at_ms,
+                    ..Message::new(trace.clone(), i as u64, d.role, d.content)
                 }
             })
             .collect();

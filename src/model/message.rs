@@ -100,6 +100,26 @@ pub struct Message {
 }
 
 impl Message {
+    /// Message `sequence` of `trace_id` (id `m{sequence:06}`), described (R1.2); no branch,
+    /// goal, span, tool call id, counts or time. Set those with struct update syntax.
+    pub fn new(trace_id: TraceId, sequence: u64, role: Role, content: Vec<ContentPart>) -> Message {
+        Message {
+            id: MessageId::for_sequence(sequence),
+            trace_id,
+            branch_id: None,
+            role,
+            sequence,
+            goal_id: None,
+            span_id: None,
+            tool_call_id: None,
+            description: Message::describe(role, &content),
+            content,
+            tokens: None,
+            cost: None,
+            created_at_ms: 0,
+        }
+    }
+
     /// R1.2: an assistant message is described by its first text, else `tool call: A, B`;
     /// a tool message by the tool's name; anything else by its first text.
     pub fn describe(role: Role, content: &[ContentPart]) -> String {

@@ -103,21 +103,7 @@ mod tests {
 
     fn message(sequence: u64, role: Role) -> Message {
         let content = vec![ContentPart::Text { text: format!("{} {sequence}", role.as_str()) }];
-        Message {
-            id: MessageId::for_sequence(sequence),
-            trace_id: "t".into(),
-            branch_id: None,
-            role,
-            sequence,
-            goal_id: None,
-            span_id: None,
-            tool_call_id: None,
-            description: Message::describe(role, &content),
-            content,
-            tokens: None,
-            cost: None,
-            created_at_ms: 0,
-        }
+        Message::new("t".into(), sequence, role, content)
     }
 
     #[test]

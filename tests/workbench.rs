@@ -257,6 +257,37 @@ fn a_span_in_the_middle_is_compacted_on_request_and_reported_as_breaking_the_cac
     assert!(after.first_changed_byte.unwrap() < canonical(&before.view).len() / 2, "the cache breaks in the middle");
 }
 
+#[test]
+fn the_tail_is_compacted_on_request_before_the_batching_rule_allows_it_and_the_prefix_stays() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    engine.record(MessageDraft::text(Role::User, "Fix the parser.")).unwrap();
+    step(&engine, 0, "Bash", serde_json::json!({"command": "make"}), "ok", Some(0));
+    let err = block_on(engine.compact_tail()).unwrap_err();
+    assert_eq!(err.code(), "invalid_input", "one turn, and the newest two are kept: {err}");
+    assert!(err.to_string().contains("nothing to compact"), "{err}");
+    assert!(engine.history_view().rewrites.is_empty(), "a refusal changes nothing");
+
+    let log = "checked\n".repeat(400);
+    for n in 1..8 {
+        step(&engine, n, "Bash", serde_json::json!({"command": format!("grep -r lex{n} .")}), &log, Some(0));
+    }
+    let before = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(before.rewrites.is_empty(), "too early for the batching rule");
+    let record = block_on(engine.compact_tail()).unwrap();
+    assert_eq!(record.reasons, ["tail compacted on request"]);
+    assert_eq!((record.mechanism.as_str(), record.position), ("tail_compaction", RewritePosition::Tail));
+    assert_eq!((record.start, record.end), (1, 13), "turns 1-6 of 8; the newest two kept");
+    assert!(record.cost.tokens_before > record.cost.tokens_after, "{:?}", record.cost);
+    assert_eq!(engine.history_view().rewrites.len(), 1, "on record like any rewrite");
+
+    let after = block_on(engine.prepare_call(&input())).unwrap();
+    check_pairing(&after.view).unwrap();
+    assert!(text_of(&after.view, 2).starts_with("<compressed_turns v1 "), "{}", text_of(&after.view, 2));
+    assert_eq!(after.view.messages.len(), before.view.messages.len() - 12 + 2);
+    let prefix = canonical_prefix(&before.view, 2);
+    assert_eq!(canonical_prefix(&after.view, 2), prefix, "system prompt and request unchanged");
+}
+
 /// A run ready for one compaction at its next call: a numbered read, twelve command outputs of
 /// `lines` lines, and a config that allows a rewrite from the second call on.
 fn ready_to_compact(host: TestHost, lines: usize) -> Engine<TestHost> {

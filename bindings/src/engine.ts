@@ -128,6 +128,8 @@ export class ContextEngine {
   compressToolOutput(output: ToolOutputInput): Compressed { return this.#use((e) => e.compressToolOutput(output)); }
   /** Compact an ended span now, wherever it lies; the rewrite and its cost. */
   compactSpan(id: string): Promise<RewriteRecord> { return this.#useAsync((e) => e.compactSpan(id)); }
+  /** Compact the uncompacted tail now, whatever the batching rule and cost model say (`invalid_input` when there is nothing to compact). */
+  compactTail(): Promise<RewriteRecord> { return this.#useAsync((e) => e.compactTail()); }
 
   // The state board
   stateBoard(): StateBoard { return this.#use((e) => e.stateBoard()); }

@@ -156,6 +156,12 @@ test('a span is compacted on request, with its cost; the board takes checked del
   assert.match(block.text, /^<compressed_turns v1 /);
   assert.ok(record.cost.tokens_after < record.cost.tokens_before, JSON.stringify(record.cost));
   await assert.rejects(engine.compactSpan('nope'), { code: 'invalid_input' });
+  await assert.rejects(engine.compactTail(), { code: 'invalid_input' }, 'the span was the whole tail');
+  for (let n = 4; n < 12; n++) toolRound(engine, `c${n}`, 'Bash', { command: `cargo test -p c${n}` }, log, 0);
+  const tail = await engine.compactTail();
+  assert.deepEqual(tail.reasons, ['tail compacted on request']);
+  assert.equal(engine.historyView().blocks.length, 2);
+  assert.ok(tail.start >= record.end, 'after the span block');
 
   const update = engine.updateState({ current_goal: 'speed up the build', next_actions: ['split crate 7'] });
   assert.equal(update.version, engine.stateBoard().version);

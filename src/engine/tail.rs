@@ -131,6 +131,26 @@ impl<H: Host> Engine<H> {
             (window, replaces)
         };
         let candidate = self.build_block(window, replaces, vec![format!("span {id} compacted on request")]).await;
+        Ok(self.apply_on_request(candidate))
+    }
+
+    /// Compact the uncompacted tail now, on request (a user's "compact now"): the window a
+    /// tail compaction forced by the context window would take (R5.4, R5.7: the newest ended
+    /// span, else the oldest whole turns with the newest `keep_turns` kept), applied whatever
+    /// the batching rule and the cost model say; the rewrite is recorded with its cost.
+    pub async fn compact_tail(&self) -> Result<RewriteRecord> {
+        let (window, replaces) = self.plan_window(true).ok_or_else(|| {
+            Error::InvalidInput(format!(
+                "nothing to compact: the uncompacted tail has no whole turn outside the newest {} kept",
+                self.config.workbench.keep_turns
+            ))
+        })?;
+        let candidate = self.build_block(window, replaces, vec!["tail compacted on request".to_owned()]).await;
+        Ok(self.apply_on_request(candidate))
+    }
+
+    /// Apply a compaction asked for by the host, priced against the prompt as it is.
+    fn apply_on_request(&self, candidate: Candidate) -> RewriteRecord {
         let (before, after) = {
             let state = self.state.borrow();
             let mut view = state.view.clone();
@@ -138,8 +158,8 @@ impl<H: Host> Engine<H> {
             view.blocks.sort_by_key(|b| b.start);
             (state.view.render(&state.trace.messages), view.render(&state.trace.messages))
         };
-        self.decide(candidate, &before, &after, true)
-            .ok_or_else(|| Error::InvalidInput(format!("span `{id}` could not be compacted")))
+        let cost = self.price(&before, &after);
+        self.apply(candidate, cost)
     }
 
     /// The newest span that ended after `hot` and started at or after it, as a message range.
@@ -291,6 +311,11 @@ impl<H: Host> Engine<H> {
         if !forced && !cost.pays() {
             return None;
         }
+        Some(self.apply(candidate, cost))
+    }
+
+    /// Put `candidate`'s block into the prompt view and record the rewrite.
+    fn apply(&self, candidate: Candidate, cost: RewriteCost) -> RewriteRecord {
         let mut state = self.state.borrow_mut();
         // At the tail when only the turns a tail compaction keeps anyway follow the window.
         let following = turns(&state.trace.messages, candidate.window.end).len();
@@ -316,7 +341,7 @@ impl<H: Host> Engine<H> {
         state.view.anchored = candidate.anchored;
         state.view.rewrites.push(record.clone());
         state.last_rewrite_call = Some(state.calls);
-        Some(record)
+        record
     }
 
     /// The cost of going from the prompt `before` to `after`: the common leading messages stay

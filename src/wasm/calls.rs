@@ -118,6 +118,17 @@ impl ContextEngine {
         })
     }
 
+    /// Compact the uncompacted tail now, on request (R5.4): the rewrite with its cost; an
+    /// `invalid_input` error when the tail holds nothing to compact.
+    #[wasm_bindgen(js_name = compactTail, unchecked_return_type = "Promise<RewriteRecord>")]
+    pub fn compact_tail(&self) -> Promise {
+        let engine = Rc::clone(&self.engine);
+        future_to_promise(async move {
+            let record = engine.compact_tail().await.map_err(to_js_error)?;
+            to_js_value(&record)
+        })
+    }
+
     /// The state board after every delta so far (R5.2).
     #[wasm_bindgen(js_name = stateBoard, unchecked_return_type = "StateBoard")]
     pub fn state_board(&self) -> Result<JsValue, JsValue> {

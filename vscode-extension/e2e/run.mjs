@@ -260,11 +260,18 @@ try {
     await wb.page.locator('.tab', { hasText: 'last-prompt.md' }).waitFor();
   });
 
-  await check('Compact the Tail Now: the user picks an ended goal and the engine compacts its work', async () => {
+  await check('Compact the Tail Now: the user picks an ended goal, then the tail, and the engine compacts each', async () => {
     await wb.runCommand('Context Workbench: Compact the Tail Now');
     await wb.pick('Change the greeting');
     const text = await wb.notification(/tail_compaction of messages \d+–\d+ \((middle|tail)\)/);
     assert.match(text, /\d+ → \d+ tokens/);
+    await wb.clearNotifications();
+    await wb.runCommand('Context Workbench: Compact the Tail Now');
+    await wb.pick('The uncompacted tail');
+    // The newest kept turns stay; the few before them are the window, compacted on request even
+    // where the cost model would wait (it reports the tokens either way).
+    const tail = await wb.notification(/tail_compaction of messages \d+–\d+ \(tail\)/);
+    assert.match(tail, /\d+ → \d+ tokens/);
     await wb.clearNotifications();
   });
 

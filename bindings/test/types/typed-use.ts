@@ -25,6 +25,7 @@ export async function embed(): Promise<number> {
   board.confirmed_facts.map((f) => f.evidence);
   try {
     await engine.compactSpan('x');
+    await engine.compactTail();
   } catch (e) {
     if (e instanceof ContextWorkbenchError) e.code.toUpperCase();
   }

@@ -3,20 +3,26 @@
 import * as vscode from 'vscode';
 import type { WorkbenchSession } from '../session/workbenchSession';
 
-/** Compact the work of an ended goal now: the user picks the span, the engine compacts it. */
+/**
+ * Compact now: the uncompacted tail (the oldest turns the engine would compact next), or the
+ * work of an ended goal wherever it lies. The user picks; the engine compacts and reports.
+ */
 export async function compactNow(session: WorkbenchSession): Promise<void> {
   const { engine } = await session.ensure();
-  const spans = engine.endedSpans();
-  if (spans.length === 0) {
-    void vscode.window.showInformationMessage('Context Workbench: nothing to compact yet; a goal\'s work can be compacted once it is done or abandoned.');
+  const tail = { label: '$(fold) The uncompacted tail', description: 'the oldest turns not yet compacted; the newest stay', id: undefined };
+  const spans = engine.endedSpans().map((s) => ({ label: s.goal || s.id, description: s.outcome ?? '', detail: `ended goal · ${s.id}`, id: s.id as string | undefined }));
+  const pick = await vscode.window.showQuickPick([tail, ...spans], { title: 'Compact what now?' });
+  if (!pick) return;
+  const compact = () => (pick.id === undefined ? engine.compactTail() : engine.compactSpan(pick.id));
+  let report: string;
+  try {
+    report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Context Workbench: compacting' }, compact);
+  } catch (e) {
+    // "Nothing to compact" is an answer, not a failure; anything else is reported as an error.
+    if ((e as { code?: string } | undefined)?.code !== 'invalid_input') throw e;
+    void vscode.window.showInformationMessage(`Context Workbench: ${(e as Error).message}.`);
     return;
   }
-  const pick = await vscode.window.showQuickPick(
-    spans.map((s) => ({ label: s.goal || s.id, description: s.outcome ?? '', detail: s.id, id: s.id })),
-    { title: 'Compact the work of which ended goal now?' },
-  );
-  if (!pick) return;
-  const report = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'Context Workbench: compacting' }, () => engine.compactSpan(pick.id));
   session.planChanged();
   void vscode.window.showInformationMessage(`Context Workbench: ${report}.`);
 }

@@ -63,6 +63,8 @@ export interface EngineApi {
   endedSpans(): Array<{ id: string; goal: string; outcome?: string }>;
   /** Compact an ended span now; what it did, for the user. */
   compactSpan(id: string): Promise<string>;
+  /** Compact the uncompacted tail now; what it did, for the user (an error when there is nothing to compact). */
+  compactTail(): Promise<string>;
   /** The numbers the model sees for each goal id (abandoned ones left out). */
   goalNumbers(): Record<string, string>;
   /** The raw trace as JSON text. */

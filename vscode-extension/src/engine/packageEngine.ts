@@ -1,6 +1,6 @@
 // EngineApi over the npm package `context-workbench`: the only file that knows the package's
 // method names and data shapes (the engine's snake_case serde form).
-import { type Config, ContextEngine, type Host, type Message, TraceStore, memoryHost } from 'context-workbench';
+import { type Config, ContextEngine, type Host, type Message, type RewriteRecord, TraceStore, memoryHost } from 'context-workbench';
 import type { ToolSpec } from '../agent/toolSpecs';
 import type { WireMessage, WireTool } from '../llm/types';
 import { partsText } from '../views/promptText';
@@ -84,9 +84,11 @@ class PackageEngine implements EngineApi {
   }
 
   async compactSpan(id: string): Promise<string> {
-    const r = await this.engine.compactSpan(id);
-    const notes = r.notes.length ? `; ${r.notes.join('; ')}` : '';
-    return `${r.mechanism} of messages ${r.start}–${r.end} (${r.position}): ${r.cost.tokens_before} → ${r.cost.tokens_after} tokens${notes}`;
+    return describeRewrite(await this.engine.compactSpan(id));
+  }
+
+  async compactTail(): Promise<string> {
+    return describeRewrite(await this.engine.compactTail());
   }
 
   traceJson(): string {
@@ -153,4 +155,10 @@ export function packageBackend(ready: () => Promise<void>): EngineBackend {
       }
     },
   };
+}
+
+/** A rewrite as the user reads it: what replaced which messages, and the tokens before and after. */
+function describeRewrite(r: RewriteRecord): string {
+  const notes = r.notes.length ? `; ${r.notes.join('; ')}` : '';
+  return `${r.mechanism} of messages ${r.start}–${r.end} (${r.position}): ${r.cost.tokens_before} → ${r.cost.tokens_after} tokens${notes}`;
 }

@@ -197,6 +197,9 @@ impl Config {
         if !(self.compact_threshold > 0.0 && self.compact_threshold <= 1.0) {
             return bad("compact_threshold", "must be in (0, 1]");
         }
+        if self.summary_timeout_ms == 0 {
+            return bad("summary_timeout_ms", "must be positive (a summary would always time out)");
+        }
         if self.max_prompt_tokens.is_some_and(|cap| cap == 0 || cap > self.window) {
             return bad("max_prompt_tokens", "must be positive and at most `window`");
         }
@@ -289,5 +292,7 @@ mod tests {
         assert!(err.to_string().contains("compact_threshold"));
         let err = Config::from_json(r#"{"prices": {"cache_read": -1}}"#).unwrap_err().to_string();
         assert!(err.contains("prices.cache_read"), "{err}");
+        let err = Config::from_json(r#"{"summary_timeout_ms": 0}"#).unwrap_err().to_string();
+        assert!(err.contains("summary_timeout_ms"), "{err}");
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use context_workbench::import::{Trajectory, import};
-use context_workbench::model::Role;
+use context_workbench::model::{ContentPart, Message, Role, ToolCall, ToolResult, ToolStatus};
 use context_workbench::native::{NativeHost, WorkspaceFs};
 use context_workbench::prompt::CallInput;
 use context_workbench::prompt::assemble::canonical;
@@ -273,7 +273,78 @@ fn a_torn_last_line_is_skipped_reported_and_never_rewritten() {
     let h = host(&dir);
     let page = block_on(TraceStore::new(&h, ".trace").unwrap().events_after("t", last)).unwrap();
     assert!(!page.events.is_empty() && page.events[0].id == last + 1, "new events follow on: {page:?}");
-    assert!(page.notes.iter().any(|n| n.contains("line 3 is not a JSON record")), "{:?}", page.notes);
+    assert!(page.notes.iter().any(|n| n.contains("line 3 was torn by an interrupted write")), "{:?}", page.notes);
+}
+
+#[test]
+fn a_torn_line_that_is_a_whole_record_stays_skipped_after_the_next_save() {
+    // A crash after an event's JSON but before its newline: on resume the record is skipped and
+    // its id given again; the next save must not turn the fragment into a line of its own.
+    let dir = scratch("torn-whole");
+    let (engine, _) = block_on(Engine::open(host(&dir), config(), Some("t"))).unwrap();
+    engine.record(MessageDraft::text(Role::User, "Add a --json flag")).unwrap();
+    assert!(!engine.call_goal_tool("goal", r#"{"add": "parse the flag, print json"}"#).is_error);
+    block_on(engine.persist()).unwrap();
+    let events = dir.join(".trace/t/events.jsonl");
+    let whole = std::fs::read_to_string(&events).unwrap();
+    let last_line = whole.lines().last().unwrap();
+    let last: serde_json::Value = serde_json::from_str(last_line).unwrap();
+    let next = last["id"].as_u64().unwrap() + 1;
+    let fragment = last_line.replacen(&format!("\"id\":{}", next - 1), &format!("\"id\":{next}"), 1);
+    std::fs::write(&events, format!("{whole}{fragment}")).unwrap();
+    drop(engine);
+
+    for round in 0..2 {
+        let (resumed, _) =
+            block_on(Engine::open(host(&dir), config(), Some("t"))).unwrap_or_else(|e| panic!("resume {round}: {e}"));
+        assert!(!resumed.call_goal_tool("goal", &format!(r#"{{"add": "step {round}"}}"#)).is_error);
+        block_on(resumed.persist()).unwrap();
+    }
+    let h = host(&dir);
+    let page = block_on(TraceStore::new(&h, ".trace").unwrap().events_after("t", 0)).unwrap();
+    let ids: Vec<u64> = page.events.iter().map(|e| e.id).collect();
+    assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>(), "every id once, in order: {ids:?}");
+    assert!(page.notes.iter().any(|n| n.contains("torn by an interrupted write")), "{:?}", page.notes);
+}
+
+#[test]
+fn host_message_ids_never_become_paths_and_removed_files_or_a_cut_first_save_are_refused() {
+    let dir = scratch("ids");
+    let (engine, _) = block_on(Engine::open(host(&dir), config(), Some("h"))).unwrap();
+    let history: Vec<Message> = ["../../../escaped", "a/b", "plain-1"]
+        .iter()
+        .enumerate()
+        .map(|(i, id)| Message {
+            id: (*id).into(),
+            ..Message::new("h".into(), i as u64, Role::User, vec![ContentPart::Text { text: format!("request {i}") }])
+        })
+        .collect();
+    engine.load_history(history).unwrap();
+    block_on(engine.persist()).unwrap();
+    drop(engine);
+    let written: Vec<PathBuf> = snapshot(&dir).into_keys().collect();
+    let messages = dir.join(".trace/h/messages");
+    assert!(written.iter().all(|p| p.starts_with(dir.join(".trace/h"))), "{written:?}");
+    assert_eq!(written.iter().filter(|p| p.starts_with(&messages)).count(), 3, "{written:?}");
+    assert!(messages.join("plain-1.json").is_file(), "a plain id names its file");
+    let (resumed, _) = block_on(Engine::open(host(&dir), config(), Some("h"))).unwrap();
+    let ids: Vec<String> = resumed.trace().messages.iter().map(|m| m.id.to_string()).collect();
+    assert_eq!(ids, ["../../../escaped", "a/b", "plain-1"], "ids come back from the files' content");
+    drop(resumed);
+
+    // A message file removed by hand: state.json covers more than is left.
+    std::fs::remove_file(messages.join("plain-1.json")).unwrap();
+    let before = snapshot(&dir);
+    let err = block_on(Engine::open(host(&dir), config(), Some("h"))).err().unwrap();
+    assert!(err.to_string().contains("message files were removed"), "{err}");
+    assert_eq!(snapshot(&dir), before, "refused without writing");
+
+    // A first save cut before meta.json: the directory is not taken for a new trace.
+    std::fs::create_dir_all(dir.join(".trace/cut/messages")).unwrap();
+    std::fs::write(dir.join(".trace/cut/events.jsonl"), "{\"id\":1,\"type\":\"goal_added\"}\n").unwrap();
+    let err = block_on(Engine::open(host(&dir), config(), Some("cut"))).err().unwrap();
+    assert_eq!(err.code(), "invalid_input");
+    assert!(err.to_string().contains("first save was interrupted"), "{err}");
 }
 
 #[test]
@@ -333,6 +404,39 @@ fn secrets_are_redacted_on_disk_only() {
     let (resumed, notes) = block_on(Engine::open(host(&dir), config(), Some("s"))).unwrap();
     assert!(notes.iter().any(|n| n.contains("redacted secrets (the first: m000000)")), "{notes:?}");
     assert!(!format!("{:?}", resumed.trace()).contains(key));
+}
+
+#[test]
+fn the_execution_log_holds_each_tool_result_once_with_main_line_and_branch_saves_mixed() {
+    let dir = scratch("log");
+    let (engine, _) = block_on(Engine::open(host(&dir), config(), Some("l"))).unwrap();
+    let call =
+        |id: &str| ContentPart::ToolCall(ToolCall { id: id.into(), name: "Bash".into(), arguments: "{}".into() });
+    let result = |id: &str| {
+        ContentPart::ToolResult(ToolResult {
+            call_id: id.into(),
+            name: "Bash".into(),
+            status: ToolStatus::Ok,
+            output: format!("output of {id}"),
+            stderr: None,
+            exit_code: Some(0),
+        })
+    };
+    engine.record(MessageDraft::text(Role::User, "Find why the build is slow.")).unwrap();
+    assert!(!engine.call_goal_tool("explore", r#"{"branches": ["profile", "cache"]}"#).is_error);
+    for round in 0..3 {
+        let (main, side) = (format!("m{round}"), format!("b{round}"));
+        engine.record(MessageDraft::new(Role::Assistant, vec![call(&main)])).unwrap();
+        engine.record(MessageDraft::new(Role::Tool, vec![result(&main)])).unwrap();
+        engine.record_in_branch("A", MessageDraft::new(Role::Assistant, vec![call(&side)])).unwrap();
+        engine.record_in_branch("A", MessageDraft::new(Role::Tool, vec![result(&side)])).unwrap();
+        block_on(engine.persist()).unwrap();
+    }
+    let log = std::fs::read_to_string(dir.join(".trace/l/log.jsonl")).unwrap();
+    let mut calls: Vec<String> =
+        log.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["call_id"].to_string()).collect();
+    calls.sort();
+    assert_eq!(calls, ["\"b0\"", "\"b1\"", "\"b2\"", "\"m0\"", "\"m1\"", "\"m2\""], "{log}");
 }
 
 #[test]

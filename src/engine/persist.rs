@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::goals::{Branch, Event, EventLog, GoalTree};
 use crate::host::Host;
 use crate::model::{GoalId, Message, TraceId, tool_calls_by_id};
-use crate::store::jsonl;
+use crate::store::jsonl::{self, TORN_END};
 use crate::store::layout::{self, TraceDir};
 use crate::store::load::{parse_json, read_goal_tree, read_lines, read_messages, read_meta, read_optional};
 use crate::store::records::{AgentSnapshot, BranchMeta, LogEntry, STORE_FORMAT_VERSION, TraceMeta};
@@ -70,7 +70,10 @@ struct Write {
 enum Mark {
     Message,
     BranchMessage(String),
+    /// The main line's messages logged so far.
     Logged(usize),
+    /// A branch message's log entries: its message mark, written next, covers them.
+    BranchLogged,
     Events(u64),
     Rewrites(usize),
     Replaced(u64),
@@ -83,8 +86,9 @@ impl<H: Host> Engine<H> {
     /// exists, everything is restored from it; otherwise a new trace is started (with that id,
     /// or `trace-<now>`). The notes say what was degraded on resume, and suggest ignoring the
     /// trace root in `.gitignore`. A trace that cannot be resumed without losing what it holds
-    /// (a message file that is not JSON, a damaged `goal.json`, a newer format) is an error
-    /// naming the file; nothing on disk is changed by opening.
+    /// (a message file that is not JSON, a damaged `goal.json`, a newer format, message files
+    /// removed, a directory without `meta.json`) is an error naming the file; nothing on disk is
+    /// changed by opening.
     pub async fn open(host: H, config: Config, trace_id: Option<&str>) -> Result<(Self, Vec<String>)> {
         let root = config.store.root.clone();
         let redactor = Redactor::new(config.store.redact, &config.store.redact_patterns)?;
@@ -97,6 +101,15 @@ impl<H: Host> Engine<H> {
         check_id("trace id", &id)?;
         let dir = TraceDir::new(&root, &id)?;
         let exists = engine.host.stat(&dir.file(layout::META)).await?.is_some();
+        if !exists && engine.host.stat(dir.dir()).await?.is_some() {
+            // `meta.json` comes late in a save: without it the first save was cut short, and a
+            // new trace here would number its events and messages over the old ones.
+            return Err(Error::InvalidInput(format!(
+                "{} exists but has no {}: its first save was interrupted; move the directory aside to start again",
+                dir.dir(),
+                layout::META
+            )));
+        }
         let created_at = engine.host.now_ms();
         let mut store = Store { dir, redactor, created_at, saved: Saved::default() };
         if exists {
@@ -158,8 +171,14 @@ impl<H: Host> Engine<H> {
             let Write { path, text, redactions, append, mark } = write;
             let torn = self.store.borrow().as_ref().is_some_and(|s| s.saved.torn.contains(&path));
             if append {
-                let text = if torn { format!("\n{text}") } else { text };
-                self.host.append_file(&path, &text).await?;
+                let text = if torn { format!("{TORN_END}{text}") } else { text };
+                if let Err(e) = self.host.append_file(&path, &text).await {
+                    // Part of it may be on disk: the next append closes that line first.
+                    if let Some(store) = self.store.borrow_mut().as_mut() {
+                        store.saved.torn.insert(path);
+                    }
+                    return Err(e.into());
+                }
                 report.bytes_written += text.len();
             } else {
                 let temporary = format!("{path}.tmp");
@@ -203,7 +222,7 @@ impl<H: Host> Engine<H> {
             for message in &context.messages[done.min(context.messages.len())..] {
                 let entries: Vec<LogEntry> = log_entries(message, &calls);
                 if !entries.is_empty() {
-                    plan.append(dir.file(layout::LOG), &entries, Mark::Logged(saved.logged));
+                    plan.append(dir.file(layout::LOG), &entries, Mark::BranchLogged);
                 }
                 plan.replace(branch_dir.message(message.id.as_str()), message, Mark::BranchMessage(id.clone()));
             }
@@ -339,7 +358,6 @@ impl<H: Host> Engine<H> {
         saved.messages = messages.len();
         saved.logged = last_logged.and_then(|id| messages.iter().position(|m| m.id == id)).map_or(0, |k| k + 1);
         saved.events = events.records.last().map_or(0, |e| e.id);
-        saved.rewrites = rewrites.records.len();
         saved.current_goal = snapshots.records.last().map(|s| s.current_goal.clone());
         saved.parts.ids = parts.records.iter().map(|p| p.id.clone()).collect();
         let parts: BTreeMap<String, Value> = parts.records.into_iter().map(|p| (p.id, p.value)).collect();
@@ -355,6 +373,14 @@ impl<H: Host> Engine<H> {
             return Err(Error::UnsupportedVersion { found: snapshot.version, supported: STORE_FORMAT_VERSION });
         }
         let covered = snapshot.as_ref().map_or(0, |s| s.messages);
+        if covered > state.trace.messages.len() {
+            return Err(Error::InvalidInput(format!(
+                "{} covers {covered} messages but {} holds {}: message files were removed, so resuming would lose them",
+                dir.file(layout::STATE),
+                dir.file(layout::MESSAGES),
+                state.trace.messages.len()
+            )));
+        }
         match snapshot.and_then(|s| s.restore(&mut state, &parts)) {
             Ok(()) => {
                 if covered < state.trace.messages.len() {
@@ -377,6 +403,9 @@ impl<H: Host> Engine<H> {
                 ));
             }
         }
+        // Rewrites the restored view does not hold (made after its state was saved) stay in the
+        // file as they were; every rewrite from here on is appended.
+        store.saved.rewrites = state.view.rewrites.len();
         Ok(notes)
     }
 }
@@ -431,6 +460,7 @@ impl Saved {
             Mark::Message => self.messages += 1,
             Mark::BranchMessage(id) => *self.branch_messages.entry(id).or_default() += 1,
             Mark::Logged(n) => self.logged = n,
+            Mark::BranchLogged => {}
             Mark::Events(id) => self.events = id,
             Mark::Rewrites(n) => self.rewrites = n,
             Mark::Replaced(hash) => {

@@ -4,6 +4,11 @@
 
 use serde::de::DeserializeOwned;
 
+/// What the next append writes first when a file ends in a torn line: it closes that line so it
+/// can never parse as a record, whatever was cut (a whole record, half a string, an escape): `#`
+/// is not JSON outside a string, and an open string cannot close without a `"`.
+pub const TORN_END: &str = "#torn\n";
+
 /// The records of a JSON-lines file, and what was skipped.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Lines<T> {
@@ -31,6 +36,9 @@ pub fn parse<T: DeserializeOwned>(file: &str, text: &str) -> Lines<T> {
             Ok(_) => out.notes.push(format!("{file}: line {} has no newline (a torn write); skipped", n + 1)),
             Err(e) if n == last => {
                 out.notes.push(format!("{file}: line {} is torn (an interrupted write); skipped: {e}", n + 1))
+            }
+            Err(_) if line.ends_with(TORN_END.trim_end()) => {
+                out.notes.push(format!("{file}: line {} was torn by an interrupted write; skipped", n + 1))
             }
             Err(e) => out.notes.push(format!("{file}: line {} is not a JSON record; skipped: {e}", n + 1)),
         }

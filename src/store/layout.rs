@@ -51,8 +51,14 @@ impl TraceDir {
         join(&self.dir, name)
     }
 
+    /// The file of one message: `{id}.json` for a plain id (see [`check_id`]); any other id (a
+    /// host's history may carry `../x` or `a/b`) gets `id-{xxh3 of the id}.json`, never a path.
+    /// Readers take the id from the file's content, not its name.
     pub fn message(&self, id: &str) -> String {
-        format!("{}/{MESSAGES}/{id}.json", self.dir)
+        match check_id("message id", id) {
+            Ok(()) => format!("{}/{MESSAGES}/{id}.json", self.dir),
+            Err(_) => format!("{}/{MESSAGES}/id-{:016x}.json", self.dir, xxhash_rust::xxh3::xxh3_64(id.as_bytes())),
+        }
     }
 
     /// The directory of one branch (its `meta.json`, `goal.json` and `messages/`).
@@ -104,6 +110,12 @@ mod tests {
         let dir = TraceDir::new(".trace", "trace-17.a_b").unwrap();
         assert_eq!(dir.file(META), ".trace/trace-17.a_b/meta.json");
         assert_eq!(dir.message("m000003"), ".trace/trace-17.a_b/messages/m000003.json");
+        for id in ["../../../escaped", "a/b", "", "..", "msg:1"] {
+            let path = dir.message(id);
+            let name = path.strip_prefix(".trace/trace-17.a_b/messages/id-").unwrap_or_else(|| panic!("{id}: {path}"));
+            assert!(name.len() == 21 && name.ends_with(".json") && !name.contains('/'), "{id}: {path}");
+        }
+        assert_ne!(dir.message("a/b"), dir.message("a/c"));
         assert_eq!(dir.branch("A").unwrap().file(GOAL), ".trace/trace-17.a_b/branches/A/goal.json");
         assert!(dir.branch("../B").is_err());
         assert_eq!(TraceDir::new(".", "t").unwrap().file(META), "t/meta.json");

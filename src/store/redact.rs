@@ -7,8 +7,8 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 
 /// The built-in shapes: provider keys and tokens, credentials in headers and environment lines,
-/// private key blocks. Each is `(kind, pattern)`; a pattern with a group keeps group 1 (the
-/// header or variable name) and replaces the rest.
+/// private key blocks. Each is `(kind, pattern)`; the kinds in [`KEEPS_NAME`] keep group 1 (the
+/// header or variable name, at the start of the match) and replace the rest.
 const BUILT_IN: &[(&str, &str)] = &[
     ("private_key", r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z0-9 ]*PRIVATE KEY-----"),
     ("anthropic_key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
@@ -28,6 +28,9 @@ const BUILT_IN: &[(&str, &str)] = &[
     ),
 ];
 
+/// The built-in kinds whose group 1 is a name to keep; every other match is replaced whole.
+const KEEPS_NAME: &[&str] = &["authorization", "secret_variable"];
+
 /// Values of a secret-looking variable that are not secrets: numbers, booleans, empty quotes,
 /// references to other variables.
 fn harmless_value(value: &str) -> bool {
@@ -43,7 +46,14 @@ fn harmless_value(value: &str) -> bool {
 /// The compiled patterns.
 #[derive(Debug, Clone)]
 pub struct Redactor {
-    patterns: Vec<(String, Regex)>,
+    patterns: Vec<Pattern>,
+}
+
+#[derive(Debug, Clone)]
+struct Pattern {
+    kind: String,
+    regex: Regex,
+    keeps_name: bool,
 }
 
 impl Redactor {
@@ -55,13 +65,13 @@ impl Redactor {
             for (kind, pattern) in BUILT_IN {
                 // The built-in patterns are constants; a failure here is a bug caught by the tests.
                 let regex = Regex::new(pattern).map_err(|e| Error::Config(format!("built-in pattern {kind}: {e}")))?;
-                patterns.push(((*kind).to_owned(), regex));
+                patterns.push(Pattern { kind: (*kind).to_owned(), regex, keeps_name: KEEPS_NAME.contains(kind) });
             }
         }
         for (k, pattern) in extra.iter().enumerate() {
             let regex = Regex::new(pattern)
                 .map_err(|e| Error::Config(format!("`store.redact_patterns[{k}]` is not a valid regex: {e}")))?;
-            patterns.push(("custom".to_owned(), regex));
+            patterns.push(Pattern { kind: "custom".to_owned(), regex, keeps_name: false });
         }
         Ok(Redactor { patterns })
     }
@@ -75,16 +85,20 @@ impl Redactor {
     pub fn redact_text(&self, text: &str) -> (String, usize) {
         let mut out = text.to_owned();
         let mut count = 0;
-        for (kind, regex) in &self.patterns {
+        for Pattern { kind, regex, keeps_name } in &self.patterns {
             if !regex.is_match(&out) {
                 continue;
             }
             let replaced = regex.replace_all(&out, |caps: &Captures| {
-                let whole = &caps[0];
-                let keep = caps.get(1).map_or("", |g| g.as_str());
-                let value = &whole[keep.len()..];
+                let whole = caps.get_match();
+                // The kept name ends where group 1 ends (a match boundary, so a char boundary).
+                let name_end = match caps.get(1) {
+                    Some(name) if *keeps_name && name.start() == whole.start() => name.end() - whole.start(),
+                    _ => 0,
+                };
+                let (keep, value) = whole.as_str().split_at(name_end);
                 if kind == "secret_variable" && harmless_value(value) {
-                    return whole.to_owned();
+                    return whole.as_str().to_owned();
                 }
                 count += 1;
                 format!("{keep}[REDACTED:{kind}]")
@@ -182,5 +196,13 @@ mod tests {
         assert_eq!(v["internal-1234"], "[REDACTED:custom]");
         let err = Redactor::new(true, &["(".to_owned()]).unwrap_err().to_string();
         assert!(err.contains("store.redact_patterns[0]"), "{err}");
+    }
+
+    #[test]
+    fn a_custom_pattern_replaces_its_whole_match_whatever_its_groups() {
+        let r = Redactor::new(false, &[r"token=(\w+)".to_owned(), "é(x)".to_owned(), "(b)c".to_owned()]).unwrap();
+        assert_eq!(r.redact_text("token=s3cr3tVALUE end").0, "[REDACTED:custom] end", "group 1 is not kept");
+        assert_eq!(r.redact_text("aéxb").0, "a[REDACTED:custom]b", "a group after a multibyte character");
+        assert_eq!(r.redact_text("abc").0, "a[REDACTED:custom]");
     }
 }

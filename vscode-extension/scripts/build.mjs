@@ -1,7 +1,7 @@
 // Bundle the extension with esbuild: dist/extension.js (desktop, Node extension host) and
 // dist/web/extension.js (web extension host), the engine's .wasm and rank files in dist/engine/
 // (both hosts read them through vscode.workspace.fs), and the unit tests (dist/test/*.test.mjs,
-// which load the npm package from node_modules and test/vscodeStub.ts in place of `vscode`). Needs the package built (bindings: npm run build).
+// which load the npm package from node_modules). Needs the package built (bindings: npm run build).
 import { build } from 'esbuild';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -44,10 +44,7 @@ await build({
   outExtension: { '.js': '.mjs' },
   platform: 'node',
   format: 'esm',
-  external: ['context-workbench'],
-  // The stub has only the parts of the API the tests reach (no language models, for one).
-  alias: { vscode: './test/vscodeStub.ts' },
-  logOverride: { ...common.logOverride, 'import-is-undefined': 'silent' },
+  external: ['vscode', 'context-workbench'],
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 });
 if (watch) console.log('build: --watch is not supported; run again');

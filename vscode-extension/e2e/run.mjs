@@ -195,7 +195,7 @@ try {
     await wb.screenshot('dag-webview');
   });
 
-  await check('the endpoint saw the @mention reminder, the goal tools, CODE_LAW.md, and a compaction of the large read with the prefix byte-identical', async () => {
+  await check('the endpoint saw the @mention reminder, the goal tools without explore, CODE_LAW.md, and a compaction of the large read with the prefix byte-identical', async () => {
     const agent = endpoint.agentRequests();
     checkToolsAndRules(agent);
     const goal = agent[0].body.tools.find((t) => t.function.name === 'goal');

@@ -1,6 +1,7 @@
 // The `languageModelTools` of package.json, generated from the engine's own plan-tool schemas so
 // other agents in VS Code see exactly what the engine accepts. `node scripts/planToolContributions.mjs
-// --write` updates package.json; the unit tests fail when it is out of date.
+// --write` updates package.json; the unit tests fail when it is out of date. `explore` is left out:
+// its branches need sub-agents, which the extension does not run.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +12,7 @@ export const TOOL_PREFIX = 'contextWorkbench_';
 export async function planToolContributions() {
   const engine = await ContextEngine.create(memoryHost());
   try {
-    return engine.goalTools().map((spec) => ({
+    return engine.goalTools().filter((spec) => spec.name !== 'explore').map((spec) => ({
       name: `${TOOL_PREFIX}${spec.name}`,
       toolReferenceName: `workbench_${spec.name}`,
       displayName: `Context Workbench: ${spec.name.replace(/_/g, ' ')}`,

@@ -96,3 +96,31 @@ test('a failing model and a cancelled call end the task cleanly, and the engine 
     await endpoint.close();
   }
 });
+
+test('explore is not offered (the extension runs no sub-agents); a call to it anyway leaves the plan usable', async () => {
+  const steps = [
+    { toolCalls: [{ name: 'goal', arguments: { add: 'pick a design' } }, { name: 'goal', arguments: { focus: '1' } }] },
+    { toolCalls: [{ name: 'explore', arguments: { branches: ['JWT tokens', 'server sessions'] } }] },
+    { toolCalls: [{ name: 'goal', arguments: { done: 'picked server sessions' } }] },
+    { text: 'Done.' },
+  ];
+  const endpoint = await startScriptedEndpoint({ tasks: [{ match: /^TASK-EXPLORE/, steps }] });
+  try {
+    const files = new MemoryFiles({ 'README.md': 'x' });
+    const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
+    const engine = await backend.create(filesHost(files, model), {});
+    assert.deepEqual(engine.goalTools().map((t) => t.name), ['goal', 'step', 'read_progress']);
+    const runs: Array<{ name: string; isError: boolean; output: string }> = [];
+    const sink = { ...quiet, toolFinished: (call: { name: string }, run: { isError: boolean; output: string }) => runs.push({ name: call.name, ...run }) };
+    const outcome = await runTask({ engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 5 }, 'TASK-EXPLORE: choose a session design', sink);
+    assert.equal(outcome.kind, 'answered', JSON.stringify(outcome));
+    for (const r of endpoint.agentRequests()) assert.ok(!r.body.tools.some((t: { function: { name: string } }) => t.function.name === 'explore'), `request #${r.index} offers no explore`);
+    assert.deepEqual(runs.map((r) => [r.name, r.isError]), [['goal', false], ['goal', false], ['explore', true], ['goal', false]], JSON.stringify(runs));
+    const tree = engine.goalTree();
+    assert.ok(tree.goals.every((g) => g.type === 'normal'), 'no explore goal in the tree');
+    assert.ok(tree.goals.some((g) => g.description === 'pick a design' && g.status === 'completed'));
+    engine.dispose();
+  } finally {
+    await endpoint.close();
+  }
+});

@@ -12,6 +12,10 @@ test("package.json declares the engine's plan tools with the engine's own schema
   assert.deepEqual(manifest.contributes.languageModelTools, await planToolContributions(), 'run: node scripts/planToolContributions.mjs --write');
 });
 
+test('the Language Model Tools leave out explore: the extension runs no sub-agents', () => {
+  assert.deepEqual(manifest.contributes.languageModelTools.map((t: { name: string }) => t.name), ['contextWorkbench_goal', 'contextWorkbench_step', 'contextWorkbench_read_progress']);
+});
+
 test('every command the manifest declares has a title in the Context Workbench category', () => {
   for (const c of manifest.contributes.commands) {
     assert.match(c.command, /^contextWorkbench\.\w+$/);

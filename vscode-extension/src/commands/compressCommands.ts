@@ -1,7 +1,7 @@
 // Compress the selection, or the active terminal's last output, as a tool result: the engine's
 // compressor decides, the result opens beside the editor with what it saved.
 import * as vscode from 'vscode';
-import type { CompressedOutput } from '../engine/engineApi';
+import type { ToolOutput } from '../engine/engineApi';
 import type { TerminalCommands } from '../hosts/terminalCommands';
 import type { WorkbenchSession } from '../session/workbenchSession';
 
@@ -38,10 +38,9 @@ export async function compressTerminalOutput(session: WorkbenchSession, terminal
   await compressAndShow(session, { tool: 'run_command', arguments: JSON.stringify({ command: last.command }), output: last.output, exitCode: last.exitCode }, `\`${last.command}\`${note}`);
 }
 
-async function compressAndShow(session: WorkbenchSession, input: { tool: string; arguments: string; output: string; exitCode?: number }, what: string): Promise<void> {
-  const { engine } = await session.ensure();
+async function compressAndShow(session: WorkbenchSession, input: ToolOutput, what: string): Promise<void> {
   const output = input.output.length > MAX_INPUT_CHARS ? `${input.output.slice(0, MAX_INPUT_CHARS / 2)}\n… [${input.output.length - MAX_INPUT_CHARS} characters not kept] …\n${input.output.slice(-MAX_INPUT_CHARS / 2)}` : input.output;
-  const result: CompressedOutput = engine.compressToolOutput({ ...input, output });
+  const result = await session.compress({ ...input, output });
   const doc = await vscode.workspace.openTextDocument({ content: result.text, language: 'plaintext' });
   await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: false });
   const saved = result.tokensIn > 0 ? Math.round((100 * (result.tokensIn - result.tokensOut)) / result.tokensIn) : 0;

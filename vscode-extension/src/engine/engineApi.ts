@@ -23,6 +23,9 @@ export interface PreparedCall {
 
 export interface GoalToolAnswer { text: string; isError: boolean; branches: string[] }
 
+/** A tool's output as the compressor takes it. */
+export interface ToolOutput { tool: string; arguments: string; output: string; exitCode?: number }
+
 export interface CompressedOutput { text: string; family: string; tokensIn: number; tokensOut: number; notes: string[] }
 
 /** Stats of a goal as the engine keeps them. */
@@ -58,7 +61,7 @@ export interface EngineApi {
   goalTree(): GoalTreeData;
   /** Call `listener` on every engine event (goal changes, messages counted); returns the unsubscribe. */
   onEvent(listener: () => void): () => void;
-  compressToolOutput(input: { tool: string; arguments: string; output: string; exitCode?: number }): CompressedOutput;
+  compressToolOutput(input: ToolOutput): CompressedOutput;
   /** Spans (a goal's work) that ended, newest first, for the user to compact now. */
   endedSpans(): Array<{ id: string; goal: string; outcome?: string }>;
   /** Compact an ended span now; what it did, for the user. */
@@ -88,4 +91,6 @@ export interface EngineBackend {
   listTraces(host: unknown, root: string): Promise<{ traces: TraceSummary[]; notes: string[] }>;
   /** Exact token counts in the default encoding, without a trace. */
   countTokens(text: string): Promise<number>;
+  /** The compressor under `config`, on an engine of its own: no trace, no files, no model. */
+  compressToolOutput(config: Record<string, unknown>, input: ToolOutput): Promise<CompressedOutput>;
 }

@@ -4,7 +4,7 @@ import { type Config, ContextEngine, type Host, type Message, type RewriteRecord
 import type { ToolSpec } from '../agent/toolSpecs';
 import type { WireMessage, WireTool } from '../llm/types';
 import { partsText } from '../views/promptText';
-import type { CompressedOutput, EngineApi, EngineBackend, GoalToolAnswer, GoalTreeData, PreparedCall, TraceSummary } from './engineApi';
+import type { CompressedOutput, EngineApi, EngineBackend, GoalToolAnswer, GoalTreeData, PreparedCall, ToolOutput, TraceSummary } from './engineApi';
 
 class PackageEngine implements EngineApi {
   constructor(private readonly engine: ContextEngine) {}
@@ -53,8 +53,9 @@ class PackageEngine implements EngineApi {
     this.engine.reportUsage(usage);
   }
 
+  /** All but `explore`: its branches need sub-agents, which the extension does not run. */
   goalTools(): ToolSpec[] {
-    return this.engine.goalTools();
+    return this.engine.goalTools().filter((t) => t.name !== 'explore');
   }
 
   callGoalTool(name: string, argumentsJson: string): GoalToolAnswer {
@@ -74,7 +75,7 @@ class PackageEngine implements EngineApi {
     return this.engine.subscribe(() => listener());
   }
 
-  compressToolOutput(input: { tool: string; arguments: string; output: string; exitCode?: number }): CompressedOutput {
+  compressToolOutput(input: ToolOutput): CompressedOutput {
     const r = this.engine.compressToolOutput({ tool: input.tool, arguments: input.arguments, output: input.output, ...(input.exitCode !== undefined ? { exit_code: input.exitCode } : {}) });
     return { text: r.text, family: r.family, tokensIn: r.tokens_in, tokensOut: r.tokens_out, notes: r.notes };
   }
@@ -136,8 +137,21 @@ export function packageBackend(ready: () => Promise<void>): EngineBackend {
       return { engine: new PackageEngine(opened.engine), notes: opened.notes };
     },
     countTokens: async (text) => {
-      counter ??= ready().then(() => ContextEngine.create(memoryHost()));
+      // A failed load is not kept: the next count tries again.
+      counter ??= ready().then(() => ContextEngine.create(memoryHost())).catch((e) => {
+        counter = undefined;
+        throw e;
+      });
       return (await counter).countTokens(text);
+    },
+    compressToolOutput: async (config, input) => {
+      await ready();
+      const engine = new PackageEngine(await ContextEngine.create(memoryHost(), config as Config));
+      try {
+        return engine.compressToolOutput(input);
+      } finally {
+        engine.dispose();
+      }
     },
     listTraces: async (host, root) => {
       await ready();

@@ -41,21 +41,32 @@ export class TerminalCommands implements CommandRunner, vscode.Disposable {
       return { output: 'The terminal has no shell integration, so the output of the command cannot be read; it was not run.', exitCode: undefined };
     }
     const execution = integration.executeCommand(command);
+    let listener: vscode.Disposable | undefined;
     const ended = new Promise<number | undefined>((resolve) => {
-      const listener = vscode.window.onDidEndTerminalShellExecution((e) => {
-        if (e.execution === execution) {
-          listener.dispose();
-          resolve(e.exitCode);
-        }
-      });
+      listener = vscode.window.onDidEndTerminalShellExecution((e) => e.execution === execution && resolve(e.exitCode));
     });
+    // Every wait races Cancel, so a command that prints nothing (`sleep`, a server) is cancelled too.
+    let cancel: () => void = () => undefined;
+    const cancelled = new Promise<undefined>((resolve) => (cancel = () => resolve(undefined)));
+    signal?.addEventListener('abort', cancel);
     const text = new BoundedText(MAX_CAPTURED_CHARS);
-    for await (const piece of execution.read()) {
-      text.append(piece);
-      if (signal?.aborted) break;
+    const stream = execution.read()[Symbol.asyncIterator]();
+    try {
+      while (!signal?.aborted) {
+        const next = await Promise.race([stream.next(), cancelled]);
+        if (!next || next.done) break;
+        text.append(next.value);
+      }
+      const exitCode = signal?.aborted ? undefined : await Promise.race([ended, cancelled]);
+      const output = stripTerminalControl(text.toString());
+      if (!signal?.aborted) return { output, exitCode };
+      terminal.sendText('\x03', false);
+      void stream.return?.().catch(() => undefined);
+      return { output: `${output}${output && '\n'}[cancelled: ^C sent to the terminal]`, exitCode: undefined };
+    } finally {
+      signal?.removeEventListener('abort', cancel);
+      listener?.dispose();
     }
-    const exitCode = signal?.aborted ? undefined : await ended;
-    return { output: stripTerminalControl(text.toString()), exitCode };
   }
 
   private async capture(event: vscode.TerminalShellExecutionStartEvent): Promise<void> {

@@ -76,9 +76,11 @@ export class WorkspaceFiles {
     await this.fs(path, () => vscode.workspace.fs.writeFile(uri, this.encoder.encode(data)));
   }
 
+  /** workspace.fs cannot append: the whole file is written beside it, then renamed over it. */
   async appendFile(path: string, data: string): Promise<void> {
     const existing = (await this.stat(path)) ? (await this.readFile(path)).text : '';
-    await this.writeFile(path, existing + data);
+    await this.writeFile(`${path}.tmp`, existing + data);
+    await this.rename(`${path}.tmp`, path);
   }
 
   async rename(from: string, to: string): Promise<void> {

@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { type TaskOutcome, type TaskSink, runTask } from '../agent/agentLoop';
 import { CodingTools } from '../agent/codingTools';
 import { readSettings } from '../config/settings';
-import type { EngineApi, EngineBackend, GoalTreeData, TraceSummary } from '../engine/engineApi';
+import type { CompressedOutput, EngineApi, EngineBackend, GoalTreeData, ToolOutput, TraceSummary } from '../engine/engineApi';
 import { engineHost } from '../hosts/engineHost';
 import type { TerminalCommands } from '../hosts/terminalCommands';
 import { type RealPath, WorkspaceFiles } from '../hosts/workspaceFiles';
@@ -92,6 +92,11 @@ export class WorkbenchSession implements vscode.Disposable {
     });
   }
 
+  /** The engine's compressor under the engine settings; needs no folder and no model. */
+  compress(input: ToolOutput): Promise<CompressedOutput> {
+    return this.parts.backend.compressToolOutput(readSettings().engine, input);
+  }
+
   traceFolder(): string {
     return readSettings().traceFolder;
   }
@@ -108,14 +113,20 @@ export class WorkbenchSession implements vscode.Disposable {
   /** Replace the session's engine by one resumed from `traceId`; the views show its state. */
   async openTrace(traceId: string): Promise<string> {
     if (this.running) throw new Error('A task is running; open the trace when it has finished.');
-    const previous = this.live;
-    const next = this.start(traceId);
-    const live = await next;
-    this.live = next;
-    void previous?.then((l) => l.engine.dispose(), () => undefined);
-    const tree = live.engine.goalTree();
-    const goals = tree.goals.length;
-    return `${goals} goal${goals === 1 ? '' : 's'}${tree.mission ? ` for "${tree.mission.slice(0, 60)}"` : ''}; the next task continues it.`;
+    // Busy while it opens: a task started now would run on the engine about to be disposed.
+    this.running = new AbortController();
+    try {
+      const previous = this.live;
+      const next = this.start(traceId);
+      const live = await next;
+      this.live = next;
+      void previous?.then((l) => l.engine.dispose(), () => undefined);
+      const tree = live.engine.goalTree();
+      const goals = tree.goals.length;
+      return `${goals} goal${goals === 1 ? '' : 's'}${tree.mission ? ` for "${tree.mission.slice(0, 60)}"` : ''}; the next task continues it.`;
+    } finally {
+      this.running = undefined;
+    }
   }
 
   get busy(): boolean {
@@ -125,12 +136,21 @@ export class WorkbenchSession implements vscode.Disposable {
   /** Run one task through the agent loop; `sink` streams it, the views follow. */
   async run(task: string, sink: TaskSink, cancellation?: vscode.CancellationToken): Promise<TaskOutcome> {
     if (this.running) throw new Error('A task is already running; wait for it or cancel it first.');
-    const live = await this.ensure();
+    // Busy from the first moment: the engine may still be loading, and one engine runs one task.
+    const abort = new AbortController();
+    this.running = abort;
+    const subscription = cancellation?.onCancellationRequested(() => abort.abort());
+    try {
+      return await this.runOn(await this.ensure(), task, sink, abort.signal);
+    } finally {
+      subscription?.dispose();
+      this.running = undefined;
+    }
+  }
+
+  private async runOn(live: Live, task: string, sink: TaskSink, signal: AbortSignal): Promise<TaskOutcome> {
     // The model as the settings name it now (they may have changed since the engine started).
     live.model = await configuredModel(readSettings(), this.parts.secrets);
-    const abort = new AbortController();
-    const subscription = cancellation?.onCancellationRequested(() => abort.abort());
-    this.running = abort;
     const tools = new CodingTools(live.files, this.parts.terminal);
     const viewSink: TaskSink = {
       ...sink,
@@ -150,10 +170,8 @@ export class WorkbenchSession implements vscode.Disposable {
       },
     };
     try {
-      return await runTask({ engine: live.engine, model: live.model, tools, maxRounds: readSettings().maxRounds }, task, viewSink, abort.signal);
+      return await runTask({ engine: live.engine, model: live.model, tools, maxRounds: readSettings().maxRounds }, task, viewSink, signal);
     } finally {
-      subscription?.dispose();
-      this.running = undefined;
       this.updatePlan(live.engine);
       await this.persist(live.engine);
     }

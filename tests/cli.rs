@@ -267,4 +267,26 @@ fn replay_store_saves_sessions_that_resume_and_never_overwrites_them() {
     let again = workbench(&args);
     assert!(String::from_utf8_lossy(&again.stderr).contains("already holds"), "{again:?}");
     assert_eq!(std::fs::read(dir.join("events.jsonl")).unwrap(), before);
+
+    // Deterministic: the same trajectory stored under another root gives the same bytes.
+    let other = scratch("store-again");
+    let args = ["replay", trace, "--strategy", "workbench", "--store", other.to_str().unwrap()];
+    assert!(workbench(&args).status.success());
+    let files = |root: &std::path::Path| -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut out = Vec::new();
+        let mut pending = vec![root.to_path_buf()];
+        while let Some(next) = pending.pop() {
+            for entry in std::fs::read_dir(&next).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    pending.push(path);
+                } else {
+                    out.push((path.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&path).unwrap()));
+                }
+            }
+        }
+        out.sort();
+        out
+    };
+    assert!(files(&root) == files(&other), "two stores of one trajectory differ");
 }

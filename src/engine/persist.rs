@@ -250,7 +250,8 @@ impl<H: Host> Engine<H> {
         let current = tree.and_then(|t| t.current_id().cloned());
         if saved.current_goal.as_ref() != Some(&current) {
             let snapshot = AgentSnapshot {
-                at: self.host.now_ms(),
+                // The newest message's time, not the clock: the same session saves the same bytes.
+                at: messages.last().map_or(store.created_at, |m| m.created_at_ms),
                 messages: messages.len() as u64,
                 calls: state.calls as u64,
                 step: tree.and_then(|t| t.current()).map(|g| g.description.clone()).unwrap_or_default(),

@@ -54,6 +54,7 @@ pub struct LogEntry {
 /// never replaced; the latest line wins when `state.json` cannot be read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AgentSnapshot {
+    /// When it was taken: the time of the newest message then.
     pub at: u64,
     /// Messages recorded when it was taken.
     pub messages: u64,

@@ -20,7 +20,7 @@ self.onmessage = async ({ data }) => {
     } else {
       return;
     }
-    replay(run);
+    await replay(run);
   } catch (error) {
     post({ type: 'error', code: error?.code ?? 'internal', message: error?.message ?? String(error) });
   }

@@ -13,7 +13,8 @@ import { guardHost } from './host.js';
 import { ENCODINGS, ensureEncoding, init, type Encoding } from './init.js';
 
 export interface EngineOptions {
-  /** Milliseconds a host file method may take before it fails with `host_timeout` (30,000). */
+  /** Milliseconds a host file method may take before it fails with `host_timeout` (30,000;
+   * `Infinity`: no limit). Anything but a positive number is refused with `invalid_input`. */
   hostTimeoutMs?: number;
 }
 
@@ -72,10 +73,21 @@ export class ContextEngine {
 
   /** Free the engine's memory. Every later call throws `disposed`; pending calls still settle. */
   dispose(): void {
-    this.#wasm?.free();
+    const wasm = this.#wasm;
     this.#wasm = undefined;
     this.#events.clear();
     this.#progress.clear();
+    // A listener may dispose during the call that emitted, while the engine is borrowed: free
+    // it once that call has returned.
+    if (wasm) {
+      queueMicrotask(() => {
+        try {
+          wasm.free();
+        } catch (error) {
+          console.error('context-workbench: the engine could not be freed', error);
+        }
+      });
+    }
   }
 
   get disposed(): boolean {

@@ -11,9 +11,11 @@ export const HOST_METHODS = [
 
 /** How long a host's file methods may take before they fail with `host_timeout`. */
 export const DEFAULT_HOST_TIMEOUT_MS = 30_000;
+/** The longest delay setTimeout keeps (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface GuardOptions {
-  /** Milliseconds a file method may take; an LLM call gets its request's `timeoutMs`. */
+  /** Milliseconds a file method may take (`Infinity`: no limit); an LLM call gets its request's `timeoutMs`. */
   timeoutMs?: number;
   onEvent(event: EngineEvent): void;
   onProgress(update: Progress): void;
@@ -27,6 +29,10 @@ export function guardHost(host: Host, options: GuardOptions): Host {
   const missing = HOST_METHODS.filter((m) => typeof (host as unknown as Record<string, unknown>)[m] !== 'function');
   if (missing.length > 0) throw new ContextWorkbenchError('host_failed', `the host object lacks: ${missing.join(', ')}`);
   const timeoutMs = options.timeoutMs ?? DEFAULT_HOST_TIMEOUT_MS;
+  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) {
+    throw new ContextWorkbenchError('invalid_input',
+      `hostTimeoutMs must be a positive number of milliseconds (Infinity: no limit), not ${String(timeoutMs)}`);
+  }
   const timed = <A extends unknown[], R>(f: (...args: A) => R | Promise<R>, ms: (...args: A) => number) =>
     (...args: A): Promise<R> => settleWithin(() => f.apply(host, args), ms(...args));
   const fixed = () => timeoutMs;
@@ -41,23 +47,35 @@ export function guardHost(host: Host, options: GuardOptions): Host {
     listDir: timed(host.listDir, fixed),
     nowMs: () => host.nowMs(),
     progress: (update) => {
-      host.progress?.(update);
+      hook('host.progress', () => host.progress?.(update));
       options.onProgress(update);
     },
     event: (event) => {
-      host.event?.(event);
+      hook('host.event', () => host.event?.(event));
       options.onEvent(event as EngineEvent);
     },
   };
 }
 
-/** `f()`'s result, or a rejection with `code: 'timeout'` after `ms` (a sync throw rejects too). */
+/** A host hook's throw is the host's own bug: reported, never keeping the listeners from hearing. */
+function hook(name: string, f: () => void): void {
+  try {
+    f();
+  } catch (error) {
+    console.error(`context-workbench: ${name} threw`, error);
+  }
+}
+
+/** `f()`'s result, or a rejection with `code: 'timeout'` after `ms` (a sync throw rejects too);
+ * `Infinity` waits for good, other values are kept within 1 … 2^31−1 ms. */
 function settleWithin<R>(f: () => R | Promise<R>, ms: number): Promise<R> {
+  const call = new Promise<R>((resolve) => resolve(f()));
+  if (ms === Infinity) return call;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'timeout' })), ms);
+    const delay = Math.min(Math.max(ms, 1), MAX_TIMER_MS);
+    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${ms} ms`), { code: 'timeout' })), delay);
   });
-  const call = new Promise<R>((resolve) => resolve(f()));
   return Promise.race([call, timeout]).finally(() => clearTimeout(timer));
 }
 

@@ -6,9 +6,9 @@ import { ContextWorkbenchError, asWorkbenchError } from './errors.js';
 
 export type Encoding = 'o200k_base' | 'cl100k_base';
 export const ENCODINGS: readonly string[] = ['o200k_base', 'cl100k_base'];
-/** Where the .wasm comes from: a URL, its bytes, a compiled module, or a fetch Response. */
+/** Where the .wasm comes from: a URL (in Node also a file path), its bytes, a compiled module, or a fetch Response. */
 export type WasmSource = URL | string | BufferSource | WebAssembly.Module | Response | Promise<Response>;
-/** Where a rank file comes from: a URL, its bytes, or a fetch Response. */
+/** Where a rank file comes from: a URL (in Node also a file path), its bytes, or a fetch Response. */
 export type RanksSource = URL | string | BufferSource | Response | Promise<Response>;
 
 export interface InitOptions {

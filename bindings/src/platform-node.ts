@@ -2,7 +2,8 @@
 // `await ContextEngine.create(memoryHost())` needs no set-up. init() may still name other
 // sources (a bundled VS Code extension that ships the files elsewhere, say).
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { registerPlatform, type Encoding } from './init.js';
 
 const here = (name: string) => new URL(name, import.meta.url);
@@ -17,9 +18,11 @@ registerPlatform({
   read,
 });
 
-/** Bytes from a file URL or path (relative to dist/), or over http(s). */
+/** Bytes from a file, http(s) or data URL, or a file path (relative to the working directory;
+ * `#`, `%` and `C:\` in it are path characters, not URL syntax). */
 async function read(source: URL | string): Promise<Uint8Array> {
-  const url = source instanceof URL ? source : new URL(source, here('./'));
+  const url = source instanceof URL ? source
+    : /^(https?|file|data):/i.test(source) ? new URL(source) : pathToFileURL(path.resolve(source));
   if (url.protocol === 'file:') return readFile(fileURLToPath(url));
   const response = await fetch(url);
   if (!response.ok) throw new Error(`HTTP ${response.status} for ${url}`);

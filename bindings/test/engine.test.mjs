@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ContextEngine, ContextWorkbenchError, memoryHost } from '../dist/node.js';
+import { ContextEngine, ContextWorkbenchError, TraceStore, memoryHost } from '../dist/node.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -256,6 +256,77 @@ test('disposing while a call waits on the host lets that call settle', async () 
   const call = await pending;
   assert.equal(call.view.messages.length, 2, 'the call finished on the engine it started on');
   assert.throws(() => engine.trace(), { code: 'disposed' });
+});
+
+test('dispose() from a listener during a call: the call returns, then the engine is disposed', async () => {
+  for (const act of [(e) => e.record({ role: 'user', content: 'go' }), (e) => e.callGoalTool('goal', { done: 'a found' })]) {
+    const engine = await ContextEngine.create(memoryHost());
+    engine.callGoalTool('goal', { add: 'a, b' });
+    engine.callGoalTool('goal', { focus: '1' });
+    const thrown = [];
+    engine.subscribe(() => {
+      try {
+        engine.dispose();
+      } catch (error) {
+        thrown.push(error);
+      }
+    });
+    assert.ok(act(engine), 'the call that emitted returns its result');
+    assert.deepEqual(thrown, []);
+    assert.equal(engine.disposed, true);
+    assert.throws(() => engine.trace(), { code: 'disposed' });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.throws(() => engine.countTokens('x'), { code: 'disposed' }, 'still disposed once the memory was freed');
+    engine.dispose();
+  }
+});
+
+test('hostTimeoutMs: Infinity and huge values wait for a slow host; zero, negative and NaN are refused', async () => {
+  const slowHost = () => {
+    const host = memoryHost({ files: { 'CODE_LAW.md': 'Tests first.' } });
+    const slow = (f) => async (...args) => {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return f(...args);
+    };
+    return { ...host, readFile: slow(host.readFile), stat: slow(host.stat), listDir: slow(host.listDir) };
+  };
+  for (const hostTimeoutMs of [Infinity, 2 ** 31, 1e12, 0.5 + 2 ** 31]) {
+    const engine = await ContextEngine.create(slowHost(), undefined, { hostTimeoutMs });
+    engine.record({ role: 'user', content: 'go' });
+    const call = await engine.prepareCall(SYSTEM);
+    assert.match(call.request.messages[1]?.content ?? '', /Tests first\./, `hostTimeoutMs ${hostTimeoutMs}: the rules were read`);
+  }
+  for (const hostTimeoutMs of [0, -1, NaN, -Infinity, '100']) {
+    await assert.rejects(ContextEngine.create(memoryHost(), undefined, { hostTimeoutMs }),
+      (e) => e instanceof ContextWorkbenchError && e.code === 'invalid_input' && /hostTimeoutMs/.test(e.message), String(hostTimeoutMs));
+  }
+  await assert.rejects(TraceStore.create(memoryHost(), { hostTimeoutMs: -5 }), { code: 'invalid_input' });
+});
+
+test('a host whose event or progress hook throws does not silence the listeners', async () => {
+  const hooked = { event: 0, progress: 0 };
+  const host = {
+    ...memoryHost(),
+    event() { hooked.event++; throw new Error('a bug in the host'); },
+    progress() { hooked.progress++; throw new Error('a bug in the host'); },
+  };
+  const engine = await ContextEngine.create(host);
+  const events = [];
+  const progress = [];
+  engine.subscribe((e) => events.push(e.type));
+  engine.onProgress((p) => progress.push(p.operation));
+  engine.record({ role: 'user', content: 'Find why the build is slow.' });
+  engine.callGoalTool('goal', { add: 'profile the build' });
+  engine.startSpan('profile', 'profile the build');
+  const log = Array.from({ length: 300 }, (_, k) => `compiling crate ${k}: 1.2s`).join('\n');
+  for (let n = 0; n < 4; n++) toolRound(engine, `c${n}`, 'Bash', { command: `cargo build -p c${n}` }, log, 0);
+  engine.endSpan('profile', 'codegen of one crate dominates');
+  await engine.compactSpan('profile');
+  assert.ok(hooked.event > 0 && hooked.progress > 0, JSON.stringify(hooked));
+  assert.equal(events.length, hooked.event, 'every event reached the listener');
+  assert.ok(events.includes('goal_added'), events.join());
+  assert.deepEqual(progress.length, hooked.progress);
+  assert.ok(progress.includes('tail_compaction'), progress.join());
 });
 
 test('bad hosts and configs are refused by name; a disposed engine says so', async () => {

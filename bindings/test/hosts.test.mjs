@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer } from 'node:http';
-import { mkdtemp, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ContextEngine, memoryHost, nodeFsHost, openAiCompatibleLlm } from '../dist/node.js';
@@ -68,6 +68,31 @@ test('nodeFsHost works in its root and refuses absolute paths, .. and links that
     engine.record({ role: 'user', content: 'go' });
     const call = await engine.prepareCall({ system_prompt: 'agent' });
     assert.match(call.request.messages[1].content, /Tests first\./);
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+});
+
+test('nodeFsHost refuses dangling links: writing through one creates nothing where it points', async () => {
+  const base = await mkdtemp(path.join(tmpdir(), 'cw-host-'));
+  try {
+    const root = path.join(base, 'ws');
+    await mkdir(root);
+    await mkdir(path.join(base, 'outside'));
+    await symlink(path.join(base, 'outside/pwned.txt'), path.join(root, 'link'));
+    await symlink(path.join(base, 'gone'), path.join(root, 'dir'));
+    await symlink(path.join(root, 'later.txt'), path.join(root, 'inner'));
+    await writeFile(path.join(root, 'a.txt'), 'a');
+    const host = nodeFsHost(root);
+    for (const p of ['link', 'dir/new.txt', 'inner']) {
+      await assert.rejects(host.writeFile(p, 'x'), { code: 'outside_workspace' }, p);
+      await assert.rejects(host.appendFile(p, 'x'), { code: 'outside_workspace' }, p);
+      await assert.rejects(host.rename('a.txt', p), { code: 'outside_workspace' }, p);
+      await assert.rejects(host.readFile(p), { code: 'outside_workspace' }, p);
+    }
+    assert.deepEqual(await readdir(path.join(base, 'outside')), [], 'nothing was created outside');
+    assert.deepEqual((await readdir(base)).sort(), ['outside', 'ws']);
+    assert.equal((await host.readFile('a.txt')).text, 'a');
   } finally {
     await rm(base, { recursive: true, force: true });
   }

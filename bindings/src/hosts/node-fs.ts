@@ -1,6 +1,6 @@
 // nodeFsHost: the workspace under `root` on disk, with Node's fs/promises. Every path is
-// workspace-relative; absolute paths, `..` and symbolic links that lead out are refused.
-import { appendFile, mkdir, readFile, readdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
+// workspace-relative; absolute paths, `..` and symbolic links that lead out or dangle are refused.
+import { appendFile, lstat, mkdir, readFile, readdir, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DirEntry, Host } from '../types.js';
 import { type Llm, hostError, noLlm, segments } from './shared.js';
@@ -30,6 +30,10 @@ export function nodeFsHost(root: string, options: NodeFsHostOptions = {}): Host 
         return absolute;
       } catch (error) {
         if ((error as { code?: string }).code !== 'ENOENT' || existing === top) throw classify(error, relative);
+        // A dangling link is ENOENT too, but writing through it would create its target, wherever that is.
+        if ((await lstat(existing).catch(() => undefined))?.isSymbolicLink()) {
+          throw hostError('outside_workspace', `a dangling symbolic link cannot be followed: ${relative}`);
+        }
         existing = path.dirname(existing);
       }
     }

@@ -249,13 +249,19 @@ fn the_layout_holds_every_part_and_the_query_api_reads_it() {
     assert_eq!(snapshot(&dir), before, "readers write nothing");
 }
 
-#[test]
-fn a_torn_last_line_is_skipped_reported_and_never_rewritten() {
-    let dir = scratch("torn");
-    let (engine, _) = block_on(Engine::open(host(&dir), config(), Some("t"))).unwrap();
+/// Trace `id` under `dir` with a request and one goal, saved.
+fn saved_with_a_goal(dir: &Path, id: &str) -> Engine<NativeHost> {
+    let (engine, _) = block_on(Engine::open(host(dir), config(), Some(id))).unwrap();
     engine.record(MessageDraft::text(Role::User, "Add a --json flag")).unwrap();
     assert!(!engine.call_goal_tool("goal", r#"{"add": "parse the flag, print json"}"#).is_error);
     block_on(engine.persist()).unwrap();
+    engine
+}
+
+#[test]
+fn a_torn_last_line_is_skipped_reported_and_never_rewritten() {
+    let dir = scratch("torn");
+    let engine = saved_with_a_goal(&dir, "t");
     let events = dir.join(".trace/t/events.jsonl");
     let whole = std::fs::read_to_string(&events).unwrap();
     let torn = format!("{whole}{{\"id\":99,\"type\":\"goal_ad");
@@ -281,10 +287,7 @@ fn a_torn_line_that_is_a_whole_record_stays_skipped_after_the_next_save() {
     // A crash after an event's JSON but before its newline: on resume the record is skipped and
     // its id given again; the next save must not turn the fragment into a line of its own.
     let dir = scratch("torn-whole");
-    let (engine, _) = block_on(Engine::open(host(&dir), config(), Some("t"))).unwrap();
-    engine.record(MessageDraft::text(Role::User, "Add a --json flag")).unwrap();
-    assert!(!engine.call_goal_tool("goal", r#"{"add": "parse the flag, print json"}"#).is_error);
-    block_on(engine.persist()).unwrap();
+    let engine = saved_with_a_goal(&dir, "t");
     let events = dir.join(".trace/t/events.jsonl");
     let whole = std::fs::read_to_string(&events).unwrap();
     let last_line = whole.lines().last().unwrap();
@@ -345,6 +348,44 @@ fn host_message_ids_never_become_paths_and_removed_files_or_a_cut_first_save_are
     let err = block_on(Engine::open(host(&dir), config(), Some("cut"))).err().unwrap();
     assert_eq!(err.code(), "invalid_input");
     assert!(err.to_string().contains("first save was interrupted"), "{err}");
+}
+
+#[test]
+fn a_goal_tree_older_than_its_event_log_never_hands_out_a_logged_goal_id_again() {
+    // A save cut between the events.jsonl append and the goal.json replace.
+    let dir = scratch("stale-tree");
+    let (engine, _) = block_on(Engine::open(host(&dir), config(), Some("g"))).unwrap();
+    engine.record(MessageDraft::text(Role::User, "Speed up the build.")).unwrap();
+    assert!(!engine.call_goal_tool("goal", r#"{"add": "profile it, drop a dependency"}"#).is_error);
+    assert!(!engine.call_goal_tool("goal", r#"{"focus": "2"}"#).is_error);
+    let abandoned = engine.call_goal_tool("goal", r#"{"abandon": "not needed"}"#);
+    assert!(!abandoned.is_error, "{}", abandoned.text);
+    block_on(engine.persist()).unwrap();
+    let goal_json = dir.join(".trace/g/goal.json");
+    let old_tree = std::fs::read(&goal_json).unwrap();
+    assert!(!engine.call_goal_tool("goal", r#"{"add": "cache the toolchain"}"#).is_error);
+    block_on(engine.persist()).unwrap();
+    drop(engine);
+    std::fs::write(&goal_json, old_tree).unwrap();
+
+    let (resumed, notes) = block_on(Engine::open(host(&dir), config(), Some("g"))).unwrap();
+    let note = notes.iter().find(|n| n.contains("older than")).unwrap_or_else(|| panic!("{notes:?}"));
+    assert!(note.contains("goals 3 were added after it"), "only the goal the tree lacks, not the deleted one: {note}");
+    assert!(!resumed.call_goal_tool("goal", r#"{"add": "split the crate"}"#).is_error);
+    block_on(resumed.persist()).unwrap();
+    let h = host(&dir);
+    let page = block_on(TraceStore::new(&h, ".trace").unwrap().events_after("g", 0)).unwrap();
+    let mut added: Vec<String> = page
+        .events
+        .iter()
+        .filter_map(|e| serde_json::to_value(e).ok())
+        .filter(|v| v["type"] == "goal_added")
+        .map(|v| v["goal"]["id"].as_str().unwrap().to_owned())
+        .collect();
+    let count = added.len();
+    added.sort();
+    added.dedup();
+    assert_eq!(added.len(), count, "a goal id was handed out twice: {added:?}");
 }
 
 #[test]

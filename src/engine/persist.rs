@@ -319,6 +319,16 @@ impl<H: Host> Engine<H> {
         let mut tree = read_goal_tree(&self.host, &dir).await?.map(|t| t.with_config(self.config.goals.clone()));
         if let Some(tree) = tree.as_mut() {
             *tree.events_mut() = EventLog::from_jsonl(&jsonl::lines(&events.records))?;
+            let missing = tree.reserve_logged_ids();
+            if !missing.is_empty() {
+                let ids: Vec<&str> = missing.iter().map(GoalId::as_str).collect();
+                notes.push(format!(
+                    "{} is older than {}: goals {} were added after it and are in the event log only",
+                    dir.file(layout::GOAL),
+                    dir.file(layout::EVENTS),
+                    ids.join(", ")
+                ));
+            }
         }
         let mut branches = BTreeMap::new();
         for branch in tree.iter().flat_map(|t| t.branches()) {

@@ -230,6 +230,29 @@ impl GoalTree {
         &mut self.events
     }
 
+    /// After a resume where the event log is newer than the tree (a save cut between the two):
+    /// no goal id the log has handed out is handed out again. The ids added in the log but
+    /// missing from the tree are returned, for a note.
+    pub fn reserve_logged_ids(&mut self) -> Vec<GoalId> {
+        let mut missing: Vec<GoalId> = Vec::new();
+        for event in self.events.since(0) {
+            match &event.kind {
+                EventKind::GoalAdded { goal, .. } => {
+                    if let Ok(n) = goal.id.as_str().parse::<u64>() {
+                        self.next_id = self.next_id.max(n.saturating_add(1));
+                    }
+                    missing.push(goal.id.clone());
+                }
+                EventKind::GoalRemoved { branch_id: None, goal_id, removed, .. } => {
+                    missing.retain(|id| id != goal_id && !removed.contains(id));
+                }
+                _ => {}
+            }
+        }
+        missing.retain(|id| self.goal(id).is_none());
+        missing
+    }
+
     /// The ancestors of `id`, nearest first (at most as many as there are goals).
     pub fn ancestors(&self, id: &GoalId) -> Vec<GoalId> {
         let mut out = Vec::new();

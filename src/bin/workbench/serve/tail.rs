@@ -81,7 +81,11 @@ impl Tail {
     /// again from its start (events already seen are not repeated).
     pub fn read_new(&mut self) -> io::Result<Vec<Frame>> {
         let mut frames = Vec::new();
-        let size = match std::fs::metadata(&self.path) {
+        // The path was checked when the watch began; a link made there since is not followed.
+        let size = match std::fs::symlink_metadata(&self.path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(io::Error::other("it is now a symbolic link, which the server does not follow"));
+            }
             Ok(meta) => meta.len(),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(frames),
             Err(e) => return Err(e),
@@ -133,6 +137,21 @@ fn event_frame(raw: &[u8]) -> Result<(u64, Utf8Bytes), String> {
 mod tests {
     use super::*;
     use std::io::Write;
+
+    #[cfg(unix)]
+    #[test]
+    fn a_log_replaced_by_a_link_is_not_followed() {
+        let dir = std::env::temp_dir().join(format!("cw-tail-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("t")).unwrap();
+        std::fs::write(dir.join("outside.jsonl"), "{\"id\":1,\"type\":\"goal_added\"}\n").unwrap();
+        let mut tail = Tail::new(dir.join("t/events.jsonl"));
+        assert!(tail.read_new().unwrap().is_empty(), "no log yet");
+        std::os::unix::fs::symlink(dir.join("outside.jsonl"), dir.join("t/events.jsonl")).unwrap();
+        let err = tail.read_new().unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     fn texts(frames: &[Frame]) -> Vec<String> {
         frames.iter().map(|f| f.text().to_string()).collect()

@@ -1,6 +1,8 @@
 //! The `workbench` binary as a user runs it.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
@@ -273,20 +275,8 @@ fn replay_store_saves_sessions_that_resume_and_never_overwrites_them() {
     let args = ["replay", trace, "--strategy", "workbench", "--store", other.to_str().unwrap()];
     assert!(workbench(&args).status.success());
     let files = |root: &std::path::Path| -> Vec<(std::path::PathBuf, Vec<u8>)> {
-        let mut out = Vec::new();
-        let mut pending = vec![root.to_path_buf()];
-        while let Some(next) = pending.pop() {
-            for entry in std::fs::read_dir(&next).unwrap() {
-                let path = entry.unwrap().path();
-                if path.is_dir() {
-                    pending.push(path);
-                } else {
-                    out.push((path.strip_prefix(root).unwrap().to_path_buf(), std::fs::read(&path).unwrap()));
-                }
-            }
-        }
-        out.sort();
-        out
+        let all = common::files::snapshot(root).into_iter();
+        all.map(|(path, bytes)| (path.strip_prefix(root).unwrap().to_path_buf(), bytes)).collect()
     };
     assert!(files(&root) == files(&other), "two stores of one trajectory differ");
 }

@@ -3,9 +3,11 @@
 //! secrets are handled without losing or rewriting what is on disk.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::files::snapshot;
 use context_workbench::import::{Trajectory, import};
 use context_workbench::model::{ContentPart, Message, Role, ToolCall, ToolResult, ToolStatus};
 use context_workbench::native::{NativeHost, WorkspaceFs};
@@ -86,23 +88,6 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
         }
     }
-}
-
-/// Every file under `dir` with its bytes.
-fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                files.insert(path.clone(), std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    files
 }
 
 /// Equal values, or where their debug forms first differ.

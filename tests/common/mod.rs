@@ -2,6 +2,8 @@
 #![allow(dead_code)]
 
 #[cfg(not(target_arch = "wasm32"))]
+pub mod files;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod traces;
 
 /// gpt-tokenizer's test plan (MIT), read in place from `../shared` at compile time so the same

@@ -60,6 +60,9 @@ async function check(name, body) {
   } catch (e) {
     results.push({ name, ok: false });
     console.log(`not ok - ${name}\n  ${String(e.stack ?? e).split('\n').slice(0, 6).join('\n  ')}`);
+    // What the user saw instead: the notifications on screen when the check failed.
+    const shown = await wb?.notificationTexts().catch(() => []);
+    for (const text of shown ?? []) console.log(`  notification: ${text.replace(/\s+/g, ' ')}`);
     await wb?.screenshot(`failed-${results.length}`).catch(() => {});
   }
 }

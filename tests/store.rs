@@ -268,6 +268,32 @@ fn a_torn_last_line_is_skipped_reported_and_never_rewritten() {
 }
 
 #[test]
+fn a_line_torn_inside_a_multibyte_character_is_skipped_like_any_torn_line() {
+    // R8.2: a crash can cut an append between the bytes of one character; the file then ends
+    // in half a character, which must read as a torn line, not as a file that cannot be read.
+    let dir = scratch("torn-utf8");
+    let engine = saved_with_a_goal(&dir, "t");
+    let events = dir.join(".trace/t/events.jsonl");
+    let mut torn = std::fs::read(&events).unwrap();
+    torn.extend_from_slice(b"{\"id\":99,\"type\":\"goal_added\",\"title\":\"caf\xC3");
+    std::fs::write(&events, &torn).unwrap();
+    drop(engine);
+
+    let (resumed, notes) = block_on(Engine::open(host(&dir), config(), Some("t"))).unwrap();
+    assert!(notes.iter().any(|n| n.contains("events.jsonl") && n.contains("torn")), "{notes:?}");
+    assert!(!resumed.call_goal_tool("goal", r#"{"focus": "1"}"#).is_error);
+    block_on(resumed.persist()).unwrap();
+    assert!(std::fs::read(&events).unwrap().starts_with(&torn), "the torn bytes stay as they were written");
+    drop(resumed);
+
+    // The next append closed the torn line; the half character is now inside the file.
+    let (again, notes) = block_on(Engine::open(host(&dir), config(), Some("t"))).unwrap();
+    assert!(notes.iter().any(|n| n.contains("line 3 was torn by an interrupted write")), "{notes:?}");
+    let current = again.goal_tree().current().map(|g| g.description.clone());
+    assert_eq!(current.as_deref(), Some("parse the flag"), "the focus saved after the torn line is kept");
+}
+
+#[test]
 fn a_torn_line_that_is_a_whole_record_stays_skipped_after_the_next_save() {
     // A crash after an event's JSON but before its newline: on resume the record is skipped and
     // its id given again; the next save must not turn the fragment into a line of its own.

@@ -68,12 +68,12 @@ impl WorkspaceFs {
     pub fn read_file(&self, path: &str) -> Result<FileContent, HostError> {
         let full = self.resolve(path)?;
         let bytes = fs::read(&full).map_err(|e| io_error(path, e))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            HostError::new(
-                HostErrorKind::Io,
-                format!("{path}: not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()),
-            )
-        })?;
+        // Invalid bytes read as U+FFFD, as the JS hosts read them (Node's `utf8`, TextDecoder): a
+        // character cut by an interrupted append is then a torn line the store skips (R8.2).
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
         let mtime_ms = mtime_ms(&fs::metadata(&full).map_err(|e| io_error(path, e))?);
         Ok(FileContent { text, mtime_ms })
     }

@@ -294,6 +294,29 @@ fn a_line_torn_inside_a_multibyte_character_is_skipped_like_any_torn_line() {
 }
 
 #[test]
+fn events_written_again_by_a_retried_save_are_read_once() {
+    // A host append that timed out (the engine saw a failure) but landed later: the next save
+    // appends the same events again. Resuming and the query API read each event once.
+    let dir = scratch("retried");
+    let engine = saved_with_a_goal(&dir, "t");
+    let events = dir.join(".trace/t/events.jsonl");
+    let first = std::fs::read_to_string(&events).unwrap();
+    std::fs::write(&events, format!("{first}{first}")).unwrap();
+    drop(engine);
+
+    let (resumed, notes) = block_on(Engine::open(host(&dir), config(), Some("t")))
+        .unwrap_or_else(|e| panic!("a repeated event must not stop a resume: {e}"));
+    assert!(notes.iter().any(|n| n.contains("comes again") && n.contains("skipped")), "{notes:?}");
+    assert!(!resumed.call_goal_tool("goal", r#"{"focus": "1"}"#).is_error);
+    block_on(resumed.persist()).unwrap();
+    let h = host(&dir);
+    let page = block_on(TraceStore::new(&h, ".trace").unwrap().events_after("t", 0)).unwrap();
+    let ids: Vec<u64> = page.events.iter().map(|e| e.id).collect();
+    assert_eq!(ids, (1..=ids.len() as u64).collect::<Vec<_>>(), "every id once, in order: {ids:?}");
+    assert!(ids.len() > first.lines().count(), "the focus after the resume was saved: {ids:?}");
+}
+
+#[test]
 fn a_torn_line_that_is_a_whole_record_stays_skipped_after_the_next_save() {
     // A crash after an event's JSON but before its newline: on resume the record is skipped and
     // its id given again; the next save must not turn the fragment into a line of its own.

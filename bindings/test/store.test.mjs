@@ -86,3 +86,33 @@ test('an engine recorded in memory is saved once attached; misuse is a typed err
   assert.throws(() => engine.attachStore('/abs'), { code: 'invalid_config' });
   await assert.rejects(TraceStore.create(host, { root: '../up' }), { code: 'invalid_config' });
 });
+
+test('an append that times out but lands later is read once after the retry', async () => {
+  // The host wrapper cannot cancel a slow write: the engine sees `host_timeout`, the bytes land
+  // afterwards, and the next save appends the same events again. Resuming reads each once.
+  const host = memoryHost({ now: () => Date.UTC(2026, 0, 1) });
+  let landed;
+  const slowOnce = {
+    ...host,
+    appendFile(file, data) {
+      if (landed || !file.endsWith('events.jsonl') || !host.files.has(file)) return host.appendFile(file, data);
+      landed = new Promise((resolve) => setTimeout(() => resolve(host.appendFile(file, data)), 100));
+      return landed;
+    },
+  };
+  const { engine } = await ContextEngine.open(slowOnce, undefined, { traceId: 'slow', hostTimeoutMs: 20 });
+  session(engine);
+  await engine.persist();
+  engine.callGoalTool('goal', { focus: '2' });
+  await assert.rejects(engine.persist(), { code: 'host_timeout' });
+  await landed;
+  await engine.persist();
+  engine.dispose();
+
+  const { engine: resumed, notes } = await ContextEngine.open(host, undefined, { traceId: 'slow' });
+  assert.ok(notes.some((n) => /comes again/.test(n)), notes.join('\n'));
+  const ids = (await (await TraceStore.create(host)).eventsAfter('slow', 0)).events.map((e) => e.id);
+  assert.deepEqual(ids, ids.map((_, i) => i + 1), `every event once, in order: ${ids}`);
+  assert.equal(resumed.goalTree().current_id, resumed.goalTree().goals[1].id, 'the focus saved by the retry is kept');
+  resumed.dispose();
+});

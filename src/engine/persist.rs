@@ -15,12 +15,14 @@ use super::branches::BranchContext;
 use super::snapshot::{EngineSnapshot, NewPart, Part, Parts, SavedParts};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::goals::{Branch, Event, EventLog, GoalTree};
+use crate::goals::{Branch, EventLog, GoalTree};
 use crate::host::Host;
 use crate::model::{GoalId, Message, TraceId, tool_calls_by_id};
 use crate::store::jsonl::{self, TORN_END};
 use crate::store::layout::{self, TraceDir};
-use crate::store::load::{parse_json, read_goal_tree, read_lines, read_messages, read_meta, read_optional};
+use crate::store::load::{
+    parse_json, read_events, read_goal_tree, read_lines, read_messages, read_meta, read_optional,
+};
 use crate::store::records::{AgentSnapshot, BranchMeta, LogEntry, STORE_FORMAT_VERSION, TraceMeta};
 use crate::store::{Redactor, check_id};
 
@@ -314,7 +316,7 @@ impl<H: Host> Engine<H> {
                 redacted.len()
             ));
         }
-        let events = read_lines::<_, Event>(&self.host, &dir.file(layout::EVENTS)).await?;
+        let events = read_events(&self.host, &dir.file(layout::EVENTS)).await?;
         notes.extend(events.notes.iter().cloned());
         let mut tree = read_goal_tree(&self.host, &dir).await?.map(|t| t.with_config(self.config.goals.clone()));
         if let Some(tree) = tree.as_mut() {

@@ -7,7 +7,7 @@ use super::jsonl::{self, Lines};
 use super::layout::{self, TraceDir};
 use super::records::{STORE_FORMAT_VERSION, TraceMeta};
 use crate::error::{Error, Result};
-use crate::goals::GoalTree;
+use crate::goals::{Event, GoalTree};
 use crate::host::{Host, HostError, HostErrorKind};
 use crate::model::Message;
 
@@ -72,6 +72,26 @@ pub async fn read_messages<H: Host>(host: &H, dir: &TraceDir) -> Result<(Vec<Mes
 pub async fn read_lines<H: Host, T: DeserializeOwned>(host: &H, path: &str) -> Result<Lines<T>> {
     let text = read_optional(host, path).await?.unwrap_or_default();
     Ok(jsonl::parse(path, &text))
+}
+
+/// The events of an `events.jsonl`, each id once and increasing: an append that timed out in the
+/// host but landed later is written again by the next save, so a repeated id is skipped with a
+/// note (the first copy is the one that counts; nothing on disk changes).
+pub async fn read_events<H: Host>(host: &H, path: &str) -> Result<Lines<Event>> {
+    let mut lines = read_lines::<_, Event>(host, path).await?;
+    let mut last = 0;
+    let mut notes = Vec::new();
+    lines.records.retain(|event| {
+        let keep = event.id > last;
+        if keep {
+            last = event.id;
+        } else {
+            notes.push(format!("{path}: event {} comes again after event {last} (a save retried); skipped", event.id));
+        }
+        keep
+    });
+    lines.notes.extend(notes);
+    Ok(lines)
 }
 
 /// Parse a JSON file, naming it and the failing field.

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::layout::{self, TraceDir, check_root};
-use super::load::{parse_json, read_goal_tree, read_lines, read_messages, read_meta, read_optional};
+use super::load::{parse_json, read_events, read_goal_tree, read_messages, read_meta, read_optional};
 use super::records::{BranchMeta, TraceMeta};
 use crate::error::{Error, Result};
 use crate::goals::{Event, Goal, GoalTree};
@@ -156,7 +156,7 @@ impl<'h, H: Host> TraceStore<'h, H> {
                 Err(e) => notes.push(format!("branch {}: {e}", branch.id)),
             }
         }
-        let last_event_id = match read_lines::<_, Event>(self.host, &dir.file(layout::EVENTS)).await {
+        let last_event_id = match read_events(self.host, &dir.file(layout::EVENTS)).await {
             Ok(lines) => {
                 notes.extend(lines.notes);
                 lines.records.last().map_or(0, |e| e.id)
@@ -203,7 +203,7 @@ impl<'h, H: Host> TraceStore<'h, H> {
     pub async fn events_after(&self, trace_id: &str, since_event_id: u64) -> Result<EventsPage> {
         let dir = TraceDir::new(&self.root, trace_id)?;
         read_meta(self.host, &dir, trace_id).await?;
-        let lines = read_lines::<_, Event>(self.host, &dir.file(layout::EVENTS)).await?;
+        let lines = read_events(self.host, &dir.file(layout::EVENTS)).await?;
         let last_event_id = lines.records.last().map_or(0, |e| e.id);
         if since_event_id > last_event_id {
             return Err(Error::InvalidInput(format!(

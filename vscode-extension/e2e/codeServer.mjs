@@ -28,8 +28,8 @@ export async function freePort() {
 }
 
 /**
- * Start code-server on `workspace` with `settings` as the user settings; the .vsix is installed
- * first. Resolves to `{ url, logFile, stop }` once the server answers.
+ * Start code-server on `workspace` with `settings` as the user settings; the .vsix (or each of a
+ * list) is installed first. Resolves to `{ url, logFile, stop }` once the server answers.
  */
 export async function startCodeServer({ runDir, vsix, workspace, settings }) {
   const userData = path.join(runDir, 'user-data');
@@ -40,7 +40,9 @@ export async function startCodeServer({ runDir, vsix, workspace, settings }) {
   writeFileSync(config, 'auth: none\ncert: false\n');
   writeFileSync(path.join(userData, 'User/settings.json'), JSON.stringify(settings, null, 2));
   const base = ['--config', config, '--user-data-dir', userData, '--extensions-dir', extensions];
-  execFileSync(codeServer, [...base, '--install-extension', vsix, '--force'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+  for (const file of [vsix].flat()) {
+    execFileSync(codeServer, [...base, '--install-extension', file, '--force'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+  }
 
   const port = await freePort();
   const logFile = path.join(runDir, 'code-server.log');

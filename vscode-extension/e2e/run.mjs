@@ -38,6 +38,16 @@ function packageWebOnly(dir) {
   return out;
 }
 
+/** The test's language model provider extension (`e2e/lm-provider`) as a .vsix in `dir`. */
+function packageLanguageModelProvider(dir) {
+  rmSync(dir, { recursive: true, force: true });
+  cpSync(path.join(extensionRoot, 'e2e/lm-provider'), dir, { recursive: true });
+  const out = path.join(dir, 'scripted-lm-provider.vsix');
+  const flags = ['--no-dependencies', '--skip-license', '--allow-missing-repository', '--out', out];
+  execFileSync(path.join(extensionRoot, 'node_modules/.bin/vsce'), ['package', ...flags], { cwd: dir, stdio: 'pipe' });
+  return out;
+}
+
 /** Every file under `dir` with its bytes, to show that nothing was written. */
 function snapshot(dir) {
   const out = {};
@@ -365,6 +375,44 @@ try {
     } finally {
       await page.page.context().close();
       await bare.stop();
+    }
+  });
+
+  await check('the Language Model API: with no endpoint set, the model another extension provides runs the agent; its input limit is the window; errors and Cancel go through the API', async () => {
+    const provider = packageLanguageModelProvider(path.join(runDir, 'lm-provider'));
+    const lmSettings = { ...settings, 'contextWorkbench.llm.url': '', 'contextWorkbench.llm.model': 'scripted-lm', 'contextWorkbench.window': 0, 'e2eScriptedModel.url': endpoint.url };
+    const lm = await startCodeServer({ runDir: path.join(runDir, 'lm-api'), vsix: [vsix, provider], workspace, settings: lmSettings });
+    const page = await WorkbenchPage.open(browser, lm.folderUrl, artifacts);
+    try {
+      await page.statusBarText(STATUS_ID);
+      const first = endpoint.requests.length;
+      await page.runCommand('Context Workbench: Run Task');
+      await page.answerInput('TASK-LM: write notes/lm.md');
+      await page.notification(/Task finished after \d+ model calls/, 120_000);
+      assert.match(readFileSync(path.join(workspace, 'notes/lm.md'), 'utf8'), /Language Model API/);
+      const requests = endpoint.requests.slice(first).filter((r) => r.kind === 'agent');
+      assert.equal(requests.length, 4, 'one request per scripted step');
+      assert.ok(requests.every((r) => r.headers['x-via'] === 'vscode.lm'), 'every call went through vscode.lm and the provider');
+      assert.ok(requests.every((r) => r.body.tools.some((t) => t.function.name === 'goal')), 'the goal tools reached the model as Language Model API tools');
+      assert.ok(requests[1].body.messages.some((m) => m.role === 'tool' && /tiny project/.test(textOf(m))), 'the tool results went back as tool result parts');
+      assert.match(await page.statusBarText(STATUS_ID), /\/16k · /, "the window is the model's maxInputTokens");
+      await page.clearNotifications();
+
+      await page.runCommand('Context Workbench: Run Task');
+      await page.answerInput('TASK-FAIL: through the API');
+      await page.notification(/The task failed: .*500/);
+      await page.clearNotifications();
+      await page.runCommand('Context Workbench: Run Task');
+      await page.answerInput('TASK-HANG: through the API');
+      await page.page.waitForTimeout(1500);
+      await page.cancelProgress('running the task');
+      await page.notification(/Cancelled after \d+ model call/);
+      const hanging = endpoint.requests.at(-1);
+      for (let i = 0; i < 20 && !hanging.closedByClient; i++) await page.page.waitForTimeout(250);
+      assert.ok(hanging.headers['x-via'] === 'vscode.lm' && hanging.closedByClient, "Cancel reached the provider's request through the API's token");
+    } finally {
+      await page.page.context().close();
+      await lm.stop();
     }
   });
 

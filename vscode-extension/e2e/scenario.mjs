@@ -78,8 +78,19 @@ export const webTask = {
   ],
 };
 
+/** A task for a model from VS Code's Language Model API (another extension's provider). */
+export const languageModelTask = {
+  match: /^TASK-LM/,
+  steps: [
+    { text: 'I will plan first.', toolCalls: [call('goal', { add: 'Write the note' }), call('goal', { focus: '1' }), call('read_file', { path: 'README.md' })] },
+    { toolCalls: [call('write_file', { path: 'notes/lm.md', content: 'Written by the agent through the Language Model API.\n' })] },
+    { toolCalls: [call('goal', { done: 'notes/lm.md written' })] },
+    { text: 'Done: notes/lm.md is written.' },
+  ],
+};
+
 /** A task whose model call fails, and one that never answers (for cancellation). */
 export const failingTask = { match: /^TASK-FAIL/, steps: [{ status: 500, text: 'the scripted model is down' }] };
 export const hangingTask = { match: /^TASK-HANG/, steps: [{ hang: true }] };
 
-export const TASKS = [taskA, taskB, webTask, escapeTask, failingTask, hangingTask];
+export const TASKS = [taskA, taskB, webTask, languageModelTask, escapeTask, failingTask, hangingTask];

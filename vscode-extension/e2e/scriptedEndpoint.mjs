@@ -75,6 +75,7 @@ export async function startScriptedEndpoint({ tasks, internalReply = defaultInte
     if (reply.delayMs) await sleep(reply.delayMs);
     if (reply.hang) {
       await new Promise((resolve) => req.on('close', resolve));
+      entry.closedByClient = true;
       return;
     }
     if (reply.status && reply.status !== 200) {

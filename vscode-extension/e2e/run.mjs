@@ -150,8 +150,8 @@ try {
     const answer = await wb.askChat(`@workbench ${TASK_B}`);
     assert.match(answer, /Context Workbench/, `the chat view routed the request to @workbench: ${answer}`);
     if (/Language model unavailable/.test(answer)) {
-      // This VS Code build runs chat requests only once a Copilot account is signed in (its model
-      // picker offers nothing else), which needs the network: the same loop runs through Run Task.
+      // This VS Code build runs chat requests only once a Copilot account is signed in (whatever
+      // model is picked), which needs the network: the same loop runs through Run Task.
       console.log('  @workbench is registered, but this build gates chat behind a Copilot sign-in; TASK-B runs through Run Task');
       await wb.runCommand('Context Workbench: Run Task');
       await wb.answerInput(TASK_B);

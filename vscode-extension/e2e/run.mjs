@@ -48,6 +48,27 @@ function packageLanguageModelProvider(dir) {
   return out;
 }
 
+/**
+ * On `page`, a task whose model fails (HTTP 500), then one whose model never answers, cancelled:
+ * both reported, and the hanging request closed. Returns that request.
+ */
+async function failThenCancel(page) {
+  await page.runCommand('Context Workbench: Run Task');
+  await page.answerInput('TASK-FAIL: anything');
+  await page.notification(/The task failed: .*500.*the scripted model is down/);
+  await page.clearNotifications();
+  await page.runCommand('Context Workbench: Run Task');
+  await page.answerInput('TASK-HANG: wait for ever');
+  await page.page.waitForTimeout(1500);
+  await page.cancelProgress('running the task');
+  await page.notification(/Cancelled after \d+ model call/);
+  await page.clearNotifications();
+  const hanging = endpoint.requests.at(-1);
+  for (let i = 0; i < 20 && !hanging.closedByClient; i++) await page.page.waitForTimeout(250);
+  assert.ok(hanging.closedByClient, 'Cancel closed the request to the model');
+  return hanging;
+}
+
 /** Every file under `dir` with its bytes, to show that nothing was written. */
 function snapshot(dir) {
   const out = {};
@@ -340,16 +361,7 @@ try {
   });
 
   await check('bad input: a model that errors, a cancelled request', async () => {
-    await wb.runCommand('Context Workbench: Run Task');
-    await wb.answerInput('TASK-FAIL: anything');
-    await wb.notification(/The task failed: .*500.*the scripted model is down/);
-    await wb.clearNotifications();
-    await wb.runCommand('Context Workbench: Run Task');
-    await wb.answerInput('TASK-HANG: wait for ever');
-    await wb.page.waitForTimeout(1500);
-    await wb.cancelProgress('running the task');
-    await wb.notification(/Cancelled after \d+ model call/);
-    await wb.clearNotifications();
+    await failThenCancel(wb);
   });
 
   await check('bad input: a window without a folder gets a clear notification', async () => {
@@ -397,19 +409,8 @@ try {
       assert.ok(requests[1].body.messages.some((m) => m.role === 'tool' && /tiny project/.test(textOf(m))), 'the tool results went back as tool result parts');
       assert.match(await page.statusBarText(STATUS_ID), /\/16k · /, "the window is the model's maxInputTokens");
       await page.clearNotifications();
-
-      await page.runCommand('Context Workbench: Run Task');
-      await page.answerInput('TASK-FAIL: through the API');
-      await page.notification(/The task failed: .*500/);
-      await page.clearNotifications();
-      await page.runCommand('Context Workbench: Run Task');
-      await page.answerInput('TASK-HANG: through the API');
-      await page.page.waitForTimeout(1500);
-      await page.cancelProgress('running the task');
-      await page.notification(/Cancelled after \d+ model call/);
-      const hanging = endpoint.requests.at(-1);
-      for (let i = 0; i < 20 && !hanging.closedByClient; i++) await page.page.waitForTimeout(250);
-      assert.ok(hanging.headers['x-via'] === 'vscode.lm' && hanging.closedByClient, "Cancel reached the provider's request through the API's token");
+      const cancelled = await failThenCancel(page);
+      assert.equal(cancelled.headers['x-via'], 'vscode.lm', "Cancel reached the provider's request through the API's token");
     } finally {
       await page.page.context().close();
       await lm.stop();

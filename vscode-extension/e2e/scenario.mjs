@@ -89,8 +89,8 @@ export const languageModelTask = {
   ],
 };
 
-/** A task whose model call fails, and one that never answers (for cancellation). */
-export const failingTask = { match: /^TASK-FAIL/, steps: [{ status: 500, text: 'the scripted model is down' }] };
-export const hangingTask = { match: /^TASK-HANG/, steps: [{ hang: true }] };
+/** A task whose model call fails, and one that never answers (for cancellation); each as often as it runs. */
+export const failingTask = { match: /^TASK-FAIL/, again: true, steps: [{ status: 500, text: 'the scripted model is down' }] };
+export const hangingTask = { match: /^TASK-HANG/, again: true, steps: [{ hang: true }] };
 
 export const TASKS = [taskA, taskB, webTask, languageModelTask, escapeTask, failingTask, hangingTask];

@@ -2,15 +2,15 @@
 // It keeps every request it receives, so tests can assert on what the extension really sent.
 //
 // A script maps a task (matched on the text of the newest user message) to the replies of its
-// steps; the step is the number of assistant messages after that user message, so the answer
-// depends only on the request. A request without tools is the engine's own call (a summary, a
-// state update) and gets `internalReply`.
+// steps, given in order as the task's requests arrive (a task marked `again` gives its one step
+// every time). A request without tools is the engine's own call (a summary, a state update, the
+// LLM compactor) and gets `internalReply`.
 import http from 'node:http';
 
 /**
  * @typedef {{ text?: string, toolCalls?: Array<{ name: string, arguments: object | string }>,
  *   status?: number, delayMs?: number, hang?: boolean, chunkDelayMs?: number }} Reply
- * @typedef {{ match: RegExp, steps: Array<Reply | ((request: object) => Reply)> }} Task
+ * @typedef {{ match: RegExp, again?: boolean, steps: Array<Reply | ((request: object) => Reply)> }} Task
  */
 
 /** Start the endpoint; resolves to `{ url, requests, close }`. `url` ends in `/v1`. */
@@ -67,7 +67,8 @@ export async function startScriptedEndpoint({ tasks, internalReply = defaultInte
       entry.kind = 'agent';
       entry.task = task === undefined ? null : tasks.indexOf(task);
       entry.step = step;
-      const scripted = task?.steps[step];
+      // A task marked `again` answers every request with its one step (run it as often as needed).
+      const scripted = task?.steps[task.again ? 0 : step];
       reply = typeof scripted === 'function' ? scripted(request) : scripted;
       reply ??= { text: `The script has no step ${step} for this task; stopping.` };
     }

@@ -40,7 +40,7 @@ async function respond(model, messages, options, progress, token) {
       body: JSON.stringify({ model: model.id, stream: true, messages: messages.flatMap(toWire), tools }),
       signal: abort.signal,
     });
-    if (!response.ok) throw new Error(`the scripted endpoint answered HTTP ${response.status}`);
+    if (!response.ok) throw new Error(`the scripted endpoint answered HTTP ${response.status}: ${await response.text()}`);
     const calls = [];
     for await (const delta of deltas(response.body)) {
       if (delta.content) progress.report(new vscode.LanguageModelTextPart(delta.content));

@@ -36,14 +36,15 @@ export function guardHost(host: Host, options: GuardOptions): Host {
   const timed = <A extends unknown[], R>(f: (...args: A) => R | Promise<R>, ms: (...args: A) => number) =>
     (...args: A): Promise<R> => settleWithin(() => f.apply(host, args), ms(...args));
   const fixed = () => timeoutMs;
+  const inTurn = writesInTurn(host, timeoutMs);
   return {
     complete: timed(host.complete, (request: CompletionRequest) => request.timeoutMs ?? timeoutMs),
     readFile: timed(host.readFile, fixed),
     stat: timed(host.stat, fixed),
-    writeFile: timed(host.writeFile, fixed),
-    appendFile: timed(host.appendFile, fixed),
-    rename: timed(host.rename, fixed),
-    remove: timed(host.remove, fixed),
+    writeFile: inTurn(host.writeFile, (path) => [path]),
+    appendFile: inTurn(host.appendFile, (path) => [path]),
+    rename: inTurn(host.rename, (from, to) => [from, to]),
+    remove: inTurn(host.remove, (path) => [path]),
     listDir: timed(host.listDir, fixed),
     nowMs: () => host.nowMs(),
     progress: (update) => {
@@ -55,6 +56,26 @@ export function guardHost(host: Host, options: GuardOptions): Host {
       options.onEvent(event as EngineEvent);
     },
   };
+}
+
+/**
+ * Wrap a host's write methods so that writes to one path run one at a time, in call order, each
+ * within `timeoutMs` (its wait included). A write the engine gave up on (a timeout) still ends
+ * before the next one to that path starts, so nothing interleaves with it, and a host whose
+ * append reads and rewrites the file (OPFS's writable streams, a `.tmp` and rename) loses no
+ * record to a retry that ran beside it.
+ */
+function writesInTurn(host: Host, timeoutMs: number) {
+  const last = new Map<string, Promise<void>>();
+  return <A extends unknown[]>(f: (...args: A) => void | Promise<void>, paths: (...args: A) => string[]) =>
+    (...args: A): Promise<void> => {
+      const keys = paths(...args);
+      const call = Promise.all(keys.map((k) => last.get(k))).then(() => f.apply(host, args));
+      const ended = call.then(() => undefined, () => undefined);
+      for (const k of keys) last.set(k, ended);
+      void ended.then(() => keys.forEach((k) => last.get(k) === ended && last.delete(k)));
+      return settleWithin(() => call, timeoutMs);
+    };
 }
 
 /** A host hook's throw is the host's own bug: reported, never keeping the listeners from hearing. */

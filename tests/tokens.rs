@@ -39,12 +39,15 @@ fn chunked_counts_equal_unchunked_on_every_shared_trace() {
 }
 
 /// The rank file tiktoken-rs ships for `encoding` (the bytes the npm package serves), found
-/// through `cargo metadata`.
+/// through `cargo metadata` exactly as `bindings/scripts/build.mjs` finds it: from the locked
+/// graph, which `.ci/setup` fetches (`cargo fetch --locked`); nothing depends on a warm cache.
 fn shipped_rank_file(encoding: Encoding) -> Vec<u8> {
     let out = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["metadata", "--format-version", "1", "--locked"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");
+    assert!(out.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
     let metadata: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
     let manifest = metadata["packages"]
         .as_array()

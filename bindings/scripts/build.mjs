@@ -29,8 +29,9 @@ run(process.execPath, [path.join(bindings, 'node_modules/binaryen/bin/wasm-opt')
   '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals',
   '--enable-reference-types', '--enable-multivalue', bindgenWasm, '-o', bindgenWasm], bindings);
 
-// The rank files tiktoken-rs ships (the official files; the engine checks size and checksum).
-const metadata = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--offline'], {
+// The rank files tiktoken-rs ships (the official files; the engine checks size and checksum), found
+// in the locked dependency graph (`.ci/setup` fetches it; cargo would fetch what is missing).
+const metadata = JSON.parse(execFileSync('cargo', ['metadata', '--format-version', '1', '--locked'], {
   cwd: root, encoding: 'utf8', maxBuffer: 1 << 26,
 }));
 const tiktoken = metadata.packages.find((p) => p.name === 'tiktoken-rs');

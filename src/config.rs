@@ -108,6 +108,8 @@ pub struct WorkbenchConfig {
     pub block_tokens: u32,
     /// Budget of the anchors a block carries: observed code the agent is working on, verbatim.
     pub anchor_tokens: u32,
+    /// Budget of a block's index: the files the window touched and the code names it used.
+    pub index_tokens: u32,
     /// Budget of one STATE_DELTA (R5.3: ≤ 250).
     pub delta_tokens: u32,
     /// Rewrites of earlier prompt are batched so that at most one happens in this many calls,
@@ -133,6 +135,7 @@ impl Default for WorkbenchConfig {
             max_turns: 30,
             block_tokens: 800,
             anchor_tokens: 6_000,
+            index_tokens: 400,
             delta_tokens: 250,
             min_calls_between_rewrites: 25,
             min_horizon: 8,

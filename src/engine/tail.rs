@@ -12,6 +12,7 @@ use crate::prompt::PromptMessage;
 use crate::workbench::block::{fit_delta, neutralise_all, render_delta};
 use crate::workbench::cost::{RewriteCost, horizon};
 use crate::workbench::extractive::{self, Anchored};
+use crate::workbench::index::index;
 use crate::workbench::turns::{Trigger, triggers, turns};
 use crate::workbench::{CompressedTurns, Learned, Observations, Replaces, StateBoard, StateDelta, llm};
 
@@ -232,6 +233,14 @@ impl<H: Host> Engine<H> {
         if let Some(outcome) = outcome {
             let evidence = vec![format!("msg#{}", window.end - 1)];
             block.what_we_learned.push(Learned { conclusion: format!("outcome: {outcome}"), evidence });
+        }
+        {
+            let state = self.state.borrow();
+            let budget = self.config.workbench.index_tokens as usize;
+            let shown = block.render();
+            let found =
+                index(&state.trace.messages, window.clone(), &shown, &self.config.compress, budget, &self.counter);
+            (block.files, block.names) = (found.files, found.names);
         }
         let (block, delta) = self.finish(block, delta, &mut board, &mut notes);
         let tail_block = TailBlock {

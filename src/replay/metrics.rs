@@ -147,6 +147,8 @@ pub struct CallMetrics {
     pub fallback: bool,
     pub edits_counted: usize,
     pub edits_kept: usize,
+    pub refs_counted: usize,
+    pub refs_kept: usize,
 }
 
 impl CallMetrics {
@@ -170,12 +172,15 @@ impl CallMetrics {
             fallback: false,
             edits_counted: 0,
             edits_kept: 0,
+            refs_counted: 0,
+            refs_kept: 0,
         }
     }
 
-    pub(crate) fn with_edits(mut self, counted: usize, kept: usize, fallback: bool) -> Self {
-        self.edits_counted = counted;
-        self.edits_kept = kept;
+    /// The recall counts of the call: edits and references, each `(counted, kept)`.
+    pub(crate) fn with_recall(mut self, edits: (usize, usize), refs: (usize, usize), fallback: bool) -> Self {
+        (self.edits_counted, self.edits_kept) = edits;
+        (self.refs_counted, self.refs_kept) = refs;
         self.fallback = fallback;
         self
     }
@@ -201,6 +206,8 @@ pub struct Totals {
     pub fallbacks: u64,
     pub edits_counted: u64,
     pub edits_kept: u64,
+    pub refs_counted: u64,
+    pub refs_kept: u64,
 }
 
 impl Totals {
@@ -219,6 +226,8 @@ impl Totals {
             t.fallbacks += u64::from(c.fallback);
             t.edits_counted += c.edits_counted as u64;
             t.edits_kept += c.edits_kept as u64;
+            t.refs_counted += c.refs_counted as u64;
+            t.refs_kept += c.refs_kept as u64;
         }
         t
     }
@@ -236,6 +245,8 @@ impl Totals {
         self.fallbacks += other.fallbacks;
         self.edits_counted += other.edits_counted;
         self.edits_kept += other.edits_kept;
+        self.refs_counted += other.refs_counted;
+        self.refs_kept += other.refs_kept;
     }
 
     /// Σcached / Σprompt tokens; 0 without prompt tokens.
@@ -246,6 +257,11 @@ impl Totals {
     /// Σkept / Σcounted edits; `None` when no edit was counted.
     pub fn edit_recall(&self) -> Option<f64> {
         (self.edits_counted > 0).then(|| self.edits_kept as f64 / self.edits_counted as f64)
+    }
+
+    /// Σkept / Σcounted references; `None` when no reference was counted.
+    pub fn reference_recall(&self) -> Option<f64> {
+        (self.refs_counted > 0).then(|| self.refs_kept as f64 / self.refs_counted as f64)
     }
 }
 
@@ -268,7 +284,7 @@ pub fn format_table(rows: &[(String, Totals)]) -> String {
     let ratio = |of: f64, raw: f64| if raw > 0.0 { format!("{:.2}x", of / raw) } else { "-".to_owned() };
     let vs_raw = |cell: String| if raw.is_some() { format!(" {cell:>6}") } else { String::new() };
     let mut out = format!(
-        "{:<10} {:>6} {:>13}{} {:>7} {:>12} {:>9} {:>14}{} {:>8} {:>7} {:>8} {:>9} {:>16}\n",
+        "{:<10} {:>6} {:>13}{} {:>7} {:>12} {:>9} {:>14}{} {:>8} {:>7} {:>8} {:>9} {:>16} {:>22}\n",
         "strategy",
         "calls",
         "prompt",
@@ -282,17 +298,17 @@ pub fn format_table(rows: &[(String, Totals)]) -> String {
         ">window",
         "rewrites",
         "fallbacks",
-        "edit recall"
+        "edit recall",
+        "reference recall"
     );
     for (name, t) in rows {
-        let recall = t
-            .edit_recall()
-            .map_or_else(|| "-".to_owned(), |r| format!("{:.3} ({}/{})", r, t.edits_kept, t.edits_counted));
+        let recall =
+            |r: Option<f64>, kept, counted| r.map_or_else(|| "-".to_owned(), |r| format!("{r:.3} ({kept}/{counted})"));
         let (prompt_ratio, cost_ratio) = raw.map_or_else(Default::default, |r| {
             (ratio(t.prompt_tokens as f64, r.prompt_tokens as f64), ratio(t.cost, r.cost))
         });
         out.push_str(&format!(
-            "{:<10} {:>6} {:>13}{} {:>6.1}% {:>12} {:>9} {:>14.0}{} {:>8} {:>7} {:>8} {:>9} {:>16}\n",
+            "{:<10} {:>6} {:>13}{} {:>6.1}% {:>12} {:>9} {:>14.0}{} {:>8} {:>7} {:>8} {:>9} {:>16} {:>22}\n",
             name,
             t.calls,
             t.prompt_tokens,
@@ -306,7 +322,8 @@ pub fn format_table(rows: &[(String, Totals)]) -> String {
             t.above_window,
             t.rewrites,
             t.fallbacks,
-            recall
+            recall(t.edit_recall(), t.edits_kept, t.edits_counted),
+            recall(t.reference_recall(), t.refs_kept, t.refs_counted),
         ));
     }
     out

@@ -32,6 +32,18 @@
 //!   unmanaged history at the edit (the flattened contents of `messages[..calls[k]]` joined with
 //!   `"\n"`, prefixes removed the same way) and **kept** when it also occurs in the strategy's
 //!   prompt at call `k` (its contents joined the same way). Recall = Σkept / Σcounted.
+//! - **reference recall**: the *action* of call `k` is the assistant messages of
+//!   `messages[calls[k]..calls[k+1]]` (as for edits). Its references are the distinct matches,
+//!   in the string values of its tool calls' arguments parsed as JSON (escapes decoded, so `\n`
+//!   separates; keys are not searched; arguments that are not JSON are searched with their
+//!   escapes turned into spaces), or in its text parts when it made no tool call, of the path
+//!   pattern `[\w.-]+/[\w./-]*\.\w{1,5}` and of the identifier pattern `[A-Za-z_][A-Za-z0-9_]{5,}`
+//!   when the match contains `_`, a digit, `/` or a lower-case letter followed by an upper-case
+//!   one ([`references_in`]). A reference is **counted** when it occurs (as a substring) in the
+//!   flattened content of a message of `messages[..calls[k]]` whose role is not system or user,
+//!   and in no system or user message of the whole trajectory (a strategy always keeps those); it
+//!   is **kept** when it occurs in a message of the strategy's prompt at call `k`.
+//!   Recall = Σkept / Σcounted; `raw` keeps every counted reference by construction.
 //! - **totals** ([`Totals`]): sums of the above, the peak prompt, the counts of rewrites, calls
 //!   above the window and fallbacks; cached share = Σcached / Σprompt tokens.
 //!
@@ -41,6 +53,7 @@
 mod edits;
 mod host;
 mod metrics;
+mod references;
 mod session;
 mod strategies;
 
@@ -58,10 +71,12 @@ pub use host::{REPLAY_EPOCH_MS, ReplayHost};
 pub use metrics::{
     CallMetrics, REWRITE_TOKENS, TokenMemo, Totals, aggregate, common_prefix_tokens, cost, format_table,
 };
+pub use references::action_references;
 pub use session::{CallStep, CallView, MAX_TRAJECTORY_BYTES, ReplaySession, TrajectoryInfo, ViewKind, ViewMessage};
 pub use strategies::{
     Compaction, CompactionConfig, MASK_KEEP, MASK_PLACEHOLDER, Mask, OPENCODE_OUTPUT_RESERVE, OPENCODE_TAIL_TOKENS,
-    Raw, STRATEGY_NAMES, SUMMARY_TOKENS, Workbench, replay_config, strategies_by_name, summary_text,
+    Raw, STRATEGY_NAMES, SUMMARY_TOKENS, Workbench, replay_config, replay_config_from, strategies_by_name,
+    strategies_with, summary_text,
 };
 
 /// One message as a strategy sends it. `role` is `system`, `user`, `assistant` or `tool`; the
@@ -170,6 +185,7 @@ pub fn replay_with(
     check_calls(trajectory)?;
     let compress = Config::default().compress;
     let edits = edits::counted_edits(trajectory, &compress);
+    let mut references = references::counted_references(trajectory);
     let mut memo = TokenMemo::default();
     let mut runs = Vec::with_capacity(strategies.len());
     for strategy in strategies.iter_mut() {
@@ -182,12 +198,13 @@ pub fn replay_with(
             let prompt = strategy.prompt(&trajectory.messages[..end], &mut memo)?;
             on_prompt(&name, k, &prompt);
             let kept = edits.kept_in(k, &prompt.messages);
+            let refs_kept = references.kept_in(k, &prompt.messages);
             for note in &prompt.notes {
                 notes.add(note, k);
             }
             let measured = metrics::measure(previous.as_ref(), prompt.messages, &mut memo);
             let call = CallMetrics::new(&measured, previous.as_ref(), prompt.aux_output_tokens, prices, window)
-                .with_edits(edits.counted(k), kept, prompt.fallback);
+                .with_recall((edits.counted(k), kept), (references.counted(k), refs_kept), prompt.fallback);
             calls.push(call);
             previous = Some(measured);
         }

@@ -39,6 +39,12 @@ pub struct CompressedTurns {
     pub exec_assertions: Vec<String>,
     pub open_questions: Vec<String>,
     pub next_actions: Vec<String>,
+    /// The files the window touched, one line each (written by code, [`super::index`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// The code names the window worked with, most salient first (written by code).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
 }
 
 /// Markers that must not appear in model- or tool-written text inside a block: they would close
@@ -84,6 +90,10 @@ impl CompressedTurns {
         let learned: Vec<String> = self.what_we_learned.iter().map(render_learned).collect();
         list(&mut out, "What we learned", &learned);
         list(&mut out, "Exec assertions", &self.exec_assertions);
+        list(&mut out, "Files", &self.files);
+        if !self.names.is_empty() {
+            line(&mut out, "Names", &self.names.join(", "));
+        }
         anchors(&mut out, &self.anchors);
         list(&mut out, "Open questions", &self.open_questions);
         list(&mut out, "Next actions", &self.next_actions);
@@ -145,7 +155,13 @@ pub fn neutralise_all(block: &mut CompressedTurns, delta: &mut StateDelta) -> us
         fix(&mut anchor.path);
         fix(&mut anchor.snippet);
     }
-    for list in [&mut block.exec_assertions, &mut block.open_questions, &mut block.next_actions] {
+    for list in [
+        &mut block.exec_assertions,
+        &mut block.open_questions,
+        &mut block.next_actions,
+        &mut block.files,
+        &mut block.names,
+    ] {
         list.iter_mut().for_each(&mut fix);
     }
     changed + neutralise_delta(delta)
@@ -308,6 +324,8 @@ mod tests {
             exec_assertions: vec!["pytest: 1 failed".into()],
             open_questions: vec![],
             next_actions: vec!["patch lex()".into()],
+            files: vec![],
+            names: vec![],
         }
     }
 

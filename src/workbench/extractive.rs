@@ -6,7 +6,9 @@
 //!   earlier block with the same content is not repeated;
 //! - exec assertions: each command or search with its exit code and the assertion of its output
 //!   (R3.4 for test and build logs), pointing at its raw message;
-//! - what we learned: the agent's own statements (first sentence) and the files it edited;
+//! - what we learned: the agent's conclusions (the sentences that name a cause, a decision, a
+//!   result or the code they concern, [`super::conclusions`]) and the files it edited; when the
+//!   block is over its budget the least salient give way first;
 //! - the delta: the goal, the newest test status, edits and test results as facts with evidence.
 
 use std::collections::BTreeMap;
@@ -16,6 +18,7 @@ use serde_json::Value;
 
 use super::block::{CompressedTurns, Learned, Replaces};
 use super::board::{Anchor, Fact, StateBoard, StateDelta};
+use super::conclusions::conclusions;
 use super::files::{FileModel, Touch};
 use crate::compress::{Family, family_of, is_error_message, logs};
 use crate::config::Config;
@@ -51,20 +54,29 @@ pub fn compact(input: Window<'_>, anchored: &mut Anchored, config: &Config, coun
     let mut notes = Vec::new();
     let anchors = anchors(&model, &in_window, anchored, config.workbench.anchor_tokens as usize, counter, &mut notes);
     let commands = commands(seen, window.clone(), config);
-    let mut learned = statements(seen, window.clone());
-    learned.extend(edits(&in_window));
+    // Least salient first, so that fitting drops those; then back in the window's order.
+    let mut learned: Vec<(u32, usize, Learned)> = statements(seen, window.clone());
+    learned.extend(edits(&in_window).into_iter().map(|l| (u32::MAX, window.end, l)));
+    learned.sort_by_key(|(salience, at, _)| (*salience, *at));
     let mut block = CompressedTurns {
         version: 0,
         replaces,
         goal: goal.to_owned(),
-        what_we_learned: learned,
+        what_we_learned: learned.iter().map(|(_, _, l)| l.clone()).collect(),
         anchors: Vec::new(),
         exec_assertions: commands.iter().map(|c| c.assertion.clone()).collect(),
         open_questions: Vec::new(),
         next_actions: Vec::new(),
+        files: Vec::new(),
+        names: Vec::new(),
     };
-    // The oldest statements and assertions give way first; the raw trace keeps them all.
+    // The oldest assertions and the least salient conclusions give way first (fitting drops the
+    // head of each list); the raw trace keeps them all.
     block.fit(config.workbench.block_tokens as usize, counter);
+    let kept = learned.len() - block.what_we_learned.len();
+    learned.drain(..kept);
+    learned.sort_by_key(|(_, at, _)| *at);
+    block.what_we_learned = learned.into_iter().map(|(_, _, l)| l).collect();
     block.anchors = anchors;
     let delta = delta(goal, board, &commands, &in_window);
     Extracted { block, delta, notes }
@@ -216,16 +228,15 @@ fn commands(messages: &[Message], window: Range<usize>, config: &Config) -> Vec<
     out
 }
 
-/// The agent's own statements in the window: the first sentence of each assistant text.
-fn statements(messages: &[Message], window: Range<usize>) -> Vec<Learned> {
+/// The agent's conclusions in the window, each with its salience and message index.
+fn statements(messages: &[Message], window: Range<usize>) -> Vec<(u32, usize, Learned)> {
     let mut out = Vec::new();
     for i in window {
         let Some(message) = messages.get(i).filter(|m| m.role == Role::Assistant) else { continue };
         for part in &message.content {
             let ContentPart::Text { text } = part else { continue };
-            let sentence = first_sentence(text);
-            if sentence.chars().count() >= 12 {
-                out.push(Learned { conclusion: sentence, evidence: vec![format!("msg#{i}")] });
+            for c in conclusions(text) {
+                out.push((c.salience, i, Learned { conclusion: c.text, evidence: vec![format!("msg#{i}")] }));
             }
         }
     }
@@ -282,13 +293,6 @@ fn outcome(result: &ToolResult) -> String {
         Some(line) => format!("{size}error: {}", one_line(line, 200)),
         None => format!("{size}last: {}", one_line(lines.last().copied().unwrap_or(""), 200)),
     }
-}
-
-/// The first sentence (or line) of `text`, at most 200 characters.
-fn first_sentence(text: &str) -> String {
-    let line = text.trim().lines().next().unwrap_or("");
-    let end = line.find(". ").map_or(line.len(), |k| k + 1);
-    one_line(&line[..end], 200)
 }
 
 /// `text` on one line, cut to `max` characters with `…`.

@@ -182,6 +182,8 @@ pub fn parse_tail_compaction(reply: &str, replaces: Replaces) -> Result<(Compres
         exec_assertions: b.exec_assertions,
         open_questions: b.open_questions,
         next_actions: b.next_actions,
+        files: Vec::new(),
+        names: Vec::new(),
     };
     let mut delta = parsed.state_delta;
     delta.version = 0;

@@ -9,15 +9,19 @@
 //! - [`cost`]: the cache cost model that decides whether a rewrite pays.
 //! - [`files`]: what the agent knows of each file, edits applied; anchors are cut from it.
 //! - [`extractive`]: the embedded compactor that needs no LLM.
+//! - [`conclusions`]: the sentences of the agent's messages that state a finding or a decision.
+//! - [`index`]: the files and code names of a compacted window, listed by code in every block.
 //! - [`evidence`]: what was observed, and the checks of anchors and evidence pointers (R5.6).
 //! - [`llm`]: the STATE_UPDATE and TAIL_COMPACTION requests and their replies (R5.8).
 
 pub mod block;
 pub mod board;
+pub mod conclusions;
 pub mod cost;
 pub mod evidence;
 pub mod extractive;
 pub mod files;
+pub mod index;
 pub mod llm;
 pub mod turns;
 

@@ -13,9 +13,7 @@ use std::time::{Duration, Instant};
 use context_workbench::Config;
 use context_workbench::error::Error;
 use context_workbench::import::{Trajectory, import};
-use context_workbench::replay::{
-    StrategyRun, aggregate, format_table, prompt_json_line, replay_with, strategies_by_name,
-};
+use context_workbench::replay::{StrategyRun, aggregate, format_table, prompt_json_line, replay_with, strategies_with};
 
 use crate::count::files_under;
 use crate::report;
@@ -55,7 +53,7 @@ pub fn run(config: &Config, args: Args) -> ExitCode {
 fn replay(config: &Config, args: Args) -> Result<(), Failure> {
     let started = Instant::now();
     let window = args.window.unwrap_or(config.window) as usize;
-    let names = strategies_by_name(&args.strategy, window)
+    let names = strategies_with(&args.strategy, config, window)
         .map_err(|e| Failure(format!("--strategy: {}", plain(e)), 2))?
         .iter()
         .map(|s| s.name().to_owned())
@@ -89,7 +87,7 @@ fn replay(config: &Config, args: Args) -> Result<(), Failure> {
     };
 
     if let Some(root) = &args.store {
-        store_all(&loaded, root, window)?;
+        store_all(&loaded, root, config, window)?;
     }
     let replayed = replay_all(loaded, &names, window, config, emitter.as_ref())?;
     if let Some(emitter) = emitter {
@@ -200,10 +198,10 @@ fn read_trajectories(file: &Path) -> Result<Vec<Trajectory>, String> {
 
 /// Save the workbench session of every trajectory under `root` (created when missing), in
 /// parallel; one that cannot be stored is named on stderr with the reason.
-fn store_all(loaded: &[Loaded], root: &Path, window: usize) -> Result<(), Failure> {
+fn store_all(loaded: &[Loaded], root: &Path, config: &Config, window: usize) -> Result<(), Failure> {
     std::fs::create_dir_all(root).map_err(|e| Failure(format!("--store {}: {e}", root.display()), 1))?;
     let weight = |l: &Loaded| l.trajectory.messages.len() * l.trajectory.calls.len();
-    let stored = parallel_map(loaded, weight, |l| store_session(&l.trajectory, root, window), |_| {});
+    let stored = parallel_map(loaded, weight, |l| store_session(&l.trajectory, root, config, window), |_| {});
     let mut saved = 0;
     for (l, result) in loaded.iter().zip(stored) {
         match result {
@@ -235,7 +233,7 @@ fn replay_all(
                 emitter.lock().unwrap_or_else(|e| e.into_inner()).line(&prompt_json_line(call, prompt));
             }
         };
-        let mut strategies = strategies_by_name(names, window).map_err(plain)?;
+        let mut strategies = strategies_with(names, config, window).map_err(plain)?;
         replay_with(&l.trajectory, &mut strategies, &config.prices, window, &mut on_prompt).map_err(plain)
     };
     let progress = |done: usize| {

@@ -3,22 +3,22 @@
 
 use std::path::Path;
 
-use context_workbench::Engine;
 use context_workbench::error::Error;
 use context_workbench::import::Trajectory;
 use context_workbench::native::{NativeHost, WorkspaceFs};
-use context_workbench::replay::{Strategy, TokenMemo, Workbench};
+use context_workbench::replay::{Strategy, TokenMemo, Workbench, replay_config_from};
 use context_workbench::testing::block_on;
+use context_workbench::{Config, Engine};
 
 /// Replay `trajectory` through the workbench strategy and save the engine's session under
 /// `root`; returns the trace id, or why it was not stored. A trace id already under `root` is
 /// left alone: storing never overwrites or appends to a saved trace.
-pub fn store_session(trajectory: &Trajectory, root: &Path, window: usize) -> Result<String, String> {
+pub fn store_session(trajectory: &Trajectory, root: &Path, config: &Config, window: usize) -> Result<String, String> {
     let id = trace_id(&trajectory.name);
     if root.join(&id).exists() {
         return Err(format!("{} already holds `{id}` (remove it to store the session again)", root.display()));
     }
-    let mut workbench = Workbench::new(window);
+    let mut workbench = Workbench::with_config(replay_config_from(config, window));
     let mut memo = TokenMemo::default();
     for &end in &trajectory.calls {
         workbench.prompt(&trajectory.messages[..end], &mut memo).map_err(plain)?;

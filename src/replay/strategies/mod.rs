@@ -6,6 +6,7 @@ mod raw;
 mod workbench;
 
 use super::{Strategy, WireMessage, flatten};
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::model::Message;
 
@@ -15,7 +16,7 @@ pub use compaction::{
 pub use mask::{MASK_KEEP, MASK_PLACEHOLDER, Mask};
 pub use raw::Raw;
 pub(crate) use workbench::EngineFeed;
-pub use workbench::{Workbench, replay_config};
+pub use workbench::{Workbench, replay_config, replay_config_from};
 
 /// Every strategy [`strategies_by_name`] knows, in the order `all` lists them.
 pub const STRATEGY_NAMES: [&str; 5] = ["raw", "mask", "opencode", "codex", "workbench"];
@@ -23,6 +24,12 @@ pub const STRATEGY_NAMES: [&str; 5] = ["raw", "mask", "opencode", "codex", "work
 /// Fresh strategies from a comma-separated list of names, or `all`; `window` is the model's
 /// context window in tokens. An unknown or repeated name is an `InvalidInput` error.
 pub fn strategies_by_name(names: &str, window: usize) -> Result<Vec<Box<dyn Strategy>>> {
+    strategies_with(names, &Config::default(), window)
+}
+
+/// [`strategies_by_name`] with the engine of `workbench` configured by `config` (the replay's
+/// window and the embedded compactor, [`replay_config_from`]).
+pub fn strategies_with(names: &str, config: &Config, window: usize) -> Result<Vec<Box<dyn Strategy>>> {
     let names: Vec<&str> =
         if names.trim() == "all" { STRATEGY_NAMES.to_vec() } else { names.split(',').map(str::trim).collect() };
     let mut out: Vec<Box<dyn Strategy>> = Vec::new();
@@ -35,7 +42,7 @@ pub fn strategies_by_name(names: &str, window: usize) -> Result<Vec<Box<dyn Stra
             "mask" => Box::new(Mask::new(MASK_KEEP)),
             "opencode" => Box::new(Compaction::new(CompactionConfig::opencode(window))),
             "codex" => Box::new(Compaction::new(CompactionConfig::codex(window))),
-            "workbench" => Box::new(Workbench::new(window)),
+            "workbench" => Box::new(Workbench::with_config(replay_config_from(config, window))),
             other => {
                 return Err(Error::InvalidInput(format!(
                     "unknown strategy `{other}`; valid names: {}, or all",

@@ -12,29 +12,39 @@ use crate::prompt::{Assembly, CallInput};
 use crate::replay::{Prompt, ReplayHost, Strategy, TokenMemo, flatten};
 use crate::testing::block_on;
 
-/// The engine of this crate, with its default configuration and the replay's window.
+/// The engine of this crate, with its default configuration (or one given) and the replay's window.
 pub struct Workbench {
-    window: usize,
+    config: Config,
     feed: EngineFeed,
     flat: Flat,
 }
 
 impl std::fmt::Debug for Workbench {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Workbench").field("window", &self.window).field("recorded", &self.feed.recorded).finish()
+        f.debug_struct("Workbench").field("window", &self.config.window).field("recorded", &self.feed.recorded).finish()
     }
 }
 
 impl Workbench {
     pub fn new(window: usize) -> Self {
-        Workbench { window, feed: EngineFeed::new(window), flat: Flat::default() }
+        Workbench::with_config(replay_config(window))
+    }
+
+    /// The engine with `config` (its window is the replay's; see [`replay_config_from`]).
+    pub fn with_config(config: Config) -> Self {
+        Workbench { feed: EngineFeed::with_config(config.clone()), config, flat: Flat::default() }
     }
 }
 
 /// The configuration the replay runs the engine with: the defaults, the replay's window, and the
 /// embedded default compactor (the replay has no LLM, so the extractive compactor writes blocks).
 pub fn replay_config(window: usize) -> Config {
-    let mut config = Config { window: u32::try_from(window).unwrap_or(u32::MAX), ..Config::default() };
+    replay_config_from(&Config::default(), window)
+}
+
+/// `config` as the replay runs it: the replay's window, the embedded compactor.
+pub fn replay_config_from(config: &Config, window: usize) -> Config {
+    let mut config = Config { window: u32::try_from(window).unwrap_or(u32::MAX), ..config.clone() };
     config.workbench.llm_compactor = false;
     config
 }
@@ -53,8 +63,12 @@ pub(crate) struct EngineFeed {
 
 impl EngineFeed {
     pub(crate) fn new(window: usize) -> Self {
+        EngineFeed::with_config(replay_config(window))
+    }
+
+    pub(crate) fn with_config(config: Config) -> Self {
         EngineFeed {
-            engine: Engine::new(ReplayHost::default(), replay_config(window)),
+            engine: Engine::new(ReplayHost::default(), config),
             recorded: 0,
             sources: Vec::new(),
             system_prompt: String::new(),
@@ -108,7 +122,7 @@ impl Strategy for Workbench {
     }
 
     fn reset(&mut self) {
-        *self = Workbench::new(self.window);
+        *self = Workbench::with_config(self.config.clone());
     }
 
     fn prompt(&mut self, history: &[Message], _tokens: &mut TokenMemo) -> Result<Prompt> {

@@ -239,6 +239,8 @@ fn a_conclusion_keeps_the_pointers_that_resolve() {
         exec_assertions: vec![],
         open_questions: vec![],
         next_actions: vec![],
+        files: Vec::new(),
+        names: Vec::new(),
     };
     let rejections = obs.check_block(&mut block);
     assert_eq!(rejections.len(), 3, "{rejections:?}");

@@ -179,6 +179,8 @@ fn a_20000_token_block_is_fitted() {
         exec_assertions: vec![line.repeat(20); 40],
         open_questions: vec![line.into(); 50],
         next_actions: vec!["rerun pytest".into()],
+        files: Vec::new(),
+        names: Vec::new(),
     };
     assert!(counter.count(&block.render()) > 20_000);
     let mut delta = StateDelta { open_questions: vec![line.into(); 40], ..Default::default() };

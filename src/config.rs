@@ -107,6 +107,7 @@ pub struct WorkbenchConfig {
     /// Budget of a COMPRESSED_TURNS block without its anchors (R5.4: ≤ 800).
     pub block_tokens: u32,
     /// Budget of the anchors a block carries: observed code the agent is working on, verbatim.
+    /// Block budgets are capped by shares of the window ([`WorkbenchConfig::for_window`]).
     pub anchor_tokens: u32,
     /// Budget of a block's index: the files the window touched and the code names it used.
     pub index_tokens: u32,
@@ -119,6 +120,10 @@ pub struct WorkbenchConfig {
     /// (between, as many as were made so far).
     pub min_horizon: u32,
     pub max_horizon: u32,
+    /// A tool output larger than this share of the window is shown in its history form from the
+    /// moment it is recorded, even inside the open round (the exception to R3.1 that keeps every
+    /// prompt within the window); the original stays in the raw trace.
+    pub first_sight_share: f64,
 }
 
 impl Default for WorkbenchConfig {
@@ -140,7 +145,33 @@ impl Default for WorkbenchConfig {
             min_calls_between_rewrites: 25,
             min_horizon: 8,
             max_horizon: 64,
+            first_sight_share: 0.1,
         }
+    }
+}
+
+/// The shares of the window a block's parts may take at most: a small window gets small blocks.
+const BLOCK_SHARE: f64 = 0.025;
+const ANCHOR_SHARE: f64 = 0.04;
+const INDEX_SHARE: f64 = 0.01;
+
+impl WorkbenchConfig {
+    /// The budgets a compaction uses with a window of `window` tokens: the configured ones,
+    /// capped at 2.5% (block), 4% (anchors) and 1% (index) of the window. The defaults are the
+    /// caps' values at 200,000 tokens or below them.
+    pub fn for_window(&self, window: u32) -> WorkbenchConfig {
+        let cap = |value: u32, share: f64| value.min((f64::from(window) * share) as u32);
+        WorkbenchConfig {
+            block_tokens: cap(self.block_tokens, BLOCK_SHARE),
+            anchor_tokens: cap(self.anchor_tokens, ANCHOR_SHARE),
+            index_tokens: cap(self.index_tokens, INDEX_SHARE),
+            ..self.clone()
+        }
+    }
+
+    /// The size above which a tool output is shown in its history form from the start.
+    pub fn first_sight_tokens(&self, window: u32) -> usize {
+        (f64::from(window) * self.first_sight_share) as usize
     }
 }
 
@@ -225,6 +256,9 @@ impl Config {
         }
         if w.min_horizon > w.max_horizon {
             return bad("workbench.min_horizon", "must be at most `workbench.max_horizon`");
+        }
+        if !(w.first_sight_share > 0.0 && w.first_sight_share <= 1.0) {
+            return bad("workbench.first_sight_share", "must be in (0, 1]");
         }
         let g = &self.goals;
         let limits = [

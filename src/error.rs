@@ -18,9 +18,13 @@ pub enum Error {
     UnsupportedVersion { found: u32, supported: u32 },
     #[error("the engine is busy: {0}")]
     Busy(String),
-    /// The prompt does not fit the window even after compaction.
-    #[error("context overflow: the next prompt needs {needed} tokens, the window is {window}")]
-    ContextOverflow { needed: usize, window: usize },
+    /// The prompt does not fit the window even after compaction: `layer` says what does not fit
+    /// (the system prompt and tools, the project rules, the user's own messages).
+    #[error(
+        "context overflow: {layer} need {needed} tokens, {} more than the window of {window}",
+        needed.saturating_sub(*window)
+    )]
+    ContextOverflow { layer: String, needed: usize, window: usize },
     /// The encoding's ranks are not in this build and were not loaded (`tokens::load_ranks`).
     #[error(
         "the {encoding} ranks are not loaded: this build does not embed them; load the rank file {encoding}.tiktoken first"

@@ -91,7 +91,8 @@ impl<H: Host> Engine<H> {
         let tokens = assemble::count_view(&view, &self.counter);
         let window = self.config.window as usize;
         if tokens > window {
-            return Err(Error::ContextOverflow { needed: tokens, window });
+            let layer = "the branch's mission, messages and plan (branches are not compacted)".to_owned();
+            return Err(Error::ContextOverflow { layer, needed: tokens, window });
         }
         Ok(Assembly {
             view,

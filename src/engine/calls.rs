@@ -6,7 +6,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::Engine;
 use crate::compress::{Family, ToolOutput, compress_tool_output, family_of};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::history::MAX_FAILED_COMPACTIONS;
 use crate::history::compaction::{self, TIMEOUT_NOTICE};
 use crate::history::prune::plan_prune;
@@ -59,6 +59,15 @@ impl<H: Host> Engine<H> {
         }
         if self.wants_compaction(assembly.tokens) {
             let before = assembly.view.messages.clone();
+            let render = || self.assemble_now(input, rules.as_ref()).view.messages;
+            if let Some(record) = self.merge_blocks(&before, 1.0, render).await {
+                notes.extend(record.notes.iter().cloned());
+                rewrites.push(record);
+                assembly = self.assemble_now(input, rules.as_ref());
+            }
+        }
+        if self.wants_compaction(assembly.tokens) {
+            let before = assembly.view.messages.clone();
             if self.prune() {
                 notes.push("old tool outputs pruned".to_owned());
                 assembly = self.assemble_now(input, rules.as_ref());
@@ -82,9 +91,32 @@ impl<H: Host> Engine<H> {
         if self.state.borrow().view.failed_compactions >= MAX_FAILED_COMPACTIONS {
             notes.push(format!("automatic compaction stopped after {MAX_FAILED_COMPACTIONS} failed attempts"));
         }
+        // Still over the threshold: blocks at half their budgets, then the newest outputs bounded.
+        let target = self.config.compaction_trigger_tokens() as usize;
+        if self.wants_compaction(assembly.tokens) {
+            let before = assembly.view.messages.clone();
+            let render = || self.assemble_now(input, rules.as_ref()).view.messages;
+            if let Some(record) = self.merge_blocks(&before, 0.5, render).await {
+                notes.extend(record.notes.iter().cloned());
+                rewrites.push(record);
+                assembly = self.assemble_now(input, rules.as_ref());
+            }
+        }
+        if self.wants_compaction(assembly.tokens) {
+            let before = assembly.view.messages.clone();
+            let excess = assembly.tokens.saturating_sub(target.saturating_sub(1));
+            let render = || self.assemble_now(input, rules.as_ref()).view.messages;
+            if let Some(record) = self.bound_newest(excess, &before, render) {
+                notes.extend(record.notes.iter().cloned());
+                rewrites.push(record);
+                assembly = self.assemble_now(input, rules.as_ref());
+            }
+        }
         let window = self.config.window as usize;
         if assembly.tokens > window {
-            return Err(Error::ContextOverflow { needed: assembly.tokens, window });
+            let tools =
+                assembly.tokens - assembly.view.messages.iter().map(|m| self.prompt_message_tokens(m)).sum::<usize>();
+            return Err(self.overflow(&assembly.view.messages, tools, assembly.tokens));
         }
         let now = assemble::canonical(&assembly.view);
         let cached = {
@@ -199,8 +231,8 @@ impl<H: Host> Engine<H> {
         if let Some(id) = &message.source {
             let index = id.as_str().strip_prefix('m').and_then(|n| n.parse::<usize>().ok());
             let raw = index.and_then(|i| state.trace.messages.get(i).filter(|m| m.id == *id).map(|m| (i, m)));
-            if let Some((i, raw)) = raw.filter(|(i, _)| !state.view.pruned.contains(i)) {
-                let _ = i;
+            let shown_as_recorded = |i: &usize| !state.view.pruned.contains(i) && !state.view.bounded.contains_key(i);
+            if let Some((_, raw)) = raw.filter(|(i, _)| shown_as_recorded(i)) {
                 if let Some(tokens) = raw.tokens {
                     return tokens as usize;
                 }

@@ -5,6 +5,7 @@
 
 mod branches;
 mod calls;
+mod fit;
 mod goals;
 mod persist;
 mod snapshot;
@@ -201,6 +202,7 @@ impl<H: Host> Engine<H> {
         if role == Role::Assistant {
             self.sync_agent_plan();
         }
+        self.bound_at_first_sight(sequence as usize);
         self.deliver_events();
         Ok(id)
     }
@@ -224,6 +226,9 @@ impl<H: Host> Engine<H> {
         state.view = HistoryView::default();
         state.previous_prompt = None;
         state.previous_messages.clear();
+        let loaded = state.trace.messages.len();
+        drop(state);
+        (0..loaded).for_each(|i| self.bound_at_first_sight(i));
         Ok(repaired.notes)
     }
 

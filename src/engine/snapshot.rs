@@ -28,10 +28,12 @@ pub(super) struct EngineSnapshot {
     pub(super) messages: usize,
     spans: Vec<Span>,
     metadata: BTreeMap<String, Value>,
-    /// The view without its blocks and anchors, which are parts.
+    /// The view without its blocks, anchors and bounded outputs, which are parts.
     view: HistoryView,
     blocks: Vec<String>,
     anchored: BTreeMap<String, String>,
+    #[serde(default)]
+    bounded: BTreeMap<usize, String>,
     last_usage: Option<Usage>,
     /// Whether a prompt was prepared before (its canonical form is rebuilt from the parts).
     previous_prompt: bool,
@@ -111,7 +113,12 @@ impl<'s> Parts<'s> {
 
 impl EngineSnapshot {
     pub(super) fn of(state: &State, parts: &mut Parts) -> Self {
-        let view = HistoryView { blocks: Vec::new(), anchored: Default::default(), ..state.view.clone() };
+        let view = HistoryView {
+            blocks: Vec::new(),
+            anchored: Default::default(),
+            bounded: Default::default(),
+            ..state.view.clone()
+        };
         EngineSnapshot {
             version: STORE_FORMAT_VERSION,
             trace_id: state.trace.id.clone(),
@@ -122,6 +129,7 @@ impl EngineSnapshot {
             view,
             blocks: state.view.blocks.iter().map(|b| parts.put(b)).collect(),
             anchored: state.view.anchored.iter().map(|(file, lines)| (file.clone(), parts.put(lines))).collect(),
+            bounded: state.view.bounded.iter().map(|(i, text)| (*i, parts.put(text))).collect(),
             last_usage: state.last_usage,
             previous_prompt: state.previous_prompt.is_some(),
             previous_messages: state.previous_messages.iter().map(|m| parts.put(m)).collect(),
@@ -149,12 +157,13 @@ impl EngineSnapshot {
             .iter()
             .map(|(file, id)| Ok((file.clone(), get(parts, id)?)))
             .collect::<Result<_, String>>()?;
+        let bounded = self.bounded.iter().map(|(i, id)| Ok((*i, get(parts, id)?))).collect::<Result<_, String>>()?;
         let messages = self.previous_messages.iter().map(|id| get(parts, id)).collect::<Result<Vec<_>, _>>()?;
         let tools = get(parts, &self.previous_tools)?;
         let previous = PromptView { messages, tools };
         state.trace.spans = self.spans;
         state.trace.metadata = self.metadata;
-        state.view = HistoryView { blocks, anchored, ..self.view };
+        state.view = HistoryView { blocks, anchored, bounded, ..self.view };
         state.last_usage = self.last_usage;
         state.previous_prompt = self.previous_prompt.then(|| assemble::canonical(&previous));
         state.previous_messages = previous.messages;

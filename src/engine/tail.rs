@@ -4,6 +4,7 @@
 use std::ops::Range;
 
 use super::Engine;
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::history::view::{RewritePosition, RewriteRecord, TailBlock};
 use crate::host::{Host, Progress};
@@ -26,6 +27,13 @@ pub(super) struct Candidate {
     pub notes: Vec<String>,
     /// Output tokens the LLM compactor used (0 for the embedded one).
     pub output_tokens: u64,
+}
+
+/// How big a block may be: a share of the window's budgets, and the code lines earlier blocks
+/// already show (not repeated as anchors).
+pub(super) struct BlockBudget {
+    pub scale: f64,
+    pub anchored: Anchored,
 }
 
 /// A block and delta written by the host's LLM and sanitised.
@@ -181,26 +189,58 @@ impl<H: Host> Engine<H> {
         Some(self.build_block(window, replaces, reasons).await)
     }
 
+    /// Build the block that would replace `window` with the budgets for the window.
+    pub(super) async fn build_block(
+        &self,
+        window: Range<usize>,
+        replaces: Replaces,
+        reasons: Vec<String>,
+    ) -> Candidate {
+        let anchored = self.state.borrow().view.anchored.clone();
+        self.build_block_with(window, replaces, reasons, BlockBudget { scale: 1.0, anchored }).await
+    }
+
+    /// The configuration a block is built with: the budgets capped for the window
+    /// ([`WorkbenchConfig::for_window`](crate::config::WorkbenchConfig::for_window)), times `scale`.
+    fn block_config(&self, scale: f64) -> Config {
+        let mut config = self.config.clone();
+        let mut w = config.workbench.for_window(config.window);
+        let times = |v: u32| (f64::from(v) * scale) as u32;
+        (w.block_tokens, w.anchor_tokens, w.index_tokens) =
+            (times(w.block_tokens), times(w.anchor_tokens), times(w.index_tokens));
+        config.workbench = w;
+        config
+    }
+
     /// Build the block that would replace `window`: through the host's LLM with TAIL_COMPACTION
     /// when `llm_compactor` is on (one retry on an invalid reply), else, or when that fails, with
-    /// the embedded extractive compactor; a note says which and why.
-    async fn build_block(&self, window: Range<usize>, replaces: Replaces, reasons: Vec<String>) -> Candidate {
+    /// the embedded extractive compactor; a note says which and why. The index of what the window
+    /// touched is written by code either way.
+    pub(super) async fn build_block_with(
+        &self,
+        window: Range<usize>,
+        replaces: Replaces,
+        reasons: Vec<String>,
+        budget: BlockBudget,
+    ) -> Candidate {
         self.host.progress(&Progress {
             operation: "tail_compaction".into(),
             message: format!("compacting messages {}..{}", window.start, window.end),
             done: false,
         });
-        let (mut board, mut anchored, goal, outcome) = {
+        let config = self.block_config(budget.scale);
+        let mut anchored = budget.anchored;
+        let (mut board, goal, outcome) = {
             let state = self.state.borrow();
             let span_id = replaces.span_id.as_deref();
             let span = span_id.and_then(|id| state.trace.spans.iter().find(|s| s.id.as_str() == id));
             let goal = span.map_or_else(|| current_goal(&state.trace), |s| s.goal.clone());
-            (state.view.board.clone(), state.view.anchored.clone(), goal, span.and_then(|s| s.outcome.clone()))
+            (state.view.board.clone(), goal, span.and_then(|s| s.outcome.clone()))
         };
         let mut notes = Vec::new();
         let mut output_tokens = 0;
-        let llm = if self.config.workbench.llm_compactor {
-            match self.llm_compaction(&window, &replaces, &board).await {
+        let llm = if config.workbench.llm_compactor {
+            match self.llm_compaction(&window, &replaces, &board, &config).await {
                 Ok(compacted) => Some(compacted),
                 Err(why) => {
                     notes.push(format!("{why}; the embedded compactor was used"));
@@ -225,7 +265,7 @@ impl<H: Host> Engine<H> {
                     goal: &goal,
                     board: &board,
                 };
-                let extracted = extractive::compact(input, &mut anchored, &self.config, &self.counter);
+                let extracted = extractive::compact(input, &mut anchored, &config, &self.counter);
                 notes.extend(extracted.notes);
                 (extracted.block, extracted.delta, "extractive")
             }
@@ -236,10 +276,9 @@ impl<H: Host> Engine<H> {
         }
         {
             let state = self.state.borrow();
-            let budget = self.config.workbench.index_tokens as usize;
+            let budget = config.workbench.index_tokens as usize;
             let shown = block.render();
-            let found =
-                index(&state.trace.messages, window.clone(), &shown, &self.config.compress, budget, &self.counter);
+            let found = index(&state.trace.messages, window.clone(), &shown, &config.compress, budget, &self.counter);
             (block.files, block.names) = (found.files, found.names);
         }
         let (block, delta) = self.finish(block, delta, &mut board, &mut notes);
@@ -262,13 +301,14 @@ impl<H: Host> Engine<H> {
         window: &Range<usize>,
         replaces: &Replaces,
         board: &StateBoard,
+        config: &Config,
     ) -> std::result::Result<LlmCompaction, String> {
         let (request, observations) = {
             let state = self.state.borrow();
             let messages = &state.trace.messages;
-            let transcript = llm::transcript(messages, window.clone(), &self.config.compress, &self.counter);
-            let request = llm::tail_compaction_request(board, &transcript, replaces, &self.config);
-            (request, Observations::from_messages(&messages[..window.end], &self.config.compress))
+            let transcript = llm::transcript(messages, window.clone(), &config.compress, &self.counter);
+            let request = llm::tail_compaction_request(board, &transcript, replaces, config);
+            (request, Observations::from_messages(&messages[..window.end], &config.compress))
         };
         let unavailable = |e: crate::host::HostError| format!("the LLM compactor failed ({e})");
         let reply = self.host.complete(request.clone()).await.map_err(unavailable)?;
@@ -283,7 +323,7 @@ impl<H: Host> Engine<H> {
                     .map_err(|e| format!("the LLM's reply was invalid twice ({error}; then {e})"))?
             }
         };
-        let notes = llm::sanitise(&mut block, &mut delta, &observations, &self.config.workbench, &self.counter);
+        let notes = llm::sanitise(&mut block, &mut delta, &observations, &config.workbench, &self.counter);
         Ok(LlmCompaction { block, delta, notes, output_tokens })
     }
 
@@ -368,7 +408,7 @@ impl<H: Host> Engine<H> {
 
 /// The raw range of the turns `chosen` and what a block over them replaces; turn numbers count
 /// every turn of the trace from the first message.
-fn replacing(
+pub(super) fn replacing(
     messages: &[Message],
     chosen: &[Range<usize>],
     span_id: Option<String>,

@@ -28,6 +28,11 @@ pub struct HistoryView {
     pub summary: Option<ArchivedSummary>,
     /// Tool messages whose output the prune stage replaced by a placeholder.
     pub pruned: BTreeSet<usize>,
+    /// Tool outputs shown in a bounded form, by message index: from their first sight when they
+    /// are larger than the configured share of the window, or bounded further when the prompt
+    /// would not fit the window otherwise. The original stays in the raw trace.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub bounded: BTreeMap<usize, String>,
     /// Compactions that failed in a row; at [`MAX_FAILED_COMPACTIONS`] automatic compaction stops.
     pub failed_compactions: u32,
     /// Tail compactions in order; their ranges do not overlap and only grow towards the end.
@@ -155,6 +160,12 @@ impl HistoryView {
                 ContentPart::ToolResult(result) if self.pruned.contains(&i) => {
                     let mut result = result.clone();
                     result.output = render(body(PRUNED), &[("id", message.id.as_str())]);
+                    result.stderr = None;
+                    ContentPart::ToolResult(result)
+                }
+                ContentPart::ToolResult(result) if self.bounded.contains_key(&i) => {
+                    let mut result = result.clone();
+                    result.output = self.bounded.get(&i).cloned().unwrap_or_default();
                     result.stderr = None;
                     ContentPart::ToolResult(result)
                 }

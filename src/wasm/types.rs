@@ -76,7 +76,7 @@ export interface Config {
     tail_compaction?: boolean; plan_in_tail?: boolean; todo_probe?: boolean; llm_compactor?: boolean;
     trigger_tool_calls?: number; raw_output_share?: number; keep_turns?: number; min_turns?: number; max_turns?: number;
     block_tokens?: number; anchor_tokens?: number; index_tokens?: number; delta_tokens?: number; min_calls_between_rewrites?: number;
-    min_horizon?: number; max_horizon?: number;
+    min_horizon?: number; max_horizon?: number; first_sight_share?: number;
   };
   /** The trace store (R8): where traces are saved, and what is redacted in them. */
   store?: { root?: string; redact?: boolean; redact_patterns?: string[] };

@@ -1,0 +1,278 @@
+//! No prompt over the window, ever, while the fixed layers fit. Three measures beyond R4's:
+//!
+//! - **first sight**: a tool output larger than `workbench.first_sight_share` of the window is
+//!   shown in its history form from the moment it is recorded, even inside the open round (the
+//!   one exception to R3.1), so it never enters the prompt whole and nothing is rewritten later;
+//! - **merge**: when the blocks themselves fill the window (a long run of many tail
+//!   compactions), the blocks of each round and the turns between them become one block, built
+//!   from the raw messages with the window's budgets (an R5.9 rewrite, with its cost);
+//! - **bound**: when even that is not enough, the newest tool outputs are shown in a form
+//!   bounded to what is left of the window.
+//!
+//! Every form names its original (`raw#<id>`), which the `recall` tool and the trace store's
+//! plain-text copy give back. What remains over the window is the fixed layers (system prompt
+//! and tools, project rules, the user's own messages): `context_overflow` names the layer.
+
+use std::ops::Range;
+
+use super::Engine;
+use super::tail::BlockBudget;
+use crate::compress::{CompressConfig, ToolOutput, compress_tool_output};
+use crate::error::Error;
+use crate::history::view::{RewritePosition, RewriteRecord};
+use crate::host::Host;
+use crate::model::{Message, Role, ToolCall};
+use crate::prompt::{Layer, PromptMessage};
+use crate::workbench::Replaces;
+use crate::workbench::extractive::Anchored;
+use crate::workbench::turns::{Trigger, turns};
+
+/// A bounded output keeps at least this many tokens.
+const MIN_BOUND_TOKENS: usize = 200;
+
+impl<H: Host> Engine<H> {
+    /// Show message `index` in its history form from now on when its tool outputs are larger
+    /// than the first-sight share of the window.
+    pub(super) fn bound_at_first_sight(&self, index: usize) {
+        let limit = self.config.workbench.first_sight_tokens(self.config.window);
+        let form = {
+            let state = self.state.borrow();
+            let Some(message) = state.trace.messages.get(index).filter(|m| m.role == Role::Tool) else { return };
+            if message.tokens.unwrap_or(0) as usize <= limit {
+                return;
+            }
+            let max = (limit / 2).clamp(self.config.compress.min_tokens, self.config.compress.max_tokens);
+            self.bounded_form(&state.trace.messages, index, max)
+        };
+        if let Some(form) = form {
+            self.state.borrow_mut().view.bounded.insert(index, form);
+        }
+    }
+
+    /// The history form of the tool outputs of message `index`, at most about `max` tokens.
+    fn bounded_form(&self, messages: &[Message], index: usize, max: usize) -> Option<String> {
+        let message = messages.get(index)?;
+        let compress = CompressConfig {
+            max_tokens: max.max(MIN_BOUND_TOKENS),
+            min_tokens: self.config.compress.min_tokens.min(max.max(MIN_BOUND_TOKENS)),
+            ..self.config.compress.clone()
+        };
+        let forms: Vec<String> = message
+            .tool_results()
+            .map(|result| {
+                let call = find_call(&messages[..index], result.call_id.as_str());
+                let output = ToolOutput::of(result, call, message.id.as_str());
+                compress_tool_output(&output, &compress, &self.counter).text
+            })
+            .collect();
+        (!forms.is_empty()).then(|| forms.join("\n"))
+    }
+
+    /// Merge the blocks of every round that holds more than one block (or a block and turns
+    /// after it) into one block per round, built with the window's budgets from the raw
+    /// messages; `scale` shrinks those budgets further. A middle rewrite (R5.9), returned with
+    /// its cost; `None` when there was nothing to merge.
+    pub(super) async fn merge_blocks(
+        &self,
+        before: &[PromptMessage],
+        scale: f64,
+        render: impl Fn() -> Vec<PromptMessage>,
+    ) -> Option<RewriteRecord> {
+        let windows = self.merge_windows();
+        if windows.is_empty() {
+            return None;
+        }
+        // Lines the blocks outside the merged windows show; the merged blocks add their own.
+        let mut anchored: Anchored = Anchored::default();
+        {
+            let state = self.state.borrow();
+            let outside = state.view.blocks.iter().filter(|b| !windows.iter().any(|w| w.0.contains(&b.start)));
+            for anchor in outside.flat_map(|b| &b.content.anchors) {
+                let lines = anchored.entry(anchor.path.clone()).or_default();
+                for (k, line) in anchor.snippet.lines().enumerate() {
+                    lines.insert(anchor.start_line + k as u32, line.to_owned());
+                }
+            }
+        }
+        let reasons = vec![Trigger::Window.describe(), "the blocks fill the window: merged".to_owned()];
+        let mut merged = Vec::new();
+        for (window, replaces) in windows {
+            let budget = BlockBudget { scale, anchored };
+            let candidate = self.build_block_with(window, replaces, reasons.clone(), budget).await;
+            anchored = candidate.anchored.clone();
+            merged.push(candidate);
+        }
+        let start = merged.first().map_or(0, |c| c.window.start);
+        let end = merged.last().map_or(0, |c| c.window.end);
+        let mut notes = vec![format!("{} block(s) merged", merged.len())];
+        {
+            let mut state = self.state.borrow_mut();
+            let state = &mut *state;
+            for candidate in merged {
+                let w = candidate.window.clone();
+                state.view.blocks.retain(|b| !(w.start <= b.start && b.end <= w.end));
+                let at = state.view.blocks.partition_point(|b| b.start < w.start);
+                state.view.blocks.insert(at, candidate.block);
+                state.view.board = candidate.board;
+                notes.extend(candidate.notes);
+            }
+            state.view.anchored = anchored;
+        }
+        let after = render();
+        Some(self.record_rewrite("merge", RewritePosition::Middle, start..end, reasons, notes, before, &after))
+    }
+
+    /// One window per round with blocks: from its first block to the end of the round (the
+    /// newest round: to the turns a tail compaction keeps), when it holds more than one block.
+    fn merge_windows(&self) -> Vec<(Range<usize>, Replaces)> {
+        let state = self.state.borrow();
+        let messages = &state.trace.messages;
+        let keep = self.config.workbench.keep_turns as usize;
+        let users: Vec<usize> =
+            messages.iter().enumerate().filter(|(_, m)| m.role == Role::User).map(|(i, _)| i).collect();
+        let mut out = Vec::new();
+        for (k, &user) in users.iter().enumerate() {
+            let round_end = users.get(k + 1).copied().unwrap_or(messages.len());
+            let blocks: Vec<_> = state.view.blocks.iter().filter(|b| b.start > user && b.end <= round_end).collect();
+            let Some(first) = blocks.first() else { continue };
+            let all = turns(messages, first.start);
+            let in_round: Vec<Range<usize>> = all.into_iter().filter(|t| t.end <= round_end).collect();
+            let end = if round_end == messages.len() {
+                let keep_from = in_round.len().saturating_sub(keep);
+                in_round.get(keep_from).map_or(round_end, |t| t.start)
+            } else {
+                round_end
+            };
+            let end = end.max(blocks.last().map_or(0, |b| b.end));
+            let summarised = state.view.summary.as_ref().is_some_and(|s| s.start < end && first.start < s.end);
+            let more_turns = in_round.iter().any(|t| t.start >= blocks.last().map_or(0, |b| b.end) && t.end <= end);
+            if summarised || (blocks.len() < 2 && !more_turns) {
+                continue;
+            }
+            let chosen: Vec<Range<usize>> = turns(messages, first.start).into_iter().filter(|t| t.end <= end).collect();
+            if let Some(found) = super::tail::replacing(messages, &chosen, None) {
+                out.push(found);
+            }
+        }
+        out
+    }
+
+    /// Show the newest tool outputs (after the last block) bounded so that the prompt of
+    /// `tokens` tokens loses at least `excess`; a rewrite from the first one changed, or `None`
+    /// when none could shrink.
+    pub(super) fn bound_newest(
+        &self,
+        excess: usize,
+        before: &[PromptMessage],
+        render: impl Fn() -> Vec<PromptMessage>,
+    ) -> Option<RewriteRecord> {
+        let plan: Vec<(usize, String)> = {
+            let state = self.state.borrow();
+            let messages = &state.trace.messages;
+            let hot = state.view.hot_start(messages);
+            let mut outputs: Vec<(usize, usize)> = (hot..messages.len())
+                .filter(|&i| messages[i].role == Role::Tool && !state.view.pruned.contains(&i))
+                .map(|i| (i, self.shown_tokens(&state.view.bounded, messages, i)))
+                .filter(|(_, tokens)| *tokens > MIN_BOUND_TOKENS)
+                .collect();
+            if outputs.is_empty() {
+                return None;
+            }
+            // The largest give way first; each keeps an equal share of what must remain.
+            outputs.sort_by_key(|(i, tokens)| (std::cmp::Reverse(*tokens), *i));
+            let total: usize = outputs.iter().map(|(_, t)| t).sum();
+            let keep = total.saturating_sub(excess);
+            let share = (keep / outputs.len()).max(MIN_BOUND_TOKENS);
+            outputs
+                .into_iter()
+                .filter(|(_, tokens)| *tokens > share)
+                .filter_map(|(i, _)| Some((i, self.bounded_form(messages, i, share)?)))
+                .collect()
+        };
+        if plan.is_empty() {
+            return None;
+        }
+        let start = plan.iter().map(|(i, _)| *i).min().unwrap_or(0);
+        let end = plan.iter().map(|(i, _)| *i).max().unwrap_or(0) + 1;
+        let notes = vec![format!("{} newest tool output(s) bounded to fit the window", plan.len())];
+        self.state.borrow_mut().view.bounded.extend(plan);
+        let after = render();
+        let reasons = vec![Trigger::Window.describe()];
+        Some(self.record_rewrite("bound", RewritePosition::Tail, start..end, reasons, notes, before, &after))
+    }
+
+    /// Tokens a tool message shows now.
+    fn shown_tokens(
+        &self,
+        bounded: &std::collections::BTreeMap<usize, String>,
+        messages: &[Message],
+        i: usize,
+    ) -> usize {
+        match bounded.get(&i) {
+            Some(form) => self.counter.count(form),
+            None => messages[i].tokens.unwrap_or(0) as usize,
+        }
+    }
+
+    /// Record a rewrite made under window pressure, priced on the prompts around it.
+    #[allow(clippy::too_many_arguments)]
+    fn record_rewrite(
+        &self,
+        mechanism: &str,
+        position: RewritePosition,
+        range: Range<usize>,
+        reasons: Vec<String>,
+        mut notes: Vec<String>,
+        before: &[PromptMessage],
+        after: &[PromptMessage],
+    ) -> RewriteRecord {
+        let cost = self.price(before, after);
+        notes.push(format!(
+            "the prompt changed from {} tokens in: {} cached tokens lost, {:.0} extra to re-write",
+            cost.kept_prefix_tokens, cost.tokens_before, cost.one_off_cost
+        ));
+        let mut state = self.state.borrow_mut();
+        let record = RewriteRecord {
+            call: state.calls,
+            mechanism: mechanism.to_owned(),
+            position,
+            start: range.start,
+            end: range.end,
+            reasons,
+            cost,
+            output_tokens: 0,
+            notes,
+        };
+        state.view.rewrites.push(record.clone());
+        state.last_rewrite_call = Some(state.calls);
+        record
+    }
+
+    /// The error for a prompt still over the window: which fixed layer does not fit, by how much.
+    pub(super) fn overflow(&self, messages: &[PromptMessage], tools: usize, tokens: usize) -> Error {
+        let window = self.config.window as usize;
+        let layer_tokens = |pick: &dyn Fn(&PromptMessage) -> bool| -> usize {
+            messages.iter().filter(|m| pick(m)).map(|m| self.prompt_message_tokens(m)).sum()
+        };
+        let system = layer_tokens(&|m| m.layer == Layer::System) + tools;
+        let rules = layer_tokens(&|m| m.layer == Layer::Rules);
+        let user = layer_tokens(&|m| m.role == Role::User);
+        let fixed = system + rules + user;
+        let layer = if fixed <= window {
+            "history, after every compaction (please report this)"
+        } else if system > window {
+            "the system prompt and tools"
+        } else if system + rules > window {
+            "the system prompt, tools and project rules"
+        } else {
+            "the system prompt, tools, project rules and the user's messages"
+        };
+        let needed = if fixed > window { fixed } else { tokens };
+        Error::ContextOverflow { layer: layer.to_owned(), needed, window }
+    }
+}
+
+/// The call `id` answers, searched from the newest message back.
+fn find_call<'a>(messages: &'a [Message], id: &str) -> Option<&'a ToolCall> {
+    messages.iter().rev().find_map(|m| m.tool_calls().find(|c| c.id.as_str() == id))
+}

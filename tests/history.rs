@@ -226,9 +226,8 @@ fn three_failed_compactions_stop_automatic_compaction() {
     assert!(notes.iter().any(|n| n.contains("automatic compaction stopped")), "{notes:?}");
 }
 
-#[test]
-fn a_single_round_that_overflows_is_a_context_overflow() {
-    let engine = Engine::new(TestHost::default().with_reply("unused"), config(500, 10));
+/// Twenty reads in one round against a 500-token window, with tail compaction switched off.
+fn one_long_round(engine: &Engine<TestHost>) {
     engine.record(MessageDraft::text(Role::User, "one long autonomous run")).unwrap();
     for n in 0..20 {
         let call = ToolCall { id: format!("c{n}").into(), name: "Read".into(), arguments: "{}".into() };
@@ -243,9 +242,31 @@ fn a_single_round_that_overflows_is_a_context_overflow() {
         };
         engine.record(MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)])).unwrap();
     }
-    let err = block_on(engine.prepare_call(&input())).unwrap_err();
+}
+
+#[test]
+fn a_single_round_over_the_window_is_compacted_as_a_last_resort() {
+    let engine = Engine::new(TestHost::default().with_reply("unused"), config(500, 10));
+    one_long_round(&engine);
+    let assembly = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(assembly.tokens <= 500, "{} tokens", assembly.tokens);
+    assert!(assembly.notes.iter().any(|n| n.contains("last resort")), "{:?}", assembly.notes);
+    assert!(!assembly.rewrites.is_empty(), "the rewrite is reported with its cost");
+    assert_eq!(engine.trace().messages.len(), 41, "the raw trace keeps everything");
+}
+
+#[test]
+fn only_fixed_layers_that_do_not_fit_are_a_context_overflow() {
+    let engine = Engine::new(TestHost::default().with_reply("unused"), config(500, 10));
+    one_long_round(&engine);
+    let huge = CallInput { system_prompt: "You are careful. ".repeat(200), ..input() };
+    let err = block_on(engine.prepare_call(&huge)).unwrap_err();
     assert_eq!(err.code(), "context_overflow");
-    assert!(err.to_string().contains("window is 500"), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("the system prompt and tools need") && text.contains("more than the window of 500"),
+        "{text}"
+    );
 }
 
 #[test]

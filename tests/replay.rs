@@ -387,13 +387,21 @@ fn edit_recall_counts_visible_edits_only() {
 
 #[test]
 fn workbench_degrades_to_the_raw_prompt_when_the_engine_overflows() {
-    let t = trajectory(pairs(4, output_of), vec![4, 6, 8, 10]);
+    // A system prompt over the window: a fixed layer the engine cannot fit.
+    let mut messages = pairs(4, output_of);
+    messages[0] = text(Role::System, &"You are a coding agent. ".repeat(100));
+    let t = trajectory(messages, vec![4, 6, 8, 10]);
     let mut strategies = strategies_by_name("workbench,raw", 400).unwrap();
     let runs = replay(&t, &mut strategies, &Prices::default(), 400).unwrap();
     let (workbench, raw) = (&runs[0], &runs[1]);
     assert!(workbench.calls.iter().all(|c| c.fallback), "{:?}", workbench.calls);
     assert_eq!(workbench.totals.prompt_tokens, raw.totals.prompt_tokens);
     assert!(workbench.notes.iter().any(|n| n.contains("context_overflow")), "{:?}", workbench.notes);
+    // Outputs over the window are no reason to fall back: the engine bounds them.
+    let t = trajectory(pairs(4, output_of), vec![4, 6, 8, 10]);
+    let runs = replay(&t, &mut strategies_by_name("workbench", 400).unwrap(), &Prices::default(), 400).unwrap();
+    assert_eq!(runs[0].totals.fallbacks, 0, "{:?}", runs[0].notes);
+    assert!(runs[0].calls.iter().all(|c| c.prompt_tokens <= 400), "{:?}", runs[0].calls);
     // With room, the engine's own prompt: the system prompt leads, passed as the call's system prompt.
     let (runs, prompts) = replay_keeping(&t, &mut strategies_by_name("workbench", WINDOW).unwrap(), WINDOW);
     assert_eq!(runs[0].totals.fallbacks, 0);

@@ -226,8 +226,8 @@ fn the_window_forces_a_tail_compaction_in_a_single_long_round() {
 #[test]
 fn a_summary_in_the_middle_is_reported_with_its_cost() {
     let config =
-        Config::from_json(r#"{"window": 3000, "min_rounds_kept": 2, "workbench": {"tail_compaction": false}}"#)
-            .unwrap();
+        r#"{"window": 3000, "min_rounds_kept": 2, "workbench": {"tail_compaction": false, "first_sight_share": 1.0}}"#;
+    let config = Config::from_json(config).unwrap();
     let engine = Engine::new(TestHost::default().with_reply("Objectives: fix the build."), config);
     let mut middle = Vec::new();
     for n in 0..8 {

@@ -57,60 +57,10 @@ impl<H: Host> Engine<H> {
                 assembly = after;
             }
         }
-        if self.wants_compaction(assembly.tokens) {
-            let before = assembly.view.messages.clone();
-            let render = || self.assemble_now(input, rules.as_ref()).view.messages;
-            if let Some(record) = self.merge_blocks(&before, 1.0, render).await {
-                notes.extend(record.notes.iter().cloned());
-                rewrites.push(record);
-                assembly = self.assemble_now(input, rules.as_ref());
-            }
-        }
-        if self.wants_compaction(assembly.tokens) {
-            let before = assembly.view.messages.clone();
-            if self.prune() {
-                notes.push("old tool outputs pruned".to_owned());
-                assembly = self.assemble_now(input, rules.as_ref());
-                rewrites.push(self.record_middle("prune", &before, &assembly.view.messages));
-            }
-            if self.wants_compaction(assembly.tokens) {
-                let before = assembly.view.messages.clone();
-                let (mechanism, compaction_notes) = self.compact().await;
-                notes.extend(compaction_notes);
-                assembly = self.assemble_now(input, rules.as_ref());
-                if let Some((mechanism, output_tokens)) = mechanism {
-                    let mut record = self.record_middle(mechanism, &before, &assembly.view.messages);
-                    record.output_tokens = output_tokens;
-                    if let Some(kept) = self.state.borrow_mut().view.rewrites.last_mut() {
-                        kept.output_tokens = output_tokens;
-                    }
-                    rewrites.push(record);
-                }
-            }
-        }
+        let assembly = self.relieve(input, rules.as_ref(), assembly, &mut notes, &mut rewrites).await;
+        let mut assembly = assembly;
         if self.state.borrow().view.failed_compactions >= MAX_FAILED_COMPACTIONS {
             notes.push(format!("automatic compaction stopped after {MAX_FAILED_COMPACTIONS} failed attempts"));
-        }
-        // Still over the threshold: blocks at half their budgets, then the newest outputs bounded.
-        let target = self.config.compaction_trigger_tokens() as usize;
-        if self.wants_compaction(assembly.tokens) {
-            let before = assembly.view.messages.clone();
-            let render = || self.assemble_now(input, rules.as_ref()).view.messages;
-            if let Some(record) = self.merge_blocks(&before, 0.5, render).await {
-                notes.extend(record.notes.iter().cloned());
-                rewrites.push(record);
-                assembly = self.assemble_now(input, rules.as_ref());
-            }
-        }
-        if self.wants_compaction(assembly.tokens) {
-            let before = assembly.view.messages.clone();
-            let excess = assembly.tokens.saturating_sub(target.saturating_sub(1));
-            let render = || self.assemble_now(input, rules.as_ref()).view.messages;
-            if let Some(record) = self.bound_newest(excess, &before, render) {
-                notes.extend(record.notes.iter().cloned());
-                rewrites.push(record);
-                assembly = self.assemble_now(input, rules.as_ref());
-            }
         }
         let window = self.config.window as usize;
         if assembly.tokens > window {
@@ -146,7 +96,12 @@ impl<H: Host> Engine<H> {
     }
 
     /// Record a middle-of-history rewrite (R5.9) with its cost, priced on the prompts around it.
-    fn record_middle(&self, mechanism: &str, before: &[PromptMessage], after: &[PromptMessage]) -> RewriteRecord {
+    pub(super) fn record_middle(
+        &self,
+        mechanism: &str,
+        before: &[PromptMessage],
+        after: &[PromptMessage],
+    ) -> RewriteRecord {
         let cost = self.price(before, after);
         let mut state = self.state.borrow_mut();
         let common = before.iter().zip(after).take_while(|(a, b)| a == b).count();
@@ -176,7 +131,7 @@ impl<H: Host> Engine<H> {
     /// R4.4 before every call, unless compaction has failed too often in a row. R10: when the
     /// provider reported usage for an earlier prompt, its figure plus what the prompt grew by
     /// since; otherwise the engine's exact count.
-    fn wants_compaction(&self, tokens: usize) -> bool {
+    pub(super) fn wants_compaction(&self, tokens: usize) -> bool {
         let state = self.state.borrow();
         let tokens = match (state.last_usage, state.tokens_at_usage) {
             (Some(usage), Some(then)) => (usage.prompt_tokens as usize + tokens).saturating_sub(then),
@@ -186,12 +141,17 @@ impl<H: Host> Engine<H> {
             && compaction::should_compact(tokens, state.trace.messages.len(), &self.config)
     }
 
-    fn assemble_now(&self, input: &CallInput, rules: Option<&ProjectRules>) -> Assembly {
+    pub(super) fn assemble_now(&self, input: &CallInput, rules: Option<&ProjectRules>) -> Assembly {
         self.assemble_with(input, rules, None)
     }
 
     /// Assemble with the recorded view, plus `extra` as if it were already recorded.
-    fn assemble_with(&self, input: &CallInput, rules: Option<&ProjectRules>, extra: Option<&TailBlock>) -> Assembly {
+    pub(super) fn assemble_with(
+        &self,
+        input: &CallInput,
+        rules: Option<&ProjectRules>,
+        extra: Option<&TailBlock>,
+    ) -> Assembly {
         let state = self.state.borrow();
         let history = match extra {
             Some(block) => {
@@ -278,7 +238,7 @@ impl<H: Host> Engine<H> {
     }
 
     /// The prune stage; true when it pruned anything.
-    fn prune(&self) -> bool {
+    pub(super) fn prune(&self) -> bool {
         let mut state = self.state.borrow_mut();
         let rendered: Vec<usize> = {
             let messages = &state.trace.messages;
@@ -300,7 +260,7 @@ impl<H: Host> Engine<H> {
     /// Summarise the rounds before the kept ones through the host's LLM; on a timeout or any
     /// LLM error, drop them with R4.6's notice. Returns the mechanism used, if any, and notes.
     /// The mechanism is returned with the output tokens its LLM call used.
-    async fn compact(&self) -> (Option<(&'static str, u64)>, Vec<String>) {
+    pub(super) async fn compact(&self) -> (Option<(&'static str, u64)>, Vec<String>) {
         let planned = {
             let state = self.state.borrow();
             let cut = compaction::plan_cut(&state.trace.messages, &state.view, self.config.min_rounds_kept as usize);

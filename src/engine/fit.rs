@@ -22,15 +22,101 @@ use crate::error::Error;
 use crate::history::view::{RewritePosition, RewriteRecord};
 use crate::host::Host;
 use crate::model::{Message, Role, ToolCall};
+use crate::prompt::assemble::{Assembly, CallInput, ProjectRules};
 use crate::prompt::{Layer, PromptMessage};
 use crate::workbench::Replaces;
 use crate::workbench::extractive::Anchored;
 use crate::workbench::turns::{Trigger, turns};
 
-/// A bounded output keeps at least this many tokens.
+/// A bounded output keeps at least this many tokens (less with a tiny window).
 const MIN_BOUND_TOKENS: usize = 200;
 
+/// The measures against a prompt over the threshold, in the order they are tried.
+#[derive(Debug, Clone, Copy)]
+enum Stage {
+    /// Merge the blocks at `scale` × the window's budgets.
+    Merge(f64),
+    /// R4.7.
+    Prune,
+    /// R4.5 through the host's LLM, R4.6 when it fails.
+    Summary,
+    /// The newest tool outputs bounded.
+    Bound,
+    /// A tail compaction of every turn but the kept ones, whatever the configuration says: the
+    /// last resort when the prompt is over the window itself.
+    ForceTail,
+}
+
+/// While the prompt is over the threshold.
+const STAGES: [Stage; 5] = [Stage::Merge(1.0), Stage::Prune, Stage::Summary, Stage::Merge(0.5), Stage::Bound];
+/// While it is over the window itself.
+const LAST_RESORT: [Stage; 3] = [Stage::ForceTail, Stage::Merge(0.25), Stage::Bound];
+
 impl<H: Host> Engine<H> {
+    /// Bring a prompt over R4.4's threshold under it (every stage a rewrite with its cost, and
+    /// its notes), and one over the window under the window whatever the configuration says.
+    pub(super) async fn relieve(
+        &self,
+        input: &CallInput,
+        rules: Option<&ProjectRules>,
+        mut assembly: Assembly,
+        notes: &mut Vec<String>,
+        rewrites: &mut Vec<RewriteRecord>,
+    ) -> Assembly {
+        let window = self.config.window as usize;
+        let target = (self.config.compaction_trigger_tokens() as usize).min(window);
+        let plan = STAGES.iter().map(|s| (*s, false)).chain(LAST_RESORT.iter().map(|s| (*s, true)));
+        for (stage, last_resort) in plan {
+            let pressed = if last_resort { assembly.tokens > window } else { self.wants_compaction(assembly.tokens) };
+            if !pressed {
+                continue;
+            }
+            let before = assembly.view.messages.clone();
+            let render = || self.assemble_now(input, rules).view.messages;
+            let record = match stage {
+                Stage::Merge(scale) => self.merge_blocks(&before, scale, last_resort, render).await,
+                Stage::Prune => self.prune().then(|| {
+                    notes.push("old tool outputs pruned".to_owned());
+                    self.record_middle("prune", &before, &render())
+                }),
+                Stage::Summary => {
+                    let (mechanism, compaction_notes) = self.compact().await;
+                    notes.extend(compaction_notes);
+                    mechanism.map(|(mechanism, output_tokens)| {
+                        let mut record = self.record_middle(mechanism, &before, &render());
+                        record.output_tokens = output_tokens;
+                        if let Some(kept) = self.state.borrow_mut().view.rewrites.last_mut() {
+                            kept.output_tokens = output_tokens;
+                        }
+                        record
+                    })
+                }
+                Stage::Bound => {
+                    let goal = if last_resort { window } else { target };
+                    let excess = assembly.tokens.saturating_sub(goal.saturating_sub(1));
+                    self.bound_newest(excess, &before, render)
+                }
+                Stage::ForceTail => match self.build_candidate_with(&[Trigger::Window], true).await {
+                    Some(candidate) => {
+                        let after = self.assemble_with(input, rules, Some(&candidate.block)).view.messages;
+                        let record = self.decide(candidate, &before, &after, true);
+                        notes.push("the prompt was over the window: the tail was compacted as a last resort".into());
+                        record
+                    }
+                    None => None,
+                },
+            };
+            if let Some(record) = record {
+                if !matches!(stage, Stage::Prune | Stage::Summary) {
+                    notes.extend(record.notes.iter().cloned());
+                }
+                rewrites.push(record);
+                assembly = self.assemble_now(input, rules);
+            }
+        }
+        assembly
+    }
+
     /// Show message `index` in its history form from now on when its tool outputs are larger
     /// than the first-sight share of the window.
     pub(super) fn bound_at_first_sight(&self, index: usize) {
@@ -52,9 +138,10 @@ impl<H: Host> Engine<H> {
     /// The history form of the tool outputs of message `index`, at most about `max` tokens.
     fn bounded_form(&self, messages: &[Message], index: usize, max: usize) -> Option<String> {
         let message = messages.get(index)?;
+        let floor = self.min_bound_tokens();
         let compress = CompressConfig {
-            max_tokens: max.max(MIN_BOUND_TOKENS),
-            min_tokens: self.config.compress.min_tokens.min(max.max(MIN_BOUND_TOKENS)),
+            max_tokens: max.max(floor),
+            min_tokens: self.config.compress.min_tokens.min(max.max(floor)),
             ..self.config.compress.clone()
         };
         let forms: Vec<String> = message
@@ -70,12 +157,14 @@ impl<H: Host> Engine<H> {
 
     /// Merge the blocks of every round that holds more than one block (or a block and turns
     /// after it) into one block per round, built with the window's budgets from the raw
-    /// messages; `scale` shrinks those budgets further. A middle rewrite (R5.9), returned with
-    /// its cost; `None` when there was nothing to merge.
+    /// messages (by the embedded compactor when `embedded`); `scale` shrinks those budgets
+    /// further. A middle rewrite (R5.9), returned with its cost; `None` when there was nothing
+    /// to merge.
     pub(super) async fn merge_blocks(
         &self,
         before: &[PromptMessage],
         scale: f64,
+        embedded: bool,
         render: impl Fn() -> Vec<PromptMessage>,
     ) -> Option<RewriteRecord> {
         let windows = self.merge_windows();
@@ -97,7 +186,7 @@ impl<H: Host> Engine<H> {
         let reasons = vec![Trigger::Window.describe(), "the blocks fill the window: merged".to_owned()];
         let mut merged = Vec::new();
         for (window, replaces) in windows {
-            let budget = BlockBudget { scale, anchored };
+            let budget = BlockBudget { scale, anchored, embedded };
             let candidate = self.build_block_with(window, replaces, reasons.clone(), budget).await;
             anchored = candidate.anchored.clone();
             merged.push(candidate);
@@ -173,7 +262,7 @@ impl<H: Host> Engine<H> {
             let mut outputs: Vec<(usize, usize)> = (hot..messages.len())
                 .filter(|&i| messages[i].role == Role::Tool && !state.view.pruned.contains(&i))
                 .map(|i| (i, self.shown_tokens(&state.view.bounded, messages, i)))
-                .filter(|(_, tokens)| *tokens > MIN_BOUND_TOKENS)
+                .filter(|(_, tokens)| *tokens > self.min_bound_tokens())
                 .collect();
             if outputs.is_empty() {
                 return None;
@@ -182,7 +271,7 @@ impl<H: Host> Engine<H> {
             outputs.sort_by_key(|(i, tokens)| (std::cmp::Reverse(*tokens), *i));
             let total: usize = outputs.iter().map(|(_, t)| t).sum();
             let keep = total.saturating_sub(excess);
-            let share = (keep / outputs.len()).max(MIN_BOUND_TOKENS);
+            let share = (keep / outputs.len()).max(self.min_bound_tokens());
             outputs
                 .into_iter()
                 .filter(|(_, tokens)| *tokens > share)
@@ -199,6 +288,11 @@ impl<H: Host> Engine<H> {
         let after = render();
         let reasons = vec![Trigger::Window.describe()];
         Some(self.record_rewrite("bound", RewritePosition::Tail, start..end, reasons, notes, before, &after))
+    }
+
+    /// The least a bounded output keeps: [`MIN_BOUND_TOKENS`], or a 50th of a tiny window.
+    fn min_bound_tokens(&self) -> usize {
+        MIN_BOUND_TOKENS.min(self.config.window as usize / 50).max(1)
     }
 
     /// Tokens a tool message shows now.

@@ -34,6 +34,8 @@ pub(super) struct Candidate {
 pub(super) struct BlockBudget {
     pub scale: f64,
     pub anchored: Anchored,
+    /// The embedded compactor only, whatever `llm_compactor` says (the last resort).
+    pub embedded: bool,
 }
 
 /// A block and delta written by the host's LLM and sanitised.
@@ -183,10 +185,16 @@ impl<H: Host> Engine<H> {
 
     /// Build the block for the planned window with the extractive compactor.
     pub(super) async fn build_candidate(&self, triggers: &[Trigger]) -> Option<Candidate> {
+        self.build_candidate_with(triggers, false).await
+    }
+
+    /// [`Engine::build_candidate`], with the embedded compactor only when `embedded`.
+    pub(super) async fn build_candidate_with(&self, triggers: &[Trigger], embedded: bool) -> Option<Candidate> {
         let any_size = triggers.iter().any(|t| matches!(t, Trigger::Window | Trigger::RoundEnd));
         let (window, replaces) = self.plan_window(any_size)?;
         let reasons = triggers.iter().map(Trigger::describe).collect();
-        Some(self.build_block(window, replaces, reasons).await)
+        let anchored = self.state.borrow().view.anchored.clone();
+        Some(self.build_block_with(window, replaces, reasons, BlockBudget { scale: 1.0, anchored, embedded }).await)
     }
 
     /// Build the block that would replace `window` with the budgets for the window.
@@ -197,7 +205,7 @@ impl<H: Host> Engine<H> {
         reasons: Vec<String>,
     ) -> Candidate {
         let anchored = self.state.borrow().view.anchored.clone();
-        self.build_block_with(window, replaces, reasons, BlockBudget { scale: 1.0, anchored }).await
+        self.build_block_with(window, replaces, reasons, BlockBudget { scale: 1.0, anchored, embedded: false }).await
     }
 
     /// The configuration a block is built with: the budgets capped for the window
@@ -239,7 +247,7 @@ impl<H: Host> Engine<H> {
         };
         let mut notes = Vec::new();
         let mut output_tokens = 0;
-        let llm = if config.workbench.llm_compactor {
+        let llm = if config.workbench.llm_compactor && !budget.embedded {
             match self.llm_compaction(&window, &replaces, &board, &config).await {
                 Ok(compacted) => Some(compacted),
                 Err(why) => {

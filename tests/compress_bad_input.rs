@@ -14,6 +14,7 @@ fn run(tool: &str, args: &str, output: &str) -> context_workbench::compress::Com
         exit_code: Some(1),
         is_error: true,
         raw_id: "m000042",
+        original: None,
     };
     compress_tool_output(&input, &CompressConfig::default(), &TokenCounter::new(Encoding::O200kBase))
 }

@@ -619,3 +619,47 @@ fn the_workbench_keeps_every_vorflux_run_in_the_window_and_its_edits_in_view() {
     );
     assert!(workbench.cost < by("raw").cost * 0.5, "cost {} vs raw {}", workbench.cost, by("raw").cost);
 }
+
+/// Reference recall, worked out by hand (definitions in `src/replay/mod.rs`).
+#[test]
+fn reference_recall_counts_learned_paths_and_identifiers() {
+    let messages = vec![
+        text(Role::System, "You are a coding agent."),
+        text(Role::User, "Fix the tab bug; the table is lex_table."),
+        // call 0: a search whose pattern is a reference seen nowhere before (not counted).
+        message(Role::Assistant, vec![call("c1", "Grep", r#"{"pattern": "parse_line", "search_scope": "src"}"#)]),
+        result(
+            "c1",
+            "Grep",
+            "src/parser/lex.py:12:def parse_line(text):\n    return helperFunc(text, lex_table)  # search_scope",
+        ),
+        // call 1: the path and both names were learned from the output above; `file_path` and
+        // `search_scope` are argument names; `\n` separates `helperFunc`; `lex_table` is the
+        // user's; `new_helper_fn` was never seen.
+        message(
+            Role::Assistant,
+            vec![call(
+                "c2",
+                "Read",
+                r#"{"file_path": "src/parser/lex.py", "note": "see parse_line\nhelperFunc lex_table new_helper_fn"}"#,
+            )],
+        ),
+        result("c2", "Read", "12\tdef parse_line(text):"),
+        // call 2: an action without tool calls: the references of its text.
+        text(Role::Assistant, "Fixed parse_line in src/parser/lex.py."),
+    ];
+    let t = trajectory(messages, vec![2, 4, 6]);
+    let mut strategies: Vec<Box<dyn Strategy>> = vec![Box::new(Raw::default()), Box::new(Mask::new(0))];
+    let runs = replay(&t, &mut strategies, &Prices::default(), WINDOW).unwrap();
+    let (raw, mask) = (&runs[0], &runs[1]);
+    let counted = |r: &StrategyRun| r.calls.iter().map(|c| (c.refs_counted, c.refs_kept)).collect::<Vec<_>>();
+    // Call 1 counts src/parser/lex.py, parse_line, helperFunc; call 2 parse_line and the path.
+    assert_eq!(counted(raw), [(0, 0), (3, 3), (2, 2)]);
+    // Masking every output keeps only what the agent's own calls showed: parse_line (call 0's
+    // pattern) at call 1; at call 2 also the path (call 1's argument).
+    assert_eq!(counted(mask), [(0, 0), (3, 1), (2, 2)]);
+    assert_eq!(raw.totals.reference_recall(), Some(1.0));
+    assert_eq!(mask.totals.reference_recall(), Some(0.6));
+    let refs: Vec<String> = context_workbench::replay::action_references(&t.messages[4..6]).into_iter().collect();
+    assert_eq!(refs, ["helperFunc", "lex_table", "new_helper_fn", "parse_line", "src/parser/lex.py"]);
+}

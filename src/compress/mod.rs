@@ -34,8 +34,12 @@ pub struct ToolOutput<'a> {
     pub stderr: Option<&'a str>,
     pub exit_code: Option<i32>,
     pub is_error: bool,
-    /// The raw trace message that keeps the original, cited as `raw#<id>`.
+    /// The raw trace message that keeps the original, cited as `raw#<id>`; empty when there
+    /// is none (the trailer then names no original).
     pub raw_id: &'a str,
+    /// Where a file reader finds the original as plain text (the trace store's `raw/<id>.txt`,
+    /// workspace-relative), when the host keeps one.
+    pub original: Option<&'a str>,
 }
 
 impl<'a> ToolOutput<'a> {
@@ -50,6 +54,7 @@ impl<'a> ToolOutput<'a> {
             exit_code: result.exit_code,
             is_error: result.status == ToolStatus::Error,
             raw_id,
+            original: None,
         }
     }
 }
@@ -86,7 +91,7 @@ pub fn compress_tool_output(input: &ToolOutput<'_>, config: &CompressConfig, cou
     let cx = Context { family, args: &args, exit_code: input.exit_code, is_error: input.is_error, config };
     if let Some(envelope) = envelope::parse(input.output) {
         let (text, structured, notes) = envelope::compress(&envelope, &cx, budget, counter);
-        return finish(text, notes, Some(structured), family, tokens_in, input.raw_id, counter);
+        return finish(text, notes, Some(structured), family, tokens_in, input, counter);
     }
     let output = clean::clean(input.output, config.max_line_chars);
     let stderr = input.stderr.map(|s| clean::clean(s, config.max_line_chars));
@@ -98,7 +103,7 @@ pub fn compress_tool_output(input: &ToolOutput<'_>, config: &CompressConfig, cou
     if fitted.body_kept < fitted.body_total {
         notes.insert(0, format!("kept {} of {} {}", fitted.body_kept, fitted.body_total, draft.unit));
     }
-    let shaped = finish(fitted.text, notes, None, family, tokens_in, input.raw_id, counter);
+    let shaped = finish(fitted.text, notes, None, family, tokens_in, input, counter);
     // Never inflate: when the family's form is no smaller than the output itself (a short
     // output, say), history keeps the output. TodoWrite always becomes its recap.
     if family == Family::TodoWrite || output.text.len() / 4 > budget {
@@ -106,7 +111,7 @@ pub fn compress_tool_output(input: &ToolOutput<'_>, config: &CompressConfig, cou
     }
     let cleaning: Vec<String> = output.notes.into_iter().chain(stderr.iter().flat_map(|s| s.notes.clone())).collect();
     let plain = verbatim(&cx, &output.text, stderr.as_ref().map(|s| s.text.as_str()));
-    let plain = finish(plain, cleaning, None, family, tokens_in, input.raw_id, counter);
+    let plain = finish(plain, cleaning, None, family, tokens_in, input, counter);
     if plain.tokens_out <= budget && plain.tokens_out <= shaped.tokens_out { plain } else { shaped }
 }
 
@@ -135,7 +140,7 @@ fn finish(
     structured: Option<Value>,
     family: Family,
     tokens_in: usize,
-    raw_id: &str,
+    input: &ToolOutput<'_>,
     counter: &TokenCounter,
 ) -> Compressed {
     if notes.is_empty() {
@@ -144,10 +149,13 @@ fn finish(
     }
     let body_tokens = counter.count(&body);
     let dropped = tokens_in.saturating_sub(body_tokens);
-    let trailer = format!(
-        "[history form: {}; {dropped} of {tokens_in} tokens dropped; full output: raw#{raw_id}]",
-        notes.join("; ")
-    );
+    let original = match (input.raw_id.trim(), input.original) {
+        ("", None) => String::new(),
+        ("", Some(path)) => format!("; full output: {path}"),
+        (id, None) => format!("; full output: raw#{id}"),
+        (id, Some(path)) => format!("; full output: raw#{id}, or the file {path}"),
+    };
+    let trailer = format!("[history form: {}; {dropped} of {tokens_in} tokens dropped{original}]", notes.join("; "));
     let text = if body.is_empty() { trailer } else { format!("{body}\n{trailer}") };
     let tokens_out = counter.count(&text);
     Compressed { family, text, tokens_in, tokens_out, notes, structured }

@@ -144,11 +144,13 @@ impl<H: Host> Engine<H> {
             min_tokens: self.config.compress.min_tokens.min(max.max(floor)),
             ..self.config.compress.clone()
         };
+        let file = self.raw_file(message.id.as_str());
         let forms: Vec<String> = message
             .tool_results()
             .map(|result| {
                 let call = find_call(&messages[..index], result.call_id.as_str());
-                let output = ToolOutput::of(result, call, message.id.as_str());
+                let output =
+                    ToolOutput { original: file.as_deref(), ..ToolOutput::of(result, call, message.id.as_str()) };
                 compress_tool_output(&output, &compress, &self.counter).text
             })
             .collect();

@@ -8,12 +8,14 @@ mod calls;
 mod fit;
 mod goals;
 mod persist;
+mod recall;
 mod snapshot;
 mod state;
 mod tail;
 
 pub use goals::GoalToolResult;
 pub use persist::PersistReport;
+pub use recall::RecallResult;
 
 use std::cell::RefCell;
 use std::collections::HashMap;

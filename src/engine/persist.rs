@@ -25,6 +25,7 @@ use crate::store::load::{
 };
 use crate::store::records::{AgentSnapshot, BranchMeta, LogEntry, STORE_FORMAT_VERSION, TraceMeta};
 use crate::store::{Redactor, check_id};
+use crate::workbench::recall::original;
 
 /// What `persist` wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -70,6 +71,8 @@ struct Write {
 }
 
 enum Mark {
+    /// Nothing to remember (a file written again on the next save if that one is cut short).
+    Nothing,
     Message,
     BranchMessage(String),
     /// The main line's messages logged so far.
@@ -155,6 +158,12 @@ impl<H: Host> Engine<H> {
         self.store.borrow().as_ref().map(|s| s.dir.dir().to_owned())
     }
 
+    /// The workspace-relative plain-text file of message `id`'s original, when the engine has a
+    /// store (which writes it with the message).
+    pub fn raw_file(&self, id: &str) -> Option<String> {
+        self.store.borrow().as_ref().map(|s| s.dir.raw(id))
+    }
+
     /// Write everything recorded since the last save: new messages (each once), the execution
     /// log, new events, new rewrites, the goal trees, a snapshot when the step changed, then the
     /// metadata and `state.json`, last, which is what a resume starts from. A failed write
@@ -208,6 +217,8 @@ impl<H: Host> Engine<H> {
         let mut plan = Plan { store, writes: Vec::new() };
         let messages = &state.trace.messages;
         for message in &messages[saved.messages.min(messages.len())..] {
+            // The plain-text original first: a message counts as saved once its JSON is written.
+            plan.replace_text(dir.raw(message.id.as_str()), &original(message));
             plan.replace(dir.message(message.id.as_str()), message, Mark::Message);
         }
         let calls = tool_calls_by_id(messages);
@@ -436,6 +447,12 @@ impl Plan<'_> {
         self.writes.push(Write { path, text, redactions, append: false, mark });
     }
 
+    /// A plain-text file replaced whole, redacted.
+    fn replace_text(&mut self, path: String, text: &str) {
+        let (text, redactions) = self.store.redactor.redact_text(text);
+        self.writes.push(Write { path, text, redactions, append: false, mark: Mark::Nothing });
+    }
+
     /// Replace only when the text differs from what was last written there.
     fn replace_if_changed(&mut self, path: String, record: &impl Serialize) {
         let (text, redactions) = self.redacted(record, true);
@@ -470,6 +487,7 @@ impl Plan<'_> {
 impl Saved {
     fn mark(&mut self, path: String, mark: Mark) {
         match mark {
+            Mark::Nothing => {}
             Mark::Message => self.messages += 1,
             Mark::BranchMessage(id) => *self.branch_messages.entry(id).or_default() += 1,
             Mark::Logged(n) => self.logged = n,

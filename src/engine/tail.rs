@@ -289,6 +289,8 @@ impl<H: Host> Engine<H> {
             let found = index(&state.trace.messages, window.clone(), &shown, &config.compress, budget, &self.counter);
             (block.files, block.names) = (found.files, found.names);
         }
+        let (first, last) = (&block.replaces.first_message, &block.replaces.last_message);
+        block.originals = self.raw_file(first).zip(self.raw_file(last));
         let (block, delta) = self.finish(block, delta, &mut board, &mut notes);
         let tail_block = TailBlock {
             start: window.start,

@@ -4,6 +4,7 @@
 //! {root}/{trace_id}/meta.json            trace metadata (replaced atomically)
 //!                   goal.json            the main line's goal tree (replaced atomically)
 //!                   messages/{id}.json   the raw trace, one file per message, written once
+//!                   raw/{id}.txt         each message's original as plain text (a tool's output), for any file reader
 //!                   events.jsonl         goal events (R8.2), appended
 //!                   log.jsonl            the execution log: tool inputs and outputs (R8.3), appended
 //!                   rewrites.jsonl       the prompt view's history: which rewrite replaced what, appended
@@ -21,6 +22,7 @@ pub const DEFAULT_ROOT: &str = ".trace";
 pub const META: &str = "meta.json";
 pub const GOAL: &str = "goal.json";
 pub const MESSAGES: &str = "messages";
+pub const RAW: &str = "raw";
 pub const EVENTS: &str = "events.jsonl";
 pub const LOG: &str = "log.jsonl";
 pub const REWRITES: &str = "rewrites.jsonl";
@@ -58,6 +60,14 @@ impl TraceDir {
         match check_id("message id", id) {
             Ok(()) => format!("{}/{MESSAGES}/{id}.json", self.dir),
             Err(_) => format!("{}/{MESSAGES}/id-{:016x}.json", self.dir, xxhash_rust::xxh3::xxh3_64(id.as_bytes())),
+        }
+    }
+
+    /// The plain-text original of one message (`raw/{id}.txt`), named like [`TraceDir::message`].
+    pub fn raw(&self, id: &str) -> String {
+        match check_id("message id", id) {
+            Ok(()) => format!("{}/{RAW}/{id}.txt", self.dir),
+            Err(_) => format!("{}/{RAW}/id-{:016x}.txt", self.dir, xxhash_rust::xxh3::xxh3_64(id.as_bytes())),
         }
     }
 

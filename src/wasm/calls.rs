@@ -174,6 +174,7 @@ impl ContextEngine {
             exit_code: input.exit_code,
             is_error: input.is_error,
             raw_id: &input.raw_id,
+            original: None,
         };
         let config = self.engine.config();
         to_js_value(&compress_tool_output(&output, &config.compress, &self.engine.counter()))

@@ -121,7 +121,7 @@ export interface TailBlock {
     replaces: { start_turn: number; end_turn: number; first_message: string; last_message: string; span_id?: string };
     goal: string; what_we_learned: Array<{ conclusion: string; evidence: string[] }>; anchors: Anchor[];
     exec_assertions: string[]; open_questions: string[]; next_actions: string[];
-    files?: string[]; names?: string[];
+    files?: string[]; names?: string[]; originals?: [string, string];
   };
   delta: StateDelta & { version: number };
 }

@@ -45,6 +45,10 @@ pub struct CompressedTurns {
     /// The code names the window worked with, most salient first (written by code).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub names: Vec<String>,
+    /// Where a file reader finds the originals as plain text, when the trace is stored: the
+    /// files of the first and last message replaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub originals: Option<(String, String)>,
 }
 
 /// Markers that must not appear in model- or tool-written text inside a block: they would close
@@ -87,6 +91,9 @@ impl CompressedTurns {
             self.version, r.start_turn, r.end_turn, r.first_message, r.last_message
         );
         line(&mut out, "Goal", &self.goal);
+        if let Some((first, last)) = &self.originals {
+            line(&mut out, "Originals", &format!("the files {first} to {last} (or recall raw#…)"));
+        }
         let learned: Vec<String> = self.what_we_learned.iter().map(render_learned).collect();
         list(&mut out, "What we learned", &learned);
         list(&mut out, "Exec assertions", &self.exec_assertions);
@@ -326,6 +333,7 @@ mod tests {
             next_actions: vec!["patch lex()".into()],
             files: vec![],
             names: vec![],
+            originals: None,
         }
     }
 

@@ -69,6 +69,7 @@ pub fn compact(input: Window<'_>, anchored: &mut Anchored, config: &Config, coun
         next_actions: Vec::new(),
         files: Vec::new(),
         names: Vec::new(),
+        originals: None,
     };
     // The oldest assertions and the least salient conclusions give way first (fitting drops the
     // head of each list); the raw trace keeps them all.

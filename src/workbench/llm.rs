@@ -184,6 +184,7 @@ pub fn parse_tail_compaction(reply: &str, replaces: Replaces) -> Result<(Compres
         next_actions: b.next_actions,
         files: Vec::new(),
         names: Vec::new(),
+        originals: None,
     };
     let mut delta = parsed.state_delta;
     delta.version = 0;

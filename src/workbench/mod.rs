@@ -12,6 +12,7 @@
 //! - [`conclusions`]: the sentences of the agent's messages that state a finding or a decision.
 //! - [`index`]: the files and code names of a compacted window, listed by code in every block.
 //! - [`evidence`]: what was observed, and the checks of anchors and evidence pointers (R5.6).
+//! - [`recall`]: the `recall` tool, the originals of compressed forms back on request.
 //! - [`llm`]: the STATE_UPDATE and TAIL_COMPACTION requests and their replies (R5.8).
 
 pub mod block;
@@ -23,6 +24,7 @@ pub mod extractive;
 pub mod files;
 pub mod index;
 pub mod llm;
+pub mod recall;
 pub mod turns;
 
 pub use block::{CompressedTurns, Learned, Replaces};

@@ -41,6 +41,7 @@ impl Recorded {
             exit_code: self.exit_code,
             is_error: self.is_error,
             raw_id: "m000007",
+            original: None,
         }
     }
 }

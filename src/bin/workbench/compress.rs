@@ -39,7 +39,8 @@ pub fn one(config: &Config, request: One) -> ExitCode {
         stderr: None,
         exit_code: request.exit_code,
         is_error: request.exit_code.is_some_and(|c| c != 0),
-        raw_id: "stdin",
+        raw_id: "",
+        original: None,
     };
     let compressed = compress_tool_output(&input, &config.compress, &TokenCounter::new(config.encoding));
     if request.json {

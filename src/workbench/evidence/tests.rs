@@ -241,6 +241,7 @@ fn a_conclusion_keeps_the_pointers_that_resolve() {
         next_actions: vec![],
         files: Vec::new(),
         names: Vec::new(),
+        originals: None,
     };
     let rejections = obs.check_block(&mut block);
     assert_eq!(rejections.len(), 3, "{rejections:?}");

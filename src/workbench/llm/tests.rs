@@ -181,6 +181,7 @@ fn a_20000_token_block_is_fitted() {
         next_actions: vec!["rerun pytest".into()],
         files: Vec::new(),
         names: Vec::new(),
+        originals: None,
     };
     assert!(counter.count(&block.render()) > 20_000);
     let mut delta = StateDelta { open_questions: vec![line.into(); 40], ..Default::default() };

@@ -1,13 +1,15 @@
 //! Making raw tool output safe to reason about: binary junk, ANSI colour codes, `\r` progress
 //! bars, control characters and megabyte-long lines. Linear in the input.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
 
-/// Output after cleaning, and what cleaning did (for the entry's notes).
-pub struct Cleaned {
-    pub text: String,
+/// Output after cleaning, and what cleaning did (for the entry's notes). Output that needs no
+/// cleaning (the common case) is borrowed, not copied: outputs can be hundreds of megabytes.
+pub struct Cleaned<'a> {
+    pub text: Cow<'a, str>,
     pub notes: Vec<String>,
 }
 
@@ -17,9 +19,13 @@ static ANSI: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Clean `raw`; lines longer than `max_line_chars` keep their head and tail.
-pub fn clean(raw: &str, max_line_chars: usize) -> Cleaned {
+pub fn clean(raw: &str, max_line_chars: usize) -> Cleaned<'_> {
     if looks_binary(raw) {
-        return Cleaned { text: String::new(), notes: vec![format!("binary output ({} bytes) not shown", raw.len())] };
+        let notes = vec![format!("binary output ({} bytes) not shown", raw.len())];
+        return Cleaned { text: Cow::Borrowed(""), notes };
+    }
+    if is_clean(raw, max_line_chars) {
+        return Cleaned { text: Cow::Borrowed(raw), notes: Vec::new() };
     }
     let mut notes = Vec::new();
     let stripped = ANSI.replace_all(raw, "");
@@ -27,7 +33,7 @@ pub fn clean(raw: &str, max_line_chars: usize) -> Cleaned {
         notes.push("ANSI escape codes removed".to_owned());
     }
     let (mut progress, mut long) = (0usize, 0usize);
-    let mut text = String::with_capacity(stripped.len().min(1 << 20));
+    let mut text = String::with_capacity(stripped.len());
     for (i, line) in stripped.split('\n').enumerate() {
         if i > 0 {
             text.push('\n');
@@ -54,7 +60,27 @@ pub fn clean(raw: &str, max_line_chars: usize) -> Cleaned {
     if long > 0 {
         notes.push(format!("{long} lines over {max_line_chars} characters cut"));
     }
-    Cleaned { text, notes }
+    Cleaned { text: Cow::Owned(text), notes }
+}
+
+/// Nothing to clean: no escape, `\r` or other control character than `\n` and `\t`, and no
+/// line over `max_line_chars` bytes (so none over that many characters). One pass.
+fn is_clean(raw: &str, max_line_chars: usize) -> bool {
+    let mut line = 0;
+    for c in raw.chars() {
+        if c == '\n' {
+            line = 0;
+            continue;
+        }
+        if c.is_control() && c != '\t' {
+            return false;
+        }
+        line += c.len_utf8();
+        if line > max_line_chars {
+            return false;
+        }
+    }
+    true
 }
 
 /// Keep the head and tail of a long line: `head…[+N chars]…tail`.

@@ -27,6 +27,9 @@ pub struct BodyLine<'a> {
     pub text: Cow<'a, str>,
     /// Lower is kept first; [`NEVER`] is never kept.
     pub rank: u32,
+    /// How many lines of the original it stands for: 1, or more for a run of lines never kept
+    /// that a huge output leaves out of the draft altogether ([`Draft::push_skipped`]).
+    pub lines: usize,
 }
 
 /// The rendered entry and how many body lines it dropped.
@@ -42,7 +45,14 @@ impl<'a> Draft<'a> {
     }
 
     pub fn push_body(&mut self, text: impl Into<Cow<'a, str>>, rank: u32) {
-        self.body.push(BodyLine { text: text.into(), rank });
+        self.body.push(BodyLine { text: text.into(), rank, lines: 1 });
+    }
+
+    /// `n` lines that can never be kept, as one entry (they count in the omission markers).
+    pub fn push_skipped(&mut self, n: usize) {
+        if n > 0 {
+            self.body.push(BodyLine { text: Cow::Borrowed(""), rank: NEVER, lines: n });
+        }
     }
 
     /// Render within `budget` tokens: head and tail always, then as many body lines as fit.
@@ -80,7 +90,8 @@ impl<'a> Draft<'a> {
             used -= cost;
         }
         let body_kept = keep.iter().filter(|k| **k).count();
-        Fitted { text: self.render(&keep), body_kept, body_total: self.body.len() }
+        let body_total = self.body.iter().map(|l| l.lines).sum();
+        Fitted { text: self.render(&keep), body_kept, body_total }
     }
 
     fn render(&self, keep: &[bool]) -> String {
@@ -94,7 +105,7 @@ impl<'a> Draft<'a> {
                 }
                 lines.push(Cow::Borrowed(line.text.as_ref()));
             } else {
-                gap += 1;
+                gap += line.lines;
             }
         }
         if gap > 0 {

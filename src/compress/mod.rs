@@ -95,7 +95,7 @@ pub fn compress_tool_output(input: &ToolOutput<'_>, config: &CompressConfig, cou
     }
     let output = clean::clean(input.output, config.max_line_chars);
     let stderr = input.stderr.map(|s| clean::clean(s, config.max_line_chars));
-    let mut draft = rules::draft(&cx, &output.text, stderr.as_ref().map(|s| s.text.as_str()));
+    let mut draft = rules::draft(&cx, &output.text, stderr.as_ref().map(|s| s.text.as_ref()));
     draft.notes.extend(output.notes.iter().cloned());
     draft.notes.extend(stderr.iter().flat_map(|s| &s.notes).map(|n| format!("stderr: {n}")));
     let fitted = draft.fit(budget.saturating_sub(TRAILER_TOKENS), counter);
@@ -110,7 +110,7 @@ pub fn compress_tool_output(input: &ToolOutput<'_>, config: &CompressConfig, cou
         return shaped;
     }
     let cleaning: Vec<String> = output.notes.into_iter().chain(stderr.iter().flat_map(|s| s.notes.clone())).collect();
-    let plain = verbatim(&cx, &output.text, stderr.as_ref().map(|s| s.text.as_str()));
+    let plain = verbatim(&cx, &output.text, stderr.as_ref().map(|s| s.text.as_ref()));
     let plain = finish(plain, cleaning, None, family, tokens_in, input, counter);
     if plain.tokens_out <= budget && plain.tokens_out <= shaped.tokens_out { plain } else { shaped }
 }

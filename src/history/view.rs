@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{ContentPart, Message, Role};
+use crate::model::{ContentPart, Message, Role, ToolResult};
 use crate::prompt::template::{body, render};
 use crate::prompt::{Layer, PromptMessage};
 use crate::workbench::cost::RewriteCost;
@@ -158,21 +158,27 @@ impl HistoryView {
             .iter()
             .map(|part| match part {
                 ContentPart::ToolResult(result) if self.pruned.contains(&i) => {
-                    let mut result = result.clone();
-                    result.output = render(body(PRUNED), &[("id", message.id.as_str())]);
-                    result.stderr = None;
-                    ContentPart::ToolResult(result)
+                    ContentPart::ToolResult(shown_as(result, render(body(PRUNED), &[("id", message.id.as_str())])))
                 }
                 ContentPart::ToolResult(result) if self.bounded.contains_key(&i) => {
-                    let mut result = result.clone();
-                    result.output = self.bounded.get(&i).cloned().unwrap_or_default();
-                    result.stderr = None;
-                    ContentPart::ToolResult(result)
+                    ContentPart::ToolResult(shown_as(result, self.bounded.get(&i).cloned().unwrap_or_default()))
                 }
                 other => other.clone(),
             })
             .collect();
         PromptMessage { role, content, layer: Layer::History, source: Some(message.id.clone()) }
+    }
+}
+
+/// `result` with `output` in place of its output and stderr (the original is not copied).
+fn shown_as(result: &ToolResult, output: String) -> ToolResult {
+    ToolResult {
+        call_id: result.call_id.clone(),
+        name: result.name.clone(),
+        status: result.status,
+        output,
+        stderr: None,
+        exit_code: result.exit_code,
     }
 }
 

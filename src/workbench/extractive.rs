@@ -276,23 +276,27 @@ fn delta(goal: &str, board: &StateBoard, commands: &[Command], touches: &[&Touch
 }
 
 /// What a command's output says in one line: its first error line when it failed, else its
-/// last line, with the size of what it printed.
+/// last line, with the size of what it printed. One pass, no copy of the output.
 fn outcome(result: &ToolResult) -> String {
-    let text = match &result.stderr {
-        Some(stderr) if !stderr.trim().is_empty() => format!("{}\n{stderr}", result.output),
-        _ => result.output.clone(),
-    };
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let stderr = result.stderr.as_deref().filter(|s| !s.trim().is_empty()).unwrap_or("");
+    let lines = result.output.lines().chain(stderr.lines()).filter(|l| !l.trim().is_empty());
     let failed = result.status == ToolStatus::Error || result.exit_code.is_some_and(|c| c != 0);
-    let error = lines.iter().find(|l| is_error_message(l)).filter(|_| failed);
-    let size = match lines.len() {
+    let (mut count, mut error, mut last) = (0, None, "");
+    for line in lines {
+        count += 1;
+        if failed && error.is_none() && is_error_message(line) {
+            error = Some(line);
+        }
+        last = line;
+    }
+    let size = match count {
         0 => return "no output".to_owned(),
         1 => String::new(),
         n => format!("{n} lines, "),
     };
     match error {
         Some(line) => format!("{size}error: {}", one_line(line, 200)),
-        None => format!("{size}last: {}", one_line(lines.last().copied().unwrap_or(""), 200)),
+        None => format!("{size}last: {}", one_line(last, 200)),
     }
 }
 

@@ -218,17 +218,21 @@ fn salient_names(messages: &[Message], window: Range<usize>) -> Vec<String> {
 }
 
 /// Whether a message is the agent's own, and its texts: assistant text and the string values
-/// of its tool calls' arguments, or a tool's output.
-fn texts_of(message: &Message) -> (bool, Vec<String>) {
+/// of its tool calls' arguments, or a tool's output (borrowed: outputs can be huge).
+fn texts_of(message: &Message) -> (bool, Vec<std::borrow::Cow<'_, str>>) {
     let mut texts = Vec::new();
     for part in &message.content {
         match part {
-            ContentPart::Text { text } => texts.push(text.clone()),
+            ContentPart::Text { text } => texts.push(text.as_str().into()),
             ContentPart::ToolCall(call) => match serde_json::from_str::<Value>(&call.arguments) {
-                Ok(args) => strings(&args, &mut texts),
-                Err(_) => texts.push(call.arguments.clone()),
+                Ok(args) => {
+                    let mut values = Vec::new();
+                    strings(&args, &mut values);
+                    texts.extend(values.into_iter().map(Into::into));
+                }
+                Err(_) => texts.push(call.arguments.as_str().into()),
             },
-            ContentPart::ToolResult(result) => texts.push(result.output.clone()),
+            ContentPart::ToolResult(result) => texts.push(result.output.as_str().into()),
             ContentPart::Reasoning { .. } => {}
         }
     }

@@ -2,7 +2,7 @@
 //! that look like errors, head and tail of stdout, and the last lines of stderr. The same
 //! without the exit code is the default rule for unknown tools.
 
-use super::{Context, Draft, is_errorish, lines, push_head_tail};
+use super::{Context, Draft, is_errorish, lines, push_head_tail_of};
 use crate::compress::draft::BodyLine;
 use crate::compress::logs;
 
@@ -22,7 +22,7 @@ pub fn bash<'a>(cx: &Context<'_>, output: &'a str) -> Draft<'a> {
             if i == 0 || line.starts_with("failing") {
                 draft.head.push(line.to_owned());
             } else {
-                details.push(BodyLine { text: line.to_owned().into(), rank: 0 });
+                details.push(BodyLine { text: line.to_owned().into(), rank: 0, lines: 1 });
             }
         }
         draft.body.splice(0..0, details);
@@ -38,7 +38,7 @@ pub fn fallback<'a>(cx: &Context<'_>, output: &'a str) -> Draft<'a> {
     if cx.is_error && cx.exit_code.is_none() && !output.is_empty() {
         draft.head.push("status: error".to_owned());
     }
-    push_head_tail(&mut draft, &lines(output));
+    push_head_tail_of(&mut draft, output);
     draft
 }
 

@@ -62,10 +62,25 @@ pub fn lines(text: &str) -> Vec<&str> {
     if text.is_empty() { Vec::new() } else { text.split('\n').collect() }
 }
 
+/// Lines from each end of a huge output that stay candidates: no entry's budget (at most
+/// `max_tokens`, a line costing at least two tokens) could keep more.
+const END_LINES: usize = 2_500;
+/// Error lines from the middle of a huge output that stay candidates.
+const MIDDLE_ERROR_LINES: usize = 2_500;
+
 /// Body lines ranked head-and-tail, errors first: the generic rule. Error messages proper are
-/// kept ahead of the summary's own cap (rank 0), other error-looking lines next.
-pub fn push_head_tail<'a>(draft: &mut Draft<'a>, lines: &[&'a str]) {
-    for (line, rank) in lines.iter().zip(head_tail_ranks(lines.len())) {
+/// kept ahead of the summary's own cap (rank 0), other error-looking lines next. Two passes
+/// over `text`, its lines never collected: a line that could never be kept (in the middle, not an error, or past the error cap) is not
+/// drafted but counted in a skipped run, so a huge output costs memory for its candidates only.
+pub fn push_head_tail_of<'a>(draft: &mut Draft<'a>, text: &'a str) {
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    if text.is_empty() {
+        return;
+    }
+    let n = text.bytes().filter(|b| *b == b'\n').count() + 1;
+    let (mut skipped, mut errors) = (0, 0);
+    for ((i, line), rank) in text.split('\n').enumerate().zip(head_tail_ranks(n)) {
+        let at_an_end = i < END_LINES || i >= n.saturating_sub(END_LINES);
         let rank = if is_error_message(line) {
             0
         } else if is_errorish(line) {
@@ -73,8 +88,16 @@ pub fn push_head_tail<'a>(draft: &mut Draft<'a>, lines: &[&'a str]) {
         } else {
             rank + 1
         };
-        draft.push_body(*line, rank);
+        let error = rank <= 1 && !at_an_end;
+        if at_an_end || (error && errors < MIDDLE_ERROR_LINES) {
+            errors += usize::from(error);
+            draft.push_skipped(std::mem::take(&mut skipped));
+            draft.push_body(line, rank);
+        } else {
+            skipped += 1;
+        }
     }
+    draft.push_skipped(skipped);
 }
 
 /// Keep the first `limit` lines (by position), never the rest.

@@ -478,3 +478,39 @@ fn a_state_delta_is_checked_applied_and_appended_to_history_where_it_stays() {
     assert_eq!(block_on(engine.request_state_update()).unwrap_err().code(), "invalid_input");
     assert_eq!(engine.trace().messages.len(), messages, "an invalid reply appends nothing");
 }
+
+/// Issue 16: an output of two million tokens in a short run keeps every prompt within a 32,000
+/// token window (shown bounded from its first sight, its original a `recall` away), in the
+/// engine and in the replay, which never falls back to the unmanaged history.
+#[test]
+fn a_two_million_token_output_keeps_every_prompt_within_a_32k_window() {
+    let huge: String = (0..400_000).map(|n| format!("row {n:06} ok\n")).collect();
+    let config = Config::from_json(r#"{"window": 32000}"#).unwrap();
+    let engine = Engine::new(TestHost::default(), config);
+    engine.record(MessageDraft::text(Role::User, "Find the failing row in the export.")).unwrap();
+    let mut peak = 0;
+    for n in 0..8 {
+        let output = if n == 3 { huge.clone() } else { file_text("/repo/export.py", 1 + 40 * n as u32, 40) };
+        step(&engine, n, "Bash", serde_json::json!({"command": format!("./export --part {n}")}), &output, Some(0));
+        let a = block_on(engine.prepare_call(&input())).unwrap();
+        peak = peak.max(a.tokens);
+    }
+    let tokens = engine.trace().messages[8].tokens.unwrap();
+    assert!(tokens > 2_000_000, "{tokens} tokens in the raw trace");
+    assert!(peak <= 32_000 * 8 / 10, "peak {peak}: under the threshold of the 32,000-token window");
+    let recalled = engine.recall(r#"{"ref": "raw#m000008", "grep": "row 123456 ok"}"#);
+    assert!(recalled.text.contains("123457\trow 123456 ok"), "{}", recalled.text);
+
+    let trajectory = context_workbench::import::Trajectory {
+        format: context_workbench::import::Format::Vorflux,
+        name: "huge".into(),
+        calls: (1..=8).map(|n| 1 + 2 * n).collect(),
+        messages: engine.trace().messages,
+        notes: Vec::new(),
+    };
+    let mut strategies = context_workbench::replay::strategies_by_name("workbench", 32_000).unwrap();
+    let prices = Config::default().prices;
+    let runs = context_workbench::replay::replay(&trajectory, &mut strategies, &prices, 32_000).unwrap();
+    let totals = &runs[0].totals;
+    assert_eq!((totals.fallbacks, totals.above_window), (0, 0), "{:?}", runs[0].notes);
+}

@@ -242,6 +242,24 @@ fn replay_writes_a_self_contained_report_with_the_same_bytes_every_time() {
 }
 
 #[test]
+fn replay_sweep_prints_the_workbench_at_every_budget_scale_and_charts_it() {
+    let report = scratch("replay-sweep");
+    let out = workbench(&["replay", "--sweep", "--report", report.to_str().unwrap(), SMALL]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> = stdout.lines().skip_while(|l| !l.starts_with("sweep of")).skip(2).collect();
+    let scales: Vec<&str> = rows.iter().filter_map(|r| r.split_whitespace().next()).collect();
+    assert_eq!(scales, ["0x", "0.25x", "0.5x", "1x", "2x", "4x"], "{stdout}");
+    assert!(rows[0].contains("0/0/0") && rows[3].contains("800/6000/400"), "{stdout}");
+    // The default scale's row is the workbench row of the main table.
+    let workbench_row = stdout.lines().find(|l| l.starts_with("workbench")).unwrap();
+    let recall = rows[3].split_whitespace().last().unwrap();
+    assert!(workbench_row.contains(recall), "{workbench_row} vs {}", rows[3]);
+    let html = std::fs::read_to_string(report.join("index.html")).unwrap();
+    assert!(html.contains("Cost and reference recall") && html.contains("aria-label=\"reference recall against cost\""));
+}
+
+#[test]
 fn replay_store_saves_sessions_that_resume_and_never_overwrites_them() {
     let root = scratch("store");
     let trace = "../shared/traces/claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";

@@ -82,6 +82,10 @@ enum Command {
         /// Also print one row per trajectory per strategy, with the strategies' notes.
         #[arg(long)]
         verbose: bool,
+        /// Also replay the workbench with its block, anchor and index budgets scaled by 0, 0.25,
+        /// 0.5, 1, 2 and 4: a table, and a cost-versus-recall chart in the report.
+        #[arg(long)]
+        sweep: bool,
     },
     /// Send one short prompt to the configured LLM and print its reply and usage.
     LlmCheck {
@@ -126,8 +130,9 @@ pub fn main() -> ExitCode {
         Command::Compress { tool, args, exit_code, json, stats: None } => {
             compress::one(&config, compress::One { tool: tool.unwrap_or_default(), args, exit_code, json })
         }
-        Command::Replay { paths, strategy, window, emit_prompts, report, store, verbose } => {
-            replay::run(&config, replay::Args { paths, strategy, window, emit_prompts, report, store, verbose })
+        Command::Replay { paths, strategy, window, emit_prompts, report, store, verbose, sweep } => {
+            let args = replay::Args { paths, strategy, window, emit_prompts, report, store, verbose, sweep };
+            replay::run(&config, args)
         }
         Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),
         Command::Serve { root, port } => serve::run(&root, port),

@@ -13,11 +13,14 @@ use std::time::{Duration, Instant};
 use context_workbench::Config;
 use context_workbench::error::Error;
 use context_workbench::import::{Trajectory, import};
-use context_workbench::replay::{StrategyRun, aggregate, format_table, prompt_json_line, replay_with, strategies_with};
+use context_workbench::replay::{
+    StrategyRun, Totals, aggregate, format_table, prompt_json_line, replay_with, strategies_with,
+};
 
 use crate::count::files_under;
 use crate::report;
 use crate::store::store_session;
+use crate::sweep::{self, SweepPoint};
 
 pub struct Args {
     pub paths: Vec<PathBuf>,
@@ -27,6 +30,7 @@ pub struct Args {
     pub report: Option<PathBuf>,
     pub store: Option<PathBuf>,
     pub verbose: bool,
+    pub sweep: bool,
 }
 
 /// One trajectory replayed through every strategy.
@@ -89,6 +93,7 @@ fn replay(config: &Config, args: Args) -> Result<(), Failure> {
     if let Some(root) = &args.store {
         store_all(&loaded, root, config, window)?;
     }
+    let sweep = if args.sweep { sweep_all(&loaded, config, window)? } else { Vec::new() };
     let replayed = replay_all(loaded, &names, window, config, emitter.as_ref())?;
     if let Some(emitter) = emitter {
         let path = args.emit_prompts.as_deref().unwrap_or(Path::new("-"));
@@ -96,7 +101,11 @@ fn replay(config: &Config, args: Args) -> Result<(), Failure> {
     }
 
     let runs = replayed.iter().flat_map(|r| &r.runs);
-    let mut out = format_table(&aggregate(runs));
+    let totals = aggregate(runs);
+    let mut out = format_table(&totals);
+    if let Some(raw) = sweep.first().and(totals.iter().find(|(n, _)| n == "raw")) {
+        out.push_str(&sweep::table(&sweep, config, window, &raw.1));
+    }
     if args.verbose {
         for r in &replayed {
             out.push_str(&format!("\n{} ({}, {} calls)\n", r.name, r.file, r.calls));
@@ -108,7 +117,7 @@ fn replay(config: &Config, args: Args) -> Result<(), Failure> {
 
     if let Some(dir) = &args.report {
         let threshold = config.compact_threshold;
-        let html = report::html(&replayed, window, threshold);
+        let html = report::html(&replayed, window, threshold, &sweep);
         let index = dir.join("index.html");
         std::fs::create_dir_all(dir)
             .and_then(|()| std::fs::write(&index, html))
@@ -211,6 +220,25 @@ fn store_all(loaded: &[Loaded], root: &Path, config: &Config, window: usize) -> 
     }
     eprintln!("workbench: {saved} sessions stored under {}", root.display());
     Ok(())
+}
+
+/// The workbench over every trajectory at each scale of [`sweep::SCALES`], in parallel.
+fn sweep_all(loaded: &[Loaded], config: &Config, window: usize) -> Result<Vec<SweepPoint>, Failure> {
+    let mut points = Vec::new();
+    for scale in sweep::SCALES {
+        let config = sweep::scaled(config, scale);
+        let weight = |l: &Loaded| l.trajectory.messages.len() * l.trajectory.calls.len();
+        let one = |l: &Loaded| {
+            let mut strategies = strategies_with("workbench", &config, window).map_err(plain)?;
+            replay_with(&l.trajectory, &mut strategies, &config.prices, window, &mut |_, _, _| {}).map_err(plain)
+        };
+        let mut totals = Totals::default();
+        for result in parallel_map(loaded, weight, one, |_| {}) {
+            totals.add(&result.map_err(|e| Failure(format!("--sweep: {e}"), 1))?[0].totals);
+        }
+        points.push(SweepPoint { scale, totals });
+    }
+    Ok(points)
 }
 
 /// Replay every trajectory through the strategies `names`, in parallel, with a progress line

@@ -7,6 +7,7 @@ use context_workbench::prompt::template::thousands;
 use context_workbench::replay::{Totals, aggregate};
 
 use crate::replay::Replayed;
+use crate::sweep::{self, SweepPoint};
 
 /// Points per polyline at most: longer series keep each bucket's minimum and maximum.
 const MAX_POINTS: usize = 400;
@@ -19,8 +20,9 @@ th:first-child,td:first-child{text-align:left}.sw{display:inline-block;width:10p
 .meta{color:#666;margin:0}svg{display:block;margin:.4em 0}svg text{font:11px system-ui,sans-serif;fill:#333}\
 ol{columns:2}.wide{overflow-x:auto}";
 
-/// The report of `replayed` (in input order) for a `window` and its compaction `threshold`.
-pub fn html(replayed: &[Replayed], window: usize, threshold: f64) -> String {
+/// The report of `replayed` (in input order) for a `window` and its compaction `threshold`,
+/// with the workbench's cost-versus-recall curve when a sweep ran.
+pub fn html(replayed: &[Replayed], window: usize, threshold: f64, sweep: &[SweepPoint]) -> String {
     let totals = aggregate(replayed.iter().flat_map(|r| &r.runs));
     let calls: usize = replayed.iter().map(|r| r.calls).sum();
     let names: Vec<&str> = totals.iter().map(|(n, _)| n.as_str()).collect();
@@ -43,6 +45,15 @@ pub fn html(replayed: &[Replayed], window: usize, threshold: f64) -> String {
 
     h.push_str("<h2>Totals</h2>\n");
     h.push_str(&totals_table(&totals));
+    if let Some((_, raw)) = totals.iter().find(|(n, _)| n == "raw").filter(|_| !sweep.is_empty()) {
+        h.push_str("<h2>Cost and reference recall</h2>\n");
+        h.push_str(
+            "<p class=\"meta\">Each strategy at its cost relative to raw and the share of the code references \
+             the agent went on to use that its prompt still held; the workbench as a curve over scales of its \
+             budgets (<code>--sweep</code>). Above and to the left is better.</p>\n",
+        );
+        h.push_str(&sweep::chart(sweep, &totals, raw));
+    }
     h.push_str("<h2>Cached share of prompt tokens</h2>\n");
     h.push_str(&cached_bars(&totals));
     h.push_str("<h2>Cumulative cost over all calls, trajectory after trajectory</h2>\n");
@@ -106,7 +117,10 @@ fn totals_table(rows: &[(String, Totals)]) -> String {
     if raw.is_some() {
         h.push_str("<th>vs raw</th>");
     }
-    h.push_str("<th>peak</th><th>&gt; window</th><th>rewrites</th><th>fallbacks</th><th>edit recall</th></tr>\n");
+    h.push_str(
+        "<th>peak</th><th>&gt; window</th><th>rewrites</th><th>fallbacks</th><th>edit recall</th>\
+         <th>reference recall</th></tr>\n",
+    );
     for (i, (name, t)) in rows.iter().enumerate() {
         let _ = write!(
             h,
@@ -130,16 +144,18 @@ fn totals_table(rows: &[(String, Totals)]) -> String {
         if let Some(r) = raw {
             let _ = write!(h, "<td>{}</td>", ratio(t.cost, r.cost));
         }
-        let recall = t
-            .edit_recall()
-            .map_or_else(|| "-".to_owned(), |r| format!("{r:.3} ({}/{})", t.edits_kept, t.edits_counted));
+        let recall = |r: Option<f64>, kept: u64, counted: u64| {
+            r.map_or_else(|| "-".to_owned(), |r| format!("{r:.3} ({kept}/{counted})"))
+        };
         let _ = writeln!(
             h,
-            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{recall}</td></tr>",
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             thousands(t.peak_prompt_tokens),
             thousands(t.above_window),
             thousands(t.rewrites),
-            thousands(t.fallbacks)
+            thousands(t.fallbacks),
+            recall(t.edit_recall(), t.edits_kept, t.edits_counted),
+            recall(t.reference_recall(), t.refs_kept, t.refs_counted),
         );
     }
     h.push_str("</table></div>\n");
@@ -342,7 +358,7 @@ fn compact(v: f64) -> String {
 }
 
 /// The strategy's colour: fixed for the five known ones.
-fn colour(name: &str, i: usize) -> &'static str {
+pub(crate) fn colour(name: &str, i: usize) -> &'static str {
     const OTHERS: [&str; 4] = ["#9467bd", "#8c564b", "#e377c2", "#17becf"];
     match name {
         "raw" => "#7f7f7f",
@@ -355,7 +371,7 @@ fn colour(name: &str, i: usize) -> &'static str {
 }
 
 /// Text for HTML content and attribute values.
-fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -4,6 +4,7 @@
 import { ContextEngine as WasmEngine } from './wasm/context_workbench.js';
 import type {
   CallInput, Completion, CompletionRequest, Compressed, Config, EngineEvent, GoalPlan, GoalToolResult, GoalTree,
+  RecallResult,
   HistoryView, Host,
   Message, MessageInput, PersistReport, PreparedCall, Progress, PromptFormat, RepairNote, RewriteRecord, StateBoard, StateDelta,
   StateUpdate, Step, ToolOutputInput, ToolResult, ToolSpec, Trace, Usage,
@@ -155,6 +156,10 @@ export class ContextEngine {
   goalTools(): ToolSpec[] { return this.#use((e) => e.goalTools()); }
   /** Run a plan tool the model called; a refused call is a result with `is_error`. */
   callGoalTool(name: string, args: string | object): GoalToolResult { return this.#use((e) => e.callGoalTool(name, args)); }
+  /** The `recall` tool to offer beside the plan tools: the originals of compressed forms, back. */
+  recallTool(): ToolSpec { return this.#use((e) => e.recallTool()); }
+  /** Answer a `recall` call from the raw trace (read-only); a bad call is a result with `is_error`. */
+  recall(args: string | object): RecallResult { return this.#use((e) => e.recall(args)); }
   goalTree(): GoalTree { return this.#use((e) => e.goalTree()); }
   /** The plan block, the todo list and every goal's display number. */
   plan(): GoalPlan { return this.#use((e) => e.plan()); }

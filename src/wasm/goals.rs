@@ -63,6 +63,22 @@ impl ContextEngine {
         to_js_value(&self.engine.call_goal_tool(name, &arguments_text(arguments)?))
     }
 
+    /// The `recall` tool to offer beside the plan tools: the originals of compressed forms.
+    #[wasm_bindgen(js_name = recallTool, unchecked_return_type = "ToolSpec")]
+    pub fn recall_tool(&self) -> Result<JsValue, JsValue> {
+        to_js_value(&self.engine.recall_tool())
+    }
+
+    /// Answer a `recall` call from the raw trace; read-only, a bad call is a result with
+    /// `is_error`, never a throw; `arguments` is the model's JSON text or an object.
+    #[wasm_bindgen(unchecked_return_type = "RecallResult")]
+    pub fn recall(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string | object")] arguments: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        to_js_value(&self.engine.recall(&arguments_text(arguments)?))
+    }
+
     /// The goal tree in its persisted form (`goal.json`).
     #[wasm_bindgen(js_name = goalTree, unchecked_return_type = "GoalTree")]
     pub fn goal_tree(&self) -> Result<JsValue, JsValue> {

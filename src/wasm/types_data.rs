@@ -169,6 +169,11 @@ export interface GoalToolResult {
   /** The call was refused; the tree is unchanged. */ is_error: boolean;
   /** Branches an `explore` call started, for the host to run as sub-agents. */ branches: string[];
 }
+/** What `recall` returns: the original (numbered lines), or what was wrong and what exists. */
+export interface RecallResult {
+  /** The tool result for the model. */ text: string;
+  /** The call was refused; nothing changed either way. */ is_error: boolean;
+}
 export interface Step {
   step_id: string; step_type: "goal" | "thought" | "evaluation" | "response" | "action" | "result";
   status: "planned" | "in_progress" | "completed" | "failed" | "skipped"; sequence?: number; parent_id?: string;

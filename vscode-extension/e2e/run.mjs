@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCodeServer } from './codeServer.mjs';
 import { checkCompaction, checkMention, checkToolsAndRules } from './requestChecks.mjs';
-import { E2E_WINDOW, TASKS, TASK_A, TASK_B, buildLog } from './scenario.mjs';
+import { E2E_ENGINE, E2E_WINDOW, TASKS, TASK_A, TASK_B, buildLog } from './scenario.mjs';
 import { startScriptedEndpoint, textOf } from './scriptedEndpoint.mjs';
 import { WorkbenchPage, launchBrowser } from './workbenchPage.mjs';
 
@@ -123,6 +123,7 @@ const settings = {
   'contextWorkbench.llm.model': 'scripted-model',
   // Small enough that the second task's second read of the log crosses the compaction threshold.
   'contextWorkbench.window': E2E_WINDOW,
+  'contextWorkbench.engine': E2E_ENGINE,
 };
 let server;
 let browser;

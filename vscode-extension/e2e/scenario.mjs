@@ -13,6 +13,13 @@ export function buildLog(count = 300) {
 /** The window both tests configure: task A fits under its threshold, task B's second log read does not. */
 export const E2E_WINDOW = 12000;
 
+/**
+ * The engine configuration both tests set beside the window: the log (about 3,600 tokens, 30% of
+ * the window) is read whole within its round, so outputs are bounded at first sight only above
+ * half the window here (the default is a tenth).
+ */
+export const E2E_ENGINE = { workbench: { first_sight_share: 0.5 } };
+
 export const TASK_A = 'TASK-A: make greet() in @src/greet.js say "Hi" instead of "Hello", add src/farewell.js exporting farewell(name), and check the build log.';
 export const TASK_B = 'TASK-B: look at the build log again, then add a one-line comment above farewell() as CODE_LAW.md asks.';
 

@@ -16,7 +16,7 @@ import { checkCompaction, checkToolsAndRules } from '../e2e/requestChecks.mjs';
 // @ts-expect-error: plain JavaScript test support, shared with the end-to-end test
 import { startScriptedEndpoint } from '../e2e/scriptedEndpoint.mjs';
 // @ts-expect-error: plain JavaScript test support, shared with the end-to-end test
-import { E2E_WINDOW, TASKS, TASK_A, TASK_B, buildLog } from '../e2e/scenario.mjs';
+import { E2E_ENGINE, E2E_WINDOW, TASKS, TASK_A, TASK_B, buildLog } from '../e2e/scenario.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // In Node the package loads its own .wasm and rank files: nothing to get ready.
@@ -50,7 +50,7 @@ test('two tasks through the loop: files edited, goal tools and CODE_LAW.md sent,
     const fixture = (p: string) => readFileSync(path.resolve(here, '../../e2e/fixture', p), 'utf8');
     const files = new MemoryFiles({ 'CODE_LAW.md': fixture('CODE_LAW.md'), 'src/greet.js': fixture('src/greet.js'), 'README.md': fixture('README.md'), 'logs/build.log': buildLog() });
     const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
-    const engine = await backend.create(filesHost(files, model), { window: E2E_WINDOW });
+    const engine = await backend.create(filesHost(files, model), { window: E2E_WINDOW, ...E2E_ENGINE });
     const commands = { run: async (c: string) => ({ output: `ran: ${c}\ngreet.js farewell.js`, exitCode: 0 }) };
     const options = { engine, model, tools: new CodingTools(files, commands), maxRounds: 20 };
 

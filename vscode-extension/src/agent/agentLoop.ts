@@ -40,7 +40,8 @@ export interface AgentLoopOptions {
 export async function runTask(options: AgentLoopOptions, task: string, sink: TaskSink, signal?: AbortSignal): Promise<TaskOutcome> {
   const { engine, model, tools, maxRounds } = options;
   const goalToolNames = new Set(engine.goalTools().map((t) => t.name));
-  const offered = [...CODING_TOOLS, ...engine.goalTools()];
+  const recallTool = engine.recallTool();
+  const offered = [...CODING_TOOLS, ...engine.goalTools(), recallTool];
   await engine.recordUserInput(task);
   let rounds = 0;
   while (rounds < maxRounds) {
@@ -69,7 +70,9 @@ export async function runTask(options: AgentLoopOptions, task: string, sink: Tas
       sink.toolStarted(toolCall);
       const run = goalToolNames.has(toolCall.name)
         ? goalRun(engine.callGoalTool(toolCall.name, toolCall.arguments))
-        : await runCodingTool(engine, tools, toolCall, signal);
+        : toolCall.name === recallTool.name
+          ? goalRun(engine.recall(toolCall.arguments))
+          : await runCodingTool(engine, tools, toolCall, signal);
       engine.recordToolResult({ callId: toolCall.id, name: toolCall.name, output: run.output, isError: run.isError, exitCode: run.exitCode });
       sink.toolFinished(toolCall, run);
     }

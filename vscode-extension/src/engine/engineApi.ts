@@ -58,6 +58,9 @@ export interface EngineApi {
   reportUsage(usage: { promptTokens: number; completionTokens: number; cachedTokens?: number }): void;
   goalTools(): ToolSpec[];
   callGoalTool(name: string, argumentsJson: string): GoalToolAnswer;
+  /** `recall`: the originals of what the prompt shows compressed, offered to the model beside the plan tools. */
+  recallTool(): ToolSpec;
+  recall(argumentsJson: string): { text: string; isError: boolean };
   goalTree(): GoalTreeData;
   /** Call `listener` on every engine event (goal changes, messages counted); returns the unsubscribe. */
   onEvent(listener: () => void): () => void;

@@ -63,6 +63,15 @@ class PackageEngine implements EngineApi {
     return { text: r.text, isError: r.is_error, branches: r.branches };
   }
 
+  recallTool(): ToolSpec {
+    return this.engine.recallTool();
+  }
+
+  recall(argumentsJson: string): { text: string; isError: boolean } {
+    const r = this.engine.recall(argumentsJson);
+    return { text: r.text, isError: r.is_error };
+  }
+
   goalNumbers(): Record<string, string> {
     return this.engine.plan().display_numbers;
   }

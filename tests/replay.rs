@@ -340,6 +340,7 @@ fn the_tail_never_splits_an_assistant_from_its_results() {
     assert_eq!(roles, ["system", "user", "system"]);
     assert_eq!(CompactionConfig::codex(200_000).threshold, 180_000);
     assert_eq!(CompactionConfig::opencode(200_000).threshold, 168_000);
+    assert_eq!(CompactionConfig::opencode(32_000).threshold, 24_000, "a small model's output limit");
 }
 
 #[test]

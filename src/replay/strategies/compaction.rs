@@ -17,7 +17,7 @@ use crate::model::Message;
 use crate::replay::{Prompt, Strategy, TokenMemo, WireMessage};
 use crate::tokens::TokenCounter;
 
-/// OpenCode reserves this much of the window for the model's output.
+/// OpenCode reserves the model's output limit, at most this much, of the window.
 pub const OPENCODE_OUTPUT_RESERVE: usize = 32_000;
 /// Tokens of every summary, and the output tokens it costs.
 pub const SUMMARY_TOKENS: usize = 3_000;
@@ -36,11 +36,13 @@ pub struct CompactionConfig {
 }
 
 impl CompactionConfig {
-    /// OpenCode: at window − 32,000 (168,000 of 200,000), an 8,000-token tail.
+    /// OpenCode: at the window less the model's output limit (32,000 at most: 168,000 of
+    /// 200,000), an 8,000-token tail. The output limit is taken as a quarter of a window under
+    /// 128,000 tokens, as small-context models have (24,000 of 32,000).
     pub fn opencode(window: usize) -> Self {
         CompactionConfig {
             name: "opencode".into(),
-            threshold: window.saturating_sub(OPENCODE_OUTPUT_RESERVE),
+            threshold: window.saturating_sub(OPENCODE_OUTPUT_RESERVE.min(window / 4)),
             summary_tokens: SUMMARY_TOKENS,
             tail_tokens: OPENCODE_TAIL_TOKENS,
         }

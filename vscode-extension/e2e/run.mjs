@@ -273,7 +273,8 @@ try {
   await check('bad input: a 100 MB terminal output is compressed from its bounded head and tail', async () => {
     const done = path.join(runDir, 'hundred-mb.done');
     await wb.terminalRun(`yes 0123456789012345678901234567890123456789012345678 | head -c 100000000; echo; touch ${done}`);
-    for (let i = 0; i < 120 && !existsSync(done); i++) await wb.page.waitForTimeout(1000);
+    // The pty waits for the page to render the output: minutes on a loaded machine.
+    for (let i = 0; i < 300 && !existsSync(done); i++) await wb.page.waitForTimeout(1000);
     assert.ok(existsSync(done), 'the 100 MB command finished');
     // The workbench renders all of it in the terminal: give the page time to catch up.
     let text = '';

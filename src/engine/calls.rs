@@ -368,6 +368,7 @@ fn content_hash(content: &[ContentPart]) -> u64 {
             ContentPart::Text { text } | ContentPart::Reasoning { text, .. } => text.hash(&mut hasher),
             ContentPart::ToolCall(call) => (&call.name, &call.arguments).hash(&mut hasher),
             ContentPart::ToolResult(result) => (&result.output, &result.stderr).hash(&mut hasher),
+            ContentPart::Opaque(opaque) => opaque.json.hash(&mut hasher),
         }
         0xffu8.hash(&mut hasher);
     }

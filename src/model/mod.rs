@@ -8,5 +8,5 @@ mod message;
 mod trace;
 
 pub use ids::{BranchId, GoalId, MessageId, SpanId, ToolCallId, TraceId};
-pub use message::{ContentPart, Message, Role, ToolCall, ToolResult, ToolStatus, tool_calls_by_id};
+pub use message::{ContentPart, Message, OpaquePart, Role, ToolCall, ToolResult, ToolStatus, tool_calls_by_id};
 pub use trace::{Round, Span, TRACE_FORMAT_VERSION, Trace, rounds};

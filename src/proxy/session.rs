@@ -49,6 +49,9 @@ pub fn extension(recorded: &[u64], request: &[u64]) -> Extension {
 /// What one call did, as the log line and `calls.jsonl` report it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct CallRecord {
+    /// The session's trace (not saved: `calls.jsonl` is in the trace's directory).
+    #[serde(skip)]
+    pub trace_id: String,
     /// The call's number in its session, from 1.
     pub call: u64,
     pub at_ms: u64,
@@ -136,6 +139,7 @@ impl<H: Host> ProxySession<H> {
         self.calls += 1;
         let counter = self.engine.counter();
         let mut record = CallRecord {
+            trace_id: self.engine.trace_id().0,
             call: self.calls,
             at_ms: self.engine.host().now_ms(),
             model: request.model.clone(),

@@ -237,7 +237,10 @@ impl Actor {
         let session = &mut self.sessions[index];
         match catch_unwind(AssertUnwindSafe(|| pollster::block_on(session.prepare(&request)))) {
             Ok(mut prepared) => {
-                prepared.record.notes.splice(0..0, notes);
+                for note in notes {
+                    session.note(note.clone());
+                    prepared.record.notes.push(note);
+                }
                 prepared
             }
             Err(_) => {

@@ -3,6 +3,8 @@
 //! real `workbench proxy` binary, and a plain HTTP client.
 #![allow(dead_code)]
 
+pub mod session;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -121,6 +123,11 @@ async fn answer(State(shared): State<Shared>, request: Request) -> Response {
             let mut chunks: Vec<Result<Bytes, std::io::Error>> = events
                 .iter()
                 .map(|(event, data)| {
+                    // A string is sent as it is (`[DONE]`), anything else as JSON.
+                    let data = match data {
+                        Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    };
                     let text = if event.is_empty() {
                         format!("data: {data}\n\n")
                     } else {

@@ -297,6 +297,32 @@ fn an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_lose
 }
 
 #[test]
+fn ctrl_c_finishes_the_requests_in_flight_and_saves() {
+    let upstream = Upstream::start(|request: &Received| {
+        let n = step_of(&request.json());
+        let events = anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(100, 0));
+        Reply::Slow { events, pause: std::time::Duration::from_millis(150) }
+    });
+    let dir = scratch("ctrl-c");
+    let proxy = Proxy::start(&dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages", proxy.url);
+    let in_flight = std::thread::spawn(move || post(&url, &request("late", &conversation("Stop me", 1)), &headers()));
+    while upstream.requests().is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let (status, _, body) = in_flight.join().unwrap();
+    let expected = anthropic_events("msg_1", &step_blocks(1), anthropic_usage(100, 0));
+    assert_eq!((status, body), (200, sse(&expected)), "the request in flight finished");
+    let store = dir.join(".trace");
+    assert_eq!(calls(&store, "late")[0]["completed"], json!(true));
+    let roles: Vec<String> =
+        message_files(&store, "late").iter().map(|m| m["role"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "its reply saved too");
+}
+
+#[test]
 fn when_the_engine_fails_the_request_goes_through_unmanaged() {
     let upstream = scripted();
     let dir = scratch("overflow");
@@ -404,7 +430,6 @@ fn claude_code_request(session: &str, messages: &[context_workbench::model::Mess
     json!({
         "model": "claude-replayed",
         "messages": wire,
-        "tools": [{"name": "T", "description": "", "input_schema": {}}],
         "metadata": {"user_id": json!({"session_id": session}).to_string()},
         "max_tokens": 1000,
         "stream": true,
@@ -432,9 +457,12 @@ fn the_proxy_and_the_replays_workbench_strategy_agree_call_by_call() {
         ];
         Reply::Events { events, cut_after: None }
     });
-    for window in [200_000u32, 30_000] {
+    for window in [200_000u32, 15_000] {
         let dir = scratch(&format!("agree-{window}"));
-        let proxy = Proxy::start(&dir, &["--upstream", &upstream.url, "--window", &window.to_string()]);
+        // The log records no tools, so the client sends none; then no request is a side call.
+        std::fs::write(dir.join("agree.toml"), "[proxy]\nside_call_tokens = 0\n").unwrap();
+        let args = ["--upstream", &upstream.url, "--window", &window.to_string(), "--config", "agree.toml"];
+        let proxy = Proxy::start(&dir, &args);
         let url = format!("{}/v1/messages", proxy.url);
         let mut sessions = Vec::new();
         for (index, trajectory) in trajectories.iter().enumerate().filter(|(_, t)| !t.calls.is_empty()) {
@@ -448,11 +476,10 @@ fn the_proxy_and_the_replays_workbench_strategy_agree_call_by_call() {
         }
         let (status, log) = proxy.stop();
         assert!(status.success(), "{log}");
-        let tool_tokens = {
-            let counter = context_workbench::TokenCounter::new(context_workbench::Encoding::O200kBase);
-            counter.count(r#"{"name":"T","description":"","parameters":{}}"#)
-        };
         let mut rewrites = 0;
+        let mut compared = 0;
+        let mut fallbacks = 0;
+        let contexts = sessions.len();
         for (index, session) in sessions {
             let mut replay = ReplaySession::import(file, &text, window as usize).unwrap();
             replay.select(index).unwrap();
@@ -460,21 +487,27 @@ fn the_proxy_and_the_replays_workbench_strategy_agree_call_by_call() {
             assert_eq!(proxied.len(), trajectories[index].calls.len(), "{session}");
             for (k, record) in proxied.iter().enumerate() {
                 let step = replay.step().unwrap().call;
-                assert!(
-                    step.fallback.is_none() && record["managed"] == json!(true),
-                    "{session} call {k}: {:?}",
-                    record["notes"]
-                );
+                // Where the engine cannot prepare the call (a context overflow), both fall back.
+                let managed = record["managed"] == json!(true);
+                assert_eq!(step.fallback.is_none(), managed, "{session} call {k}: {:?}", record["notes"]);
+                if !managed {
+                    fallbacks += 1;
+                    continue;
+                }
                 let tokens = record["prompt_tokens"].as_u64().unwrap() as usize;
-                assert_eq!(tokens - tool_tokens, step.tokens, "{session} call {k} (window {window}): prompt tokens");
+                assert_eq!(tokens, step.tokens, "{session} call {k} (window {window}): prompt tokens");
                 let replayed: Vec<String> =
                     step.rewrites.iter().map(|r| format!("{} {}..{}", r.mechanism, r.start, r.end)).collect();
                 assert_eq!(record["rewrites"], json!(replayed), "{session} call {k} (window {window}): rewrites");
                 rewrites += replayed.len();
+                compared += 1;
             }
         }
-        if window == 30_000 {
-            assert!(rewrites > 0, "the small window makes the engine rewrite");
+        eprintln!(
+            "proxy = replay on {file}, window {window}: {contexts} contexts, {compared} calls equal ({rewrites} rewrites), {fallbacks} calls unmanaged in both"
+        );
+        if window == 15_000 {
+            assert!(rewrites > 4, "the small window makes the engine rewrite more");
         }
     }
 }

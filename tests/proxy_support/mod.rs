@@ -45,6 +45,8 @@ pub enum Reply {
     /// Server-sent events (`event`, `data`); with `cut_after`, the connection drops after that
     /// many events, mid-reply.
     Events { events: Vec<(String, Value)>, cut_after: Option<usize> },
+    /// The same events, one every `pause`.
+    Slow { events: Vec<(String, Value)>, pause: Duration },
     /// A whole body with a status.
     Json { status: u16, body: String },
     /// Nothing, for longer than any test waits.
@@ -119,7 +121,16 @@ async fn answer(State(shared): State<Shared>, request: Request) -> Response {
             tokio::time::sleep(Duration::from_secs(600)).await;
             "too late".into_response()
         }
-        Reply::Events { events, cut_after } => {
+        Reply::Slow { events, pause } => events_body(events, None, pause),
+        Reply::Events { events, cut_after } => events_body(events, cut_after, Duration::from_millis(2)),
+    }
+}
+
+/// A stream of server-sent events, one piece at a time, so the agent sees the first ones
+/// before the connection drops (with `cut_after`) or the next one comes.
+fn events_body(events: Vec<(String, Value)>, cut_after: Option<usize>, pause: Duration) -> Response {
+    {
+        {
             let mut chunks: Vec<Result<Bytes, std::io::Error>> = events
                 .iter()
                 .map(|(event, data)| {
@@ -140,10 +151,9 @@ async fn answer(State(shared): State<Shared>, request: Request) -> Response {
                 chunks.truncate(n);
                 chunks.push(Err(std::io::Error::other("the scripted upstream drops the connection")));
             }
-            // One piece at a time, so the agent sees the first half before the connection drops.
-            let stream = futures_util::stream::unfold(chunks.into_iter(), |mut chunks| async move {
+            let stream = futures_util::stream::unfold(chunks.into_iter(), move |mut chunks| async move {
                 let next = chunks.next()?;
-                tokio::time::sleep(Duration::from_millis(if next.is_err() { 300 } else { 2 })).await;
+                tokio::time::sleep(if next.is_err() { Duration::from_millis(300) } else { pause }).await;
                 Some((next, chunks))
             });
             ([("content-type", "text/event-stream")], Body::from_stream(stream)).into_response()

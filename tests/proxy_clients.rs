@@ -252,6 +252,10 @@ fn claude_code_runs_a_long_session_through_the_proxy() {
     let plan: Vec<(String, String)> = PLAN.iter().map(|p| (p.to_string(), "completed".to_owned())).collect();
     assert_eq!(goals, plan, "{detail}");
     assert!(detail["trace"]["message_count"].as_u64().unwrap() >= 2 * steps as u64);
+    let served = serve.get(&format!("/api/traces/{trace}/calls"));
+    let served = served["calls"].as_array().unwrap();
+    assert_eq!(served.len(), records.len());
+    assert!(served.iter().all(|c| c["usage"]["cache_read_tokens"].is_u64() && c["expected_cached_tokens"].is_u64()));
 }
 
 /// One line per message: its role and the start of its content (for failures).

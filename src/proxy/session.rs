@@ -20,7 +20,7 @@ use crate::store::Redactor;
 
 /// The file of a trace directory where the proxy appends one line per call: what was sent and
 /// what the provider reported (its cache reads and writes next to the engine's expectation).
-pub const CALLS_FILE: &str = "calls.jsonl";
+pub const CALLS_FILE: &str = crate::store::layout::CALLS;
 
 /// How a request relates to what a session recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

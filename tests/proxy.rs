@@ -217,6 +217,12 @@ fn bad_requests_get_errors_in_the_providers_shape() {
     let error: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(error["error"]["type"], "invalid_request_error", "OpenAI's shape: {text}");
     assert!(upstream.requests().is_empty(), "nothing malformed went upstream");
+    // A block of a type the engine does not know is no error: it goes upstream as it came.
+    let mystery = json!({"type": "mystery_block", "payload": {"z": [1, 2.5, "é"], "a": null}});
+    let messages = [json!({"role": "user", "content": [{"type": "text", "text": "look"}, mystery]})];
+    let (status, _, _) = post(&anthropic, &request("mystery", &messages), &headers());
+    assert_eq!(status, 200);
+    assert_eq!(upstream.requests()[0].json()["messages"][0]["content"][1], mystery);
     let (status, log) = proxy.stop();
     assert!(status.success(), "{log}");
 }

@@ -171,7 +171,7 @@ fn parts(at: &str, content: Option<&Value>, counter: &TokenCounter) -> Result<Ve
 
 /// The text of a system message's content.
 fn text_of(at: &str, content: Option<&Value>) -> Result<String, RequestError> {
-    let counter_free: Vec<String> = match content {
+    let texts: Vec<String> = match content {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::String(text)) => vec![text.clone()],
         Some(Value::Array(items)) => {
@@ -179,5 +179,5 @@ fn text_of(at: &str, content: Option<&Value>) -> Result<String, RequestError> {
         }
         Some(_) => return Err(RequestError::invalid(format!("{at}.content must be a string or a list of parts"))),
     };
-    Ok(counter_free.join("\n"))
+    Ok(texts.join("\n"))
 }

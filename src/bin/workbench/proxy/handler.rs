@@ -38,10 +38,16 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
     let route = classify(parts.method.as_str(), &path, anthropic);
     let format = route.format();
     let limit = usize::try_from(app.limits.max_body_bytes).unwrap_or(usize::MAX);
-    let Ok(body) = axum::body::to_bytes(body, limit).await else {
-        let message =
-            format!("workbench proxy: the request body is over the limit of {limit} bytes (proxy.max_body_bytes)");
-        app.log.line(&format!("{} {path}: refused, body over {limit} bytes", parts.method));
+    let declared = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()?.parse::<u64>().ok());
+    let read = match declared {
+        Some(length) if length > app.limits.max_body_bytes => None,
+        _ => axum::body::to_bytes(body, limit).await.ok(),
+    };
+    let Some(body) = read else {
+        let message = format!(
+            "workbench proxy: the request body is over the limit of {limit} bytes (proxy.max_body_bytes) or was cut short"
+        );
+        app.log.line(&format!("{} {path}: refused, body over {limit} bytes or cut short", parts.method));
         return error(format, StatusCode::PAYLOAD_TOO_LARGE, &message);
     };
     match route {

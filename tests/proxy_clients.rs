@@ -197,6 +197,7 @@ fn claude_code_runs_a_long_session_through_the_proxy() {
         expected as f64 * 100.0 / sent.max(1) as f64,
     );
     assert!(records.iter().all(|c| c["managed"] == json!(true) && c["completed"] == json!(true)), "{log}");
+    assert!(!log.contains("differs from the upstream's"), "the proxy read each reply as Claude Code did:\n{log}");
     assert!(sent < agent, "the engine sent fewer tokens than Claude Code: {sent} vs {agent}");
     let last = records.last().unwrap();
     assert!(last["prompt_tokens"].as_u64() < last["client_tokens"].as_u64(), "{last}");

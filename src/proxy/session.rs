@@ -266,12 +266,10 @@ impl<H: Host> ProxySession<H> {
             if i == from
                 && let Some(reply) = &pending
             {
-                let copy: Vec<&ContentPart> = message.drafts.iter().flat_map(|d| &d.content).collect();
-                let same =
-                    message.is_assistant() && copy.len() == reply.len() && copy.iter().zip(reply).all(|(a, b)| *a == b);
+                let copy: Vec<ContentPart> = message.drafts.iter().flat_map(|d| d.content.clone()).collect();
                 if !message.is_assistant() {
                     notes.push("the agent did not keep the previous reply; it is not recorded".into());
-                } else if !same {
+                } else if outline(&copy) != outline(reply) {
                     notes.push(
                         "the agent's copy of the previous reply differs from the upstream's; its copy is recorded"
                             .into(),
@@ -286,6 +284,19 @@ impl<H: Host> ProxySession<H> {
             self.recorded.push(message.fingerprint);
         }
     }
+}
+
+/// What must match between a reply and the agent's copy of it: its texts, and its calls' ids and
+/// names (agents may fill in defaults in a call's input, as Claude Code does for `Edit`).
+fn outline(parts: &[ContentPart]) -> Vec<String> {
+    parts
+        .iter()
+        .filter_map(|part| match part {
+            ContentPart::Text { text } if !text.trim().is_empty() => Some(text.clone()),
+            ContentPart::ToolCall(call) => Some(format!("{} {}", call.id, call.name)),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

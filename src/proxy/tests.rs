@@ -462,3 +462,18 @@ fn openai_replies_streamed_and_whole() {
     let outcome = reader.finish(&counter());
     assert_eq!((outcome.completed, outcome.parts.len()), (true, 1));
 }
+
+#[test]
+fn the_same_requests_give_the_same_bytes() {
+    let bodies = |_: ()| -> Vec<String> {
+        let mut session = session();
+        (1..6)
+            .map(|turns| {
+                let prepared = block_on(session.prepare(&parse(Format::Anthropic, &claude_code(history(turns)))));
+                block_on(session.finish(200, ReplyOutcome::default()));
+                prepared.body.unwrap()
+            })
+            .collect()
+    };
+    assert_eq!(bodies(()), bodies(()));
+}

@@ -196,9 +196,9 @@ fn bad_requests_get_errors_in_the_providers_shape() {
     let cases: [(&[u8], u16, &str); 4] = [
         (b"{\"messages\": [", 400, "the body is not JSON"),
         (
-            br#"{"model": "m", "messages": [{"role": "robot", "content": "x"}], "tools": []}"#,
+            br#"{"model": "m", "messages": [{"role": "user", "content": [{"type": "text"}]}]}"#,
             400,
-            "unknown role `robot`",
+            "needs a string `text`",
         ),
         (br#"{"model": "m", "messages": [{"role": "user", "content": [{"text": "no type"}]}]}"#, 400, "has no `type`"),
         (&[b' '; 5000], 413, "over the limit of 4000 bytes"),
@@ -217,12 +217,17 @@ fn bad_requests_get_errors_in_the_providers_shape() {
     let error: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(error["error"]["type"], "invalid_request_error", "OpenAI's shape: {text}");
     assert!(upstream.requests().is_empty(), "nothing malformed went upstream");
+    // A role the engine does not read is the upstream's to judge: it goes as it came.
+    let robot = br#"{"model": "m", "messages": [{"role": "robot", "content": "x"}], "tools": [{"name": "t", "input_schema": {}}]}"#;
+    let (status, _, _) = post(&anthropic, robot, &headers());
+    assert_eq!((status, upstream.requests().len()), (200, 1));
+    assert_eq!(upstream.requests()[0].body, robot);
     // A block of a type the engine does not know is no error: it goes upstream as it came.
     let mystery = json!({"type": "mystery_block", "payload": {"z": [1, 2.5, "é"], "a": null}});
     let messages = [json!({"role": "user", "content": [{"type": "text", "text": "look"}, mystery]})];
     let (status, _, _) = post(&anthropic, &request("mystery", &messages), &headers());
     assert_eq!(status, 200);
-    assert_eq!(upstream.requests()[0].json()["messages"][0]["content"][1], mystery);
+    assert_eq!(upstream.requests()[1].json()["messages"][0]["content"][1], mystery);
     let (status, log) = proxy.stop();
     assert!(status.success(), "{log}");
 }

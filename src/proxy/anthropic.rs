@@ -50,7 +50,11 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
                 reader.system_messages = true;
                 vec![draft(Role::System, reader.parts(&at, content, Role::System)?)]
             }
-            other => return Err(invalid(format!("{at} has the unknown role `{other}`"))),
+            other => {
+                return Err(RequestError::unreadable(format!(
+                    "{at} has the role `{other}`, which the engine does not read"
+                )));
+            }
         };
         messages.push(ClientMessage::new(drafts));
     }

@@ -78,7 +78,11 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
                 content.extend(attached);
                 draft(Role::Tool, content)
             }
-            other => return Err(invalid(format!("{at} has the unknown role `{other}`"))),
+            other => {
+                return Err(RequestError::unreadable(format!(
+                    "{at} has the role `{other}`, which the engine does not read"
+                )));
+            }
         };
         messages.push(ClientMessage::new(vec![one]));
     }

@@ -73,16 +73,23 @@ impl ClientMessage {
     }
 }
 
-/// A request the proxy refuses, with the HTTP status it answers and the reason.
+/// A request the proxy does not manage: malformed (refused with `status` and the reason), or
+/// well formed but of a shape the engine does not read (`pass_through`: it goes upstream as it
+/// came, and the upstream decides).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestError {
     pub status: u16,
     pub message: String,
+    pub pass_through: bool,
 }
 
 impl RequestError {
     pub fn invalid(message: impl Into<String>) -> RequestError {
-        RequestError { status: 400, message: message.into() }
+        RequestError { status: 400, message: message.into(), pass_through: false }
+    }
+
+    pub fn unreadable(message: impl Into<String>) -> RequestError {
+        RequestError { pass_through: true, ..RequestError::invalid(message) }
     }
 }
 

@@ -134,12 +134,11 @@ fn claude_code_requests_read_into_the_engines_model() {
 
 #[test]
 fn malformed_requests_are_refused_with_what_is_wrong() {
-    let cases: [(&[u8], &str); 7] = [
+    let cases: [(&[u8], &str); 6] = [
         (b"{\"messages\": [", "the body is not JSON"),
         (b"[1, 2]", "the body is JSON but not an object"),
         (b"{\"model\": \"m\"}", "`messages` is missing"),
         (b"{\"messages\": []}", "`messages` is empty"),
-        (br#"{"messages": [{"role": "robot", "content": "x"}]}"#, "messages[0] has the unknown role `robot`"),
         (br#"{"messages": [{"role": "user", "content": [{"text": "x"}]}]}"#, "messages[0].content[0] has no `type`"),
         (br#"{"messages": [{"role": "user", "content": [{"type": "tool_result"}]}]}"#, "needs a `tool_use_id`"),
     ];
@@ -148,6 +147,13 @@ fn malformed_requests_are_refused_with_what_is_wrong() {
         assert!(message.contains(expected), "{message}");
     }
     assert!(refused(Format::OpenAi, br#"{"messages": [{"role": "tool", "content": "x"}]}"#).contains("tool_call_id"));
+    let legacy = ClientRequest::parse(
+        Format::OpenAi,
+        br#"{"messages": [{"role": "function", "name": "f", "content": "x"}]}"#,
+        &counter(),
+    );
+    let legacy = legacy.unwrap_err();
+    assert!(legacy.pass_through && legacy.message.contains("the role `function`"), "{legacy:?}");
     assert!(
         refused(Format::Anthropic, br#"{"messages": [{"role": "user", "content": "x"}], "stream": "yes"}"#)
             .starts_with("`stream`")

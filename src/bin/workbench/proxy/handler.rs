@@ -109,6 +109,10 @@ async fn managed(
             return passthrough(app, format, method, path, headers, body, "side call, passed through").await;
         }
         Ok(Ok((request, false))) => request,
+        Ok(Err(e)) if e.pass_through => {
+            let why = format!("passed through unmanaged ({})", e.message);
+            return passthrough(app, format, method, path, headers, body, &why).await;
+        }
         Ok(Err(e)) => {
             app.log.line(&format!("{method} {path}: refused ({}): {}", e.status, e.message));
             let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::BAD_REQUEST);

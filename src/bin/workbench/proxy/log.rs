@@ -73,7 +73,11 @@ fn progress(totals: &Totals) -> String {
 
 /// `session #call model: A → B tokens (−N%), cached X% (expected Y%), rewrites, status, notes`.
 pub fn describe(record: &CallRecord) -> String {
-    let mut line = format!("workbench proxy: {} #{} {}", record.trace_id, record.call, record.model);
+    let mut line = if record.trace_id.is_empty() {
+        "workbench proxy: (no session)".to_owned()
+    } else {
+        format!("workbench proxy: {} #{} {}", record.trace_id, record.call, record.model)
+    };
     if record.managed {
         let fewer =
             share(record.client_tokens.saturating_sub(record.prompt_tokens) as u64, record.client_tokens as u64);

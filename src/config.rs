@@ -40,6 +40,8 @@ pub struct Config {
     pub goals: GoalConfig,
     /// Where and how traces are persisted (R8).
     pub store: StoreConfig,
+    /// The proxy in front of an agent's provider (`workbench proxy`).
+    pub proxy: ProxyConfig,
 }
 
 impl Default for Config {
@@ -59,6 +61,35 @@ impl Default for Config {
             workbench: WorkbenchConfig::default(),
             goals: GoalConfig::default(),
             store: StoreConfig::default(),
+            proxy: ProxyConfig::default(),
+        }
+    }
+}
+
+/// The proxy (`workbench proxy`, [`crate::proxy`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ProxyConfig {
+    /// The largest request body the proxy reads, in bytes; a larger one is refused (413) in the
+    /// provider's error shape.
+    pub max_body_bytes: u64,
+    /// A request without tools whose system prompt and messages come to fewer tokens than this
+    /// is a side call (a title, a one-shot classification): it passes through unmanaged.
+    pub side_call_tokens: u32,
+    /// How long the upstream may take to start answering, and then between two pieces of its
+    /// reply, in milliseconds.
+    pub upstream_timeout_ms: u64,
+    /// Conversations held at once; past it, the least recently used idle one is saved and closed.
+    pub max_sessions: u32,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        ProxyConfig {
+            max_body_bytes: 32 * 1024 * 1024,
+            side_call_tokens: 4_000,
+            upstream_timeout_ms: 600_000,
+            max_sessions: 256,
         }
     }
 }
@@ -270,6 +301,15 @@ impl Config {
         ];
         if let Some((key, _)) = limits.iter().find(|(_, v)| *v == 0) {
             return bad(&format!("goals.{key}"), "must be positive");
+        }
+        let x = &self.proxy;
+        let proxy = [
+            ("max_body_bytes", x.max_body_bytes),
+            ("upstream_timeout_ms", x.upstream_timeout_ms),
+            ("max_sessions", u64::from(x.max_sessions)),
+        ];
+        if let Some((key, _)) = proxy.iter().find(|(_, v)| *v == 0) {
+            return bad(&format!("proxy.{key}"), "must be positive");
         }
         crate::store::layout::check_root(&self.store.root)?;
         crate::store::Redactor::new(self.store.redact, &self.store.redact_patterns)?;

@@ -15,6 +15,7 @@
 //! - [`engine`]: the façade.
 //! - [`store`]: the trace store on the host's file system, resume, and the query API.
 //! - [`replay`]: replays recorded trajectories through context strategies, with exact metrics.
+//! - [`proxy`]: the engine in front of an agent's provider API (`workbench proxy`).
 
 pub mod compress;
 pub mod config;
@@ -26,6 +27,7 @@ pub mod host;
 pub mod import;
 pub mod model;
 pub mod prompt;
+pub mod proxy;
 pub mod replay;
 pub mod store;
 pub mod testing;

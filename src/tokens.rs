@@ -104,6 +104,7 @@ impl TokenCounter {
                 ContentPart::ToolResult(result) => {
                     self.count(&result.output) + result.stderr.as_deref().map_or(0, |s| self.count(s))
                 }
+                ContentPart::Opaque(opaque) => opaque.tokens as usize,
             })
             .sum();
         parts + MESSAGE_OVERHEAD

@@ -256,7 +256,9 @@ fn replay_sweep_prints_the_workbench_at_every_budget_scale_and_charts_it() {
     let recall = rows[3].split_whitespace().last().unwrap();
     assert!(workbench_row.contains(recall), "{workbench_row} vs {}", rows[3]);
     let html = std::fs::read_to_string(report.join("index.html")).unwrap();
-    assert!(html.contains("Cost and reference recall") && html.contains("aria-label=\"reference recall against cost\""));
+    assert!(
+        html.contains("Cost and reference recall") && html.contains("aria-label=\"reference recall against cost\"")
+    );
 }
 
 #[test]

@@ -59,6 +59,7 @@ fn texts(view: &PromptView) -> Vec<String> {
                     ContentPart::ToolCall(c) => format!("call {}", c.id),
                     ContentPart::ToolResult(r) => format!("result {}", r.call_id),
                     ContentPart::Reasoning { text, .. } => text.clone(),
+                    ContentPart::Opaque(o) => o.placeholder(),
                 })
                 .collect::<Vec<_>>()
                 .join("|")

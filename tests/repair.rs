@@ -99,6 +99,7 @@ fn strings(messages: &[Message]) -> Vec<String> {
                     out.push(r.output.clone());
                     out.extend(r.stderr.clone());
                 }
+                ContentPart::Opaque(o) => out.push(o.json.clone()),
             }
         }
     }

@@ -3,9 +3,10 @@
 //! random views, robustness on malformed views, determinism.
 #![cfg(not(target_arch = "wasm32"))]
 
-use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
+use context_workbench::model::{ContentPart, OpaquePart, Role, ToolCall, ToolResult, ToolStatus};
 use context_workbench::prompt::serialize::{
-    CONTINUED, check_pairing, to_anthropic, to_openai_chat, to_react, tool_input, tool_result_text,
+    AnthropicOptions, CONTINUED, check_pairing, to_anthropic, to_anthropic_with, to_openai_chat, to_react, tool_input,
+    tool_result_text,
 };
 use context_workbench::prompt::{Layer, PromptMessage, PromptView, ToolSpec};
 use expect_test::expect;
@@ -32,6 +33,11 @@ fn call(id: &str, name: &str, arguments: &str) -> ContentPart {
 
 fn result(id: &str, name: &str, status: ToolStatus, output: &str) -> ToolResult {
     ToolResult { call_id: id.into(), name: name.into(), status, output: output.into(), stderr: None, exit_code: None }
+}
+
+fn opaque(block: Value) -> ContentPart {
+    let kind = block["type"].as_str().unwrap_or_default().to_owned();
+    ContentPart::Opaque(OpaquePart { kind, json: block.to_string(), tokens: 1_600 })
 }
 
 fn ok(id: &str, name: &str, output: &str) -> ContentPart {
@@ -386,8 +392,8 @@ fn check_anthropic_shape(out: &Value) {
         for block in content {
             let kind = str_of(block, "type");
             match role {
-                "user" => assert!(kind == "text" || kind == "tool_result", "{out}"),
-                _ => assert!(kind == "text" || kind == "thinking" || kind == "tool_use", "{out}"),
+                "user" => assert!(kind == "text" || kind == "tool_result" || kind == "image", "{out}"),
+                _ => assert!(kind == "text" || kind == "thinking" || kind == "tool_use" || kind == "image", "{out}"),
             }
         }
     }
@@ -974,7 +980,8 @@ fn random_malformed(rng: &mut Rng) -> PromptView {
         let mut content = Vec::new();
         for _ in 0..rng.below(5) {
             let id = rng.pick(&["a", "b", "c", ""]);
-            content.push(match rng.below(5) {
+            content.push(match rng.below(6) {
+                5 => opaque(json!({"type": "image", "source": {"data": rng.pick(WORDS)}})),
                 0 => text(rng.pick(WORDS)),
                 1 => reasoning(rng.pick(WORDS), if rng.chance(50) { Some("s") } else { None }),
                 2 => call(id, rng.pick(WORDS), rng.pick(WORDS)),
@@ -1002,12 +1009,16 @@ fn malformed_views_never_panic_and_stay_well_formed() {
             let role = str_of(message, "role");
             assert!(["system", "user", "assistant", "tool"].contains(&role), "{openai}");
             if role == "assistant" {
-                assert!(message["content"].is_string() || message.get("tool_calls").is_some(), "{openai}");
+                let content = &message["content"];
+                assert!(content.is_string() || content.is_array() || message.get("tool_calls").is_some(), "{openai}");
             }
         }
         let anthropic = to_anthropic(&view);
         check_anthropic_shape(&anthropic);
         check_signatures(&view, &anthropic);
+        let in_place = to_anthropic_with(&view, AnthropicOptions { system_messages: true });
+        let roles: Vec<&str> = array_of(&in_place, "messages").iter().map(|m| str_of(m, "role")).collect();
+        assert!(roles.first().is_none_or(|r| *r == "user") && roles.windows(2).all(|w| w[0] != w[1]), "{in_place}");
         let _ = to_react(&view);
         if check_pairing(&view).is_ok() {
             check_openai_pairing(&openai);
@@ -1033,4 +1044,43 @@ fn same_view_same_bytes() {
             serde_json::from_str(&serde_json::to_string(&view).unwrap_or_default()).unwrap_or_default();
         assert_eq!(to_anthropic(&round_trip).to_string(), to_anthropic(&view).to_string());
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Opaque parts and system messages in place (what the proxy sends)
+
+#[test]
+fn opaque_parts_go_back_as_they_came() {
+    let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}});
+    let redacted = json!({"type": "redacted_thinking", "data": "EmwKAhgB"});
+    let view = PromptView {
+        messages: vec![
+            msg(Role::System, Layer::System, vec![text("sys")]),
+            msg(Role::User, Layer::History, vec![text("look"), opaque(image.clone())]),
+            msg(Role::System, Layer::History, vec![text("# Environment")]),
+            msg(Role::Assistant, Layer::History, vec![opaque(redacted.clone()), call("c1", "Read", "{}")]),
+            msg(Role::Tool, Layer::History, vec![ok("c1", "Read", "a picture:"), opaque(image.clone())]),
+        ],
+        tools: Vec::new(),
+    };
+    let out = to_anthropic(&view);
+    let messages = array_of(&out, "messages");
+    assert_eq!(messages[0]["content"][1], image);
+    assert_eq!(messages[0]["content"][2], json!({"type": "text", "text": "[system]\n# Environment"}));
+    assert_eq!(messages[1]["content"][0], redacted);
+    assert_eq!(
+        messages[2]["content"][0],
+        json!({"type": "tool_result", "tool_use_id": "c1", "content": [{"type": "text", "text": "a picture:"}, image], "cache_control": {"type": "ephemeral"}})
+    );
+    let in_place = to_anthropic_with(&view, AnthropicOptions { system_messages: true });
+    let roles: Vec<&str> = array_of(&in_place, "messages").iter().map(|m| str_of(m, "role")).collect();
+    assert_eq!(roles, ["user", "system", "assistant", "user"]);
+    assert_eq!(in_place["messages"][1]["content"], json!([{"type": "text", "text": "# Environment"}]));
+
+    let openai = to_openai_chat(&view);
+    let messages = array_of(&openai, "messages");
+    assert_eq!(messages[1]["content"], json!([{"type": "text", "text": "look"}, image]));
+    assert_eq!(messages[3]["content"], json!([redacted]));
+    assert_eq!(messages[4]["content"], json!([{"type": "text", "text": "a picture:"}, image]));
+    assert!(to_react(&view).contains("[tool] a picture:"));
 }

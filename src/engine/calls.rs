@@ -192,10 +192,10 @@ impl<H: Host> Engine<H> {
             let index = id.as_str().strip_prefix('m').and_then(|n| n.parse::<usize>().ok());
             let raw = index.and_then(|i| state.trace.messages.get(i).filter(|m| m.id == *id).map(|m| (i, m)));
             let shown_as_recorded = |i: &usize| !state.view.pruned.contains(i) && !state.view.bounded.contains_key(i);
-            if let Some((_, raw)) = raw.filter(|(i, _)| shown_as_recorded(i)) {
-                if let Some(tokens) = raw.tokens {
-                    return tokens as usize;
-                }
+            if let Some((_, raw)) = raw.filter(|(i, _)| shown_as_recorded(i))
+                && let Some(tokens) = raw.tokens
+            {
+                return tokens as usize;
             }
         }
         let key = content_hash(&message.content);
@@ -360,6 +360,7 @@ fn content_hash(content: &[ContentPart]) -> u64 {
             ContentPart::Text { text } | ContentPart::Reasoning { text, .. } => text.hash(&mut hasher),
             ContentPart::ToolCall(call) => (&call.name, &call.arguments).hash(&mut hasher),
             ContentPart::ToolResult(result) => (&result.output, &result.stderr).hash(&mut hasher),
+            ContentPart::Opaque(opaque) => opaque.json.hash(&mut hasher),
         }
         0xffu8.hash(&mut hasher);
     }

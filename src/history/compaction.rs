@@ -80,6 +80,7 @@ fn transcript(messages: &[Message], view: &HistoryView, offset: usize) -> String
             let line = match part {
                 ContentPart::Text { text } => format!("[{}] {text}", message.role.as_str()),
                 ContentPart::Reasoning { .. } => continue,
+                ContentPart::Opaque(opaque) => format!("[{}] {}", message.role.as_str(), opaque.placeholder()),
                 ContentPart::ToolCall(call) => format!("[assistant] Action: {}[{}]", call.name, call.arguments),
                 ContentPart::ToolResult(result) => {
                     let output = view.forms.get(&(offset + k)).unwrap_or(&result.output);

@@ -42,6 +42,33 @@ pub enum ContentPart {
     },
     ToolCall(ToolCall),
     ToolResult(ToolResult),
+    /// Content the engine does not interpret (an image, a document, a provider's block of a
+    /// type it does not know): kept as the provider's JSON and sent back exactly as it came.
+    Opaque(OpaquePart),
+}
+
+/// A provider's content block kept as it came: never read, never rewritten, counted by `tokens`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OpaquePart {
+    /// The block's own type (`image`, `document`, `redacted_thinking`, `image_url`, …).
+    pub kind: String,
+    /// The block as compact JSON text, as the provider's client sent it (cache breakpoints
+    /// removed); serializers send it back as it is.
+    pub json: String,
+    /// What the block costs in prompt tokens, estimated when it was recorded.
+    pub tokens: u32,
+}
+
+impl OpaquePart {
+    /// The placeholder text where a block cannot be shown (`[image]`).
+    pub fn placeholder(&self) -> String {
+        format!("[{}]", self.kind)
+    }
+
+    /// Reasoning the provider hides (`redacted_thinking`): left out where reasoning is.
+    pub fn is_reasoning(&self) -> bool {
+        self.kind.contains("thinking")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -150,6 +150,8 @@ pub fn flatten(role: Role, content: &[ContentPart]) -> WireMessage {
         match part {
             ContentPart::Text { text: t } => push(t, &mut text),
             ContentPart::Reasoning { .. } => {}
+            ContentPart::Opaque(opaque) if opaque.is_reasoning() => {}
+            ContentPart::Opaque(opaque) => push(&opaque.placeholder(), &mut text),
             ContentPart::ToolCall(call) => push(&format!("{}({})", call.name, call.arguments), &mut text),
             ContentPart::ToolResult(result) => {
                 push(&result.output, &mut text);

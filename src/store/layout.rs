@@ -29,6 +29,8 @@ pub const REWRITES: &str = "rewrites.jsonl";
 pub const SNAPSHOTS: &str = "snapshots.jsonl";
 pub const STATE: &str = "state.json";
 pub const PARTS: &str = "parts.jsonl";
+/// The proxy's record of each call: what it sent, what the provider reported (`crate::proxy`).
+pub const CALLS: &str = "calls.jsonl";
 pub const BRANCHES: &str = "branches";
 
 /// Paths of one trace under a root; every id in them has been checked by [`check_id`].

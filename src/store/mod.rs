@@ -16,6 +16,6 @@ pub mod records;
 pub mod redact;
 
 pub use layout::{DEFAULT_ROOT, TraceDir, check_id};
-pub use query::{BranchDetail, EventsPage, GoalMessages, GoalTreeView, TraceDetail, TraceList, TraceStore};
+pub use query::{BranchDetail, CallsPage, EventsPage, GoalMessages, GoalTreeView, TraceDetail, TraceList, TraceStore};
 pub use records::{AgentSnapshot, BranchMeta, LogEntry, STORE_FORMAT_VERSION, TraceMeta};
 pub use redact::Redactor;

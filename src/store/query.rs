@@ -1,13 +1,14 @@
 //! The query API (R8.4), the same for the host, for wasm and over HTTP: the list of traces, a
 //! trace with its goal tree and branches, the messages of one goal, one branch in detail, and
-//! the events after an id. Shapes follow seed 002's REST section. Reading never writes.
+//! the events after an id, and the proxy's record of each call. Shapes follow seed 002's REST
+//! section. Reading never writes.
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::layout::{self, TraceDir, check_root};
-use super::load::{parse_json, read_events, read_goal_tree, read_messages, read_meta, read_optional};
+use super::load::{parse_json, read_events, read_goal_tree, read_lines, read_messages, read_meta, read_optional};
 use super::records::{BranchMeta, TraceMeta};
 use crate::error::{Error, Result};
 use crate::goals::{Event, Goal, GoalTree};
@@ -100,6 +101,17 @@ pub struct EventsPage {
 }
 
 /// Read access to the traces under one root.
+/// `{"trace_id", "calls", "notes"?}`: one record per call the proxy made for the trace, the
+/// engine's prompt and expected cached tokens next to the provider's reported usage (empty
+/// for a trace the proxy did not make).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallsPage {
+    pub trace_id: String,
+    pub calls: Vec<serde_json::Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
 pub struct TraceStore<'h, H: Host> {
     host: &'h H,
     root: String,
@@ -200,6 +212,14 @@ impl<'h, H: Host> TraceStore<'h, H> {
 
     /// The events after `since_event_id` (0: all). An id beyond the newest event is an error:
     /// the caller is looking at another trace or a log that was replaced.
+    /// The proxy's records of the trace's calls, in order (`calls.jsonl`; a torn line is a note).
+    pub async fn calls(&self, trace_id: &str) -> Result<CallsPage> {
+        let dir = TraceDir::new(&self.root, trace_id)?;
+        read_meta(self.host, &dir, trace_id).await?;
+        let lines = read_lines::<_, serde_json::Value>(self.host, &dir.file(layout::CALLS)).await?;
+        Ok(CallsPage { trace_id: trace_id.to_owned(), calls: lines.records, notes: lines.notes })
+    }
+
     pub async fn events_after(&self, trace_id: &str, since_event_id: u64) -> Result<EventsPage> {
         let dir = TraceDir::new(&self.root, trace_id)?;
         read_meta(self.host, &dir, trace_id).await?;

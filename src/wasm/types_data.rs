@@ -15,7 +15,9 @@ export type ContentPart =
   | { type: "text"; text: string }
   | { type: "reasoning"; text: string; signature?: string }
   | ({ type: "tool_call" } & ToolCall)
-  | ({ type: "tool_result" } & ToolResult);
+  | ({ type: "tool_result" } & ToolResult)
+  /** A provider's block the engine keeps as it came (an image, a document): `json` is sent back as it is. */
+  | { type: "opaque"; kind: string; json: string; tokens: number };
 
 /** A recorded message (R1.2). */
 export interface Message {

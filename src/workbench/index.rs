@@ -233,7 +233,7 @@ fn texts_of(message: &Message) -> (bool, Vec<std::borrow::Cow<'_, str>>) {
                 Err(_) => texts.push(call.arguments.as_str().into()),
             },
             ContentPart::ToolResult(result) => texts.push(result.output.as_str().into()),
-            ContentPart::Reasoning { .. } => {}
+            ContentPart::Reasoning { .. } | ContentPart::Opaque(_) => {}
         }
     }
     (message.role == Role::Assistant, texts)

@@ -50,7 +50,7 @@ pub fn transcript(
         for part in &message.content {
             match part {
                 ContentPart::Text { text } if !text.trim().is_empty() => out.push_str(&cut(text.trim(), TEXT_CHARS)),
-                ContentPart::Text { .. } | ContentPart::Reasoning { .. } => continue,
+                ContentPart::Text { .. } | ContentPart::Reasoning { .. } | ContentPart::Opaque(_) => continue,
                 ContentPart::ToolCall(call) => {
                     out.push_str(&format!("{}({})", call.name, cut(&call.arguments, ARGUMENT_CHARS)));
                 }

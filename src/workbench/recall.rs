@@ -150,6 +150,8 @@ pub fn original(message: &Message) -> String {
         match part {
             ContentPart::Text { text } => parts.push(text.clone()),
             ContentPart::Reasoning { .. } => {}
+            ContentPart::Opaque(opaque) if opaque.is_reasoning() => {}
+            ContentPart::Opaque(opaque) => parts.push(opaque.placeholder()),
             ContentPart::ToolCall(call) => parts.push(format!("{}({})", call.name, call.arguments)),
             ContentPart::ToolResult(result) => {
                 parts.push(result.output.clone());

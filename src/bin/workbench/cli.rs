@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::{compress, count, dump, llm_check, replay, serve};
+use crate::{compress, count, dump, llm_check, proxy, replay, serve};
 use context_workbench::Config;
 use context_workbench::tokens::Encoding;
 
@@ -102,6 +102,25 @@ enum Command {
         #[arg(long, default_value_t = 8000)]
         port: u16,
     },
+    /// Put the engine in front of an agent: a proxy on 127.0.0.1 that speaks Anthropic Messages
+    /// and OpenAI Chat Completions, sends the engine's prompt upstream and saves every
+    /// conversation in the trace store. Prints its address and the lines to paste
+    /// (`ANTHROPIC_BASE_URL=…`, `OPENAI_BASE_URL=…`); Ctrl-C saves and stops.
+    Proxy {
+        /// The port to listen on; 0 picks a free one.
+        #[arg(long, default_value_t = 8787)]
+        port: u16,
+        /// Where requests go: a URL for every route, or `anthropic=URL` / `openai=URL` (repeatable).
+        /// Default: https://api.anthropic.com for Messages, https://api.openai.com for Chat Completions.
+        #[arg(long, value_name = "URL")]
+        upstream: Vec<String>,
+        /// The trace root every session is saved under.
+        #[arg(long, value_name = "DIR", default_value = ".trace")]
+        store: PathBuf,
+        /// The model's context window in tokens (default: the config file's `window`, 200000).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        window: Option<u32>,
+    },
     /// Print the step tree of a persisted trace in the debug format (seed 004), or as JSON.
     Dump {
         /// The trace root holding the trace.
@@ -136,6 +155,10 @@ pub fn main() -> ExitCode {
         }
         Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),
         Command::Serve { root, port } => serve::run(&root, port),
+        Command::Proxy { port, upstream, store, window } => proxy::run(
+            config,
+            proxy::Args { port, upstream, store, window, llm_url: cli.llm_url, llm_model: cli.llm_model },
+        ),
         Command::Dump { root, trace, json } => dump::run(&config, &root, trace.as_deref(), json),
     }
 }

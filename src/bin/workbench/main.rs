@@ -12,6 +12,8 @@ mod dump;
 #[cfg(not(target_arch = "wasm32"))]
 mod llm_check;
 #[cfg(not(target_arch = "wasm32"))]
+mod proxy;
+#[cfg(not(target_arch = "wasm32"))]
 mod replay;
 #[cfg(not(target_arch = "wasm32"))]
 mod report;

@@ -24,7 +24,7 @@ mod anthropic;
 mod openai;
 mod react;
 
-pub use anthropic::{CONTINUED, to_anthropic, tool_input};
+pub use anthropic::{AnthropicOptions, CONTINUED, to_anthropic, to_anthropic_with, tool_input};
 pub use openai::to_openai_chat;
 pub use react::to_react;
 
@@ -96,7 +96,7 @@ pub fn check_pairing(view: &PromptView) -> Result<(), String> {
                     ContentPart::ToolCall(call) => {
                         return Err(format!("message {index}: tool call `{}` in a tool message", call.id));
                     }
-                    ContentPart::Text { .. } | ContentPart::Reasoning { .. } => {}
+                    ContentPart::Text { .. } | ContentPart::Reasoning { .. } | ContentPart::Opaque(_) => {}
                 }
             }
             continue;

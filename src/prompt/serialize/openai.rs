@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{joined_text, tool_calls, tool_result_text, tool_results};
-use crate::model::{ContentPart, Role, ToolCall};
+use crate::model::{ContentPart, OpaquePart, Role, ToolCall};
 use crate::prompt::PromptView;
 
 /// OpenAI chat completions: `{"messages": [...], "tools": [...]}`, `tools` left out when the view
@@ -24,7 +24,9 @@ use crate::prompt::PromptView;
 ///   to the content of its last result, or sent as a user message when it has none.
 ///
 /// Text parts are joined by newlines; blank ones are not sent, and a system or user message
-/// left without text is left out. A tool result is sent even when it answers no call, so a
+/// left without text is left out. A message with opaque parts (an image) sends its content as a
+/// list instead: its text parts as `{"type": "text", "text"}` and its opaque parts as the JSON
+/// they carry, in order (in a `Tool` message, after its last result's text). A tool result is sent even when it answers no call, so a
 /// view with broken pairing gives a request the API rejects rather than one that silently
 /// loses a result.
 pub fn to_openai_chat(view: &PromptView) -> Value {
@@ -34,19 +36,20 @@ pub fn to_openai_chat(view: &PromptView) -> Value {
         match message.role {
             Role::Assistant => {
                 push_assistant(&mut messages, text, &message.content);
-                push_results(&mut messages, &message.content, "");
+                push_results(&mut messages, &message.content, "", false);
             }
             Role::Tool => {
                 // Text in a tool message goes with its last result; with no result, the user sends it.
-                let leftover = if push_results(&mut messages, &message.content, &text) { String::new() } else { text };
-                push_text(&mut messages, "user", leftover);
-                push_assistant(&mut messages, String::new(), &message.content);
+                if !push_results(&mut messages, &message.content, &text, true) {
+                    push_text(&mut messages, "user", text, &message.content);
+                }
+                push_calls(&mut messages, &message.content);
             }
             Role::System | Role::Summary | Role::User => {
-                push_results(&mut messages, &message.content, "");
+                push_results(&mut messages, &message.content, "", false);
                 let role = if message.role == Role::User { "user" } else { "system" };
-                push_text(&mut messages, role, text);
-                push_assistant(&mut messages, String::new(), &message.content);
+                push_text(&mut messages, role, text, &message.content);
+                push_calls(&mut messages, &message.content);
             }
         }
     }
@@ -68,22 +71,59 @@ pub fn to_openai_chat(view: &PromptView) -> Value {
     Value::Object(out)
 }
 
-/// A `role` message with `text`; nothing when `text` is empty.
-fn push_text(messages: &mut Vec<Value>, role: &str, text: String) {
-    if !text.is_empty() {
-        messages.push(json!({"role": role, "content": text}));
+/// A `role` message with `text` (and the opaque parts of `content`); nothing when both are empty.
+fn push_text(messages: &mut Vec<Value>, role: &str, text: String, content: &[ContentPart]) {
+    if let Some(content) = content_value(text, content) {
+        messages.push(json!({"role": role, "content": content}));
     }
 }
 
-/// An assistant message with `text` and the calls of `content`; nothing when both are empty.
+/// `text` as a string, or with the opaque parts of `content` as a list of parts (see
+/// [`to_openai_chat`]); `None` when there is nothing to send.
+fn content_value(text: String, content: &[ContentPart]) -> Option<Value> {
+    if opaque_parts(content).next().is_none() {
+        return (!text.is_empty()).then_some(Value::String(text));
+    }
+    let parts: Vec<Value> = content
+        .iter()
+        .filter_map(|part| match part {
+            ContentPart::Text { text } if super::is_sendable(text) => Some(json!({"type": "text", "text": text})),
+            ContentPart::Opaque(part) => Some(opaque(part)),
+            _ => None,
+        })
+        .collect();
+    Some(Value::Array(parts))
+}
+
+fn opaque_parts(content: &[ContentPart]) -> impl Iterator<Item = &OpaquePart> {
+    content.iter().filter_map(|part| match part {
+        ContentPart::Opaque(part) => Some(part),
+        _ => None,
+    })
+}
+
+/// The JSON an opaque part carries; a text part with its placeholder when it is not JSON.
+fn opaque(part: &OpaquePart) -> Value {
+    serde_json::from_str(&part.json).unwrap_or_else(|_| json!({"type": "text", "text": part.placeholder()}))
+}
+
+/// The calls of a message of another role than the assistant's, as an assistant message.
+fn push_calls(messages: &mut Vec<Value>, content: &[ContentPart]) {
+    let calls: Vec<ContentPart> = tool_calls(content).cloned().map(ContentPart::ToolCall).collect();
+    push_assistant(messages, String::new(), &calls);
+}
+
+/// An assistant message with `text` (and the opaque parts of `content`) and the calls of
+/// `content`; nothing when all are empty.
 fn push_assistant(messages: &mut Vec<Value>, text: String, content: &[ContentPart]) {
     let calls: Vec<Value> = tool_calls(content).map(call).collect();
-    if text.is_empty() && calls.is_empty() {
+    let text = content_value(text, content);
+    if text.is_none() && calls.is_empty() {
         return;
     }
     let mut message = Map::new();
     message.insert("role".into(), json!("assistant"));
-    message.insert("content".into(), if text.is_empty() { Value::Null } else { Value::String(text) });
+    message.insert("content".into(), text.unwrap_or(Value::Null));
     if !calls.is_empty() {
         message.insert("tool_calls".into(), Value::Array(calls));
     }
@@ -99,19 +139,29 @@ fn call(call: &ToolCall) -> Value {
 }
 
 /// One `tool` message per result of `content`, `extra` (when not empty) added to the last one's
-/// content. Returns whether there was a result.
-fn push_results(messages: &mut Vec<Value>, content: &[ContentPart], extra: &str) -> bool {
+/// content, and with `attach` the opaque parts of `content` after it. Returns whether there was
+/// a result.
+fn push_results(messages: &mut Vec<Value>, content: &[ContentPart], extra: &str, attach: bool) -> bool {
     let results: Vec<_> = tool_results(content).collect();
     let count = results.len();
     for (index, result) in results.into_iter().enumerate() {
         let mut text = tool_result_text(result);
-        if index + 1 == count && !extra.is_empty() {
+        let last = index + 1 == count;
+        if last && !extra.is_empty() {
             if !text.is_empty() {
                 text.push('\n');
             }
             text.push_str(extra);
         }
-        messages.push(json!({"role": "tool", "tool_call_id": result.call_id, "content": text}));
+        let content = match opaque_parts(content).next() {
+            Some(_) if last && attach => {
+                let mut parts = vec![json!({"type": "text", "text": text})];
+                parts.extend(opaque_parts(content).map(opaque));
+                Value::Array(parts)
+            }
+            _ => Value::String(text),
+        };
+        messages.push(json!({"role": "tool", "tool_call_id": result.call_id, "content": content}));
     }
     count > 0
 }

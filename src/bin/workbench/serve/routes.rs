@@ -6,6 +6,7 @@
 //! GET /api/traces/{id}/messages?goal_id=G              {"trace_id", "goal_id", "messages", "notes"?}
 //! GET /api/traces/{id}/branches/{branch_id}            {branch meta…, "goal_tree", "messages", "notes"?}
 //! GET /api/traces/{id}/events?since_event_id=N         {"trace_id", "events", "last_event_id", "notes"?}
+//! GET /api/traces/{id}/calls                           {"trace_id", "calls", "notes"?} (the proxy's calls)
 //! GET /api/traces/{id}/watch?since_event_id=N          WebSocket (watch.rs)
 //! ```
 //!
@@ -33,6 +34,7 @@ pub fn router(state: AppState) -> Router {
         .route("/api/traces/{trace_id}/messages", get(messages))
         .route("/api/traces/{trace_id}/branches/{branch_id}", get(branch))
         .route("/api/traces/{trace_id}/events", get(events))
+        .route("/api/traces/{trace_id}/calls", get(calls))
         .route("/api/traces/{trace_id}/watch", get(watch::upgrade))
         .fallback(no_route)
         .with_state(state)
@@ -69,6 +71,12 @@ async fn messages(
     let trace_id = trace_id(path)?;
     let goal_id = query_of(query)?.goal_id.ok_or_else(|| invalid("the query parameter `goal_id` is required"))?;
     let page = read_store(&state.fs, move |store| pollster::block_on(store.goal_messages(&trace_id, &goal_id))).await?;
+    json(page)
+}
+
+async fn calls(State(state): State<AppState>, path: Result<Path<String>, PathRejection>) -> Reply {
+    let trace_id = trace_id(path)?;
+    let page = read_store(&state.fs, move |store| pollster::block_on(store.calls(&trace_id))).await?;
     json(page)
 }
 

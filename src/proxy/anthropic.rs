@@ -1,0 +1,378 @@
+//! Anthropic Messages: an agent's request read into the engine's model, and the engine's
+//! prompt written back as the request for the upstream.
+//!
+//! Read the way the Claude Code importer reads a session log, so the proxy and the replay's
+//! `workbench` strategy record the same messages: a user message's `tool_result` blocks become
+//! one tool message each and the blocks around them user messages; `thinking` keeps its text and
+//! signature; a `tool_use`'s input becomes its arguments as compact JSON. What the engine does
+//! not read (images, documents, `redacted_thinking`, server tool blocks, unknown types) is kept
+//! as an opaque part and sent back as it came.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part};
+use super::route::Format;
+use super::wire::{RawObject, compact, without_cache_control};
+use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
+use crate::prompt::serialize::{AnthropicOptions, to_anthropic_with};
+use crate::prompt::{PromptView, ToolSpec};
+use crate::tokens::TokenCounter;
+
+/// The API takes at most this many cache breakpoints in one request.
+pub const MAX_BREAKPOINTS: usize = 4;
+
+pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
+    let raw_messages =
+        body.field::<Vec<Value>>("messages").map_err(invalid)?.ok_or_else(|| invalid("`messages` is missing"))?;
+    if raw_messages.is_empty() {
+        return Err(invalid("`messages` is empty"));
+    }
+    let model = body.field::<String>("model").map_err(invalid)?.unwrap_or_default();
+    let stream = body.field::<bool>("stream").map_err(invalid)?.unwrap_or(false);
+    let mut cache_control = None;
+    let (system_text, system_blocks) = system(&body.value("system"), &mut cache_control)?;
+    let tools = tools(&body.value("tools"))?;
+    let agent_session = agent_session(&body.value("metadata"));
+
+    let names = tool_names(&raw_messages);
+    let mut reader = Reader { counter, names: &names, cache_control, system_messages: false };
+    let mut messages = Vec::with_capacity(raw_messages.len());
+    for (i, message) in raw_messages.iter().enumerate() {
+        let at = format!("messages[{i}]");
+        let role = message.get("role").and_then(Value::as_str).ok_or_else(|| invalid(format!("{at} has no `role`")))?;
+        let content = message.get("content").ok_or_else(|| invalid(format!("{at} has no `content`")))?;
+        let drafts = match role {
+            "user" => reader.user(&at, content)?,
+            "assistant" => vec![draft(Role::Assistant, reader.parts(&at, content, Role::Assistant)?)],
+            "system" => {
+                reader.system_messages = true;
+                vec![draft(Role::System, reader.parts(&at, content, Role::System)?)]
+            }
+            other => {
+                return Err(RequestError::unreadable(format!(
+                    "{at} has the role `{other}`, which the engine does not read"
+                )));
+            }
+        };
+        messages.push(ClientMessage::new(drafts));
+    }
+    Ok(ClientRequest {
+        format: Format::Anthropic,
+        model,
+        stream,
+        system_text,
+        system_blocks,
+        messages,
+        tools,
+        agent_session,
+        cache_control: reader.cache_control,
+        system_messages: reader.system_messages,
+        system_role: None,
+        body,
+    })
+}
+
+/// The upstream's body: the agent's request with the engine's `system` and `messages`, its
+/// system blocks as they came in place of the engine's copy of them, and the cache
+/// breakpoints of [`to_anthropic_with`] (at most [`MAX_BREAKPOINTS`] with any the agent put on
+/// its tools, which it keeps while there is room; the engine's use the agent's own
+/// `cache_control` value, its TTL say).
+pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView) -> String {
+    let rendered = to_anthropic_with(view, AnthropicOptions { system_messages: request.system_messages });
+    let mut system: Vec<Value> = rendered.get("system").and_then(Value::as_array).cloned().unwrap_or_default();
+    let mut messages = rendered.get("messages").cloned().unwrap_or(Value::Array(Vec::new()));
+    if !request.system_text.trim().is_empty() && !system.is_empty() {
+        let engine_copy = system.remove(0);
+        let mut agent = request.system_blocks.clone();
+        if engine_copy.get("cache_control").is_some()
+            && let Some(Value::Object(last)) =
+                agent.iter_mut().rev().find(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        {
+            last.insert("cache_control".into(), serde_json::json!({"type": "ephemeral"}));
+        }
+        agent.extend(system);
+        system = agent;
+    }
+    let mut system = Value::Array(system);
+    let mut engine_marks = 0;
+    let value = request.cache_control.clone();
+    engine_marks += restyle_breakpoints(&mut system, value.as_ref());
+    engine_marks += restyle_breakpoints(&mut messages, value.as_ref());
+
+    let mut body = request.body.clone();
+    if system.as_array().is_some_and(|s| !s.is_empty()) {
+        body.set("system", &system);
+    } else {
+        body.remove("system");
+    }
+    body.set("messages", &messages);
+    if let Value::Array(mut tools) = request.body.value("tools") {
+        let marked: Vec<usize> = (0..tools.len()).filter(|&i| tools[i].get("cache_control").is_some()).collect();
+        let room = MAX_BREAKPOINTS.saturating_sub(engine_marks);
+        if marked.len() > room {
+            for &i in &marked[..marked.len() - room] {
+                if let Value::Object(tool) = &mut tools[i] {
+                    tool.remove("cache_control");
+                }
+            }
+            body.set("tools", &tools);
+        }
+    }
+    body.to_json()
+}
+
+/// Give every breakpoint under `value` the agent's `cache_control` (when it has one); returns
+/// how many there are.
+fn restyle_breakpoints(value: &mut Value, agent: Option<&Value>) -> usize {
+    match value {
+        Value::Object(fields) => {
+            let mut count = 0;
+            if let Some(mark) = fields.get_mut("cache_control") {
+                count += 1;
+                if let Some(agent) = agent {
+                    *mark = agent.clone();
+                }
+            }
+            count
+                + fields
+                    .iter_mut()
+                    .filter(|(k, _)| *k != "cache_control")
+                    .map(|(_, v)| restyle_breakpoints(v, agent))
+                    .sum::<usize>()
+        }
+        Value::Array(items) => items.iter_mut().map(|v| restyle_breakpoints(v, agent)).sum(),
+        _ => 0,
+    }
+}
+
+/// `system` as text (blocks joined by newlines) and as blocks without breakpoints.
+fn system(value: &Value, cache_control: &mut Option<Value>) -> Result<(String, Vec<Value>), RequestError> {
+    match value {
+        Value::Null => Ok((String::new(), Vec::new())),
+        Value::String(text) => Ok((text.clone(), vec![serde_json::json!({"type": "text", "text": text})])),
+        Value::Array(blocks) => {
+            let mut texts = Vec::new();
+            let mut kept = Vec::new();
+            for (j, block) in blocks.iter().enumerate() {
+                if !block.is_object() {
+                    return Err(RequestError::invalid(format!("system[{j}] is not an object")));
+                }
+                let (block, mark) = without_cache_control(block.clone());
+                if cache_control.is_none() {
+                    *cache_control = mark;
+                }
+                if let Some(text) = block.get("text").and_then(Value::as_str) {
+                    texts.push(text.to_owned());
+                }
+                kept.push(block);
+            }
+            Ok((texts.join("\n"), kept))
+        }
+        _ => Err(RequestError::invalid("`system` must be a string or a list of blocks")),
+    }
+}
+
+/// The tools as the engine counts them: name, description and input schema (a server tool
+/// without a schema counts as its whole JSON).
+fn tools(value: &Value) -> Result<Vec<ToolSpec>, RequestError> {
+    let tools = match value {
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(tools) => tools,
+        _ => return Err(RequestError::invalid("`tools` must be a list")),
+    };
+    tools
+        .iter()
+        .enumerate()
+        .map(|(i, tool)| {
+            let name = tool.get("name").and_then(Value::as_str);
+            let name = name.ok_or_else(|| RequestError::invalid(format!("tools[{i}] has no `name`")))?.to_owned();
+            let description = tool.get("description").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let parameters = match tool.get("input_schema") {
+                Some(schema) => schema.clone(),
+                None => without_cache_control(tool.clone()).0,
+            };
+            Ok(ToolSpec { name, description, parameters })
+        })
+        .collect()
+}
+
+/// Claude Code's session id: `metadata.user_id` holds JSON with a `session_id` (older versions:
+/// `…_session_<id>` in the text).
+fn agent_session(metadata: &Value) -> Option<String> {
+    let user_id = metadata.get("user_id").and_then(Value::as_str)?;
+    if let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(user_id) {
+        return fields.get("session_id").and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_owned);
+    }
+    let (_, session) = user_id.rsplit_once("_session_")?;
+    (!session.is_empty()).then(|| session.to_owned())
+}
+
+/// The names of the request's tool calls by id, to name their results.
+fn tool_names(messages: &[Value]) -> BTreeMap<String, String> {
+    let mut names = BTreeMap::new();
+    for message in messages.iter().filter(|m| m.get("role").and_then(Value::as_str) == Some("assistant")) {
+        for block in message.get("content").and_then(Value::as_array).into_iter().flatten() {
+            if block.get("type").and_then(Value::as_str) == Some("tool_use")
+                && let (Some(id), Some(name)) =
+                    (block.get("id").and_then(Value::as_str), block.get("name").and_then(Value::as_str))
+            {
+                names.entry(id.to_owned()).or_insert_with(|| name.to_owned());
+            }
+        }
+    }
+    names
+}
+
+/// Reads the messages' content, noting the first breakpoint the agent used.
+struct Reader<'a> {
+    counter: &'a TokenCounter,
+    names: &'a BTreeMap<String, String>,
+    cache_control: Option<Value>,
+    system_messages: bool,
+}
+
+impl Reader<'_> {
+    /// A content block without its breakpoint; an error when it is no object with a `type`.
+    fn block(&mut self, at: &str, block: &Value) -> Result<(String, Value), RequestError> {
+        if !block.is_object() {
+            return Err(RequestError::invalid(format!("{at} is not an object")));
+        }
+        let (block, mark) = without_cache_control(block.clone());
+        if self.cache_control.is_none() {
+            self.cache_control = mark;
+        }
+        let kind = block.get("type").and_then(Value::as_str);
+        let kind = kind.ok_or_else(|| RequestError::invalid(format!("{at} has no `type`")))?.to_owned();
+        Ok((kind, block))
+    }
+
+    fn text(at: &str, block: &Value) -> Result<String, RequestError> {
+        match block.get("text") {
+            Some(Value::String(text)) => Ok(text.clone()),
+            _ => Err(RequestError::invalid(format!("{at}: a text block needs a string `text`"))),
+        }
+    }
+
+    /// The parts of an assistant or system message.
+    fn parts(&mut self, at: &str, content: &Value, role: Role) -> Result<Vec<ContentPart>, RequestError> {
+        let blocks = match content {
+            Value::String(text) => return Ok(vec![ContentPart::Text { text: text.clone() }]),
+            Value::Array(blocks) => blocks,
+            _ => return Err(RequestError::invalid(format!("{at}.content must be a string or a list of blocks"))),
+        };
+        let mut parts = Vec::with_capacity(blocks.len());
+        for (j, block) in blocks.iter().enumerate() {
+            let at = format!("{at}.content[{j}]");
+            let (kind, block) = self.block(&at, block)?;
+            let part = match (kind.as_str(), role) {
+                ("text", _) => ContentPart::Text { text: Self::text(&at, &block)? },
+                ("thinking", Role::Assistant) => ContentPart::Reasoning {
+                    text: block.get("thinking").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                    signature: block.get("signature").and_then(Value::as_str).map(str::to_owned),
+                },
+                ("tool_use", Role::Assistant) => {
+                    let id = block.get("id").and_then(Value::as_str).filter(|id| !id.is_empty());
+                    let id = id.ok_or_else(|| RequestError::invalid(format!("{at}: a tool_use needs an `id`")))?;
+                    let name = block.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+                    ContentPart::ToolCall(ToolCall {
+                        id: ToolCallId::from(id),
+                        name,
+                        arguments: arguments(block.get("input")),
+                    })
+                }
+                _ => opaque_part(&block, self.counter),
+            };
+            parts.push(part);
+        }
+        Ok(parts)
+    }
+
+    /// A user message: one tool message per `tool_result` block, user messages for the blocks
+    /// around them, in order.
+    fn user(&mut self, at: &str, content: &Value) -> Result<Vec<crate::engine::MessageDraft>, RequestError> {
+        let blocks = match content {
+            Value::String(text) => return Ok(vec![draft(Role::User, vec![ContentPart::Text { text: text.clone() }])]),
+            Value::Array(blocks) => blocks,
+            _ => return Err(RequestError::invalid(format!("{at}.content must be a string or a list of blocks"))),
+        };
+        let mut drafts = Vec::new();
+        let mut pending = Vec::new();
+        for (j, block) in blocks.iter().enumerate() {
+            let at = format!("{at}.content[{j}]");
+            let (kind, block) = self.block(&at, block)?;
+            match kind.as_str() {
+                "text" => pending.push(ContentPart::Text { text: Self::text(&at, &block)? }),
+                "tool_result" => {
+                    if !pending.is_empty() {
+                        drafts.push(draft(Role::User, std::mem::take(&mut pending)));
+                    }
+                    drafts.push(draft(Role::Tool, self.tool_result(&at, &block)?));
+                }
+                _ => pending.push(opaque_part(&block, self.counter)),
+            }
+        }
+        if !pending.is_empty() {
+            drafts.push(draft(Role::User, pending));
+        }
+        if drafts.is_empty() {
+            drafts.push(draft(Role::User, Vec::new()));
+        }
+        Ok(drafts)
+    }
+
+    /// A `tool_result` block: its text as the output, the other blocks of its content (an
+    /// image) as opaque parts after the result.
+    fn tool_result(&mut self, at: &str, block: &Value) -> Result<Vec<ContentPart>, RequestError> {
+        let id = block.get("tool_use_id").and_then(Value::as_str);
+        let id = id.ok_or_else(|| RequestError::invalid(format!("{at}: a tool_result needs a `tool_use_id`")))?;
+        let mut texts = Vec::new();
+        let mut attached = Vec::new();
+        match block.get("content") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(text)) => texts.push(text.clone()),
+            Some(Value::Array(blocks)) => {
+                for (k, inner) in blocks.iter().enumerate() {
+                    let at = format!("{at}.content[{k}]");
+                    let (kind, inner) = self.block(&at, inner)?;
+                    if kind == "text" {
+                        texts.push(Self::text(&at, &inner)?);
+                    } else {
+                        attached.push(opaque_part(&inner, self.counter));
+                    }
+                }
+            }
+            Some(_) => return Err(RequestError::invalid(format!("{at}.content must be a string or a list of blocks"))),
+        }
+        let error = block.get("is_error").and_then(Value::as_bool) == Some(true);
+        let result = ToolResult {
+            call_id: ToolCallId::from(id),
+            name: self.names.get(id).cloned().unwrap_or_default(),
+            status: if error { ToolStatus::Error } else { ToolStatus::Ok },
+            output: texts.join("\n"),
+            stderr: None,
+            exit_code: None,
+        };
+        let mut parts = vec![ContentPart::ToolResult(result)];
+        parts.extend(attached);
+        Ok(parts)
+    }
+}
+
+/// A `tool_use` input as the engine keeps arguments: a string as it is, anything else as
+/// compact JSON, `{}` when absent (as the importers do).
+pub(super) fn arguments(input: Option<&Value>) -> String {
+    match input {
+        Some(Value::String(text)) => text.clone(),
+        Some(Value::Null) | None => "{}".to_owned(),
+        Some(other) => compact(other),
+    }
+}
+
+/// The agent's blocks of an assistant reply (from the upstream) read into parts.
+pub(super) fn reply_parts(blocks: &[Value], counter: &TokenCounter) -> Vec<ContentPart> {
+    let names = BTreeMap::new();
+    let mut reader = Reader { counter, names: &names, cache_control: None, system_messages: false };
+    reader.parts("reply", &Value::Array(blocks.to_vec()), Role::Assistant).unwrap_or_default()
+}

@@ -1,0 +1,187 @@
+//! OpenAI Chat Completions: an agent's request read into the engine's model, and the engine's
+//! prompt written back as the request for the upstream.
+//!
+//! The leading `system`/`developer` messages are the system prompt; later system messages stay
+//! in history. An assistant's `tool_calls` keep their arguments byte-exact; each `tool` message
+//! is one tool result, named after its call. Content parts the engine does not read (images,
+//! audio, files) are kept as opaque parts and sent back as they came.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part};
+use super::route::Format;
+use super::wire::RawObject;
+use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
+use crate::prompt::serialize::to_openai_chat;
+use crate::prompt::{PromptView, ToolSpec};
+use crate::tokens::TokenCounter;
+
+pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
+    let raw_messages =
+        body.field::<Vec<Value>>("messages").map_err(invalid)?.ok_or_else(|| invalid("`messages` is missing"))?;
+    if raw_messages.is_empty() {
+        return Err(invalid("`messages` is empty"));
+    }
+    let model = body.field::<String>("model").map_err(invalid)?.unwrap_or_default();
+    let stream = body.field::<bool>("stream").map_err(invalid)?.unwrap_or(false);
+    let tools = tools(&body.value("tools"))?;
+
+    let role_of = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_owned);
+    let leading =
+        raw_messages.iter().take_while(|m| matches!(role_of(m).as_deref(), Some("system" | "developer"))).count();
+    let mut system = Vec::new();
+    for (i, message) in raw_messages[..leading].iter().enumerate() {
+        system.push(text_of(&format!("messages[{i}]"), message.get("content"))?);
+    }
+    let system_role = raw_messages.first().and_then(role_of).filter(|_| leading > 0);
+
+    let mut names = BTreeMap::new();
+    let mut messages = Vec::with_capacity(raw_messages.len() - leading);
+    for (i, message) in raw_messages.iter().enumerate().skip(leading) {
+        let at = format!("messages[{i}]");
+        let role = role_of(message).ok_or_else(|| invalid(format!("{at} has no `role`")))?;
+        let content = message.get("content");
+        let one = match role.as_str() {
+            "system" | "developer" => draft(Role::System, parts(&at, content, counter)?),
+            "user" => draft(Role::User, parts(&at, content, counter)?),
+            "assistant" => {
+                let mut parts = parts(&at, content, counter)?;
+                for call in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                    let call = tool_call(&at, call)?;
+                    names.insert(call.id.as_str().to_owned(), call.name.clone());
+                    parts.push(ContentPart::ToolCall(call));
+                }
+                draft(Role::Assistant, parts)
+            }
+            "tool" => {
+                let id = message.get("tool_call_id").and_then(Value::as_str);
+                let id = id.ok_or_else(|| invalid(format!("{at}: a tool message needs a `tool_call_id`")))?;
+                let mut texts = Vec::new();
+                let mut attached = Vec::new();
+                for part in parts(&at, content, counter)? {
+                    match part {
+                        ContentPart::Text { text } => texts.push(text),
+                        other => attached.push(other),
+                    }
+                }
+                let result = ToolResult {
+                    call_id: ToolCallId::from(id),
+                    name: names.get(id).cloned().unwrap_or_default(),
+                    status: ToolStatus::Ok,
+                    output: texts.join("\n"),
+                    stderr: None,
+                    exit_code: None,
+                };
+                let mut content = vec![ContentPart::ToolResult(result)];
+                content.extend(attached);
+                draft(Role::Tool, content)
+            }
+            other => {
+                return Err(RequestError::unreadable(format!(
+                    "{at} has the role `{other}`, which the engine does not read"
+                )));
+            }
+        };
+        messages.push(ClientMessage::new(vec![one]));
+    }
+    Ok(ClientRequest {
+        format: Format::OpenAi,
+        model,
+        stream,
+        system_text: system.join("\n"),
+        system_blocks: Vec::new(),
+        messages,
+        tools,
+        agent_session: None,
+        cache_control: None,
+        system_messages: false,
+        system_role,
+        body,
+    })
+}
+
+/// The upstream's body: the agent's request with the engine's `messages` (its leading system
+/// message in the role the agent used), every other field as it came.
+pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView) -> String {
+    let rendered = to_openai_chat(view);
+    let mut messages = rendered.get("messages").cloned().unwrap_or(Value::Array(Vec::new()));
+    if let (Some(role), Some(Value::Object(first))) = (&request.system_role, messages.get_mut(0))
+        && first.get("role").and_then(Value::as_str) == Some("system")
+        && !request.system_text.is_empty()
+    {
+        first.insert("role".into(), Value::String(role.clone()));
+    }
+    let mut body = request.body.clone();
+    body.set("messages", &messages);
+    body.to_json()
+}
+
+/// The tools as the engine counts them.
+fn tools(value: &Value) -> Result<Vec<ToolSpec>, RequestError> {
+    let tools = match value {
+        Value::Null => return Ok(Vec::new()),
+        Value::Array(tools) => tools,
+        _ => return Err(RequestError::invalid("`tools` must be a list")),
+    };
+    tools
+        .iter()
+        .enumerate()
+        .map(|(i, tool)| {
+            let function = tool.get("function").unwrap_or(tool);
+            let name = function.get("name").and_then(Value::as_str);
+            let name = name.ok_or_else(|| RequestError::invalid(format!("tools[{i}] has no function `name`")))?;
+            Ok(ToolSpec {
+                name: name.to_owned(),
+                description: function.get("description").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                parameters: function.get("parameters").cloned().unwrap_or(Value::Null),
+            })
+        })
+        .collect()
+}
+
+fn tool_call(at: &str, call: &Value) -> Result<ToolCall, RequestError> {
+    let function = call.get("function");
+    let id = call.get("id").and_then(Value::as_str).filter(|id| !id.is_empty());
+    let id = id.ok_or_else(|| RequestError::invalid(format!("{at}: a tool call needs an `id`")))?;
+    let name = function.and_then(|f| f.get("name")).and_then(Value::as_str);
+    let name = name.ok_or_else(|| RequestError::invalid(format!("{at}: tool call `{id}` needs a function `name`")))?;
+    let arguments = match function.and_then(|f| f.get("arguments")) {
+        Some(Value::String(text)) => text.clone(),
+        None | Some(Value::Null) => String::new(),
+        Some(other) => super::wire::compact(other),
+    };
+    Ok(ToolCall { id: ToolCallId::from(id), name: name.to_owned(), arguments })
+}
+
+/// The parts of `content`: a string is one text part, a list its text parts and opaque ones.
+fn parts(at: &str, content: Option<&Value>, counter: &TokenCounter) -> Result<Vec<ContentPart>, RequestError> {
+    match content {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(text)) => Ok(vec![ContentPart::Text { text: text.clone() }]),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(j, item)| match (item.get("type").and_then(Value::as_str), item.get("text")) {
+                (Some("text"), Some(Value::String(text))) => Ok(ContentPart::Text { text: text.clone() }),
+                (Some(_), _) => Ok(opaque_part(item, counter)),
+                (None, _) => Err(RequestError::invalid(format!("{at}.content[{j}] has no `type`"))),
+            })
+            .collect(),
+        Some(_) => Err(RequestError::invalid(format!("{at}.content must be a string or a list of parts"))),
+    }
+}
+
+/// The text of a system message's content.
+fn text_of(at: &str, content: Option<&Value>) -> Result<String, RequestError> {
+    let texts: Vec<String> = match content {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(text)) => vec![text.clone()],
+        Some(Value::Array(items)) => {
+            items.iter().filter_map(|i| i.get("text").and_then(Value::as_str).map(str::to_owned)).collect()
+        }
+        Some(_) => return Err(RequestError::invalid(format!("{at}.content must be a string or a list of parts"))),
+    };
+    Ok(texts.join("\n"))
+}

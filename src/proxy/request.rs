@@ -1,0 +1,237 @@
+//! An agent's request, read into the engine's model: the messages as drafts the engine records,
+//! each client message with a fingerprint of its normalised content; the system prompt, the
+//! tools, and every other field as it came. The formats' readers are `anthropic.rs` and
+//! `openai.rs`.
+
+use serde_json::Value;
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::route::Format;
+use super::wire::RawObject;
+use super::{anthropic, openai};
+use crate::engine::MessageDraft;
+use crate::model::{ContentPart, OpaquePart, Role};
+use crate::prompt::ToolSpec;
+use crate::tokens::{MESSAGE_OVERHEAD, TokenCounter};
+
+/// An agent's request as the proxy reads it.
+#[derive(Debug, Clone)]
+pub struct ClientRequest {
+    pub format: Format,
+    /// Every field as it came; the upstream body replaces `system`/`messages` (and re-marks
+    /// `tools`) and keeps the rest.
+    pub body: RawObject,
+    pub model: String,
+    pub stream: bool,
+    /// The system prompt as text (what the engine's L1 holds).
+    pub system_text: String,
+    /// Anthropic: the `system` blocks as they came, breakpoints removed.
+    pub system_blocks: Vec<Value>,
+    /// The conversation, one entry per message of the request.
+    pub messages: Vec<ClientMessage>,
+    /// The tools offered, for the engine's count and cache report (the upstream gets `tools`
+    /// exactly as they came).
+    pub tools: Vec<ToolSpec>,
+    /// The agent's own session id (Claude Code's `metadata.user_id`), when it sends one.
+    pub agent_session: Option<String>,
+    /// Anthropic: the first `cache_control` the agent used outside `tools` (its TTL, say),
+    /// which the engine's breakpoints then use too.
+    pub cache_control: Option<Value>,
+    /// Anthropic: the request had `system` messages inside `messages`, so its API takes them.
+    pub system_messages: bool,
+    /// OpenAI: the role the leading system message came with (`system` or `developer`).
+    pub system_role: Option<String>,
+}
+
+/// One message of the request: what the engine records for it (a user message with tool
+/// results becomes one tool message per result and user messages around them) and its
+/// fingerprint, a hash of its normalised content (breakpoints, key order and the string or
+/// block form of content do not change it).
+#[derive(Debug, Clone)]
+pub struct ClientMessage {
+    pub drafts: Vec<MessageDraft>,
+    pub fingerprint: u64,
+}
+
+impl ClientMessage {
+    /// The message's drafts and their fingerprint.
+    pub fn new(drafts: Vec<MessageDraft>) -> ClientMessage {
+        let mut text = String::new();
+        for draft in &drafts {
+            let role = draft.role.map_or("none", Role::as_str);
+            text.push_str(role);
+            text.push('\u{1}');
+            text.push_str(&serde_json::to_string(&draft.content).unwrap_or_default());
+            text.push('\u{2}');
+        }
+        ClientMessage { fingerprint: xxh3_64(text.as_bytes()), drafts }
+    }
+
+    /// Whether the message is the assistant's.
+    pub fn is_assistant(&self) -> bool {
+        self.drafts.iter().any(|d| d.role == Some(Role::Assistant))
+    }
+}
+
+/// A request the proxy does not manage: malformed (refused with `status` and the reason), or
+/// well formed but of a shape the engine does not read (`pass_through`: it goes upstream as it
+/// came, and the upstream decides).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestError {
+    pub status: u16,
+    pub message: String,
+    pub pass_through: bool,
+}
+
+impl RequestError {
+    pub fn invalid(message: impl Into<String>) -> RequestError {
+        RequestError { status: 400, message: message.into(), pass_through: false }
+    }
+
+    pub fn unreadable(message: impl Into<String>) -> RequestError {
+        RequestError { pass_through: true, ..RequestError::invalid(message) }
+    }
+}
+
+/// A 400 error saying what is wrong with the request.
+pub(super) fn invalid(message: impl Into<String>) -> RequestError {
+    RequestError::invalid(message)
+}
+
+impl ClientRequest {
+    /// Read a request body of `format`; `counter` estimates what opaque blocks cost.
+    pub fn parse(format: Format, body: &[u8], counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
+        let object = RawObject::parse(body).map_err(RequestError::invalid)?;
+        match format {
+            Format::Anthropic => anthropic::parse_request(object, counter),
+            Format::OpenAi => openai::parse_request(object, counter),
+        }
+    }
+
+    /// The fingerprints of the request's messages, in order.
+    pub fn fingerprints(&self) -> Vec<u64> {
+        self.messages.iter().map(|m| m.fingerprint).collect()
+    }
+
+    /// The request's prompt tokens as the engine counts them (system prompt, messages with
+    /// their overhead, tools), to compare with what the engine sends.
+    pub fn tokens(&self, counter: &TokenCounter) -> usize {
+        let system = if self.system_text.is_empty() { 0 } else { counter.count(&self.system_text) + MESSAGE_OVERHEAD };
+        let messages: usize =
+            self.messages.iter().flat_map(|m| &m.drafts).map(|d| counter.count_message_content(&d.content)).sum();
+        let tools: usize =
+            self.tools.iter().map(|t| counter.count(&serde_json::to_string(t).unwrap_or_default())).sum();
+        system + messages + tools
+    }
+
+    /// A side call (a title, a one-shot classification): no tools and fewer than `max_tokens`
+    /// tokens of system prompt and messages. The proxy passes it through untouched.
+    pub fn is_side_call(&self, counter: &TokenCounter, max_tokens: usize) -> bool {
+        self.tools.is_empty() && self.tokens(counter) < max_tokens
+    }
+
+    /// The key of the conversation this request continues (see [`SessionKey`]).
+    pub fn session_key(&self, header_session: Option<&str>) -> SessionKey {
+        let agent_session =
+            self.agent_session.clone().or_else(|| header_session.map(str::to_owned)).filter(|s| !s.trim().is_empty());
+        let mut seed = format!("{}\u{1}", self.format.name());
+        if let Some(first) = self.messages.first() {
+            seed.push_str(&first.fingerprint.to_string());
+        }
+        if agent_session.is_none() {
+            seed.push('\u{1}');
+            seed.push_str(&self.system_text);
+            for tool in &self.tools {
+                seed.push('\u{1}');
+                seed.push_str(&tool.name);
+            }
+        }
+        SessionKey { agent_session, conversation: xxh3_64(seed.as_bytes()) }
+    }
+}
+
+/// Which conversation a request belongs to: the agent's session id when it sends one (Claude
+/// Code's `metadata.user_id`, an `x-session-id`-like header) and a hash of the first message
+/// (which tells a session's sub-agents apart); without a session id, the hash also covers the
+/// system prompt and the tools' names.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionKey {
+    pub agent_session: Option<String>,
+    pub conversation: u64,
+}
+
+impl SessionKey {
+    /// The trace id the key's first conversation is saved under: the agent's session id made a
+    /// plain name (letters, digits, `-`, `_`, `.`; at most 64 characters), else `proxy-<hash>`.
+    pub fn trace_base(&self) -> String {
+        match &self.agent_session {
+            Some(session) => {
+                let name: String = session
+                    .chars()
+                    .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '-' })
+                    .take(64)
+                    .collect();
+                let name = name.trim_matches('.').to_owned();
+                if name.is_empty() { format!("proxy-{:016x}", self.conversation) } else { name }
+            }
+            None => format!("proxy-{:016x}", self.conversation),
+        }
+    }
+}
+
+/// An opaque part for a block the engine does not read, with its estimated tokens: an image
+/// costs about 1,600 tokens (the providers' figure for a full-size image); anything else the
+/// tokens of its JSON, or a quarter of its bytes past 256 KB (base64 data, say).
+pub fn opaque_part(block: &Value, counter: &TokenCounter) -> ContentPart {
+    let kind = block.get("type").and_then(Value::as_str).unwrap_or("block").to_owned();
+    let json = serde_json::to_string(block).unwrap_or_default();
+    let tokens = if matches!(kind.as_str(), "image" | "image_url" | "input_image") {
+        1_600
+    } else if json.len() > 256 * 1024 {
+        json.len() / 4
+    } else {
+        counter.count(&json)
+    };
+    ContentPart::Opaque(OpaquePart { kind, json, tokens: u32::try_from(tokens).unwrap_or(u32::MAX) })
+}
+
+/// A draft of `role` with `content`, naming the call a tool message answers.
+pub fn draft(role: Role, content: Vec<ContentPart>) -> MessageDraft {
+    let tool_call_id = match role {
+        Role::Tool => content.iter().find_map(|p| match p {
+            ContentPart::ToolResult(r) => Some(r.call_id.clone()),
+            _ => None,
+        }),
+        _ => None,
+    };
+    MessageDraft { tool_call_id, ..MessageDraft::new(role, content) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_ignore_the_form_of_content() {
+        let counter = TokenCounter::new(crate::tokens::Encoding::O200kBase);
+        let parse = |body: &[u8]| ClientRequest::parse(Format::Anthropic, body, &counter).unwrap();
+        let a = parse(br#"{"model":"m","messages":[{"role":"user","content":"hi"}]}"#);
+        let b = parse(
+            br#"{"messages":[{"content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}],"role":"user"}],"model":"m"}"#,
+        );
+        assert_eq!(a.fingerprints(), b.fingerprints());
+        assert_eq!(a.session_key(None), b.session_key(None));
+        let c = parse(br#"{"model":"m","messages":[{"role":"user","content":"ho"}]}"#);
+        assert_ne!(a.fingerprints(), c.fingerprints());
+    }
+
+    #[test]
+    fn trace_bases_are_plain_names() {
+        let key = SessionKey { agent_session: Some("2e0b/../x y".into()), conversation: 7 };
+        assert_eq!(key.trace_base(), "2e0b-..-x-y");
+        let key = SessionKey { agent_session: None, conversation: 255 };
+        assert_eq!(key.trace_base(), "proxy-00000000000000ff");
+        let key = SessionKey { agent_session: Some("..".into()), conversation: 1 };
+        assert_eq!(key.trace_base(), "proxy-0000000000000001");
+    }
+}

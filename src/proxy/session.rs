@@ -1,0 +1,314 @@
+//! One conversation of an agent, managed by one engine: each request records only the messages
+//! that are new since the last one, then the engine's `prepare_call` prompt goes upstream; the
+//! reply's usage goes back to the engine, and the reply itself is recorded when the agent sends
+//! its copy back with the next request (or when the session closes), so a reply that never
+//! completed is never recorded. A request that does not extend the recorded history belongs
+//! to another session: the caller opens one ([`Extension::Departs`]).
+
+use serde::Serialize;
+
+use super::reply::{ProviderUsage, ReplyOutcome};
+use super::request::{ClientRequest, draft};
+use super::route::Format;
+use super::{anthropic, openai};
+use crate::engine::Engine;
+use crate::error::Result;
+use crate::host::Host;
+use crate::model::{ContentPart, Role};
+use crate::prompt::{CallInput, ToolSpec};
+use crate::store::Redactor;
+
+/// The file of a trace directory where the proxy appends one line per call: what was sent and
+/// what the provider reported (its cache reads and writes next to the engine's expectation).
+pub const CALLS_FILE: &str = crate::store::layout::CALLS;
+
+/// How a request relates to what a session recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Extension {
+    /// It repeats the recorded history, then adds messages from index `from` on.
+    Extends { from: usize },
+    /// It is the recorded history exactly (a client's retry): nothing new to record.
+    Repeats,
+    /// It departs from the recorded history at message `at`: the agent compacted or rewound its
+    /// own history, or the user edited a message. Another session's.
+    Departs { at: usize },
+}
+
+/// Compare a request's message fingerprints with the recorded ones.
+pub fn extension(recorded: &[u64], request: &[u64]) -> Extension {
+    let common = recorded.iter().zip(request).take_while(|(a, b)| a == b).count();
+    if common < recorded.len() {
+        Extension::Departs { at: common }
+    } else if request.len() == recorded.len() {
+        Extension::Repeats
+    } else {
+        Extension::Extends { from: common }
+    }
+}
+
+/// What one call did, as the log line and `calls.jsonl` report it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CallRecord {
+    /// The session's trace (not saved: `calls.jsonl` is in the trace's directory).
+    #[serde(skip)]
+    pub trace_id: String,
+    /// The call's number in its session, from 1.
+    pub call: u64,
+    pub at_ms: u64,
+    pub model: String,
+    pub stream: bool,
+    /// The engine's prompt went upstream (false: the agent's own request went through, and
+    /// `notes` says why).
+    pub managed: bool,
+    /// Messages in the agent's request, and how many of them were new.
+    pub messages: usize,
+    pub new_messages: usize,
+    /// Prompt tokens the agent sent and the engine sent, both counted by the engine.
+    pub client_tokens: usize,
+    pub prompt_tokens: usize,
+    /// What the engine expects the provider to read from its cache (its leading messages
+    /// unchanged since the previous call).
+    pub expected_cached_tokens: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_changed_byte: Option<usize>,
+    /// Rewrites of earlier prompt made for this call: `mechanism start..end`.
+    pub rewrites: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    pub completed: bool,
+    /// The provider's usage of the reply, when it reported one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ProviderUsage>,
+    pub notes: Vec<String>,
+}
+
+/// A call ready to go upstream.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The body for the upstream; `None` when the engine failed and the agent's own request
+    /// must go through unmanaged (the record's notes say why).
+    pub body: Option<String>,
+    pub record: CallRecord,
+}
+
+/// One managed conversation.
+pub struct ProxySession<H: Host> {
+    engine: Engine<H>,
+    format: Format,
+    /// Fingerprints of the agent's messages recorded so far.
+    recorded: Vec<u64>,
+    /// The last reply that completed, until the agent's copy of it arrives.
+    pending: Option<Vec<ContentPart>>,
+    calls: u64,
+    open: Option<CallRecord>,
+    redactor: Redactor,
+    /// The previous call's tools, and their tokens: unchanged, the provider caches them too.
+    previous_tools: Option<(Vec<ToolSpec>, usize)>,
+}
+
+impl<H: Host> ProxySession<H> {
+    /// A session over `engine` (opened on its trace store) for requests of `format`.
+    pub fn new(engine: Engine<H>, format: Format) -> Result<Self> {
+        let store = &engine.config().store;
+        let redactor = Redactor::new(store.redact, &store.redact_patterns)?;
+        Ok(ProxySession {
+            engine,
+            format,
+            recorded: Vec::new(),
+            pending: None,
+            calls: 0,
+            open: None,
+            redactor,
+            previous_tools: None,
+        })
+    }
+
+    pub fn engine(&self) -> &Engine<H> {
+        &self.engine
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    pub fn calls(&self) -> u64 {
+        self.calls
+    }
+
+    /// How `request` relates to this session's history.
+    pub fn extension(&self, request: &ClientRequest) -> Extension {
+        if request.format != self.format {
+            return Extension::Departs { at: 0 };
+        }
+        extension(&self.recorded, &request.fingerprints())
+    }
+
+    /// Record what `request` adds and prepare the engine's call. Never fails: when the engine
+    /// cannot prepare the call, the body is `None` and the agent's request goes through as it
+    /// came (the messages stay recorded, so the session stays consistent).
+    pub async fn prepare(&mut self, request: &ClientRequest) -> Prepared {
+        self.calls += 1;
+        let counter = self.engine.counter();
+        let mut record = CallRecord {
+            trace_id: self.engine.trace_id().0,
+            call: self.calls,
+            at_ms: self.engine.host().now_ms(),
+            model: request.model.clone(),
+            stream: request.stream,
+            messages: request.messages.len(),
+            client_tokens: request.tokens(&counter),
+            ..CallRecord::default()
+        };
+        match self.extension(request) {
+            Extension::Extends { from } => {
+                record.new_messages = request.messages.len() - from;
+                self.record_from(request, from, &mut record.notes);
+            }
+            Extension::Repeats => record.notes.push("a repeat of the previous request: nothing new recorded".into()),
+            Extension::Departs { at } => {
+                record.notes.push(format!("the request departs from this session's history at message {at}"));
+                self.open = Some(record.clone());
+                return Prepared { body: None, record };
+            }
+        }
+        let input = CallInput {
+            system_prompt: request.system_text.clone(),
+            tools: request.tools.clone(),
+            ..CallInput::default()
+        };
+        let body = match self.engine.prepare_call(&input).await {
+            Ok(assembly) => {
+                record.managed = true;
+                record.prompt_tokens = assembly.tokens;
+                record.expected_cached_tokens = assembly.expected_cached_tokens + self.cached_tools(request);
+                record.first_changed_byte = assembly.first_changed_byte;
+                record.rewrites =
+                    assembly.rewrites.iter().map(|r| format!("{} {}..{}", r.mechanism, r.start, r.end)).collect();
+                record.notes.extend(assembly.notes.iter().map(|n| format!("engine: {n}")));
+                Some(match self.format {
+                    Format::Anthropic => anthropic::upstream_body(request, &assembly.view),
+                    Format::OpenAi => openai::upstream_body(request, &assembly.view),
+                })
+            }
+            Err(e) => {
+                record.prompt_tokens = record.client_tokens;
+                record.notes.push(format!("the engine could not prepare the call ({}): {e}; sent unmanaged", e.code()));
+                None
+            }
+        };
+        self.open = Some(record.clone());
+        Prepared { body, record }
+    }
+
+    /// Add a note to the record of the call in flight (what its caller decided about it).
+    pub fn note(&mut self, note: String) {
+        if let Some(record) = self.open.as_mut() {
+            record.notes.push(note);
+        }
+    }
+
+    /// The reply of the call last prepared: its usage goes to the engine (R10), a completed
+    /// reply waits for the agent's copy, and the call's record is appended to the trace's
+    /// `calls.jsonl`. Returns the record.
+    pub async fn finish(&mut self, status: u16, outcome: ReplyOutcome) -> CallRecord {
+        let mut record = self.open.take().unwrap_or_default();
+        record.status = Some(status);
+        record.completed = outcome.completed;
+        record.usage = outcome.usage;
+        if let Some(error) = outcome.error {
+            record.notes.push(error);
+        }
+        if outcome.completed && !outcome.parts.is_empty() {
+            self.pending = Some(outcome.parts);
+        }
+        if let (Some(usage), true) = (outcome.usage, record.managed) {
+            self.engine.report_usage(usage.to_engine());
+        }
+        if let Some(dir) = self.engine.trace_dir() {
+            let line = serde_json::to_string(&record).unwrap_or_default();
+            let (line, _) = self.redactor.redact_text(&line);
+            if let Err(e) = self.engine.host().append_file(&format!("{dir}/{CALLS_FILE}"), &format!("{line}\n")).await {
+                record.notes.push(format!("the call was not saved to {CALLS_FILE}: {e}"));
+            }
+        }
+        record
+    }
+
+    /// End the session: the last completed reply is recorded (the agent never sent it back)
+    /// and the trace is saved.
+    pub async fn close(&mut self) -> Result<()> {
+        if let Some(parts) = self.pending.take() {
+            self.engine.record(draft(Role::Assistant, parts))?;
+        }
+        if self.engine.trace_dir().is_some() {
+            self.engine.persist().await?;
+        }
+        Ok(())
+    }
+
+    /// The tokens of the request's tools when they are the previous call's (the provider's
+    /// cache covers tools first, then the system prompt and messages); 0 otherwise.
+    fn cached_tools(&mut self, request: &ClientRequest) -> usize {
+        if let Some((_, tokens)) = self.previous_tools.as_ref().filter(|(tools, _)| *tools == request.tools) {
+            return *tokens;
+        }
+        let counter = self.engine.counter();
+        let tokens = request.tools.iter().map(|t| counter.count(&serde_json::to_string(t).unwrap_or_default())).sum();
+        self.previous_tools = Some((request.tools.clone(), tokens));
+        0
+    }
+
+    /// Record the request's messages from `from` on. The first new message is normally the
+    /// agent's copy of the last reply: that copy is what is recorded.
+    fn record_from(&mut self, request: &ClientRequest, from: usize, notes: &mut Vec<String>) {
+        let pending = self.pending.take();
+        for (i, message) in request.messages.iter().enumerate().skip(from) {
+            if i == from
+                && let Some(reply) = &pending
+            {
+                let copy: Vec<ContentPart> = message.drafts.iter().flat_map(|d| d.content.clone()).collect();
+                if !message.is_assistant() {
+                    notes.push("the agent did not keep the previous reply; it is not recorded".into());
+                } else if outline(&copy) != outline(reply) {
+                    notes.push(
+                        "the agent's copy of the previous reply differs from the upstream's; its copy is recorded"
+                            .into(),
+                    );
+                }
+            }
+            for draft in &message.drafts {
+                if let Err(e) = self.engine.record(draft.clone()) {
+                    notes.push(format!("message {i} was not recorded ({}): {e}", e.code()));
+                }
+            }
+            self.recorded.push(message.fingerprint);
+        }
+    }
+}
+
+/// What must match between a reply and the agent's copy of it: its texts, and its calls' ids and
+/// names (agents may fill in defaults in a call's input, as Claude Code does for `Edit`).
+fn outline(parts: &[ContentPart]) -> Vec<String> {
+    parts
+        .iter()
+        .filter_map(|part| match part {
+            ContentPart::Text { text } if !text.trim().is_empty() => Some(text.clone()),
+            ContentPart::ToolCall(call) => Some(format!("{} {}", call.id, call.name)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extension_of_fingerprints() {
+        assert_eq!(extension(&[], &[1]), Extension::Extends { from: 0 });
+        assert_eq!(extension(&[1, 2], &[1, 2, 3, 4]), Extension::Extends { from: 2 });
+        assert_eq!(extension(&[1, 2], &[1, 2]), Extension::Repeats);
+        assert_eq!(extension(&[1, 2], &[1, 3, 4]), Extension::Departs { at: 1 });
+        assert_eq!(extension(&[1, 2, 3], &[1, 2]), Extension::Departs { at: 2 });
+    }
+}

@@ -105,11 +105,20 @@ pub struct StoreConfig {
     pub redact: bool,
     /// More regexes whose matches are redacted, on top of the built-in ones.
     pub redact_patterns: Vec<String>,
+    /// History forms and blocks name the plain-text copy of their originals (`raw/<id>.txt`), for
+    /// agents that read files but have no `recall` tool (the proxy's). The copies are written
+    /// either way.
+    pub name_originals: bool,
 }
 
 impl Default for StoreConfig {
     fn default() -> Self {
-        StoreConfig { root: crate::store::DEFAULT_ROOT.to_owned(), redact: true, redact_patterns: Vec::new() }
+        StoreConfig {
+            root: crate::store::DEFAULT_ROOT.to_owned(),
+            redact: true,
+            redact_patterns: Vec::new(),
+            name_originals: true,
+        }
     }
 }
 

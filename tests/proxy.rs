@@ -471,7 +471,9 @@ fn the_proxy_and_the_replays_workbench_strategy_agree_call_by_call() {
     for window in [200_000u32, 15_000] {
         let dir = scratch(&format!("agree-{window}"));
         // The log records no tools, so the client sends none; then no request is a side call.
-        std::fs::write(dir.join("agree.toml"), "[proxy]\nside_call_tokens = 0\n").unwrap();
+        // The replay keeps no store: forms and blocks name no plain-text originals in either.
+        let config = "[proxy]\nside_call_tokens = 0\n\n[store]\nname_originals = false\n";
+        std::fs::write(dir.join("agree.toml"), config).unwrap();
         let args = ["--upstream", &upstream.url, "--window", &window.to_string(), "--config", "agree.toml"];
         let proxy = Proxy::start(&dir, &args);
         let url = format!("{}/v1/messages", proxy.url);

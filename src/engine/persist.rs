@@ -159,9 +159,10 @@ impl<H: Host> Engine<H> {
     }
 
     /// The workspace-relative plain-text file of message `id`'s original, when the engine has a
-    /// store (which writes it with the message).
+    /// store (which writes it with the message) and `store.name_originals` is on.
     pub fn raw_file(&self, id: &str) -> Option<String> {
-        self.store.borrow().as_ref().map(|s| s.dir.raw(id))
+        let named = self.config.store.name_originals;
+        self.store.borrow().as_ref().filter(|_| named).map(|s| s.dir.raw(id))
     }
 
     /// Write everything recorded since the last save: new messages (each once), the execution

@@ -109,6 +109,9 @@ pub struct StoreConfig {
     /// agents that read files but have no `recall` tool (the proxy's). The copies are written
     /// either way.
     pub name_originals: bool,
+    /// Put before those names, when the agent reads files by absolute path (Claude Code's Read
+    /// does): the workspace's absolute path. Empty: the names are workspace-relative.
+    pub originals_base: String,
 }
 
 impl Default for StoreConfig {
@@ -118,6 +121,7 @@ impl Default for StoreConfig {
             redact: true,
             redact_patterns: Vec::new(),
             name_originals: true,
+            originals_base: String::new(),
         }
     }
 }

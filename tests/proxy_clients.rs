@@ -204,6 +204,16 @@ fn claude_code_runs_a_long_session_through_the_proxy() {
     assert!(!rewrites.is_empty(), "the window makes the engine compact\n{log}");
     let last_body = main.last().unwrap().to_string();
     assert!(last_body.contains("<compressed_turns"), "the last prompt carries a compressed block");
+    // Nothing dropped is out of reach: the block names the plain-text originals by absolute path
+    // (Claude Code's Read wants one), and the files hold the originals.
+    let base = work.canonicalize().unwrap().display().to_string();
+    let named = last_body
+        .split("Originals: the files ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .expect("a block names its originals");
+    assert!(named.starts_with(&format!("{base}/.trace/")) && named.ends_with(".txt"), "{named}");
+    assert!(std::path::Path::new(named).is_file(), "{named} exists");
     assert!(main.last().unwrap()["messages"].as_array().unwrap().len() < last["messages"].as_u64().unwrap() as usize);
 
     // Byte-identical prefixes between calls except where the engine recorded a rewrite, and

@@ -160,9 +160,14 @@ impl<H: Host> Engine<H> {
 
     /// The workspace-relative plain-text file of message `id`'s original, when the engine has a
     /// store (which writes it with the message) and `store.name_originals` is on.
+    /// `store.originals_base`, when set, is put before it.
     pub fn raw_file(&self, id: &str) -> Option<String> {
-        let named = self.config.store.name_originals;
-        self.store.borrow().as_ref().filter(|_| named).map(|s| s.dir.raw(id))
+        let store = &self.config.store;
+        let file = self.store.borrow().as_ref().filter(|_| store.name_originals).map(|s| s.dir.raw(id))?;
+        match store.originals_base.trim_end_matches('/') {
+            "" => Some(file),
+            base => Some(format!("{base}/{file}")),
+        }
     }
 
     /// Write everything recorded since the last save: new messages (each once), the execution

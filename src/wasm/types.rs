@@ -79,7 +79,7 @@ export interface Config {
     min_horizon?: number; max_horizon?: number; first_sight_share?: number;
   };
   /** The trace store (R8): where traces are saved, and what is redacted in them. */
-  store?: { root?: string; redact?: boolean; redact_patterns?: string[]; name_originals?: boolean };
+  store?: { root?: string; redact?: boolean; redact_patterns?: string[]; name_originals?: boolean; originals_base?: string };
   goals?: {
     max_branches?: number; max_description_chars?: number; max_summary_chars?: number; max_goals?: number; max_depth?: number;
   };

@@ -58,6 +58,10 @@ fn serve(mut config: Config, args: Args) -> Result<(), String> {
     config.store.root = root;
     let fs = WorkspaceFs::new(&workspace).map_err(|e| format!("workspace {}: {e}", workspace.display()))?;
     let store_dir = fs.root().join(&config.store.root);
+    // Agents' file tools (Claude Code's Read) want absolute paths: forms name their originals so.
+    if config.store.originals_base.is_empty() {
+        config.store.originals_base = fs.root().to_string_lossy().into_owned();
+    }
     let endpoint = LlmEndpoint::from_flags_and_env(args.llm_url, args.llm_model, |k| std::env::var(k).ok())
         .map_err(|e| e.message)?;
     let limits = config.proxy.clone();

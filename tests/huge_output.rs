@@ -3,39 +3,14 @@
 //! allocations.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+mod common;
 
 use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
 use context_workbench::testing::{TestHost, block_on};
 use context_workbench::{Config, Engine, MessageDraft};
 
-struct Peak;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Peak {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let now = CURRENT.fetch_add(layout.size(), Ordering::SeqCst) + layout.size();
-        PEAK.fetch_max(now, Ordering::SeqCst);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        CURRENT.fetch_sub(layout.size(), Ordering::SeqCst);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let now = CURRENT.fetch_add(new_size, Ordering::SeqCst) + new_size;
-        PEAK.fetch_max(now, Ordering::SeqCst);
-        let moved = unsafe { System.realloc(ptr, layout, new_size) };
-        CURRENT.fetch_sub(layout.size(), Ordering::SeqCst);
-        moved
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Peak = Peak;
+static ALLOCATOR: common::peak::Peak = common::peak::Peak;
 
 #[test]
 fn two_hundred_megabytes_of_output_are_bounded_in_bounded_memory() {
@@ -56,11 +31,10 @@ fn two_hundred_megabytes_of_output_are_bounded_in_bounded_memory() {
     };
     let draft = MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)]);
 
-    let before = CURRENT.load(Ordering::SeqCst);
-    PEAK.store(before, Ordering::SeqCst);
-    engine.record(draft).unwrap();
-    let assembly = block_on(engine.prepare_call(&Default::default())).unwrap();
-    let extra = PEAK.load(Ordering::SeqCst) - before;
+    let (extra, assembly) = common::peak::peak_of(|| {
+        engine.record(draft).unwrap();
+        block_on(engine.prepare_call(&Default::default())).unwrap()
+    });
 
     assert!(assembly.tokens <= 32_000, "{} tokens", assembly.tokens);
     assert!(engine.trace().messages[2].tokens.unwrap() > 10_000_000, "the raw trace keeps the whole output");

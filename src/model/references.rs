@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 use regex::Regex;
+use serde_json::Value;
 
 /// `[\w.-]+/[\w./-]*\.\w{1,5}`: a file path with at least one `/` and an extension.
 static PATH: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[\w.-]+/[\w./-]*\.\w{1,5}").expect("a valid pattern"));
@@ -29,6 +30,30 @@ pub fn references_in(text: &str) -> BTreeSet<String> {
     paths.chain(words).map(str::to_owned).collect()
 }
 
+/// The texts of a tool call's arguments: the string values of the JSON (escapes decoded, keys
+/// left out), or, when the arguments are not JSON, their text with JSON-style escapes (`\n`,
+/// `\"` …) turned into spaces.
+pub fn argument_texts(arguments: &str) -> Vec<String> {
+    static ESCAPE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r#"\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])"#).expect("a valid pattern"));
+    fn strings(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+            Value::Object(fields) => fields.values().for_each(|v| strings(v, out)),
+            _ => {}
+        }
+    }
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(args) => {
+            let mut out = Vec::new();
+            strings(&args, &mut out);
+            out
+        }
+        Err(_) => vec![ESCAPE.replace_all(arguments, " ").into_owned()],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -44,5 +69,15 @@ mod tests {
         assert_eq!(refs("version2 of basic plain words like function"), ["version2"]);
         assert_eq!(refs("tests/test_views.py::test_login_ok"), ["test_login_ok", "test_views", "tests/test_views.py"]);
         assert!(refs("Django Models README.md x_y a1 Ab_c").is_empty(), "no path, code words under 6 characters");
+    }
+
+    #[test]
+    fn argument_texts_are_the_json_string_values_or_the_text_with_escapes_as_spaces() {
+        assert_eq!(
+            argument_texts(r#"{"path": "a/b.py", "n": 3, "list": ["x\ny"]}"#),
+            ["x\ny", "a/b.py"],
+            "keys in order"
+        );
+        assert_eq!(argument_texts(r#"{"cmd": "cat a\nparse_line"#), [r#"{"cmd": "cat a parse_line"#]);
     }
 }

@@ -4,15 +4,13 @@
 //! the metric costs about one pass over what the strategies send.
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 
 use aho_corasick::AhoCorasick;
-use regex::Regex;
-use serde_json::Value;
 
 use super::{WireMessage, flatten};
 use crate::import::Trajectory;
-use crate::model::{ContentPart, Message, Role, references_in};
+use crate::model::{ContentPart, Message, Role, argument_texts, references_in};
 
 /// The references of one action (the assistant messages an agent produced for one call): those
 /// in the values of its tool calls' arguments (JSON strings, decoded, so `\n` separates; keys
@@ -32,33 +30,11 @@ pub fn action_references(action: &[Message]) -> BTreeSet<String> {
         return out;
     }
     for call in calls {
-        let mut values = Vec::new();
-        match serde_json::from_str::<Value>(&call.arguments) {
-            Ok(args) => string_values(&args, &mut values),
-            Err(_) => values.push(unescape_loosely(&call.arguments)),
-        }
-        for value in values {
+        for value in argument_texts(&call.arguments) {
             out.extend(references_in(&value));
         }
     }
     out
-}
-
-/// Every string value in `value`, depth first (object keys left out).
-fn string_values(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(items) => items.iter().for_each(|v| string_values(v, out)),
-        Value::Object(fields) => fields.values().for_each(|v| string_values(v, out)),
-        _ => {}
-    }
-}
-
-/// Arguments that are not JSON: JSON-style escapes (`\n`, `\"`, `\\` …) become spaces.
-fn unescape_loosely(text: &str) -> String {
-    static ESCAPE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r#"\\(?:u[0-9a-fA-F]{4}|["\\/bfnrt])"#).expect("a valid pattern"));
-    ESCAPE.replace_all(text, " ").into_owned()
 }
 
 /// The counted references of every call of one trajectory, and the memo that finds them in

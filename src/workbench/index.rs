@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::files::{FileModel, Touch};
 use crate::compress::{CompressConfig, Family, family_of};
-use crate::model::{ContentPart, Message, Role, is_code_identifier, references_in, tool_calls_by_id};
+use crate::model::{ContentPart, Message, Role, argument_texts, is_code_identifier, references_in, tool_calls_by_id};
 use crate::tokens::TokenCounter;
 
 /// At most this many line ranges are listed per file and kind.
@@ -224,26 +224,10 @@ fn texts_of(message: &Message) -> (bool, Vec<std::borrow::Cow<'_, str>>) {
     for part in &message.content {
         match part {
             ContentPart::Text { text } => texts.push(text.as_str().into()),
-            ContentPart::ToolCall(call) => match serde_json::from_str::<Value>(&call.arguments) {
-                Ok(args) => {
-                    let mut values = Vec::new();
-                    strings(&args, &mut values);
-                    texts.extend(values.into_iter().map(Into::into));
-                }
-                Err(_) => texts.push(call.arguments.as_str().into()),
-            },
+            ContentPart::ToolCall(call) => texts.extend(argument_texts(&call.arguments).into_iter().map(Into::into)),
             ContentPart::ToolResult(result) => texts.push(result.output.as_str().into()),
             ContentPart::Reasoning { .. } | ContentPart::Opaque(_) => {}
         }
     }
     (message.role == Role::Assistant, texts)
-}
-
-fn strings(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
-        Value::Object(fields) => fields.values().for_each(|v| strings(v, out)),
-        _ => {}
-    }
 }

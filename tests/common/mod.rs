@@ -4,6 +4,8 @@
 #[cfg(not(target_arch = "wasm32"))]
 pub mod files;
 #[cfg(not(target_arch = "wasm32"))]
+pub mod peak;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod traces;
 
 /// gpt-tokenizer's test plan (MIT), read in place from `../shared` at compile time so the same

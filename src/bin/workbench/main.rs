@@ -20,6 +20,8 @@ mod report;
 #[cfg(not(target_arch = "wasm32"))]
 mod serve;
 #[cfg(not(target_arch = "wasm32"))]
+mod signal;
+#[cfg(not(target_arch = "wasm32"))]
 mod store;
 #[cfg(not(target_arch = "wasm32"))]
 mod sweep;

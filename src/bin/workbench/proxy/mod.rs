@@ -97,7 +97,7 @@ fn serve(mut config: Config, args: Args) -> Result<(), String> {
             store_dir.display()
         );
         let router = axum::Router::new().fallback(handler::handle).with_state(Arc::clone(&app));
-        let served = axum::serve(listener, router).with_graceful_shutdown(stop_signal()).await;
+        let served = axum::serve(listener, router).with_graceful_shutdown(crate::signal::stop_signal()).await;
         app.log.finish();
         eprintln!("workbench proxy: stopping: saving every session");
         app.registry.close_all().await;
@@ -146,23 +146,4 @@ fn store_location(store: &Path) -> Result<(PathBuf, String), String> {
     };
     let root = relative.to_str().ok_or("--store must be a UTF-8 path")?.replace('\\', "/");
     Ok((workspace, root))
-}
-
-/// Ctrl-C, or SIGTERM where there are Unix signals.
-async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            },
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
 }

@@ -66,7 +66,7 @@ fn serve(root: &Path, port: u16) -> Result<(), String> {
         let stop = Arc::clone(&state.stopping);
         axum::serve(listener, routes::router(state))
             .with_graceful_shutdown(async move {
-                stop_signal().await;
+                crate::signal::stop_signal().await;
                 eprintln!("workbench: serve: stopping");
                 stop.send_replace(true);
                 let _ = tokio::time::timeout(CLOSE_GRACE, stop.closed()).await;
@@ -74,25 +74,6 @@ fn serve(root: &Path, port: u16) -> Result<(), String> {
             .await
             .map_err(|e| e.to_string())
     })
-}
-
-/// Ctrl-C, or SIGTERM where there are Unix signals.
-async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            },
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
 }
 
 /// Run blocking work (file reads) off the async workers.

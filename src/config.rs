@@ -28,6 +28,9 @@ pub struct Config {
     pub summary_timeout_ms: u64,
     /// After a compaction, tokens of recently touched files read back into the prompt.
     pub rehydrate_tokens: u32,
+    /// The tool an `@path` reminder tells the model to read with (R7.1); unset, the first tool
+    /// of the read family offered on the last call, and no tool is named before the first call.
+    pub read_tool: Option<String>,
     /// Relative prices per token, used by the cache cost model (R5.5) and the replay.
     pub prices: Prices,
     /// The prune stage (R4.7).
@@ -55,6 +58,7 @@ impl Default for Config {
             dynamic_tail_budget: 1_000,
             summary_timeout_ms: 120_000,
             rehydrate_tokens: 8_000,
+            read_tool: None,
             prices: Prices::default(),
             prune: PruneConfig::default(),
             compress: CompressConfig::default(),

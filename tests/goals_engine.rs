@@ -224,3 +224,50 @@ fn an_abandoned_goal_that_ran_is_compacted_and_hidden_and_the_trace_completes_on
     let last = engine.host().events().last().cloned().unwrap();
     assert_eq!(serde_json::to_value(&last).unwrap()["type"], "trace_completed");
 }
+
+/// #19.5: an assistant message that adds and focuses a goal and, in the same turn, reads two files
+/// belongs to that goal, as its tool results do; the host runs the plan calls after recording it.
+#[test]
+fn a_message_that_focuses_a_goal_belongs_to_it_with_its_other_calls() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    engine.record(MessageDraft::text(Role::User, "Find out why the parser drops tabs.")).unwrap();
+    let call = |id: &str, name: &str, arguments: &str| {
+        ContentPart::ToolCall(ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() })
+    };
+    let calls = vec![
+        call("g1", "goal", r#"{"add": "read the lexer and its test"}"#),
+        call("g2", "goal", r#"{"focus": "1"}"#),
+        call("r1", "Read", r#"{"file_path": "src/lexer.rs"}"#),
+        call("r2", "Read", r#"{"file_path": "tests/lexer.rs"}"#),
+    ];
+    engine.record(MessageDraft::new(Role::Assistant, calls)).unwrap();
+    let result = |id: &str, name: &str, output: String| {
+        let result = ToolResult {
+            call_id: id.into(),
+            name: name.into(),
+            status: ToolStatus::Ok,
+            output,
+            stderr: None,
+            exit_code: None,
+        };
+        MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)])
+    };
+    for (id, arguments) in [("g1", r#"{"add": "read the lexer and its test"}"#), ("g2", r#"{"focus": "1"}"#)] {
+        let answer = engine.call_goal_tool("goal", arguments);
+        assert!(!answer.is_error, "{}", answer.text);
+        engine.record(result(id, "goal", answer.text)).unwrap();
+    }
+    engine.record(result("r1", "Read", "fn lex() {}".into())).unwrap();
+    engine.record(result("r2", "Read", "#[test] fn tabs() {}".into())).unwrap();
+
+    let tree = engine.goal_tree();
+    let goal = &tree.goals()[0];
+    let messages = engine.trace().messages;
+    assert_eq!(messages[1].goal_id.as_ref(), Some(&goal.id), "the focusing message belongs to the goal it focused");
+    for (i, message) in messages.iter().enumerate().skip(3) {
+        assert_eq!(message.goal_id.as_ref(), Some(&goal.id), "message {i}: a result after the focus");
+    }
+    assert!(goal.self_stats.message_count >= 4, "the message and the results after the focus");
+    let preview = goal.self_stats.preview.text().unwrap_or_default();
+    assert!(preview.ends_with("read × 2"), "the goal's work shows its two reads: {preview}");
+}

@@ -4,7 +4,8 @@
 use context_workbench::history::compaction::TIMEOUT_NOTICE;
 use context_workbench::host::{Host, HostErrorKind};
 use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
-use context_workbench::prompt::{CallInput, Layer, PromptView};
+use context_workbench::prompt::assemble::canonical_units;
+use context_workbench::prompt::{CallInput, Layer, PromptView, ToolSpec};
 use context_workbench::testing::{TestHost, block_on};
 use context_workbench::{Config, Engine, MessageDraft};
 
@@ -422,6 +423,121 @@ fn user_input_gets_a_reminder_for_files_the_host_has_and_reads_report_freshness(
     assert!(!text.contains("SECRET CONTENT") && !text.contains("@property."));
     assert_eq!(engine.observe_read("src/auth.rs", 1), None);
     assert_eq!(engine.observe_read("src/auth.rs", 2).as_deref(), Some("Note: src/auth.rs was modified externally."));
+}
+
+/// The reminder names the host's read tool: configured, else the read tool the last call offered,
+/// and no tool at all before the engine knows one (#19.3: it named `Read` whatever the host had).
+#[test]
+fn a_mention_reminder_names_the_hosts_read_tool() {
+    let reminder = |engine: &Engine<TestHost>| {
+        block_on(engine.record_user_input("look at @src/auth.rs")).unwrap();
+        let text = match &engine.trace().messages.last().unwrap().content[0] {
+            ContentPart::Text { text } => text.clone(),
+            other => panic!("{other:?}"),
+        };
+        text.lines().rev().nth(1).unwrap().to_owned()
+    };
+    let host = || TestHost::default().with_file("src/auth.rs", "x");
+    let configured = Engine::new(host(), Config::from_json(r#"{"read_tool": "view_file"}"#).unwrap());
+    assert_eq!(reminder(&configured), "You MUST read this file with the view_file tool before answering.");
+
+    let offered = Engine::new(host(), Config::default());
+    assert_eq!(reminder(&offered), "You MUST read this file before answering.", "no tool known yet");
+    let tool =
+        |name: &str| ToolSpec { name: name.into(), description: String::new(), parameters: serde_json::json!({}) };
+    let tools = vec![tool("run_command"), tool("read_file"), tool("grep")];
+    block_on(offered.prepare_call(&CallInput { tools, ..input() })).unwrap();
+    assert_eq!(reminder(&offered), "You MUST read this file with the read_file tool before answering.");
+}
+
+fn tool(name: &str, size: usize) -> ToolSpec {
+    let words: Vec<String> = (0..size).map(|k| format!("word{k}")).collect();
+    ToolSpec { name: name.into(), description: words.join(" "), parameters: serde_json::json!({"type": "object"}) }
+}
+
+/// What a provider's prefix cache would reuse (#19.1): the serialized request's common prefix,
+/// tools included. A new user input turns the previous one from `input` into `history`, a label
+/// that is never sent: everything the first call sent is still the second call's prefix.
+#[test]
+fn a_new_user_input_leaves_the_previous_prompt_and_the_tools_cached() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    let input = CallInput {
+        system_prompt: "You are a careful coding agent.".into(),
+        tools: vec![tool("read_file", 400), tool("run_command", 400)],
+        ..Default::default()
+    };
+    engine.record(MessageDraft::text(Role::User, "Explain the parser. ".repeat(200))).unwrap();
+    engine.record(MessageDraft::text(Role::Assistant, "It splits on whitespace.")).unwrap();
+    let first = block_on(engine.prepare_call(&input)).unwrap();
+    engine.record(MessageDraft::text(Role::User, "Now make it keep tabs.")).unwrap();
+    let second = block_on(engine.prepare_call(&input)).unwrap();
+    assert!(second.first_changed_byte.unwrap() >= canonical_units(&first.view).text.len() - 2, "only appended");
+    assert_eq!(second.expected_cached_tokens, first.tokens, "the whole first prompt, tools included");
+}
+
+/// On random histories (rounds of random sizes, new inputs, a tool added now and then, small
+/// windows that make the engine compact), the expected cached tokens are exactly the tokens of
+/// the tools and messages that lie wholly before the first changed byte of the canonical request.
+#[test]
+fn expected_cached_tokens_agree_with_the_first_changed_byte_on_random_histories() {
+    for seed in 1..=12u64 {
+        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let window = [6_000, 12_000, 200_000][seed as usize % 3];
+        let engine =
+            Engine::new(TestHost::default(), Config::from_json(&format!(r#"{{"window": {window}}}"#)).unwrap());
+        let counter = engine.counter();
+        let mut input = CallInput {
+            system_prompt: "You are a coding agent.".into(),
+            tools: vec![tool("read_file", 50)],
+            ..Default::default()
+        };
+        engine.record(MessageDraft::text(Role::User, "start")).unwrap();
+        let mut previous: Option<context_workbench::prompt::Assembly> = None;
+        let (mut extensions, mut changes) = (0, 0);
+        for step in 0..40 {
+            match next(6) {
+                0 => engine.record(MessageDraft::text(Role::User, format!("next request {step}"))).map(drop).unwrap(),
+                1 => input.tools.push(tool(&format!("tool_{step}"), 20)),
+                _ => round_with(&engine, step, "Bash", &"output line\n".repeat(1 + next(400) as usize)),
+            }
+            let now = block_on(engine.prepare_call(&input)).unwrap_or_else(|e| panic!("seed {seed} step {step}: {e}"));
+            if let Some(before) = previous.replace(now.clone()) {
+                let (old, new) = (canonical_units(&before.view), canonical_units(&now.view));
+                let common = old.text.bytes().zip(new.text.bytes()).take_while(|(a, b)| a == b).count();
+                assert_eq!(
+                    now.first_changed_byte,
+                    (common < old.text.len()).then_some(common),
+                    "seed {seed} step {step}"
+                );
+                let units = new.ends.iter().take_while(|&&end| end <= common).count();
+                let expected = match units {
+                    0 => 0,
+                    n => {
+                        let tools: usize =
+                            now.view.tools.iter().map(|t| counter.count(&serde_json::to_string(t).unwrap())).sum();
+                        let messages: usize =
+                            now.view.messages[..n - 1].iter().map(|m| counter.count_message_content(&m.content)).sum();
+                        tools + messages
+                    }
+                };
+                assert_eq!(now.expected_cached_tokens, expected, "seed {seed} step {step}");
+                if new.text.starts_with(&old.text[..old.text.len() - 2]) {
+                    extensions += 1;
+                    assert_eq!(now.expected_cached_tokens, before.tokens, "seed {seed} step {step}: only appended");
+                } else {
+                    changes += 1;
+                    assert!(now.expected_cached_tokens < before.tokens, "seed {seed} step {step}");
+                }
+            }
+        }
+        assert!(extensions > 0 && changes > 0, "seed {seed}: {extensions} appends, {changes} rewrites or new tools");
+    }
 }
 
 #[test]

@@ -258,12 +258,19 @@ fn pytest_runs_from_the_traces() {
         f.failing,
         ["lib/mpl_toolkits/axes_grid1/tests/test_axes_grid1.py::test_twin_axes_empty_and_removed[png]"]
     );
+    // A warning raised as an error deep in an installed package (#19.6): the failure is placed
+    // where the project's code called into it, never on the package's warning line.
     let first = f.first_failure.expect("first failure");
-    assert_eq!(
-        first.location.as_deref(),
-        Some("/home/ubuntu/.local/lib/python3.12/site-packages/vcs_versioning/_version_schemes/_standard.py:107")
-    );
+    assert_eq!(first.location.as_deref(), Some("lib/matplotlib/__init__.py:223"));
     assert!(first.message.starts_with("DeprecationWarning: Version scheme 'release-branch-semver'"), "{first:?}");
+    let f = facts(&vorflux_log("matplotlib__matplotlib-24149", 70));
+    assert_eq!(
+        f.first_failure,
+        failure(
+            "lib/matplotlib/axes/_axes.py:3610",
+            "DeprecationWarning: `row_stack` alias is deprecated. Use `np.vstack` directly."
+        )
+    );
 
     let f = facts(&vorflux_log("psf__requests-6028", 366));
     assert_eq!(counts(&f), (Some(137), Some(1), Some(0), Some(0)));

@@ -58,8 +58,8 @@ fn punctuation_around_a_path_is_not_part_of_it() {
 
 #[test]
 fn one_mention_gives_the_seed_template_byte_for_byte() {
-    assert_eq!(mention_reminder(&strings(&["src/utils/auth.ts"])).as_deref(), Some(SEED_TEMPLATE));
-    assert_eq!(mention_reminder(&[]), None);
+    assert_eq!(mention_reminder(&strings(&["src/utils/auth.ts"]), Some("Read")).as_deref(), Some(SEED_TEMPLATE));
+    assert_eq!(mention_reminder(&[], Some("Read")), None);
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn seven_mentions_list_five_then_count_the_rest() {
     let mentioned = block_on(resolve_mentions(&host, &text));
     assert_eq!(mentioned, paths);
     assert_eq!(
-        mention_reminder(&mentioned).as_deref(),
+        mention_reminder(&mentioned, Some("Read")).as_deref(),
         Some(
             "<system-reminder>
 The user mentioned @a.rs, @b.rs, @c.rs, @d.rs and @e.rs (and 2 more…).
@@ -83,7 +83,7 @@ You MUST read these files with the Read tool before answering.
 #[test]
 fn three_mentions_are_listed_in_order() {
     assert_eq!(
-        mention_reminder(&strings(&["c.rs", "a.rs", "b"])).as_deref(),
+        mention_reminder(&strings(&["c.rs", "a.rs", "b"]), Some("Read")).as_deref(),
         Some(
             "<system-reminder>
 The user mentioned @c.rs, @a.rs and @b.
@@ -99,11 +99,11 @@ fn the_reminder_is_appended_to_the_user_message_without_content() {
         .with_file("src/utils/auth.ts", "export const SECRET_CONTENT = 42;")
         .with_file("docs/guide.md", "# guide body");
     let text = "Why does login fail? See @src/utils/auth.ts and @missing.ts, mail bob@example.com";
-    let out = block_on(append_mention_reminder(&host, text));
+    let out = block_on(append_mention_reminder(&host, text, Some("Read")));
     assert_eq!(out, format!("{text}\n\n{SEED_TEMPLATE}"));
     assert!(!out.contains("SECRET_CONTENT"));
 
-    let dirs = block_on(append_mention_reminder(&host, "look in @docs and @docs/guide.md\n"));
+    let dirs = block_on(append_mention_reminder(&host, "look in @docs and @docs/guide.md\n", Some("Read")));
     assert_eq!(
         dirs,
         "look in @docs and @docs/guide.md\n\n<system-reminder>
@@ -118,7 +118,7 @@ You MUST read these files with the Read tool before answering.
 fn without_mentions_the_message_is_unchanged() {
     let host = TestHost::default().with_file("src/a.rs", "x");
     for text in ["", "plain text\n", "@property def x", "bob@example.com", "@../src/a.rs", "@", "@@@ ..."] {
-        assert_eq!(block_on(append_mention_reminder(&host, text)), text);
+        assert_eq!(block_on(append_mention_reminder(&host, text, Some("Read"))), text);
     }
 }
 
@@ -128,7 +128,7 @@ fn odd_input_never_panics() {
     let long = "@a".repeat(10_000);
     for text in ["é@é", "\u{0}@\u{0}", "@\u{10FFFF}", "日本@x.rs", long.as_str(), "@.\u{301}", "@a\r\n@b"] {
         let _ = mention_candidates(text);
-        let _ = block_on(append_mention_reminder(&host, text));
+        let _ = block_on(append_mention_reminder(&host, text, Some("Read")));
     }
     assert_eq!(mention_candidates(&long), ["a"]);
 }
@@ -204,5 +204,9 @@ impl Host for FlakyStat {
 fn a_host_error_drops_only_that_candidate() {
     let host = FlakyStat(TestHost::default().with_file("broken/a.rs", "x").with_file("ok.rs", "y"));
     assert_eq!(block_on(resolve_mentions(&host, "@broken/a.rs then @ok.rs")), ["ok.rs"]);
-    assert_eq!(block_on(append_mention_reminder(&host, "@broken/a.rs")), "@broken/a.rs", "an error is not a mention");
+    assert_eq!(
+        block_on(append_mention_reminder(&host, "@broken/a.rs", None)),
+        "@broken/a.rs",
+        "an error is not a mention"
+    );
 }

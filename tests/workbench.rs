@@ -5,7 +5,7 @@
 
 use context_workbench::history::view::RewritePosition;
 use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
-use context_workbench::prompt::assemble::canonical;
+use context_workbench::prompt::assemble::{canonical, canonical_units};
 use context_workbench::prompt::serialize::check_pairing;
 use context_workbench::prompt::{Assembly, CallInput, PromptView};
 use context_workbench::testing::{TestHost, block_on};
@@ -92,13 +92,10 @@ fn text_of(view: &PromptView, i: usize) -> String {
         .collect()
 }
 
-/// The canonical bytes of the first `n` messages, up to the end of the last one.
+/// The canonical bytes of the tools and the first `n` messages, up to the end of the last one.
 fn canonical_prefix(view: &PromptView, n: usize) -> String {
-    let prefix = PromptView { messages: view.messages[..n].to_vec(), tools: view.tools.clone() };
-    let value: serde_json::Value = serde_json::from_str(&canonical(&prefix)).unwrap();
-    let messages: Vec<String> = value["messages"].as_array().unwrap().iter().map(|m| m.to_string()).collect();
-    assert!(canonical(&prefix).starts_with("{\"messages\":["), "messages come first in the canonical form");
-    format!("{{\"messages\":[{}", messages.join(","))
+    let units = canonical_units(view);
+    units.text[..units.ends[n]].to_owned()
 }
 
 #[test]

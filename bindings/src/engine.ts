@@ -182,7 +182,7 @@ export class ContextEngine {
     this.#use(() => this.#progress.add(listener));
     return () => this.#progress.delete(listener);
   }
-  /** End the trace (`trace_completed` with the totals). */
+  /** The task is done: `trace_completed` with the totals, and the trace's `meta.json` says `completed` from the next save. Once per task (the next user input reopens it). */
   completeTrace(): void { this.#use((e) => e.completeTrace()); }
 
   // Explore branches

@@ -57,13 +57,14 @@ test('a recorded conversation is assembled in each serialization', async () => {
   assert.ok(openai.tokens > 40 && Number.isInteger(openai.tokens));
   assert.equal(openai.first_changed_byte, null, 'the first call has nothing to compare with');
 
-  const anthropic = await engine.prepareCall(SYSTEM, 'anthropic');
+  const anthropic = await engine.prepareCall({ ...SYSTEM, tools: engine.goalTools() }, 'anthropic');
   assert.equal(anthropic.format, 'anthropic');
   assert.equal(anthropic.request.messages[1].content[0].type, 'tool_use');
   assert.equal(anthropic.request.messages[2].content[0].type, 'tool_result');
   assert.ok(anthropic.expected_cached_tokens > 0, 'the prefix repeats the previous call');
 
   const react = await engine.prepareCall(SYSTEM, 'react');
+  assert.equal(react.expected_cached_tokens, 0, 'other tools: a provider caches nothing');
   assert.equal(typeof react.request, 'string');
   assert.match(react.request, /\[assistant\] .*Action: Bash\[/s);
   await assert.rejects(engine.prepareCall(SYSTEM, 'xml'), { name: 'ContextWorkbenchError', code: 'invalid_input' });
@@ -96,6 +97,10 @@ test('a real tool output is compressed with a pointer to its original', async ()
   assert.equal(compressed.tokens_in, engine.countTokens(text));
   assert.ok(compressed.tokens_out < compressed.tokens_in / 2, `${compressed.tokens_out} of ${compressed.tokens_in}`);
   assert.match(compressed.text, /full output: raw#m000042/);
+  // Without a raw_id (a selection, not a recorded output) the form names no pointer to nothing.
+  const unnamed = engine.compressToolOutput({ tool: 'bash_execute', arguments: args, output: text });
+  assert.ok(unnamed.tokens_out < unnamed.tokens_in / 2);
+  assert.doesNotMatch(unnamed.text, /raw#/);
   assert.throws(() => engine.compressToolOutput({ output: 'x' }), { code: 'invalid_input' });
   assert.throws(() => engine.compressToolOutput({ tool: ' ', output: 'x' }), { code: 'invalid_input' });
 });

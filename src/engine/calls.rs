@@ -13,9 +13,9 @@ use crate::history::prune::plan_prune;
 use crate::history::view::{RewritePosition, RewriteRecord, TailBlock};
 use crate::host::{Host, HostErrorKind, Progress};
 use crate::model::{ContentPart, Role, tool_calls_by_id};
-use crate::prompt::assemble::{self, Assembly, CallInput, ProjectRules};
+use crate::prompt::assemble::{self, Assembly, CallInput, Canonical, ProjectRules};
 use crate::prompt::template::{body, render};
-use crate::prompt::{Layer, PromptMessage};
+use crate::prompt::{Layer, PromptMessage, PromptView, ToolSpec};
 use crate::workbench::turns::Trigger;
 
 /// What the user is told when the summary fails for another reason than a timeout (R4.6).
@@ -32,6 +32,7 @@ impl<H: Host> Engine<H> {
     /// `ContextOverflow` when even that prompt exceeds the window. With a trace store, the
     /// trace is saved before it returns (a failed save is a note, the call goes on).
     pub async fn prepare_call(&self, input: &CallInput) -> Result<Assembly> {
+        self.attribute_pending();
         let with_plan;
         let goal_blocks = self.goal_blocks();
         let input = if goal_blocks.is_empty() {
@@ -64,23 +65,20 @@ impl<H: Host> Engine<H> {
         }
         let window = self.config.window as usize;
         if assembly.tokens > window {
-            let tools =
-                assembly.tokens - assembly.view.messages.iter().map(|m| self.prompt_message_tokens(m)).sum::<usize>();
+            let tools = self.tool_tokens(&assembly.view.tools);
             return Err(self.overflow(&assembly.view.messages, tools, assembly.tokens));
         }
-        let now = assemble::canonical(&assembly.view);
-        let cached = {
-            let state = self.state.borrow();
-            let previous = &state.previous_messages;
-            let common = previous.iter().zip(&assembly.view.messages).take_while(|(a, b)| a == b).count();
-            previous[..common].iter().map(|m| self.prompt_message_tokens(m)).sum()
+        let now = assemble::canonical_units(&assembly.view);
+        let previous = self.state.borrow_mut().previous_prompt.take();
+        assembly.expected_cached_tokens = match &previous {
+            Some(before) => self.cached_tokens(&assembly.view, &now, assemble::common_prefix(before, &now.text)),
+            None => 0,
         };
+        assembly.first_changed_byte =
+            previous.as_deref().and_then(|before| assemble::first_difference(before, &now.text));
         {
             let mut state = self.state.borrow_mut();
-            assembly.first_changed_byte =
-                state.previous_prompt.as_deref().and_then(|before| assemble::first_difference(before, &now));
-            assembly.expected_cached_tokens = cached;
-            state.previous_prompt = Some(now);
+            state.previous_prompt = Some(now.text);
             state.previous_tools = assembly.view.tools.clone();
             state.previous_tokens = Some(assembly.tokens);
             state.previous_messages = assembly.view.messages.clone();
@@ -93,6 +91,23 @@ impl<H: Host> Engine<H> {
             assembly.notes.push(format!("the trace was not saved: {e}"));
         }
         Ok(assembly)
+    }
+
+    /// The tokens of `view` that a provider's prefix cache serves when the previous prompt shares
+    /// its first `common` bytes: the units (tools, then messages) that lie wholly within them.
+    fn cached_tokens(&self, view: &PromptView, now: &Canonical, common: usize) -> usize {
+        match now.units_within(common) {
+            0 => 0,
+            units => {
+                self.tool_tokens(&view.tools)
+                    + view.messages[..units - 1].iter().map(|m| self.prompt_message_tokens(m)).sum::<usize>()
+            }
+        }
+    }
+
+    /// Tokens of the tools' schemas, as JSON.
+    fn tool_tokens(&self, tools: &[ToolSpec]) -> usize {
+        tools.iter().map(|t| self.counter.count(&serde_json::to_string(t).unwrap_or_default())).sum()
     }
 
     /// Record a middle-of-history rewrite (R5.9) with its cost, priced on the prompts around it.
@@ -164,9 +179,8 @@ impl<H: Host> Engine<H> {
         drop(state);
         let budget = self.config.dynamic_tail_budget as usize;
         let (view, notes) = assemble::assemble(input, rules, history, budget, &self.counter);
-        let tools: usize =
-            view.tools.iter().map(|t| self.counter.count(&serde_json::to_string(t).unwrap_or_default())).sum();
-        let tokens = view.messages.iter().map(|m| self.prompt_message_tokens(m)).sum::<usize>() + tools;
+        let tokens =
+            view.messages.iter().map(|m| self.prompt_message_tokens(m)).sum::<usize>() + self.tool_tokens(&view.tools);
         let tail_rewrite_tokens = if input.tail_in_system && !input.tail.is_empty() {
             tokens
         } else {

@@ -11,7 +11,7 @@ use crate::compress::{Family, family_of, logs};
 use crate::config::Config;
 use crate::goals::{
     Delivery, Event, EventKind, GoalTree, PlanItem, ProbeState, Step, ToolOutcome, call_tool, dump_tree,
-    dump_tree_json, goal_tool_specs, parse_plan_call, step_view, sync_plan, todo_probe,
+    dump_tree_json, focuses, goal_tool_specs, parse_plan_call, step_view, sync_plan, todo_probe,
 };
 use crate::host::Host;
 use crate::model::{GoalId, Message, MessageId, Role, Span, ToolStatus, Trace, tool_calls_by_id};
@@ -77,7 +77,8 @@ impl<H: Host> Engine<H> {
         }
     }
 
-    /// The trace is finished: `trace_completed` with the totals (R8.2). Once only.
+    /// The trace is finished: `trace_completed` with the totals (R8.2), and `meta.json` says
+    /// `completed` from the next save. Once per task: the next user input runs it again.
     pub fn complete_trace(&self) -> crate::error::Result<()> {
         {
             let mut state = self.state.borrow_mut();
@@ -137,16 +138,31 @@ impl<H: Host> Engine<H> {
         }
     }
 
+    /// Whether the message waiting for its plan calls can take its goal before `next` is
+    /// recorded: `next` is not a tool result, or it answers the last of those calls (they have
+    /// all run; the host runs a message's calls in order).
+    pub(super) fn plan_calls_answered(&self, next: &Message) -> bool {
+        let state = self.state.borrow();
+        let Some(waiting) = state.unattributed.and_then(|i| state.trace.messages.get(i)) else { return false };
+        let last = waiting.tool_calls().filter(|c| focuses(&c.name, &c.arguments)).last();
+        next.role != Role::Tool || last.is_none_or(|call| next.tool_results().any(|r| r.call_id == call.id))
+    }
+
+    /// Attribute the message that waited for its own plan calls (see [`Engine::record`]) to the
+    /// goal focused now that they ran.
+    pub(super) fn attribute_pending(&self) {
+        let Some(index) = self.state.borrow_mut().unattributed.take() else { return };
+        let mut state = self.state.borrow_mut();
+        let state = &mut *state;
+        if let (Some(tree), Some(message)) = (state.goals.as_mut(), state.trace.messages.get_mut(index)) {
+            attribute(tree, message);
+        }
+    }
+
     /// Attribute a just-recorded message to the focused goal: its id and the stats up the chain.
     pub(super) fn attribute_to_goal(&self, message: &mut Message) {
-        let mut state = self.state.borrow_mut();
-        let Some(tree) = state.goals.as_mut() else { return };
-        if message.goal_id.is_none() {
-            message.goal_id = tree.current_id().cloned();
-        }
-        if message.goal_id.is_some() {
-            // A message for a goal the tree does not know stays unattributed in the stats.
-            let _ = tree.record(message);
+        if let Some(tree) = self.state.borrow_mut().goals.as_mut() {
+            attribute(tree, message);
         }
     }
 
@@ -246,5 +262,16 @@ fn close_span(spans: &mut Vec<Span>, messages: &[Message], id: &str, outcome: &s
         _ => {
             spans.remove(k);
         }
+    }
+}
+
+/// `message` to the focused goal (unless it names its own), with its stats up the chain.
+fn attribute(tree: &mut GoalTree, message: &mut Message) {
+    if message.goal_id.is_none() {
+        message.goal_id = tree.current_id().cloned();
+    }
+    if message.goal_id.is_some() {
+        // A message for a goal the tree does not know stays unattributed in the stats.
+        let _ = tree.record(message);
     }
 }

@@ -20,9 +20,10 @@ pub use recall::RecallResult;
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use crate::compress::{Family, family_of};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::goals::GoalTree;
+use crate::goals::{GoalTree, focuses};
 use crate::history::HistoryView;
 use crate::history::mentions::{Freshness, append_mention_reminder};
 use crate::history::repair::{RepairNote, repair_history};
@@ -73,6 +74,9 @@ struct State {
     delivered_events: u64,
     /// Whether the model has used the engine's plan tools (not only another agent's plan tool).
     native_plan: bool,
+    /// The newest message, an assistant's, when it calls the engine's plan tools: it is
+    /// attributed once they have run, to the goal they focused (see [`Engine::record`]).
+    unattributed: Option<usize>,
 }
 
 /// A message to record; the engine fills in id, sequence, description, tokens and time.
@@ -146,6 +150,7 @@ impl<H: Host> Engine<H> {
             probe: Default::default(),
             delivered_events: 0,
             native_plan: false,
+            unattributed: None,
         };
         Engine { host, config, counter, state: RefCell::new(state), store: RefCell::new(None) }
     }
@@ -183,7 +188,8 @@ impl<H: Host> Engine<H> {
 
     /// Append a message to the trace; the first user message becomes the mission. An assistant
     /// message calling another agent's plan tool (`TodoWrite`, `update_plan`) updates the goal
-    /// tree after it is attributed.
+    /// tree after it is attributed; one focusing or planning with the engine's `goal` or `step`
+    /// tool is attributed once they ran (at the next record, call or save), to the goal focused.
     pub fn record(&self, draft: MessageDraft) -> Result<MessageId> {
         let role = draft.role.ok_or_else(|| Error::InvalidInput("a message needs a role".into()))?;
         if role == Role::Tool && !draft.content.iter().any(|p| matches!(p, ContentPart::ToolResult(_))) {
@@ -196,11 +202,29 @@ impl<H: Host> Engine<H> {
         if role == Role::User && state.trace.mission.is_empty() {
             state.trace.mission = Message::describe(role, &draft.content);
         }
+        if role == Role::User
+            && let Some(tree) = state.goals.as_mut()
+        {
+            tree.reopen();
+        }
         let mut message = draft.into_message(role, id.clone(), state.trace.id.clone(), sequence, now);
         self.counter.cache_message_tokens(&mut message);
         drop(state);
-        self.attribute_to_goal(&mut message);
-        self.state.borrow_mut().trace.messages.push(message);
+        if self.plan_calls_answered(&message) {
+            self.attribute_pending();
+        }
+        // A message that focuses or plans with the engine's tools belongs to the goal focused once
+        // they ran: the host runs them after recording it, so it waits for them (#19.5).
+        let waits = message.goal_id.is_none() && message.tool_calls().any(|c| focuses(&c.name, &c.arguments));
+        if !waits {
+            self.attribute_to_goal(&mut message);
+        }
+        let mut state = self.state.borrow_mut();
+        state.trace.messages.push(message);
+        if waits {
+            state.unattributed = Some(sequence as usize);
+        }
+        drop(state);
         if role == Role::Assistant {
             self.sync_agent_plan();
         }
@@ -226,6 +250,7 @@ impl<H: Host> Engine<H> {
             state.trace.mission = first.description.clone();
         }
         state.view = HistoryView::default();
+        state.unattributed = None;
         state.previous_prompt = None;
         state.previous_messages.clear();
         let loaded = state.trace.messages.len();
@@ -260,10 +285,22 @@ impl<H: Host> Engine<H> {
     }
 
     /// Record the user's input, opening a round: `@path` mentions that the host's `stat` finds
-    /// get a reminder to read them appended (R7.1); file contents are never injected.
+    /// get a reminder to read them with the host's read tool appended (R7.1); file contents are
+    /// never injected.
     pub async fn record_user_input(&self, text: &str) -> Result<MessageId> {
-        let text = append_mention_reminder(&self.host, text).await;
+        let text = append_mention_reminder(&self.host, text, self.read_tool().as_deref()).await;
         self.record(MessageDraft::text(Role::User, text))
+    }
+
+    /// The tool a mention reminder names: `read_tool` from the configuration, else the first
+    /// tool of the read family offered on the last call; `None` before any call.
+    fn read_tool(&self) -> Option<String> {
+        if let Some(tool) = self.config.read_tool.as_ref().filter(|t| !t.trim().is_empty()) {
+            return Some(tool.clone());
+        }
+        let state = self.state.borrow();
+        let read = |t: &&ToolSpec| family_of(&t.name, &serde_json::Value::Null, &self.config.compress) == Family::Read;
+        state.previous_tools.iter().find(read).map(|t| t.name.clone())
     }
 
     /// Tell the engine a file was read with this mtime. A note for the Read result when the file

@@ -176,6 +176,7 @@ impl<H: Host> Engine<H> {
     /// stops the save with the host's error; what was written stays saved and the next call
     /// goes on from there.
     pub async fn persist(&self) -> Result<PersistReport> {
+        self.attribute_pending();
         let writes = {
             let store = self.store.borrow();
             let store = store.as_ref().ok_or_else(|| {

@@ -36,7 +36,7 @@ pub use schema::{explore_spec, goal_spec, goal_tool_specs, read_progress_spec, s
 pub use stats::{GoalStats, PREVIEW_RUNS, Preview, preview_label};
 pub use steps::{Step, StepStatus, StepType, goal_step_id, step_view};
 pub use tool::{
-    EXPLORE_TOOL, GOAL_TOOL, READ_PROGRESS_TOOL, STEP_TOOL, ToolError, ToolOutcome, call_tool, explore_tool, goal_tool,
-    parse_arguments, read_progress_tool, step_tool,
+    EXPLORE_TOOL, GOAL_TOOL, READ_PROGRESS_TOOL, STEP_TOOL, ToolError, ToolOutcome, call_tool, explore_tool, focuses,
+    goal_tool, parse_arguments, read_progress_tool, step_tool,
 };
 pub use tree::{Branch, BranchStatus, GOAL_TREE_FORMAT_VERSION, Goal, GoalConfig, GoalStatus, GoalTree, GoalType};

@@ -16,6 +16,17 @@ pub const STEP_TOOL: &str = "step";
 pub const READ_PROGRESS_TOOL: &str = "read_progress";
 pub const EXPLORE_TOOL: &str = "explore";
 
+/// Whether this plan call sets where the work goes (a focus, a new goal or plan): the message
+/// making it belongs to the goal focused once it ran. Ending a goal alone does not.
+pub fn focuses(tool: &str, arguments: &str) -> bool {
+    let keys: &[&str] = match tool {
+        GOAL_TOOL => &["focus", "add"],
+        STEP_TOOL => &["focus", "plan"],
+        _ => return false,
+    };
+    parse_arguments(tool, arguments).is_ok_and(|v| keys.iter().any(|k| v.get(k).is_some_and(|x| !x.is_null())))
+}
+
 /// A refused tool call: the message is the tool result the model reads and can act on.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]

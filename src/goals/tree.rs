@@ -341,7 +341,8 @@ impl GoalTree {
         total
     }
 
-    /// Mark the trace finished: a `trace_completed` event with the totals. Once only.
+    /// Mark the trace finished: a `trace_completed` event with the totals. Once per task: see
+    /// [`GoalTree::reopen`].
     pub fn complete_trace(&mut self) -> Result<(), ToolError> {
         if self.completed {
             return Err(ToolError::new("the trace is already completed"));
@@ -350,6 +351,12 @@ impl GoalTree {
         let stats = self.totals();
         self.events.push(EventKind::TraceCompleted { stats });
         Ok(())
+    }
+
+    /// A new task arrived in a completed trace (the user's next input): it runs again, and its
+    /// next completion is a new `trace_completed`.
+    pub fn reopen(&mut self) {
+        self.completed = false;
     }
 
     /// The persisted `goal.json` form (the event log is not part of it).

@@ -72,9 +72,10 @@ pub async fn resolve_mentions<H: Host>(host: &H, text: &str) -> Vec<String> {
     found
 }
 
-/// The `<system-reminder>` asking the model to Read the mentioned files, `None` when there are
-/// none. Lists the first [`MAX_LISTED`] in order, then `(and N more…)`.
-pub fn mention_reminder(mentioned: &[String]) -> Option<String> {
+/// The `<system-reminder>` asking the model to read the mentioned files with `read_tool` (the
+/// host's read tool; no tool is named when it is not known), `None` when there are none. Lists
+/// the first [`MAX_LISTED`] in order, then `(and N more…)`.
+pub fn mention_reminder(mentioned: &[String], read_tool: Option<&str>) -> Option<String> {
     let listed = mentioned.get(..MAX_LISTED).unwrap_or(mentioned);
     let mut items = listed.iter().map(|path| render(section("mention"), &[("path", path)]));
     let mut list = items.next()?;
@@ -88,16 +89,21 @@ pub fn mention_reminder(mentioned: &[String]) -> Option<String> {
         let count = (mentioned.len() - listed.len()).to_string();
         list = render(section("list_more"), &[("list", &list), ("count", &count)]);
     }
-    let instruction = section(if mentioned.len() == 1 { "read_one" } else { "read_several" });
-    Some(render(section("reminder"), &[("mentions", &list), ("instruction", instruction)]))
+    let instruction = match (mentioned.len(), read_tool) {
+        (1, Some(tool)) => render(section("read_one"), &[("tool", tool)]),
+        (_, Some(tool)) => render(section("read_several"), &[("tool", tool)]),
+        (1, None) => section("read_one_any").to_owned(),
+        (_, None) => section("read_several_any").to_owned(),
+    };
+    Some(render(section("reminder"), &[("mentions", &list), ("instruction", &instruction)]))
 }
 
 /// The user message as the model should see it (R7.1): with the mention reminder appended
 /// after exactly one blank line (the message's own trailing line breaks are dropped first), in
 /// the same message; unchanged when nothing mentioned exists.
-pub async fn append_mention_reminder<H: Host>(host: &H, user_text: &str) -> String {
+pub async fn append_mention_reminder<H: Host>(host: &H, user_text: &str, read_tool: Option<&str>) -> String {
     let mentioned = resolve_mentions(host, user_text).await;
-    match mention_reminder(&mentioned) {
+    match mention_reminder(&mentioned, read_tool) {
         Some(reminder) => {
             let mut out = user_text.trim_end_matches(['\n', '\r']).to_owned();
             out.push_str("\n\n");
@@ -164,6 +170,8 @@ mod tests {
             "reminder",
             "read_one",
             "read_several",
+            "read_one_any",
+            "read_several_any",
             "mention",
             "list_next",
             "list_last",
@@ -172,7 +180,7 @@ mod tests {
         ] {
             assert!(!section(name).is_empty(), "section `{name}` missing from prompts/mention_reminder.md");
         }
-        assert_eq!(SECTIONS.len(), 8, "{:?}", SECTIONS.keys().collect::<Vec<_>>());
+        assert_eq!(SECTIONS.len(), 10, "{:?}", SECTIONS.keys().collect::<Vec<_>>());
         assert!(!section("reminder").contains("section:"));
         assert!(section("reminder").ends_with("</system-reminder>"));
     }
@@ -209,7 +217,7 @@ mod tests {
 
     #[test]
     fn two_mentions_are_joined_with_and() {
-        let two = mention_reminder(&["a.rs".into(), "b.rs".into()]);
+        let two = mention_reminder(&["a.rs".into(), "b.rs".into()], Some("Read"));
         assert_eq!(
             two.as_deref(),
             Some(
@@ -217,7 +225,9 @@ mod tests {
                  You MUST read these files with the Read tool before answering.\n</system-reminder>"
             )
         );
-        assert_eq!(mention_reminder(&[]), None);
+        assert_eq!(mention_reminder(&[], Some("Read")), None);
+        let untooled = mention_reminder(&["a.rs".into(), "b.rs".into()], None);
+        assert!(untooled.unwrap().contains("\nYou MUST read these files before answering.\n"));
     }
 
     #[test]

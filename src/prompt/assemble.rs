@@ -4,6 +4,9 @@
 
 use serde::Serialize;
 
+use serde_json::Value;
+
+use super::serialize::{push_message, tool_values};
 use super::template::{body, render};
 use super::{Layer, PromptMessage, PromptView, ToolSpec};
 use crate::model::{ContentPart, Role};
@@ -39,8 +42,10 @@ pub struct Assembly {
     /// Byte offset of the first difference from the previous call's prompt (its canonical JSON);
     /// `None` on the first call or when nothing changed.
     pub first_changed_byte: Option<usize>,
-    /// Tokens of the leading messages identical to the previous call's: what the provider's
-    /// prefix cache can serve (R5.5's expected cached share is this over `tokens`).
+    /// What a provider's prefix cache can serve of this prompt (R5.5's expected cached share is
+    /// this over `tokens`): the tokens of the tools and the leading messages that lie wholly
+    /// before the first changed byte (none when the tools changed). A message's layer is not
+    /// sent, so a user input that became history still counts.
     pub expected_cached_tokens: usize,
     /// Rewrites of earlier prompt made for this call, with their cost (R5.4, R5.9).
     pub rewrites: Vec<crate::history::view::RewriteRecord>,
@@ -96,15 +101,57 @@ pub fn count_view(view: &PromptView, counter: &TokenCounter) -> usize {
     messages + tools
 }
 
-/// The canonical bytes a view is compared by between calls: what is sent, in the OpenAI chat
-/// form (the engine's own labels, layers and sources, are not sent).
+/// The canonical bytes a view is compared by between calls: what is sent, in the order a
+/// provider's prefix cache reads it (the tools first, then the messages), in the OpenAI chat form
+/// (the engine's own labels, layers and sources, are not sent).
 pub fn canonical(view: &PromptView) -> String {
-    super::serialize::to_openai_chat(view).to_string()
+    canonical_units(view).text
+}
+
+/// [`canonical`]'s bytes and where each unit of them ends: `ends[0]` after the tools, `ends[1 + k]`
+/// after message k (a message sent as nothing ends where the one before it does).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Canonical {
+    pub text: String,
+    pub ends: Vec<usize>,
+}
+
+impl Canonical {
+    /// How many leading units lie wholly within the first `bytes` bytes: 0 when the tools
+    /// differ, 1 + k when the tools and the first k messages are the same.
+    pub fn units_within(&self, bytes: usize) -> usize {
+        self.ends.iter().take_while(|&&end| end <= bytes).count()
+    }
+}
+
+pub fn canonical_units(view: &PromptView) -> Canonical {
+    let mut text = format!("{{\"tools\":{}", Value::Array(tool_values(&view.tools)));
+    let mut ends = vec![text.len()];
+    text.push_str(",\"messages\":[");
+    let mut first = true;
+    let mut wire = Vec::new();
+    for message in &view.messages {
+        push_message(&mut wire, message);
+        for value in wire.drain(..) {
+            if !std::mem::take(&mut first) {
+                text.push(',');
+            }
+            text.push_str(&value.to_string());
+        }
+        ends.push(text.len());
+    }
+    text.push_str("]}");
+    Canonical { text, ends }
+}
+
+/// How many leading bytes `before` and `now` share.
+pub fn common_prefix(before: &str, now: &str) -> usize {
+    before.bytes().zip(now.bytes()).take_while(|(a, b)| a == b).count()
 }
 
 /// The first byte where `now` differs from `before`; `None` when `now` extends `before` or equals it.
 pub fn first_difference(before: &str, now: &str) -> Option<usize> {
-    let common = before.bytes().zip(now.bytes()).take_while(|(a, b)| a == b).count();
+    let common = common_prefix(before, now);
     (common < before.len()).then_some(common)
 }
 

@@ -15,7 +15,7 @@ use crate::engine::Engine;
 use crate::error::Result;
 use crate::host::Host;
 use crate::model::{ContentPart, Role};
-use crate::prompt::{CallInput, ToolSpec};
+use crate::prompt::CallInput;
 use crate::store::Redactor;
 
 /// The file of a trace directory where the proxy appends one line per call: what was sent and
@@ -102,8 +102,6 @@ pub struct ProxySession<H: Host> {
     calls: u64,
     open: Option<CallRecord>,
     redactor: Redactor,
-    /// The previous call's tools, and their tokens: unchanged, the provider caches them too.
-    previous_tools: Option<(Vec<ToolSpec>, usize)>,
 }
 
 impl<H: Host> ProxySession<H> {
@@ -111,16 +109,7 @@ impl<H: Host> ProxySession<H> {
     pub fn new(engine: Engine<H>, format: Format) -> Result<Self> {
         let store = &engine.config().store;
         let redactor = Redactor::new(store.redact, &store.redact_patterns)?;
-        Ok(ProxySession {
-            engine,
-            format,
-            recorded: Vec::new(),
-            pending: None,
-            calls: 0,
-            open: None,
-            redactor,
-            previous_tools: None,
-        })
+        Ok(ProxySession { engine, format, recorded: Vec::new(), pending: None, calls: 0, open: None, redactor })
     }
 
     pub fn engine(&self) -> &Engine<H> {
@@ -180,7 +169,7 @@ impl<H: Host> ProxySession<H> {
             Ok(assembly) => {
                 record.managed = true;
                 record.prompt_tokens = assembly.tokens;
-                record.expected_cached_tokens = assembly.expected_cached_tokens + self.cached_tools(request);
+                record.expected_cached_tokens = assembly.expected_cached_tokens;
                 record.first_changed_byte = assembly.first_changed_byte;
                 record.rewrites =
                     assembly.rewrites.iter().map(|r| format!("{} {}..{}", r.mechanism, r.start, r.end)).collect();
@@ -244,18 +233,6 @@ impl<H: Host> ProxySession<H> {
             self.engine.persist().await?;
         }
         Ok(())
-    }
-
-    /// The tokens of the request's tools when they are the previous call's (the provider's
-    /// cache covers tools first, then the system prompt and messages); 0 otherwise.
-    fn cached_tools(&mut self, request: &ClientRequest) -> usize {
-        if let Some((_, tokens)) = self.previous_tools.as_ref().filter(|(tools, _)| *tools == request.tools) {
-            return *tokens;
-        }
-        let counter = self.engine.counter();
-        let tokens = request.tools.iter().map(|t| counter.count(&serde_json::to_string(t).unwrap_or_default())).sum();
-        self.previous_tools = Some((request.tools.clone(), tokens));
-        0
     }
 
     /// Record the request's messages from `from` on. The first new message is normally the

@@ -110,7 +110,7 @@ impl ContextEngine {
         to_js_value(&self.engine.events_since(since))
     }
 
-    /// End the trace: `trace_completed` with the totals. Once only.
+    /// End the trace: `trace_completed` with the totals. Once per task (the next user input reopens it).
     #[wasm_bindgen(js_name = completeTrace)]
     pub fn complete_trace(&self) -> Result<(), JsValue> {
         js(self.engine.complete_trace())

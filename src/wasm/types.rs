@@ -63,6 +63,7 @@ export interface Config {
   dynamic_tail_budget?: number;
   summary_timeout_ms?: number;
   rehydrate_tokens?: number;
+  read_tool?: string | null;
   prices?: { uncached_input?: number; cache_read?: number; cache_write?: number; output?: number };
   prune?: { minimum?: number; protect?: number; protected_tools?: string[] };
   compress?: {

@@ -58,8 +58,17 @@ test('two tasks through the loop: files edited, goal tools and CODE_LAW.md sent,
     assert.equal(a.kind, 'answered', JSON.stringify(a));
     assert.match(files.files.get('src/greet.js') ?? '', /'Hi ' \+ name/);
     assert.match(files.files.get('src/farewell.js') ?? '', /export function farewell/);
+    // An answered task's trace lists as completed (the trace picker's label), the next one reopens it.
+    const listed = async () => {
+      await engine.persist();
+      return (await backend.listTraces(filesHost(files, model), '.trace')).traces.map((t) => t.detail.split(' · ')[0]);
+    };
+    assert.deepEqual(await listed(), ['completed']);
     const b = await runTask(options, TASK_B, quiet);
     assert.equal(b.kind, 'answered', JSON.stringify(b));
+    assert.deepEqual(await listed(), ['completed']);
+    await engine.recordUserInput('one more thing');
+    assert.deepEqual(await listed(), ['running']);
     assert.match(files.files.get('src/farewell.js') ?? '', /\/\/ Says goodbye to a person by name\.\nexport function farewell/);
 
     const agent = endpoint.agentRequests();

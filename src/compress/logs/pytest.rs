@@ -55,6 +55,9 @@ enum Section {
 #[derive(Default)]
 struct Entry {
     location: Option<String>,
+    /// The newest location outside installed packages and the standard library: where a warning
+    /// raised as an error is placed, since warnings are never the first failure.
+    project_location: Option<String>,
     /// What follows `path:line: ` on the last location line.
     tail: Option<String>,
     e_line: Option<String>,
@@ -74,7 +77,11 @@ impl Entry {
         if !line.starts_with([' ', '\t', '>'])
             && let Some(c) = LOCATION.captures(line)
         {
-            self.location = Some(short(&format!("{}:{}", &c[1], &c[2])));
+            let location = short(&format!("{}:{}", &c[1], &c[2]));
+            if !is_installed(&c[1]) {
+                self.project_location = Some(location.clone());
+            }
+            self.location = Some(location);
             self.tail = c.get(3).map(|m| message(m.as_str()));
             return;
         }
@@ -82,8 +89,15 @@ impl Entry {
     }
 
     fn failure(self) -> Option<Failure> {
-        if let Some(location) = self.location {
+        if let Some(mut location) = self.location {
             let tail = self.tail.filter(|t| !t.is_empty() && !t.starts_with("in "));
+            // A warning raised as an error in a package (`-W error`): the failure is where the
+            // project's code called into it.
+            if tail.as_deref().is_some_and(is_warning)
+                && let Some(project) = self.project_location
+            {
+                location = project;
+            }
             let msg = match (tail, self.e_line) {
                 (Some(t), Some(e)) if e.starts_with(t.as_str()) => e,
                 (Some(t), Some(e)) => message(&format!("{t}: {e}")),
@@ -98,6 +112,17 @@ impl Entry {
         }
         self.e_line.map(|m| Failure { location: None, message: m })
     }
+}
+
+/// A path under installed packages or the standard library (`site-packages/`, `/usr/lib/python3.12/`).
+fn is_installed(path: &str) -> bool {
+    path.contains("site-packages/") || path.contains("dist-packages/") || path.starts_with("/usr/lib/python")
+}
+
+/// A warning category as a crash line names it: `DeprecationWarning`, `UserWarning: …`.
+fn is_warning(tail: &str) -> bool {
+    let category = tail.split(':').next().unwrap_or_default();
+    category.ends_with("Warning") && category.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
 }
 
 /// Splits `name - message` where the name may hold ` - ` inside `[…]` parameters.

@@ -26,6 +26,7 @@ mod react;
 
 pub use anthropic::{AnthropicOptions, CONTINUED, to_anthropic, to_anthropic_with, tool_input};
 pub use openai::to_openai_chat;
+pub(crate) use openai::{push_message, tool_values};
 pub use react::to_react;
 
 use super::PromptView;

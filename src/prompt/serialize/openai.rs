@@ -4,7 +4,7 @@ use serde_json::{Map, Value, json};
 
 use super::{joined_text, tool_calls, tool_result_text, tool_results};
 use crate::model::{ContentPart, OpaquePart, Role, ToolCall};
-use crate::prompt::PromptView;
+use crate::prompt::{PromptMessage, PromptView, ToolSpec};
 
 /// OpenAI chat completions: `{"messages": [...], "tools": [...]}`, `tools` left out when the view
 /// has none. Each tool is `{"type": "function", "function": {"name", "description",
@@ -32,43 +32,51 @@ use crate::prompt::PromptView;
 pub fn to_openai_chat(view: &PromptView) -> Value {
     let mut messages = Vec::new();
     for message in &view.messages {
-        let text = joined_text(&message.content);
-        match message.role {
-            Role::Assistant => {
-                push_assistant(&mut messages, text, &message.content);
-                push_results(&mut messages, &message.content, "", false);
-            }
-            Role::Tool => {
-                // Text in a tool message goes with its last result; with no result, the user sends it.
-                if !push_results(&mut messages, &message.content, &text, true) {
-                    push_text(&mut messages, "user", text, &message.content);
-                }
-                push_calls(&mut messages, &message.content);
-            }
-            Role::System | Role::Summary | Role::User => {
-                push_results(&mut messages, &message.content, "", false);
-                let role = if message.role == Role::User { "user" } else { "system" };
-                push_text(&mut messages, role, text, &message.content);
-                push_calls(&mut messages, &message.content);
-            }
-        }
+        push_message(&mut messages, message);
     }
     let mut out = Map::new();
     out.insert("messages".into(), Value::Array(messages));
     if !view.tools.is_empty() {
-        let tools = view
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
-                })
-            })
-            .collect();
-        out.insert("tools".into(), Value::Array(tools));
+        out.insert("tools".into(), Value::Array(tool_values(&view.tools)));
     }
     Value::Object(out)
+}
+
+/// The chat messages one prompt message is sent as (none, one, or one per tool result).
+pub(crate) fn push_message(messages: &mut Vec<Value>, message: &PromptMessage) {
+    let text = joined_text(&message.content);
+    match message.role {
+        Role::Assistant => {
+            push_assistant(messages, text, &message.content);
+            push_results(messages, &message.content, "", false);
+        }
+        Role::Tool => {
+            // Text in a tool message goes with its last result; with no result, the user sends it.
+            if !push_results(messages, &message.content, &text, true) {
+                push_text(messages, "user", text, &message.content);
+            }
+            push_calls(messages, &message.content);
+        }
+        Role::System | Role::Summary | Role::User => {
+            push_results(messages, &message.content, "", false);
+            let role = if message.role == Role::User { "user" } else { "system" };
+            push_text(messages, role, text, &message.content);
+            push_calls(messages, &message.content);
+        }
+    }
+}
+
+/// The tools as chat completions' `tools` list.
+pub(crate) fn tool_values(tools: &[ToolSpec]) -> Vec<Value> {
+    tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+            })
+        })
+        .collect()
 }
 
 /// A `role` message with `text` (and the opaque parts of `content`); nothing when both are empty.

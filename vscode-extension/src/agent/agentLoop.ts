@@ -65,7 +65,11 @@ export async function runTask(options: AgentLoopOptions, task: string, sink: Tas
     if (reply.usage) engine.reportUsage(reply.usage);
     sink.usage(reply.usage, call);
     engine.recordAssistant(reply.text, reply.toolCalls);
-    if (reply.toolCalls.length === 0) return { kind: 'answered', text: reply.text, rounds };
+    if (reply.toolCalls.length === 0) {
+      // The task is done: its trace lists as completed (the next task reopens it).
+      engine.completeTrace();
+      return { kind: 'answered', text: reply.text, rounds };
+    }
     for (const toolCall of reply.toolCalls) {
       sink.toolStarted(toolCall);
       const run = goalToolNames.has(toolCall.name)

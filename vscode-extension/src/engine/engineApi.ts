@@ -77,6 +77,8 @@ export interface EngineApi {
   traceJson(): string;
   /** The raw original of a history message (`raw#<id>`) as text, parts joined as the prompt view shows them. */
   rawMessageText(id: string): string | undefined;
+  /** The task is answered: the trace lists as completed until the next user input. */
+  completeTrace(): void;
   /** Write what changed since the last save to the trace folder. */
   persist(): Promise<void>;
   dispose(): void;

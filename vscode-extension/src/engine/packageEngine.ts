@@ -109,6 +109,10 @@ class PackageEngine implements EngineApi {
     return rawText(this.engine.trace().messages, id);
   }
 
+  completeTrace(): void {
+    this.engine.completeTrace();
+  }
+
   async persist(): Promise<void> {
     await this.engine.persist();
   }

@@ -57,7 +57,8 @@ export class WorkbenchSession implements vscode.Disposable {
     const host = this.hostOver(files, async () => this.current?.model ?? model);
     // The engine keeps traces under `.trace` unless told otherwise.
     const store = settings.traceFolder === '.trace' ? {} : { store: { ...(settings.engine.store as object | undefined), root: settings.traceFolder } };
-    const config = { ...settings.engine, window, ...store };
+    // `@path` reminders name the agent's own read tool (the model has no `Read`).
+    const config = { read_tool: 'read_file', ...settings.engine, window, ...store };
     let engine: EngineApi;
     if (resume) {
       const opened = await this.parts.backend.open(host, config, resume);

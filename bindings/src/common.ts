@@ -2,6 +2,7 @@
 export { ContextEngine, type EngineOptions, type EventListener, type ProgressListener } from './engine.js';
 export { ReplaySession, MAX_TRAJECTORY_BYTES } from './replay.js';
 export { TraceStore } from './store.js';
+export { messageFromAnthropic, messageFromOpenAi, type AnthropicReplyBlock, type OpenAiReplyMessage } from './replies.js';
 export { ContextWorkbenchError } from './errors.js';
 export { init, type Encoding, type InitOptions, type RanksSource, type WasmSource } from './init.js';
 export { DEFAULT_HOST_TIMEOUT_MS, HOST_METHODS } from './host.js';

@@ -46,11 +46,37 @@ pub struct MessageInput {
     tool_call_id: Option<ToolCallId>,
 }
 
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
+/// A string or content parts, read so that a wrong part is named with its index and field
+/// (`at 'content[0]': missing field `id``), not as an untagged enum that matched nothing.
 enum Content {
     Text(String),
     Parts(Vec<ContentPart>),
+}
+
+impl<'de> serde::Deserialize<'de> for Content {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Content;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str(
+                    "a string, or an array of content parts: {type: 'text', text}, {type: 'tool_call', id, name, \
+                     arguments}, {type: 'tool_result', call_id, name, status, output}, {type: 'reasoning', text}",
+                )
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Content, E> {
+                Ok(Content::Text(text.to_owned()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
+                let mut parts = Vec::new();
+                while let Some(part) = seq.next_element::<ContentPart>()? {
+                    parts.push(part);
+                }
+                Ok(Content::Parts(parts))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 impl MessageInput {

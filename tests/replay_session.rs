@@ -9,6 +9,7 @@ use context_workbench::import::import;
 use context_workbench::replay::{
     CallStep, MAX_TRAJECTORY_BYTES, ReplaySession, ViewKind, Workbench, flatten, replay_with,
 };
+use context_workbench::{Encoding, TokenCounter};
 
 const WINDOW: usize = 200_000;
 const TODO_SESSION: &str = "../shared/traces/claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
@@ -66,6 +67,16 @@ fn prompts_are_the_workbench_strategys_and_blocks_name_what_they_replaced() {
     }
     assert!(blocks > 0, "the workbench compacted this run");
     assert!(session.board().version > 0, "blocks bring state deltas");
+
+    // The chart's baseline: the recorded history's tokens at each call, counted as the engine counts.
+    let counter = TokenCounter::new(Encoding::O200kBase);
+    for step in &steps {
+        let raw: usize =
+            trajectory.messages[..step.call.history].iter().map(|m| counter.count_message_content(&m.content)).sum();
+        assert_eq!(step.call.raw_tokens, raw, "call {}", step.call.call);
+    }
+    let last = &steps.last().unwrap().call;
+    assert!(last.tokens * 2 < last.raw_tokens, "the saving shows: {} of {}", last.tokens, last.raw_tokens);
 }
 
 #[test]

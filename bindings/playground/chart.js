@@ -1,5 +1,6 @@
 // The chart of prompt tokens per call: one bar per replayed call (amber when the call rewrote
-// earlier prompt), the window as a dashed line; a click selects the call.
+// earlier prompt), the unmanaged prompt (the recorded history) as a grey line over them, the
+// window as a dashed line; a click selects the call.
 import { kilo } from './dom.js';
 
 const NS = 'http://www.w3.org/2000/svg';
@@ -18,7 +19,8 @@ export function renderChart(container, calls, total, selected, window, onSelect)
   const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img',
     'aria-label': `prompt tokens of ${calls.length} of ${total} calls` });
   const peak = Math.max(1, ...calls.map((c) => c.tokens));
-  const top = Math.max(peak, Math.min(window, peak * 1.25));
+  const rawPeak = Math.max(0, ...calls.map((c) => c.raw_tokens ?? 0));
+  const top = Math.max(peak, rawPeak, Math.min(window, peak * 1.25));
   const plotW = W - PAD.left - PAD.right;
   const plotH = H - PAD.top - PAD.bottom;
   const y = (tokens) => PAD.top + plotH - (tokens / top) * plotH;
@@ -40,8 +42,12 @@ export function renderChart(container, calls, total, selected, window, onSelect)
     bar.addEventListener('click', () => onSelect(i));
     root.append(bar);
   });
+  if (rawPeak > 0) {
+    const points = calls.map((c, i) => `${PAD.left + (i + 0.4) * step},${y(c.raw_tokens)}`).join(' ');
+    root.append(svg('polyline', { class: 'raw', points, fill: 'none' }));
+  }
   const axis = svg('text', { x: PAD.left, y: H - 4 });
-  axis.textContent = `calls 0–${Math.max(0, total - 1)}; peak ${kilo(peak)} tokens; window ${kilo(window)}`;
+  axis.textContent = `calls 0–${Math.max(0, total - 1)}; peak ${kilo(peak)} tokens (unmanaged ${kilo(rawPeak)}); window ${kilo(window)}`;
   root.append(axis);
   container.replaceChildren(root);
 }

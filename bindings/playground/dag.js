@@ -24,7 +24,8 @@ export function renderDag(container, tree, state, onChange) {
     else state.expanded.add(id);
     onChange();
   };
-  container.append(levelControls(children, state, onChange));
+  const levels = levelControls(children, state, onChange);
+  if (levels) container.append(levels);
   const dag = el('div', { class: 'dag' });
   dag.append(el('div', { class: 'dag-node start', 'data-kind': 'start' }, `START: ${tree.mission || '(no mission)'}`));
   if (goals.length === 0) {
@@ -59,7 +60,9 @@ function appendLevel(into, parent, cx) {
 function edge(goal, subGoals, cx) {
   const folded = subGoals.length > 0;
   const stats = folded ? goal.cumulative_stats : goal.self_stats;
-  const label = `${folded ? 'Σ ' : ''}${describeStats(stats)}${folded ? ` · ${subGoals.length} sub-goals, expand` : ''}`;
+  const work = describeStats(stats);
+  const sub = folded ? `${subGoals.length} sub-goals, expand` : '';
+  const label = [work ? `${folded ? 'Σ ' : ''}${work}` : '', sub].filter(Boolean).join(' · ') || 'no work recorded yet';
   const attributes = { class: `dag-edge ${folded ? 'collapsed' : 'leaf'}`, type: 'button', 'data-goal': goal.id };
   if (folded) attributes.onclick = () => cx.toggle(goal.id);
   return el('button', attributes, label);
@@ -83,10 +86,11 @@ function parallel(start, cx) {
       b.summary ? el('span', { class: 'summary' }, b.summary) : ''))));
 }
 
-/** Expand every goal above a level, or collapse all. */
+/** Expand every goal above a level, or collapse all; nothing when there is one level. */
 function levelControls(children, state, onChange) {
   const depthOf = depths(children);
   const deepest = Math.max(1, ...depthOf.values());
+  if (deepest < 2) return undefined;
   const set = (level) => () => {
     state.expanded = new Set([...depthOf].filter(([, d]) => d < level).map(([id]) => id));
     onChange();
@@ -130,8 +134,9 @@ function depths(children) {
   return out;
 }
 
+/** `12 msgs · 3.4k tok · read → edit`; empty when nothing was attributed to the goal. */
 export function describeStats(stats) {
-  if (!stats) return 'no messages';
+  if (!stats || stats.message_count === 0) return '';
   const tokens = stats.total_tokens >= 1000 ? `${(stats.total_tokens / 1000).toFixed(1)}k` : `${stats.total_tokens}`;
   const preview = stats.preview ? ` · ${stats.preview}` : '';
   return `${stats.message_count} msgs · ${tokens} tok${preview}`;

@@ -8,19 +8,36 @@ import { renderBoard, renderPrompt, renderRaw } from './views.js';
 
 /** The largest file the page reads (the engine's limit for a replay session). */
 const MAX_BYTES = 64 * 1024 * 1024;
-const WINDOW = 200_000;
+/** The sample that ships with the page, and the window it is replayed at (small, so the engine compacts). */
+const SAMPLE = { file: 'sample.jsonl', window: 16_000 };
 const FORMATS = 'vorflux JSON, Claude Code JSONL, SWE-agent .traj, mini-swe-agent, OpenHands, OpenAI chat';
 
 const $ = (id) => document.getElementById(id);
-const ui = { file: $('file'), paste: $('paste'), pasteRun: $('paste-run'), trajectory: $('trajectory'), call: $('call'),
-  status: $('status'), chart: $('chart'), raw: $('raw'), prompt: $('prompt'), board: $('board'), dag: $('dag') };
+const ui = { file: $('file'), sample: $('sample'), sampleInline: $('sample-inline'), window: $('window'), dropzone: $('dropzone'), paste: $('paste'), pasteRun: $('paste-run'), trajectory: $('trajectory'), call: $('call'),
+  status: $('status'), totals: $('totals'), chart: $('chart'), raw: $('raw'), prompt: $('prompt'), board: $('board'), dag: $('dag') };
 
 let worker;
 let run = emptyRun();
 
 function emptyRun() {
   return { trajectories: [], selected: 0, total: 0, raw: [], calls: [], texts: [], boards: new Map(), trees: [],
-    call: 0, follow: true, done: false, dag: { expanded: new Set() } };
+    call: 0, follow: true, done: false, dag: { expanded: new Set() }, window: windowSize() };
+}
+
+function windowSize() {
+  return Number(ui.window.value) || 200_000;
+}
+
+async function openSample() {
+  status('Fetching the sample…');
+  try {
+    const response = await fetch(new URL(SAMPLE.file, import.meta.url));
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    ui.window.value = String(SAMPLE.window);
+    open(SAMPLE.file, await response.text());
+  } catch (error) {
+    status(`The sample could not be fetched: ${error?.message ?? error}`, true);
+  }
 }
 
 function status(text, isError = false) {
@@ -67,7 +84,7 @@ function open(name, text) {
   render();
   startWorker();
   status(`Importing ${name}…`);
-  worker.postMessage({ type: 'open', name, text, window: WINDOW });
+  worker.postMessage({ type: 'open', name, text, window: windowSize() });
 }
 
 function receive(message) {
@@ -95,7 +112,7 @@ function receive(message) {
       break;
     case 'done':
       run.done = true;
-      status(`Replayed ${run.calls.length} calls of ${run.trajectories[run.selected].name} in ${message.ms} ms. `
+      status(`Replayed ${run.calls.length} calls of ${run.trajectories[run.selected].name} at a ${(run.window / 1000).toFixed(0)}k window in ${message.ms} ms. `
         + 'Click a bar to see that call.');
       document.body.dataset.state = 'done';
       render();
@@ -121,6 +138,21 @@ function treeAt(call) {
   return tree;
 }
 
+/** The run so far in one line: what the engine sent against the unmanaged prompt, the share a
+ * provider's cache would serve, the rewrites and fallbacks. */
+function totals(calls) {
+  if (calls.length === 0) return '';
+  const sum = (f) => calls.reduce((n, c) => n + f(c), 0);
+  const sent = sum((c) => c.tokens);
+  const raw = sum((c) => c.raw_tokens);
+  const cached = sum((c) => c.expected_cached_tokens);
+  const rewrites = sum((c) => c.rewrites.length);
+  const fallbacks = sum((c) => (c.fallback ? 1 : 0));
+  return `${calls.length} calls: ${sent.toLocaleString('en')} prompt tokens sent against ${raw.toLocaleString('en')} unmanaged `
+    + `(${(sent / Math.max(1, raw)).toFixed(2)}×), ${((100 * cached) / Math.max(1, sent)).toFixed(1)}% of them expected cached, `
+    + `${rewrites} rewrite${rewrites === 1 ? '' : 's'} of earlier prompt${fallbacks ? `, ${fallbacks} calls sent unmanaged` : ''}`;
+}
+
 function selectCall(index) {
   if (!run.calls[index]) return;
   run.call = index;
@@ -130,11 +162,13 @@ function selectCall(index) {
 
 function render() {
   document.body.dataset.state = run.done ? 'done' : run.calls.length ? 'running' : 'idle';
+  ui.dropzone.hidden = run.calls.length > 0;
   const call = run.calls[run.call];
   ui.call.disabled = run.calls.length === 0;
   ui.call.max = String(Math.max(0, run.calls.length - 1));
   ui.call.value = String(run.call);
-  renderChart(ui.chart, run.calls, run.total, run.call, WINDOW, selectCall);
+  renderChart(ui.chart, run.calls, run.total, run.call, run.window, selectCall);
+  ui.totals.textContent = totals(run.calls);
   renderPrompt(ui.prompt, call, run.texts, run.raw);
   renderBoard(ui.board, call ? run.boards.get(call.board_version) : undefined);
   const drawDag = () => renderDag(ui.dag, call ? treeAt(run.call) : undefined, run.dag, drawDag);
@@ -143,13 +177,15 @@ function render() {
 }
 
 ui.file.addEventListener('change', () => openFile(ui.file.files[0]));
+ui.sample.addEventListener('click', openSample);
+ui.sampleInline.addEventListener('click', openSample);
 ui.pasteRun.addEventListener('click', () => {
   const text = ui.paste.value;
   open(text.trimStart().startsWith('{') && text.includes('\n{') ? 'pasted.jsonl' : 'pasted.json', text);
 });
 ui.trajectory.addEventListener('change', () => {
   const index = Number(ui.trajectory.value);
-  run = { ...emptyRun(), trajectories: run.trajectories, selected: index };
+  run = { ...emptyRun(), trajectories: run.trajectories, selected: index, window: run.window };
   render();
   status(`Replaying ${run.trajectories[index].name}…`);
   worker.postMessage({ type: 'select', index });

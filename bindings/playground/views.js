@@ -47,10 +47,11 @@ export function renderPrompt(container, call, texts, raw) {
     return;
   }
   const blocks = call.messages.filter((m) => m.kind === 'block').length;
+  const compacted = blocks === 0 ? 'none compacted into blocks yet'
+    : `${blocks} compressed block${blocks === 1 ? '' : 's'} among them`;
   const head = el('div', { class: 'call-head' },
     `call ${call.call}: ${call.tokens.toLocaleString('en')} tokens, ${call.expected_cached_tokens.toLocaleString('en')} `
-    + `expected cached, ${call.messages.length} messages, ${blocks} compressed block(s) in place of `
-    + `${call.history} recorded messages`
+    + `expected cached; ${call.messages.length} messages sent for the ${call.history} recorded so far, ${compacted}`
     + (call.rewrites.length ? `; rewrote earlier prompt (${call.rewrites.map((r) => r.mechanism).join(', ')})` : ''));
   const notes = [...call.notes, ...(call.fallback ? [call.fallback] : [])].map((n) => el('div', { class: 'call-head' }, n));
   const rows = call.messages.map((m) => {
@@ -85,7 +86,7 @@ function originalsToggle([start, end], raw) {
 /** The state board (R5.2): goal, facts with evidence, anchors, assertions, questions, actions. */
 export function renderBoard(container, board) {
   if (!board || board.version === 0) {
-    container.replaceChildren(el('p', { class: 'empty' }, 'Empty: no STATE_DELTA yet (the first one comes with the first compressed block).'));
+    container.replaceChildren(el('p', { class: 'empty' }, 'Nothing on the board yet: the engine writes down the goal, facts and next steps the first time it compacts earlier turns into a block.'));
     return;
   }
   const list = (items, show) => (items.length ? el('ul', {}, ...items.map((i) => el('li', {}, show(i)))) : el('span', { class: 'empty' }, 'none'));

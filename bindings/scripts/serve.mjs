@@ -3,6 +3,7 @@
 //   node scripts/serve.mjs [port]   then open http://127.0.0.1:<port>/playground/
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
+import { gzipSync } from 'node:zlib';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,19 +13,31 @@ const TYPES = {
   '.tiktoken': 'text/plain; charset=utf-8', '.ts': 'text/plain; charset=utf-8',
 };
 
+/** What is sent gzipped to a browser that accepts it: the engine and the rank files (7 MB → 3 MB). */
+const COMPRESSED = new Set(['.wasm', '.tiktoken', '.js', '.mjs', '.json', '.jsonl']);
+
 /** Serve the files under `root` on 127.0.0.1 (`port` 0: any free one). Resolves to { url, close }. */
 export async function serve(root, port = 0) {
   const top = path.resolve(root);
+  const gzipped = new Map();
   const server = createServer(async (req, res) => {
     try {
       const { pathname } = new URL(req.url ?? '/', 'http://127.0.0.1');
       let file = path.join(top, decodeURIComponent(pathname));
       if (file !== top && !file.startsWith(top + path.sep)) throw Object.assign(new Error('outside'), { status: 403 });
       if ((await stat(file)).isDirectory()) file = path.join(file, 'index.html');
-      const body = await readFile(file);
+      let body = await readFile(file);
       // Rank files never change: let the browser cache them, as a real deployment would.
       const cache = path.extname(file) === '.tiktoken' ? 'max-age=86400, immutable' : 'no-cache';
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': cache });
+      const headers = { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': cache, vary: 'accept-encoding' };
+      if (COMPRESSED.has(path.extname(file)) && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {
+        // Compressed once per content, as a deployment would precompress them.
+        const key = `${file}:${body.length}`;
+        if (!gzipped.has(key)) gzipped.set(key, gzipSync(body, { level: 9 }));
+        body = gzipped.get(key);
+        headers['content-encoding'] = 'gzip';
+      }
+      res.writeHead(200, headers);
       res.end(body);
     } catch (error) {
       res.writeHead(error.status ?? 404, { 'content-type': 'text/plain' });

@@ -86,6 +86,9 @@ pub struct CallView {
     pub history: usize,
     /// Prompt tokens the engine counted (the unmanaged history's when it fell back).
     pub tokens: usize,
+    /// Tokens of the recorded history's messages at this call: what the unmanaged prompt holds
+    /// (the chart's baseline).
+    pub raw_tokens: usize,
     pub expected_cached_tokens: usize,
     pub messages: Vec<ViewMessage>,
     pub rewrites: Vec<RewriteRecord>,
@@ -115,6 +118,8 @@ pub struct ReplaySession {
     next_call: usize,
     texts: Interner,
     counter: TokenCounter,
+    /// The recorded messages counted for `raw_tokens` so far, and their tokens.
+    raw_counted: (usize, usize),
 }
 
 impl ReplaySession {
@@ -147,6 +152,7 @@ impl ReplaySession {
             next_call: 0,
             texts: Interner::default(),
             counter,
+            raw_counted: (0, 0),
         })
     }
 
@@ -181,6 +187,7 @@ impl ReplaySession {
         self.feed = EngineFeed::new(self.window);
         self.next_call = 0;
         self.texts = Interner::default();
+        self.raw_counted = (0, 0);
         Ok(())
     }
 
@@ -205,14 +212,23 @@ impl ReplaySession {
         self.next_call += 1;
         let texts_from = self.texts.len();
         let messages = &self.trajectories[self.selected].messages[..history];
+        let (counted, tokens) = self.raw_counted;
+        let new: usize = messages
+            .get(counted..)
+            .unwrap_or_default()
+            .iter()
+            .map(|m| self.counter.count_message_content(&m.content))
+            .sum();
+        self.raw_counted = (history.max(counted), tokens + new);
         let mut notes = self.feed.record_new(messages);
-        let view = match self.feed.prepare(&mut notes) {
+        let mut view = match self.feed.prepare(&mut notes) {
             Ok(assembly) => {
                 notes.extend(assembly.notes.iter().map(|n| format!("engine: {n}")));
                 self.view_of(call, history, assembly, notes)
             }
             Err(e) => self.fallback(call, history, &e, notes),
         };
+        view.raw_tokens = self.raw_counted.1;
         Some(CallStep { call: view, texts_from, texts: self.texts.since(texts_from) })
     }
 
@@ -261,6 +277,7 @@ impl ReplaySession {
             call,
             history,
             tokens: assembly.tokens,
+            raw_tokens: 0,
             expected_cached_tokens: assembly.expected_cached_tokens,
             messages,
             rewrites: assembly.rewrites,
@@ -289,6 +306,7 @@ impl ReplaySession {
             call,
             history,
             tokens: messages.iter().map(|m| m.tokens).sum(),
+            raw_tokens: 0,
             expected_cached_tokens: 0,
             messages,
             rewrites: Vec::new(),

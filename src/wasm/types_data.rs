@@ -216,7 +216,7 @@ export interface ViewMessage {
   /** For a block or summary: the raw messages `[start, end)` it stands for. */ replaces?: [number, number];
 }
 export interface CallView {
-  call: number; history: number; tokens: number; expected_cached_tokens: number; messages: ViewMessage[];
+  call: number; history: number; tokens: number; /** The recorded history's tokens at this call (the unmanaged prompt). */ raw_tokens: number; expected_cached_tokens: number; messages: ViewMessage[];
   rewrites: RewriteRecord[]; notes: string[]; fallback?: string; board_version: number;
 }
 export interface ReplayStep { call: CallView; /** Id of the first new text. */ texts_from: number; texts: string[]; }

@@ -33,6 +33,37 @@ async function load(page, file) {
 
 const text = (page, selector) => page.$$eval(selector, (nodes) => nodes.map((n) => n.textContent));
 
+test('a first visit: a drop zone and the sample, replayed with its plan, the unmanaged baseline and the totals', async () => {
+  const page = await chrome.page('/playground/');
+  assert.ok(await page.isVisible('#dropzone'), 'the drop zone shows on a first visit');
+  assert.match(await page.textContent('#status'), /try the sample/);
+  const downloads = [];
+  page.on('requestfinished', async (request) => {
+    const name = request.url().split('/').pop();
+    if (!/\.(wasm|tiktoken)$/.test(name)) return;
+    const response = await request.response();
+    downloads.push({ name, encoding: response.headers()['content-encoding'], sent: (await request.sizes()).responseBodySize,
+      size: (await response.body()).length });
+  });
+  await page.click('#sample');
+  await page.waitForSelector('body[data-state=done], body[data-state=error]', { timeout: 60_000 });
+  const sample = mainSession(fileURLToPath(new URL('../../playground/sample.jsonl', import.meta.url)));
+  assert.match(await page.textContent('#status'), new RegExp(`Replayed ${sample.calls} calls of sample at a 16k window`));
+  assert.equal(await page.isVisible('#dropzone'), false);
+  assert.deepEqual(await text(page, '#dag .dag-node .label'), sample.todos);
+  assert.equal((await page.$$('#chart rect.bar')).length, sample.calls);
+  assert.equal((await page.$$('#chart polyline.raw')).length, 1, 'the unmanaged prompt is drawn beside the bars');
+  const [, ratio] = (await page.textContent('#totals')).match(/unmanaged \(([\d.]+)×\)/);
+  assert.ok(Number(ratio) < 0.8, `the saving shows in the totals: ${ratio}×`);
+  // The worker's downloads are served gzipped: the engine and the o200k ranks come to about 3 MB.
+  assert.deepEqual(downloads.map((d) => d.name).sort(), ['context_workbench_bg.wasm', 'o200k_base.tiktoken']);
+  for (const d of downloads) assert.ok(d.encoding === 'gzip' && d.sent < d.size * 0.55, JSON.stringify(d));
+  mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, 'playground-first-visit.png'), fullPage: true });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test('a Claude Code session: its todo items are the DAG, the chart is drawn, blocks expand to their originals', async () => {
   const page = await chrome.page('/playground/');
   const expected = mainSession(TODO_SESSION);
@@ -43,6 +74,15 @@ test('a Claude Code session: its todo items are the DAG, the chart is drawn, blo
   assert.equal((await page.$$('#chart rect.bar')).length, expected.calls);
   const raw = (await page.$$('#raw .msg.raw')).length;
   assert.ok(raw > expected.calls, `${raw} raw messages shown`);
+  // The page explains itself in plain words (#19): legends, no level switch for a one-level plan,
+  // no edge that claims "0 msgs", no jargon in empty states, no "0 compressed block(s)".
+  assert.match(await page.textContent('#chart-legend'), /rewrote earlier prompt/);
+  assert.match(await page.textContent('#dag-legend'), /abandoned/);
+  assert.equal(await page.$('#dag .dag-levels'), null, 'a one-level plan has no level switch');
+  assert.ok((await text(page, '#dag .dag-edge')).every((t) => !/^0 msgs/.test(t)), 'no empty edges');
+  await page.click('#chart rect.bar[data-call="0"]');
+  assert.match(await page.textContent('#prompt .call-head'), /recorded so far, none compacted into blocks yet$/);
+  assert.doesNotMatch(await page.textContent('#board'), /STATE_DELTA/);
 
   // A sub-agent that kept its own todo list and whose replay compacted: pick its last call.
   const options = await text(page, '#trajectory option');

@@ -257,6 +257,9 @@ try {
     const text = await wb.notification(/compressed the selection/);
     const [, tokensIn, tokensOut] = /(\d+) → (\d+) tokens/.exec(text);
     assert.ok(Number(tokensOut) * 3 < Number(tokensIn), text);
+    // The result is a read-only document, not a dirty Untitled editor.
+    await wb.page.locator('.tab', { hasText: 'compressed-1.txt' }).waitFor();
+    assert.equal(await wb.page.locator('.tab', { hasText: 'Untitled' }).count(), 0);
     await wb.clearNotifications();
   });
 
@@ -313,8 +316,10 @@ try {
 
   await check('Show Raw Trace and Export Trace', async () => {
     await wb.runCommand('Context Workbench: Show Raw Trace');
+    await wb.page.locator('.tab', { hasText: /raw-trace-.*\.json/ }).waitFor();
     await wb.page.waitForTimeout(800);
     assert.match(await wb.editorText(), /"mission": "TASK-A/);
+    assert.equal(await wb.page.locator('.tab', { hasText: 'Untitled' }).count(), 0, 'read-only, not an Untitled editor');
     await wb.runCommand('Context Workbench: Export Trace');
     await wb.acceptSimpleDialog();
     await wb.notification(/trace exported to trace-.*\.json/);
@@ -383,6 +388,10 @@ try {
     const page = await WorkbenchPage.open(browser, bare.folderUrl, artifacts);
     try {
       await page.statusBarText(STATUS_ID);
+      // The Goal Plan's welcome says what to set up rather than offering a task that cannot run.
+      await page.openViewContainer('Context Workbench');
+      await page.page.getByText('No model is set up yet').waitFor({ timeout: 30_000 });
+      assert.ok(await page.page.getByRole('button', { name: 'Set API Key' }).count() > 0, 'the welcome offers the key');
       await page.runCommand('Context Workbench: Run Task');
       await page.answerInput('TASK-NOMODEL: anything');
       await page.notification(/No language model .*is available/);

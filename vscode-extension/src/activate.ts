@@ -11,6 +11,7 @@ import { compactNow, exportTrace, openTrace, showRawTrace } from './commands/tra
 import { promptForApiKey } from './config/settings';
 import { loadEngine } from './engine/loadEngine';
 import { packageBackend } from './engine/packageEngine';
+import { watchModel } from './llm/modelContext';
 import { TerminalCommands } from './hosts/terminalCommands';
 import type { RealPath } from './hosts/workspaceFiles';
 import { WorkspaceFiles } from './hosts/workspaceFiles';
@@ -38,15 +39,15 @@ export function activateWith(context: vscode.ExtensionContext, platform: Platfor
   let session: WorkbenchSession;
   const prompts = new PromptDocuments((source) => session.rawText(source));
   session = new WorkbenchSession({ secrets: context.secrets, backend, realPath: platform.realPath, terminal, plan, prompts, status, output, onPlan: (tree) => dag.update(tree) });
-  context.subscriptions.push(output, plan, status, terminal, dag, prompts, session);
+  context.subscriptions.push(output, plan, status, terminal, dag, prompts, session, watchModel());
 
   const command = (id: string, what: string, handler: (...args: never[]) => unknown) =>
     context.subscriptions.push(vscode.commands.registerCommand(`contextWorkbench.${id}`, guarded(what, handler, output)));
   command('runTask', 'Run Task', (task?: string) => runTaskCommand(session, output, typeof task === 'string' ? task : undefined));
-  command('compressSelection', 'Compress Selection', () => compressSelection(session));
-  command('compressTerminalOutput', 'Compress Terminal Output', () => compressTerminalOutput(session, terminal));
+  command('compressSelection', 'Compress Selection', () => compressSelection(session, prompts));
+  command('compressTerminalOutput', 'Compress Terminal Output', () => compressTerminalOutput(session, prompts, terminal));
   command('compactNow', 'Compact Now', () => compactNow(session));
-  command('showRawTrace', 'Show Raw Trace', () => showRawTrace(session));
+  command('showRawTrace', 'Show Raw Trace', () => showRawTrace(session, prompts));
   command('exportTrace', 'Export Trace', () => exportTrace(session));
   command('openTrace', 'Open Trace', () => openTrace(session));
   command('showDag', 'Show Goal DAG', async () => dag.show(session.currentPlan()));

@@ -2,6 +2,7 @@
 // it into the views. The engine reads and writes the trace; nothing here edits it.
 import * as vscode from 'vscode';
 import type { WorkbenchSession } from '../session/workbenchSession';
+import type { PromptDocuments } from '../views/promptDocument';
 
 /**
  * Compact now: the uncompacted tail (the oldest turns the engine would compact next), or the
@@ -27,10 +28,9 @@ export async function compactNow(session: WorkbenchSession): Promise<void> {
   void vscode.window.showInformationMessage(`Context Workbench: ${report}.`);
 }
 
-export async function showRawTrace(session: WorkbenchSession): Promise<void> {
+export async function showRawTrace(session: WorkbenchSession, documents: PromptDocuments): Promise<void> {
   const { engine } = await session.ensure();
-  const doc = await vscode.workspace.openTextDocument({ content: engine.traceJson(), language: 'json' });
-  await vscode.window.showTextDocument(doc, { preview: false });
+  await documents.showResult(`raw-trace-${engine.traceId}.json`, engine.traceJson());
 }
 
 export async function exportTrace(session: WorkbenchSession): Promise<void> {

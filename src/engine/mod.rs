@@ -74,8 +74,8 @@ struct State {
     delivered_events: u64,
     /// Whether the model has used the engine's plan tools (not only another agent's plan tool).
     native_plan: bool,
-    /// The newest message, an assistant's, when it calls the engine's plan tools: it is
-    /// attributed once they have run, to the goal they focused (see [`Engine::record`]).
+    /// An assistant message that focuses or plans with the engine's tools, waiting for those
+    /// calls to run: it is then attributed to the goal focused (see [`Engine::record`]).
     unattributed: Option<usize>,
 }
 

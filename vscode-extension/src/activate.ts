@@ -7,14 +7,18 @@ import { registerWorkbenchParticipant } from './chat/workbenchParticipant';
 import { compressSelection, compressTerminalOutput } from './commands/compressCommands';
 import { guarded } from './commands/reportError';
 import { runTaskCommand } from './commands/runTaskCommand';
+import { followSession } from './commands/followCommand';
 import { compactNow, exportTrace, openTrace, showRawTrace } from './commands/traceCommands';
-import { promptForApiKey } from './config/settings';
+import { promptForApiKey, readSettings } from './config/settings';
 import { loadEngine } from './engine/loadEngine';
 import { packageBackend } from './engine/packageEngine';
 import { watchModel } from './llm/modelContext';
 import { TerminalCommands } from './hosts/terminalCommands';
 import type { RealPath } from './hosts/workspaceFiles';
 import { WorkspaceFiles } from './hosts/workspaceFiles';
+import { LiveSessions } from './live/liveSessions';
+import type { StartProxy } from './proxy/proxyApi';
+import { ProxyControl } from './proxy/proxyControl';
 import { WorkbenchSession } from './session/workbenchSession';
 import { DagPanel } from './views/dagPanel';
 import { GoalPlanView } from './views/goalPlanView';
@@ -26,9 +30,14 @@ export interface Platform {
   kind: 'desktop' | 'web';
   /** Resolves symbolic links (desktop only). */
   realPath?: RealPath;
+  /** Starts the package's proxy server (desktop only: a browser cannot listen for connections). */
+  startProxy?: StartProxy;
 }
 
-export function activateWith(context: vscode.ExtensionContext, platform: Platform): void {
+/** What the entry awaits on deactivation: the proxy finishes the requests in flight and saves. */
+export interface Activated { deactivate(): Promise<void> }
+
+export function activateWith(context: vscode.ExtensionContext, platform: Platform): Activated {
   const output = vscode.window.createOutputChannel('Context Workbench');
   output.appendLine(`Context Workbench: running in the ${platform.kind === 'web' ? 'web (browser)' : 'desktop (Node)'} extension host`);
   const backend = packageBackend(() => loadEngine(context.extensionUri));
@@ -37,9 +46,19 @@ export function activateWith(context: vscode.ExtensionContext, platform: Platfor
   const terminal = new TerminalCommands(vscode.workspace.workspaceFolders?.[0]?.uri);
   const dag = new DagPanel(context.extensionUri);
   let session: WorkbenchSession;
-  const prompts = new PromptDocuments((source) => session.rawText(source));
-  session = new WorkbenchSession({ secrets: context.secrets, backend, realPath: platform.realPath, terminal, plan, prompts, status, output, onPlan: (tree) => dag.update(tree) });
-  context.subscriptions.push(output, plan, status, terminal, dag, prompts, session, watchModel());
+  let live: LiveSessions;
+  // The views show the agent's session, or one followed from the trace folder: the raw originals
+  // and the DAG come from whichever they show.
+  const prompts = new PromptDocuments((source) => (live.showing ? live.rawText(source) : session.rawText(source)));
+  let shownPlan = dag.current;
+  const onPlan = (tree: typeof shownPlan) => {
+    shownPlan = tree;
+    dag.update(tree);
+  };
+  session = new WorkbenchSession({ secrets: context.secrets, backend, realPath: platform.realPath, terminal, plan, prompts, status, output, onPlan, onAgentActive: () => live.agentActive() });
+  live = new LiveSessions({ output, plan, prompts, status, onPlan, agentTraceId: () => session.traceId(), agentBusy: () => session.busy });
+  const proxy = new ProxyControl(context, output, platform.startProxy, () => loadEngine(context.extensionUri), () => live.refresh());
+  context.subscriptions.push(output, plan, status, terminal, dag, prompts, session, live, proxy, watchModel());
 
   const command = (id: string, what: string, handler: (...args: never[]) => unknown) =>
     context.subscriptions.push(vscode.commands.registerCommand(`contextWorkbench.${id}`, guarded(what, handler, output)));
@@ -47,10 +66,14 @@ export function activateWith(context: vscode.ExtensionContext, platform: Platfor
   command('compressSelection', 'Compress Selection', () => compressSelection(session, prompts));
   command('compressTerminalOutput', 'Compress Terminal Output', () => compressTerminalOutput(session, prompts, terminal));
   command('compactNow', 'Compact Now', () => compactNow(session));
-  command('showRawTrace', 'Show Raw Trace', () => showRawTrace(session, prompts));
+  command('showRawTrace', 'Show Raw Trace', () => showRawTrace(session, prompts, live.showing));
   command('exportTrace', 'Export Trace', () => exportTrace(session));
   command('openTrace', 'Open Trace', () => openTrace(session));
-  command('showDag', 'Show Goal DAG', async () => dag.show(session.currentPlan()));
+  command('showDag', 'Show Goal DAG', async () => dag.show(shownPlan));
+  command('followSession', 'Follow a Session', () => followSession(live, readSettings().traceFolder));
+  command('startProxy', 'Start Proxy', () => proxy.start());
+  command('stopProxy', 'Stop Proxy', () => proxy.stop());
+  command('proxyAddress', 'Proxy Address', () => proxy.showAddress());
   command('showPrompt', 'Show Last Prompt', async () => vscode.window.showTextDocument(await vscode.workspace.openTextDocument(LAST_PROMPT_URI), { preview: false }));
   command('expandBlock', 'Expand Compressed Block', async (given?: string) => {
     const source = typeof given === 'string' ? given : await pickCompressedBlock(prompts);
@@ -70,6 +93,7 @@ export function activateWith(context: vscode.ExtensionContext, platform: Platfor
   const provider = registerEndpointModelProvider(context.secrets, (text) => backend.countTokens(text));
   if (provider) context.subscriptions.push(provider);
   if (folders.length === 0) output.appendLine('Context Workbench: no folder is open; open one to run tasks.');
+  return { deactivate: () => proxy.close() };
 }
 
 async function pickCompressedBlock(prompts: PromptDocuments): Promise<string | undefined> {

@@ -28,7 +28,12 @@ export async function compactNow(session: WorkbenchSession): Promise<void> {
   void vscode.window.showInformationMessage(`Context Workbench: ${report}.`);
 }
 
-export async function showRawTrace(session: WorkbenchSession, documents: PromptDocuments): Promise<void> {
+/** The raw trace the views show: a session followed from the trace folder, or the agent's own. */
+export async function showRawTrace(session: WorkbenchSession, documents: PromptDocuments, followed?: string): Promise<void> {
+  if (followed) {
+    await documents.showResult(`raw-trace-${followed}.json`, await session.traceJsonOf(followed));
+    return;
+  }
   const { engine } = await session.ensure();
   await documents.showResult(`raw-trace-${engine.traceId}.json`, engine.traceJson());
 }

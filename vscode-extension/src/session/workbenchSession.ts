@@ -4,7 +4,7 @@ import * as vscode from 'vscode';
 import { type TaskOutcome, type TaskSink, runTask } from '../agent/agentLoop';
 import { CodingTools } from '../agent/codingTools';
 import { readSettings } from '../config/settings';
-import type { CompressedOutput, EngineApi, EngineBackend, GoalTreeData, ToolOutput, TraceSummary } from '../engine/engineApi';
+import type { CompressedOutput, EngineApi, EngineBackend, GoalTreeData, PreparedCall, ToolOutput, TraceSummary } from '../engine/engineApi';
 import { engineHost } from '../hosts/engineHost';
 import type { TerminalCommands } from '../hosts/terminalCommands';
 import { type RealPath, WorkspaceFiles } from '../hosts/workspaceFiles';
@@ -25,9 +25,11 @@ export interface SessionParts {
   output: vscode.OutputChannel;
   /** Called whenever the goal tree changed (the DAG panel listens). */
   onPlan: (tree: GoalTreeData) => void;
+  /** Called when a task starts: the views are the agent's again. */
+  onAgentActive?: () => void;
 }
 
-interface Live { engine: EngineApi; model: ChatModel; files: WorkspaceFiles; window: number }
+interface Live { engine: EngineApi; model: ChatModel; files: WorkspaceFiles; window: number; lastCall?: PreparedCall }
 
 export class WorkbenchSession implements vscode.Disposable {
   private live?: Promise<Live>;
@@ -82,6 +84,34 @@ export class WorkbenchSession implements vscode.Disposable {
 
   currentPlan(): GoalTreeData {
     return this.plan;
+  }
+
+  /** The trace of the engine this window started or opened, if any. */
+  traceId(): string | undefined {
+    return this.current?.engine.traceId;
+  }
+
+  /**
+   * The raw trace `traceId` of the trace folder as JSON, read through an engine of its own that
+   * may not write (another process may be writing that trace): no model, nothing saved.
+   */
+  async traceJsonOf(traceId: string): Promise<string> {
+    const settings = readSettings();
+    const files = new WorkspaceFiles(vscode.workspace.workspaceFolders ?? [], this.parts.realPath);
+    const host = this.hostOver(files, async () => {
+      throw new Error('reading a trace needs no model');
+    });
+    const refused = async () => {
+      throw Object.assign(new Error('this trace is only read here'), { code: 'io' });
+    };
+    const readOnly = { ...host, writeFile: refused, appendFile: refused, rename: refused, remove: refused };
+    const store = settings.traceFolder === '.trace' ? {} : { store: { ...(settings.engine.store as object | undefined), root: settings.traceFolder } };
+    const opened = await this.parts.backend.open(readOnly, { ...settings.engine, ...store }, traceId);
+    try {
+      return opened.engine.traceJson();
+    } finally {
+      opened.engine.dispose();
+    }
   }
 
   private hostOver(files: WorkspaceFiles, model: () => Promise<ChatModel>) {
@@ -140,6 +170,7 @@ export class WorkbenchSession implements vscode.Disposable {
     // Busy from the first moment: the engine may still be loading, and one engine runs one task.
     const abort = new AbortController();
     this.running = abort;
+    this.parts.onAgentActive?.();
     const subscription = cancellation?.onCancellationRequested(() => abort.abort());
     try {
       return await this.runOn(await this.ensure(), task, sink, abort.signal);
@@ -156,6 +187,7 @@ export class WorkbenchSession implements vscode.Disposable {
     const viewSink: TaskSink = {
       ...sink,
       prepared: (call) => {
+        live.lastCall = call;
         this.parts.prompts.update(call, `Prompt of the last call to ${live.model.label}`);
         this.parts.status.busy(`${call.tokens} tokens sent…`);
         sink.prepared(call);
@@ -175,6 +207,31 @@ export class WorkbenchSession implements vscode.Disposable {
     } finally {
       this.updatePlan(live.engine);
       await this.persist(live.engine);
+      await this.savePrompt(live);
+    }
+  }
+
+  /**
+   * The last prompt beside the trace (`prompt.json`, the form the proxy writes), so that a reload
+   * shows it again; replaced atomically.
+   */
+  private async savePrompt(live: Live): Promise<void> {
+    const call = live.lastCall;
+    if (!call) return;
+    const record = {
+      view: { messages: call.view.messages, tools: call.tools.map((t) => ({ name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? {} })) },
+      tokens: call.tokens,
+      first_changed_byte: call.firstChangedByte ?? null,
+      expected_cached_tokens: call.expectedCachedTokens,
+      rewrites: call.rewrites,
+      notes: call.notes,
+    };
+    const dir = `${readSettings().traceFolder}/${live.engine.traceId}`;
+    try {
+      await live.files.writeFile(`${dir}/prompt.json.tmp`, JSON.stringify(record));
+      await live.files.rename(`${dir}/prompt.json.tmp`, `${dir}/prompt.json`);
+    } catch (e) {
+      this.parts.output.appendLine(`✗ the last prompt could not be saved beside the trace: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 

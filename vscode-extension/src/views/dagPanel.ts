@@ -29,6 +29,11 @@ export class DagPanel implements vscode.Disposable {
     this.panel.webview.html = dagHtml(this.panel.webview, dagRoot, nonce());
   }
 
+  /** The tree last drawn or given. */
+  get current(): GoalTreeData {
+    return this.tree;
+  }
+
   update(tree: GoalTreeData): void {
     this.tree = tree;
     this.post();

@@ -16,6 +16,8 @@ export class PromptDocuments implements vscode.TextDocumentContentProvider, vsco
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
   private last?: PromptText;
+  /** What the document says when there is no prompt to show. */
+  private empty = '# No prompt has been sent yet: run a task first.';
   private readonly results = new Map<string, string>();
   private readonly registrations: vscode.Disposable[];
 
@@ -26,14 +28,22 @@ export class PromptDocuments implements vscode.TextDocumentContentProvider, vsco
     ];
   }
 
-  update(call: PreparedCall, title: string): void {
-    this.last = renderPrompt(call, this.rawText, title);
+  update(call: PreparedCall, title: string, head: string[] = []): void {
+    this.last = renderPrompt(call, this.rawText, title, head);
+    this.changed.fire(LAST_PROMPT_URI);
+    this.lensesChanged.fire();
+  }
+
+  /** No prompt to show: `text` says why (a followed session that has none yet). */
+  clear(text: string): void {
+    this.last = undefined;
+    this.empty = text;
     this.changed.fire(LAST_PROMPT_URI);
     this.lensesChanged.fire();
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
-    if (uri.path === LAST_PROMPT_URI.path) return this.last?.text ?? '# No prompt has been sent yet: run a task first.';
+    if (uri.path === LAST_PROMPT_URI.path) return this.last?.text ?? this.empty;
     const result = this.results.get(uri.path);
     if (result !== undefined) return result;
     const raw = /^\/raw\/(.+)\.txt$/.exec(uri.path);

@@ -34,9 +34,11 @@ export function partsText(parts: unknown[]): string {
     .join('\n');
 }
 
-export function renderPrompt(call: PreparedCall, rawText: (source: string) => string | undefined, title: string): PromptText {
+/** `head`: lines shown under the title (a followed session and what it saved). */
+export function renderPrompt(call: PreparedCall, rawText: (source: string) => string | undefined, title: string, head: string[] = []): PromptText {
   const lines: string[] = [
     `# ${title}`,
+    ...head.map((line) => `# ${line}`),
     `# ${call.tokens} tokens · ${call.expectedCachedTokens} in the unchanged prefix · ${call.view.messages.length} messages · ${call.tools.length} tools`,
   ];
   if (call.firstChangedByte !== undefined) lines.push(`# first byte changed since the previous call: ${call.firstChangedByte}`);

@@ -19,6 +19,12 @@ export class PromptStatusBar implements vscode.Disposable {
     this.item.tooltip = tooltip;
   }
 
+  /** A session read from the trace folder (its own words, see live/sessionViews.ts). */
+  show(text: string, tooltip: string): void {
+    this.item.text = `$(layers) ${text}`;
+    this.item.tooltip = tooltip;
+  }
+
   busy(message: string): void {
     this.item.text = `$(sync~spin) ${message}`;
   }

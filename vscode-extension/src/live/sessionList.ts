@@ -1,0 +1,58 @@
+// The sessions under the trace folder as the picker and the status bar name them: the agent, the
+// first user message (trimmed) and the time; which one the views follow when none is chosen. Pure.
+import type { TraceMetaRecord } from './traceRecords';
+
+export interface SessionEntry {
+  traceId: string;
+  meta?: TraceMetaRecord;
+  /** Written by a proxy (it has `calls.jsonl`). */
+  proxied: boolean;
+  /** The client's User-Agent product token from its calls, or empty. */
+  agent: string;
+  /** Why it cannot be followed (a newer build, damage); the other sessions are unaffected. */
+  problem?: string;
+}
+
+/** The agent as a person reads it: `claude-cli 2.1.328`; a session of the extension's own agent says so. */
+export function agentName(entry: SessionEntry): string {
+  if (!entry.proxied) return 'Context Workbench agent';
+  if (!entry.agent) return 'an agent';
+  const [product, version] = entry.agent.split('/', 2);
+  return version ? `${product} ${version}` : product;
+}
+
+/** The first user message on one line, without the agent's injected reminders, at most `max` characters. */
+export function trimmedMission(mission: string, max = 60): string {
+  const text = mission.replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, ' ').replace(/\s+/g, ' ').trim();
+  if (text === '') return '(no message yet)';
+  return text.length > max ? `${text.slice(0, max - 1).trimEnd()}…` : text;
+}
+
+/** `2026-11-25 09:41`, in local time. */
+export function shortTime(ms: number): string {
+  const d = new Date(ms);
+  const two = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}`;
+}
+
+/** The picker's item for a session. */
+export function sessionItem(entry: SessionEntry): { label: string; description: string; detail: string } {
+  if (!entry.meta) return { label: `$(warning) ${entry.traceId}`, description: 'cannot be followed', detail: entry.problem ?? 'unreadable' };
+  const m = entry.meta;
+  const calls = entry.proxied ? `${m.calls} call${m.calls === 1 ? '' : 's'} · ` : '';
+  return {
+    label: `${agentName(entry)} · ${trimmedMission(m.mission)}`,
+    description: shortTime(m.updated_at),
+    detail: `${calls}${m.message_count} messages · ${m.status || 'unknown status'} · ${entry.traceId}`,
+  };
+}
+
+/** Readable sessions, the most recently updated first (ties by trace id, so the order is stable). */
+export function byRecency(entries: SessionEntry[]): SessionEntry[] {
+  return entries.filter((e) => e.meta).sort((a, b) => (b.meta!.updated_at - a.meta!.updated_at) || a.traceId.localeCompare(b.traceId));
+}
+
+/** What the views follow when the user chose none: the newest-updated proxied session. */
+export function autoFollowed(entries: SessionEntry[]): SessionEntry | undefined {
+  return byRecency(entries).find((e) => e.proxied);
+}

@@ -1,0 +1,54 @@
+// What the views show of a session read from the trace folder: the status bar's text and tooltip,
+// the Prompt View's head, and its prompt in the form the Prompt View renders. Pure.
+import type { PreparedCall } from '../engine/engineApi';
+import { compactCount } from '../views/statusText';
+import { type Prices, savingPercent, savingsLines, savingsOf } from './savings';
+import { type SessionEntry, agentName, shortTime, trimmedMission } from './sessionList';
+import type { SessionDetail } from './traceReader';
+import type { PromptRecord } from './traceRecords';
+
+/** The Prompt View's call from `prompt.json` (its `messages` are not needed: the view renders `view`). */
+export function preparedOf(record: PromptRecord): PreparedCall {
+  return {
+    messages: [],
+    tools: record.view.tools.map((t) => ({ type: 'function', function: { name: t.name, description: '', parameters: {} } })),
+    tokens: record.tokens,
+    expectedCachedTokens: record.expected_cached_tokens,
+    firstChangedByte: record.first_changed_byte ?? undefined,
+    rewrites: record.rewrites,
+    notes: record.notes,
+    view: { messages: record.view.messages },
+  };
+}
+
+export function sessionTitle(entry: SessionEntry): string {
+  return `${agentName(entry)} · ${trimmedMission(entry.meta?.mission ?? '')}`;
+}
+
+/** The lines above the prompt (and in the tooltip): the session and, for a proxied one, what it saved. */
+export function sessionHead(detail: SessionDetail, prices: Prices): string[] {
+  const { entry } = detail;
+  const when = entry.meta ? `, updated ${shortTime(entry.meta.updated_at)}` : '';
+  const lines = [`Session ${entry.traceId}${when}`];
+  if (entry.proxied) lines.push(...savingsLines(savingsOf(detail.calls, prices), prices));
+  return lines;
+}
+
+export function sessionStatus(detail: SessionDetail, prices: Prices): { text: string; tooltip: string } {
+  const { entry, calls, prompt } = detail;
+  const head = sessionHead(detail, prices);
+  const tooltip = [`Following: ${sessionTitle(entry)}`, ...head, 'Click to see the prompt.'].join('\n');
+  const last = calls.at(-1);
+  if (entry.proxied && last) {
+    const s = savingsOf(calls, prices);
+    const reported = last.usage ? last.usage.input_tokens + last.usage.cache_read_tokens + last.usage.cache_write_tokens : 0;
+    const share = reported > 0 ? last.usage!.cache_read_tokens / reported : last.prompt_tokens > 0 ? last.expected_cached_tokens / last.prompt_tokens : 0;
+    return { text: `${compactCount(last.prompt_tokens)} sent · ${savingPercent(s.tokenSaving)} · ${Math.round(share * 100)}% cached`, tooltip };
+  }
+  if (prompt) {
+    const share = prompt.tokens > 0 ? Math.round((100 * Math.min(prompt.expected_cached_tokens, prompt.tokens)) / prompt.tokens) : 0;
+    return { text: `${compactCount(prompt.tokens)} tokens · ${share}% cached`, tooltip };
+  }
+  const n = entry.meta?.message_count ?? 0;
+  return { text: `${n} message${n === 1 ? '' : 's'} · no prompt yet`, tooltip };
+}

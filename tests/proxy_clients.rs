@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use context_workbench::proxy::CALLS_FILE;
 use context_workbench::tokens::{Encoding, TokenCounter};
 use proxy_support::session::{self, DONE, PLAN};
-use proxy_support::{Proxy, Received, Reply, Upstream, anthropic_events, files_under, scratch};
+use proxy_support::{Build, Proxy, Received, Reply, Upstream, anthropic_events, files_under, scratch};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-ant-api03-e2eproxykey9876543210zyxwvutsrqponmlkjihgfedcbaZYXWVU";
@@ -67,8 +67,19 @@ fn next_step(body: &Value) -> usize {
 
 #[test]
 fn claude_code_runs_a_long_session_through_the_proxy() {
+    claude_code_session(Build::Native);
+}
+
+/// The npm package's proxy (wasm under Node) under the same client and the same checks.
+#[test]
+#[ignore = "needs the npm package built: .ci/test runs it after `npm run build` (cargo test --test proxy_clients -- --ignored)"]
+fn claude_code_runs_a_long_session_through_the_npm_proxy() {
+    claude_code_session(Build::Npm);
+}
+
+fn claude_code_session(build: Build) {
     let clients = clients();
-    let root = scratch("claude-code");
+    let root = scratch(&format!("claude-code-{build:?}"));
     let work = root.join("work");
     let home = root.join("home");
     std::fs::create_dir_all(&work).unwrap();
@@ -114,7 +125,7 @@ fn claude_code_runs_a_long_session_through_the_proxy() {
         Reply::Events { events: anthropic_events(&id, &blocks, usage), cut_after: None }
     });
 
-    let proxy = Proxy::start(&work, &["--upstream", &upstream.url, "--window", "60000"]);
+    let proxy = Proxy::start_build(build, &work, &["--upstream", &upstream.url, "--window", "60000"]);
     let output = Command::new("node")
         .arg(clients.join("node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs"))
         .args([
@@ -190,7 +201,7 @@ fn claude_code_runs_a_long_session_through_the_proxy() {
     let rewrites: Vec<usize> =
         (0..records.len()).filter(|&k| !records[k]["rewrites"].as_array().unwrap().is_empty()).collect();
     eprintln!(
-        "claude code through the proxy: {} calls ({side} side calls passed through), {agent} prompt tokens from Claude Code, {sent} sent upstream ({:.2}x); cached share reported {:.1}% (engine expected {:.1}%); rewrites at calls {rewrites:?}",
+        "claude code through the {build:?} proxy: {} calls ({side} side calls passed through), {agent} prompt tokens from Claude Code, {sent} sent upstream ({:.2}x); cached share reported {:.1}% (engine expected {:.1}%); rewrites at calls {rewrites:?}",
         records.len(),
         sent as f64 / agent as f64,
         read as f64 * 100.0 / prompt.max(1) as f64,
@@ -198,6 +209,12 @@ fn claude_code_runs_a_long_session_through_the_proxy() {
     );
     assert!(records.iter().all(|c| c["managed"] == json!(true) && c["completed"] == json!(true)), "{log}");
     assert!(!log.contains("differs from the upstream's"), "the proxy read each reply as Claude Code did:\n{log}");
+    // Each call names its agent, and `prompt.json` holds what the upstream received last.
+    assert!(records.iter().all(|c| c["agent"].as_str().is_some_and(|a| a.starts_with("claude-cli/"))), "{log}");
+    let prompt: Value =
+        serde_json::from_str(&std::fs::read_to_string(store.join(&trace).join("prompt.json")).unwrap()).unwrap();
+    assert_eq!(prompt["tokens"], records.last().unwrap()["prompt_tokens"], "prompt.json is the newest call's");
+    assert!(prompt["view"]["messages"].as_array().is_some_and(|m| !m.is_empty()));
     assert!(sent < agent, "the engine sent fewer tokens than Claude Code: {sent} vs {agent}");
     let last = records.last().unwrap();
     assert!(last["prompt_tokens"].as_u64() < last["client_tokens"].as_u64(), "{last}");
@@ -340,8 +357,18 @@ fn openai_chunks(id: &str, text: &str, calls: &[(String, String, String)], usage
 
 #[test]
 fn the_openai_sdk_streams_a_tool_calling_conversation_through_the_proxy() {
+    openai_sdk_session(Build::Native);
+}
+
+#[test]
+#[ignore = "needs the npm package built: .ci/test runs it after `npm run build` (cargo test --test proxy_clients -- --ignored)"]
+fn the_openai_sdk_streams_a_tool_calling_conversation_through_the_npm_proxy() {
+    openai_sdk_session(Build::Npm);
+}
+
+fn openai_sdk_session(build: Build) {
     let clients = clients();
-    let work = scratch("openai-sdk");
+    let work = scratch(&format!("openai-sdk-{build:?}"));
     for i in 0..12 {
         let text: String =
             (0..80).map(|l| format!("notes {i}, line {l}: the quick brown fox jumps over the lazy dog\n")).collect();
@@ -379,7 +406,7 @@ fn the_openai_sdk_streams_a_tool_calling_conversation_through_the_proxy() {
         };
         Reply::Events { events, cut_after: None }
     });
-    let proxy = Proxy::start(&work, &["--upstream", &upstream.url, "--window", "16000"]);
+    let proxy = Proxy::start_build(build, &work, &["--upstream", &upstream.url, "--window", "16000"]);
     let output = Command::new("node")
         .arg(clients.join("openai-chat.mjs"))
         .current_dir(&work)
@@ -407,7 +434,7 @@ fn the_openai_sdk_streams_a_tool_calling_conversation_through_the_proxy() {
     let rewrites: Vec<usize> =
         (0..records.len()).filter(|&k| !records[k]["rewrites"].as_array().unwrap().is_empty()).collect();
     eprintln!(
-        "openai sdk through the proxy: {} calls, {agent} prompt tokens from the SDK, {sent} sent upstream; rewrites at {rewrites:?}",
+        "openai sdk through the {build:?} proxy: {} calls, {agent} prompt tokens from the SDK, {sent} sent upstream; rewrites at {rewrites:?}",
         records.len()
     );
     assert!(records.iter().all(|c| c["managed"] == json!(true) && c["completed"] == json!(true)), "{log}");

@@ -86,6 +86,7 @@ impl<H: Host> Engine<H> {
         }
         assembly.notes.extend(notes);
         assembly.rewrites = rewrites;
+        self.state.borrow_mut().last_prompt = Some(assembly.clone());
         let has_store = self.store.borrow().is_some();
         if has_store && let Err(e) = self.persist().await {
             assembly.notes.push(format!("the trace was not saved: {e}"));

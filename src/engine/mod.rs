@@ -29,6 +29,7 @@ use crate::history::mentions::{Freshness, append_mention_reminder};
 use crate::history::repair::{RepairNote, repair_history};
 use crate::host::{Completion, CompletionRequest, Host, Usage};
 use crate::model::{BranchId, ContentPart, GoalId, Message, MessageId, Role, Span, SpanId, ToolCallId, Trace, TraceId};
+use crate::prompt::assemble::Assembly;
 use crate::prompt::{PromptMessage, ToolSpec};
 use crate::tokens::TokenCounter;
 
@@ -52,6 +53,8 @@ struct State {
     previous_prompt: Option<String>,
     /// The engine's exact count of the previous call's prompt.
     previous_tokens: Option<usize>,
+    /// The newest call's assembly, saved as the trace's `prompt.json` (what the model received).
+    last_prompt: Option<Assembly>,
     /// The engine's count of the prompt `last_usage` was reported for.
     tokens_at_usage: Option<usize>,
     /// Modification times of the files read so far (R7.2), in memory only.
@@ -138,6 +141,7 @@ impl<H: Host> Engine<H> {
             view: HistoryView::default(),
             previous_prompt: None,
             previous_tokens: None,
+            last_prompt: None,
             tokens_at_usage: None,
             freshness: Freshness::default(),
             calls: 0,

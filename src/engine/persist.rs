@@ -267,6 +267,9 @@ impl<H: Host> Engine<H> {
         if let Some(tree) = tree {
             plan.replace_if_changed(dir.file(layout::GOAL), tree);
         }
+        if let Some(prompt) = &state.last_prompt {
+            plan.replace_if_changed(dir.file(layout::PROMPT), prompt);
+        }
         let current = tree.and_then(|t| t.current_id().cloned());
         if saved.current_goal.as_ref() != Some(&current) {
             let snapshot = AgentSnapshot {

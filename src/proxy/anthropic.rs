@@ -67,6 +67,7 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
         messages,
         tools,
         agent_session,
+        agent: String::new(),
         cache_control: reader.cache_control,
         system_messages: reader.system_messages,
         system_role: None,

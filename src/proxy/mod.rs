@@ -10,16 +10,18 @@
 //! 2. [`ClientRequest::parse`] reads it into the engine's model (every field kept);
 //!    [`ClientRequest::is_side_call`] spots calls to pass through (a title, a classification).
 //! 3. [`ClientRequest::session_key`] names its conversation; the caller keeps one
-//!    [`ProxySession`] per conversation and opens a new one when [`ProxySession::extension`]
-//!    says the request departs from the recorded history.
+//!    [`conversation::Conversation`] per key, which holds its [`ProxySession`]s and opens a new
+//!    one when the request departs from every recorded history.
 //! 4. [`ProxySession::prepare`] records the new messages and builds the upstream's body.
 //! 5. [`ReplyReader`] reads the reply as it passes; [`ProxySession::finish`] reports its usage
 //!    and keeps it; [`ProxySession::close`] saves the session.
 
 mod anthropic;
+pub mod conversation;
 pub mod errors;
 mod openai;
 pub mod reply;
+pub mod report;
 pub mod request;
 pub mod route;
 pub mod session;
@@ -32,7 +34,7 @@ mod tests;
 pub use anthropic::MAX_BREAKPOINTS;
 pub use errors::{error_body, stream_error_event};
 pub use reply::{ProviderUsage, ReplyOutcome, ReplyReader};
-pub use request::{ClientMessage, ClientRequest, RequestError, SessionKey};
+pub use request::{ClientMessage, ClientRequest, RequestError, SessionKey, agent_name};
 pub use route::{Format, Route, classify, upstream_url};
 pub use session::{CALLS_FILE, CallRecord, Extension, Prepared, ProxySession};
 

@@ -95,6 +95,7 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
         messages,
         tools,
         agent_session: None,
+        agent: String::new(),
         cache_control: None,
         system_messages: false,
         system_role,

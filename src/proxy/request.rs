@@ -34,6 +34,8 @@ pub struct ClientRequest {
     pub tools: Vec<ToolSpec>,
     /// The agent's own session id (Claude Code's `metadata.user_id`), when it sends one.
     pub agent_session: Option<String>,
+    /// Which agent sent it, as its `User-Agent` names it ([`agent_name`]); set by the server.
+    pub agent: String,
     /// Anthropic: the first `cache_control` the agent used outside `tools` (its TTL, say),
     /// which the engine's breakpoints then use too.
     pub cache_control: Option<Value>,
@@ -148,6 +150,12 @@ impl ClientRequest {
         }
         SessionKey { agent_session, conversation: xxh3_64(seed.as_bytes()) }
     }
+}
+
+/// The agent a `User-Agent` header names: its first product token (`claude-cli/2.1.328`), at
+/// most 64 characters of it.
+pub fn agent_name(user_agent: &str) -> String {
+    user_agent.split_whitespace().next().unwrap_or("").chars().filter(|c| !c.is_control()).take(64).collect()
 }
 
 /// Which conversation a request belongs to: the agent's session id when it sends one (Claude

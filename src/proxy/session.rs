@@ -56,6 +56,8 @@ pub struct CallRecord {
     pub call: u64,
     pub at_ms: u64,
     pub model: String,
+    /// The agent that sent it (its `User-Agent`'s first product token), or empty.
+    pub agent: String,
     pub stream: bool,
     /// The engine's prompt went upstream (false: the agent's own request went through, and
     /// `notes` says why).
@@ -143,6 +145,7 @@ impl<H: Host> ProxySession<H> {
             call: self.calls,
             at_ms: self.engine.host().now_ms(),
             model: request.model.clone(),
+            agent: request.agent.clone(),
             stream: request.stream,
             messages: request.messages.len(),
             client_tokens: request.tokens(&counter),

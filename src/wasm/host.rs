@@ -11,6 +11,7 @@ use crate::host::{
     Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError, HostErrorKind, Progress,
 };
 
+#[derive(Clone)]
 pub struct JsHost {
     object: JsValue,
 }

@@ -1,7 +1,7 @@
 //! The wasm-bindgen face of the engine: the only module that names wasm_bindgen, js_sys or
 //! JsValue. `ContextEngine` wraps `Engine<JsHost>` (its methods are spread over `engine.rs`,
 //! `calls.rs`, `goals.rs` and `store.rs` by concern); `TraceQuery` is the query API over a trace
-//! root; `ReplaySession` is the playground's replay; the tokenizer's ranks can be loaded from
+//! root; `ReplaySession` is the playground's replay; `ProxyCore` is the proxy's core for a JS server; the tokenizer's ranks can be loaded from
 //! bytes. Errors become JS `Error`s with a `code`.
 
 mod calls;
@@ -10,6 +10,7 @@ mod engine;
 mod error;
 mod goals;
 mod host;
+mod proxy;
 mod ranks;
 mod replay;
 mod store;
@@ -17,6 +18,9 @@ mod types;
 mod types_data;
 
 pub use engine::ContextEngine;
+pub use proxy::{
+    ProxyCore, ReadRequest, ReplyReader, classify_route, proxy_error_body, proxy_stream_error_event, upstream_url,
+};
 pub use ranks::{load_ranks_js, ranks_loaded};
 pub use replay::ReplaySession;
 pub use store::TraceQuery;

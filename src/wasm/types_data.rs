@@ -242,4 +242,14 @@ export interface TraceDetail {
 export interface GoalMessages { trace_id: string; goal_id: string; messages: Message[]; notes?: string[]; }
 export type BranchDetail = BranchMeta & { goal_tree: GoalTreeView; messages: Message[]; notes?: string[] };
 export interface EventsPage { trace_id: string; events: EngineEvent[]; last_event_id: number; notes?: string[]; }
+/** One line of a proxied session's `calls.jsonl`: what the agent sent, what went upstream, what the provider reported. */
+export interface ProxyCallRecord {
+  call: number; at_ms: number; model: string; /** The agent's User-Agent product (`claude-cli/2.1.328`), or empty. */ agent: string;
+  stream: boolean; /** The engine's prompt went upstream (else `notes` say why not). */ managed: boolean;
+  messages: number; new_messages: number; /** Prompt tokens the agent sent. */ client_tokens: number;
+  /** Prompt tokens the upstream received. */ prompt_tokens: number; expected_cached_tokens: number;
+  first_changed_byte?: number; rewrites: string[]; status?: number; completed: boolean;
+  usage?: { input_tokens: number; cache_read_tokens: number; cache_write_tokens: number; output_tokens: number };
+  notes: string[];
+}
 "#;

@@ -227,6 +227,30 @@ pub fn anthropic_usage(prompt: u64, cached: u64) -> Value {
     json!({"input_tokens": prompt - cached, "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0, "output_tokens": 1})
 }
 
+/// Which build of the proxy a test runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Build {
+    /// `workbench proxy`, the CLI this crate builds.
+    Native,
+    /// `context-workbench proxy`, the npm package's bin (`bindings/dist`, built by `npm run build`).
+    Npm,
+}
+
+impl Build {
+    fn command(self) -> Command {
+        match self {
+            Build::Native => Command::new(env!("CARGO_BIN_EXE_workbench")),
+            Build::Npm => {
+                let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("bindings/dist/cli.js");
+                assert!(cli.is_file(), "the npm package is not built: run `npm run build` in bindings/ first");
+                let mut command = Command::new("node");
+                command.arg(cli);
+                command
+            }
+        }
+    }
+}
+
 /// `workbench proxy` running in `dir`, stopped when `stop` is called (or killed when dropped).
 pub struct Proxy {
     child: Option<Child>,
@@ -237,8 +261,13 @@ pub struct Proxy {
 
 impl Proxy {
     pub fn start(dir: &Path, args: &[&str]) -> Proxy {
+        Proxy::start_build(Build::Native, dir, args)
+    }
+
+    pub fn start_build(build: Build, dir: &Path, args: &[&str]) -> Proxy {
         let stderr = dir.join("proxy.log");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_workbench"))
+        let mut child = build
+            .command()
             .current_dir(dir)
             .arg("proxy")
             .args(["--port", "0"])

@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use context_workbench::config::ProxyConfig;
 use context_workbench::proxy::{
-    ClientRequest, Format, ReplyOutcome, ReplyReader, Route, classify, error_body, stream_error_event,
+    ClientRequest, Format, ReplyOutcome, ReplyReader, Route, agent_name, classify, error_body, stream_error_event,
 };
 use context_workbench::tokens::TokenCounter;
 
@@ -108,7 +108,10 @@ async fn managed(
         Ok(Ok((_, true))) => {
             return passthrough(app, format, method, path, headers, body, "side call, passed through").await;
         }
-        Ok(Ok((request, false))) => request,
+        Ok(Ok((mut request, false))) => {
+            request.agent = agent_name(headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok()).unwrap_or(""));
+            request
+        }
         Ok(Err(e)) if e.pass_through => {
             let why = format!("passed through unmanaged ({})", e.message);
             return passthrough(app, format, method, path, headers, body, &why).await;

@@ -70,7 +70,6 @@ fn serve(mut config: Config, args: Args) -> Result<(), String> {
         fs,
         llm: endpoint.map(OpenAiCompatibleClient::new),
         config: config.clone(),
-        store_dir: store_dir.clone(),
         used_ids: Mutex::new(Default::default()),
     };
     let app = Arc::new(App {

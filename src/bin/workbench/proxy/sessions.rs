@@ -5,53 +5,32 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 
 use context_workbench::Config;
-use context_workbench::Engine;
 use context_workbench::native::{NativeHost, OpenAiCompatibleClient, WorkspaceFs};
-use context_workbench::proxy::{
-    CallRecord, ClientRequest, Extension, Prepared, ProxySession, ReplyOutcome, SessionKey, session_config,
-};
+use context_workbench::proxy::conversation::{Conversation, fresh_trace_id, open_session, unmanaged};
+use context_workbench::proxy::{CallRecord, ClientRequest, Prepared, ProxySession, ReplyOutcome, SessionKey};
 use tokio::sync::{Mutex as AsyncMutex, oneshot};
-
-/// Conversations one key holds at once (a session's sub-agents that start alike, a history the
-/// agent rewound); past it the least recently used one is saved and closed.
-const SESSIONS_PER_KEY: usize = 4;
 
 /// What every actor needs to open an engine.
 pub struct Opener {
     pub fs: WorkspaceFs,
     pub llm: Option<OpenAiCompatibleClient>,
     pub config: Config,
-    /// The trace root's directory on disk, to never reuse an id a trace already has.
-    pub store_dir: PathBuf,
+    /// Trace ids handed out, so no two sessions share one.
     pub used_ids: Mutex<BTreeSet<String>>,
 }
 
 impl Opener {
-    /// A trace id of `base`, `base-2`, … that no trace under the store has.
-    fn fresh_id(&self, base: &str) -> String {
-        let mut used = self.used_ids.lock().unwrap_or_else(|e| e.into_inner());
-        let mut n = 1;
-        loop {
-            let id = if n == 1 { base.to_owned() } else { format!("{base}-{n}") };
-            if !used.contains(&id) && !self.store_dir.join(&id).exists() {
-                used.insert(id.clone());
-                return id;
-            }
-            n += 1;
-        }
-    }
-
     fn open(&self, key: &SessionKey, request: &ClientRequest) -> Result<ProxySession<NativeHost>, String> {
-        let id = self.fresh_id(&key.trace_base());
         let host = NativeHost::new(self.fs.clone(), self.llm.clone());
-        let config = session_config(self.config.clone(), self.llm.is_some());
-        let (engine, _notes) = pollster::block_on(Engine::open(host, config, Some(&id))).map_err(|e| e.to_string())?;
-        ProxySession::new(engine, request.format).map_err(|e| e.to_string())
+        pollster::block_on(async {
+            let reserve = |id: &str| self.used_ids.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_owned());
+            let id = fresh_trace_id(&host, &self.config.store.root, &key.trace_base(), reserve).await;
+            open_session(host, &self.config, self.llm.is_some(), &id, request).await
+        })
     }
 }
 
@@ -164,20 +143,18 @@ fn spawn_actor(key: SessionKey, opener: Arc<Opener>) -> Sender<Command> {
     let name = format!("proxy-{}", key.trace_base());
     let spawned = std::thread::Builder::new()
         .name(name)
-        .spawn(move || Actor { key, opener, sessions: Vec::new(), current: None }.run(rx));
+        .spawn(move || Actor { key, opener, conversation: Conversation::default() }.run(rx));
     if let Err(e) = spawned {
         eprintln!("workbench: proxy: could not start a session thread: {e}");
     }
     tx
 }
 
-/// The sessions of one key, on their own thread.
+/// The sessions of one key, on their own thread; a panic of the engine is caught here.
 struct Actor {
     key: SessionKey,
     opener: Arc<Opener>,
-    sessions: Vec<ProxySession<NativeHost>>,
-    /// The session of the call in flight.
-    current: Option<usize>,
+    conversation: Conversation<NativeHost>,
 }
 
 impl Actor {
@@ -200,52 +177,13 @@ impl Actor {
         self.close_all();
     }
 
-    /// The session the request continues (the one that recorded most of it), or a new one.
     fn prepare(&mut self, request: ClientRequest) -> Prepared {
-        let mut notes = Vec::new();
-        let fits = self.sessions.iter().enumerate().filter_map(|(i, s)| match s.extension(&request) {
-            Extension::Extends { from } => Some((i, from)),
-            Extension::Repeats => Some((i, request.messages.len())),
-            Extension::Departs { .. } => None,
-        });
-        let index = match fits.max_by_key(|&(_, recorded)| recorded) {
-            Some((index, _)) => index,
-            None => {
-                if let Some(departed) = self.sessions.first().map(|s| s.engine().trace_id()) {
-                    notes.push(format!("a new session: the request does not extend {departed}'s history"));
-                }
-                match catch_unwind(AssertUnwindSafe(|| self.opener.open(&self.key, &request))) {
-                    Ok(Ok(session)) => {
-                        if self.sessions.len() >= SESSIONS_PER_KEY {
-                            let mut oldest = self.sessions.remove(0);
-                            guarded(|| pollster::block_on(oldest.close()).map_err(|e| e.to_string()));
-                        }
-                        self.sessions.push(session);
-                        self.sessions.len() - 1
-                    }
-                    outcome => {
-                        let why = match outcome {
-                            Ok(Err(e)) => e,
-                            _ => "the engine panicked while opening".to_owned(),
-                        };
-                        return unmanaged(format!("no session could be opened ({why}); sent unmanaged"));
-                    }
-                }
-            }
-        };
-        self.current = Some(index);
-        let session = &mut self.sessions[index];
-        match catch_unwind(AssertUnwindSafe(|| pollster::block_on(session.prepare(&request)))) {
-            Ok(mut prepared) => {
-                for note in notes {
-                    session.note(note.clone());
-                    prepared.record.notes.push(note);
-                }
-                prepared
-            }
+        let (opener, key) = (&self.opener, &self.key);
+        let open = async || opener.open(key, &request);
+        match catch_unwind(AssertUnwindSafe(|| pollster::block_on(self.conversation.prepare(&request, open)))) {
+            Ok(prepared) => prepared,
             Err(_) => {
-                self.sessions.remove(index);
-                self.current = None;
+                self.conversation.forget_current();
                 unmanaged(
                     "the engine panicked on this request; the session is dropped and the request sent unmanaged".into(),
                 )
@@ -254,43 +192,26 @@ impl Actor {
     }
 
     fn finish(&mut self, status: u16, outcome: ReplyOutcome) -> CallRecord {
-        let Some(session) = self.current.take().and_then(|i| self.sessions.get_mut(i)) else {
-            return CallRecord {
-                status: Some(status),
-                completed: outcome.completed,
-                usage: outcome.usage,
-                ..CallRecord::default()
-            };
-        };
-        match catch_unwind(AssertUnwindSafe(|| pollster::block_on(session.finish(status, outcome)))) {
+        let usage = outcome.usage;
+        match catch_unwind(AssertUnwindSafe(|| pollster::block_on(self.conversation.finish(status, outcome)))) {
             Ok(record) => record,
-            Err(_) => CallRecord {
-                status: Some(status),
-                notes: vec!["the engine panicked on the reply".into()],
-                ..CallRecord::default()
-            },
+            Err(_) => {
+                self.conversation.forget_current();
+                CallRecord {
+                    status: Some(status),
+                    usage,
+                    notes: vec!["the engine panicked on the reply".into()],
+                    ..CallRecord::default()
+                }
+            }
         }
     }
 
     fn close_all(&mut self) {
-        for mut session in self.sessions.drain(..) {
-            let trace = session.engine().trace_id();
-            if let Some(e) = guarded(|| pollster::block_on(session.close()).map_err(|e| e.to_string())) {
-                eprintln!("workbench: proxy: session {trace} was not saved: {e}");
-            }
+        let failures = catch_unwind(AssertUnwindSafe(|| pollster::block_on(self.conversation.close_all())))
+            .unwrap_or_else(|_| vec!["the engine panicked while saving".into()]);
+        for failure in failures {
+            eprintln!("workbench: proxy: {failure}");
         }
     }
-}
-
-/// Run `work`, turning an error or a panic into its message.
-fn guarded(work: impl FnOnce() -> Result<(), String>) -> Option<String> {
-    match catch_unwind(AssertUnwindSafe(work)) {
-        Ok(Ok(())) => None,
-        Ok(Err(e)) => Some(e),
-        Err(_) => Some("the engine panicked".into()),
-    }
-}
-
-fn unmanaged(note: String) -> Prepared {
-    Prepared { body: None, record: CallRecord { notes: vec![note], ..CallRecord::default() } }
 }

@@ -1,0 +1,156 @@
+// The npm package's proxy (`context-workbench/proxy`): a conversation through startProxy against a
+// scripted Anthropic upstream (the only stand-in), saved as `workbench proxy` saves it; the log
+// lines; a port in use, an upstream that is down, a close while a reply streams. The real
+// clients (Claude Code, the openai SDK) run through its bin in tests/proxy_clients.rs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startProxy } from '../dist/proxy/index.js';
+
+const KEY = 'sk-ant-api03-npmproxytestkey0123456789abcdefghijklmnopqrstuvwxyz';
+const TOOLS = [{ name: 'TodoWrite', description: 'Write the todo list', input_schema: { type: 'object' } }, { name: 'Read', description: 'Read a file', input_schema: { type: 'object' } }];
+const TODOS = { todos: [{ content: 'Find the bug', status: 'in_progress', activeForm: 'Finding the bug' }, { content: 'Fix it', status: 'pending', activeForm: 'Fixing it' }] };
+
+/** An Anthropic upstream that streams one scripted reply per request, `delay` ms into the body. */
+async function upstream({ delay = 0 } = {}) {
+  const received = [];
+  let n = 0;
+  const server = createServer(async (req, res) => {
+    let body = '';
+    for await (const chunk of req) body += chunk;
+    received.push({ path: req.url, headers: req.headers, body: JSON.parse(body) });
+    const id = `msg_npm_${n++}`;
+    const blocks = n === 1
+      ? [{ type: 'text', text: 'Planning.' }, { type: 'tool_use', id: 'toolu_1', name: 'TodoWrite', input: TODOS }]
+      : [{ type: 'text', text: 'Done.' }];
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const event = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+    event('message_start', { message: { id, type: 'message', role: 'assistant', content: [], model: 'scripted', usage: { input_tokens: 40, cache_read_input_tokens: 0, output_tokens: 1 } } });
+    if (delay) await new Promise((r) => setTimeout(r, delay));
+    blocks.forEach((block, index) => {
+      if (block.type === 'text') {
+        event('content_block_start', { index, content_block: { type: 'text', text: '' } });
+        event('content_block_delta', { index, delta: { type: 'text_delta', text: block.text } });
+      } else {
+        event('content_block_start', { index, content_block: { ...block, input: {} } });
+        event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
+      }
+      event('content_block_stop', { index });
+    });
+    event('message_delta', { delta: { stop_reason: n === 1 ? 'tool_use' : 'end_turn' }, usage: { output_tokens: 9 } });
+    event('message_stop', {});
+    res.end();
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${server.address().port}`, received, close: () => new Promise((r) => server.close(r)) };
+}
+
+function post(url, body) {
+  return fetch(`${url}/v1/messages`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': KEY, 'anthropic-version': '2023-06-01', 'user-agent': 'claude-cli/2.1.328 (external, cli)' },
+    body: JSON.stringify(body),
+  });
+}
+
+const first = [{ role: 'user', content: 'Fix the failing test in parser.py, please.' }];
+const second = [...first,
+  { role: 'assistant', content: [{ type: 'text', text: 'Planning.' }, { type: 'tool_use', id: 'toolu_1', name: 'TodoWrite', input: TODOS }] },
+  { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'Todos have been modified successfully.' }] }];
+const request = (messages) => ({ model: 'claude-test', max_tokens: 100, stream: true, system: 'You are Claude Code.', tools: TOOLS, metadata: { user_id: JSON.stringify({ session_id: 'npm-proxy-session' }) }, messages });
+
+test('a conversation goes through the engine and is saved as workbench proxy saves it', async () => {
+  const workspace = await mkdtemp(path.join(tmpdir(), 'cw-npm-proxy-'));
+  const up = await upstream();
+  const lines = [];
+  const calls = [];
+  const proxy = await startProxy({ port: 0, upstream: up.url, workspace, log: (l) => lines.push(l), onCall: (c) => calls.push(c) });
+  try {
+    assert.match(proxy.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const one = await post(proxy.url, request(first));
+    assert.equal(one.status, 200);
+    assert.match(await one.text(), /"stop_reason":"tool_use"/);
+    const two = await post(proxy.url, request(second));
+    assert.match(await two.text(), /Done\./);
+    await proxy.close();
+
+    assert.equal(up.received.length, 2);
+    assert.equal(up.received[0].headers['x-api-key'], KEY, 'the key goes upstream');
+    assert.ok(up.received[1].body.system.some((b) => b.cache_control), 'the engine marks the stable prefix');
+    const store = path.join(workspace, '.trace');
+    assert.equal(proxy.storeDir, store);
+    const [trace] = await readdir(store);
+    assert.equal(trace, 'npm-proxy-session');
+    const records = (await readFile(path.join(store, trace, 'calls.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(records.map((r) => [r.call, r.managed, r.completed, r.agent, r.new_messages]), [[1, true, true, 'claude-cli/2.1.328', 1], [2, true, true, 'claude-cli/2.1.328', 2]]);
+    assert.deepEqual(calls.map((c) => [c.traceId, c.record.call]), [[trace, 1], [trace, 2]]);
+    const prompt = JSON.parse(await readFile(path.join(store, trace, 'prompt.json'), 'utf8'));
+    assert.equal(prompt.tokens, records[1].prompt_tokens);
+    const goals = JSON.parse(await readFile(path.join(store, trace, 'goal.json'), 'utf8'));
+    assert.deepEqual(JSON.stringify(goals).match(/Find the bug|Fix it/g), ['Find the bug', 'Fix it'], "Claude Code's TodoWrite is the plan");
+    // The log: the lines of `workbench proxy`.
+    assert.match(lines[0], /^workbench proxy: listening on http:\/\/127\.0\.0\.1:\d+; upstreams /);
+    assert.match(lines[1], /^workbench proxy: npm-proxy-session #1 claude-test: 1 new of 1 messages, \d+ → \d+ prompt tokens \(\d+% fewer\), cached 0 of 40 \(0%; engine expected 0%\), status 200$/);
+    assert.match(lines.at(-1), /^workbench proxy: stopping: saving every session$/);
+    for (const file of await readdir(path.join(store, trace), { recursive: true })) {
+      const text = await readFile(path.join(store, trace, file), 'utf8').catch(() => '');
+      assert.ok(!text.includes('npmproxytestkey'), `the key is in ${file}`);
+    }
+    assert.ok(!lines.join('\n').includes('npmproxytestkey'));
+  } finally {
+    await proxy.close();
+    await up.close();
+    await rm(workspace, { recursive: true, force: true });
+  }
+});
+
+test('a port in use, an upstream that is down and a bad upstream get clear errors', async () => {
+  const workspace = await mkdtemp(path.join(tmpdir(), 'cw-npm-proxy-'));
+  const down = await upstream();
+  await down.close();
+  const lines = [];
+  const proxy = await startProxy({ port: 0, upstream: down.url, workspace, log: (l) => lines.push(l) });
+  try {
+    await assert.rejects(startProxy({ port: proxy.port, workspace, log() {} }), (e) => e.code === 'port_in_use' && e.message.includes(`127.0.0.1:${proxy.port}`));
+    await assert.rejects(startProxy({ port: 0, upstream: 'ftp://x', workspace, log() {} }), (e) => e.code === 'invalid_input' && /--upstream/.test(e.message));
+    const reply = await post(proxy.url, request(first));
+    assert.equal(reply.status, 502);
+    const error = await reply.json();
+    assert.equal(error.type, 'error');
+    assert.match(error.error.message, new RegExp(`^workbench proxy: upstream ${down.url.replace(/\./g, '\\.')}: cannot connect$`));
+    await proxy.close();
+    const [trace] = await readdir(path.join(workspace, '.trace'));
+    const record = JSON.parse(await readFile(path.join(workspace, '.trace', trace, 'calls.jsonl'), 'utf8'));
+    assert.equal(record.status, 502);
+    assert.ok(record.notes.some((n) => /cannot connect/.test(n)), record.notes.join());
+    assert.ok(lines.some((l) => /status 502 \(incomplete\); upstream .* cannot connect/.test(l)), lines.join('\n'));
+  } finally {
+    await proxy.close();
+    await rm(workspace, { recursive: true, force: true });
+  }
+});
+
+test('close finishes the reply in flight and saves the session', async () => {
+  const workspace = await mkdtemp(path.join(tmpdir(), 'cw-npm-proxy-'));
+  const up = await upstream({ delay: 400 });
+  const proxy = await startProxy({ port: 0, upstream: up.url, workspace, log() {} });
+  try {
+    const reply = post(proxy.url, request(first));
+    await new Promise((r) => setTimeout(r, 150));
+    const closed = proxy.close();
+    const text = await (await reply).text();
+    await closed;
+    assert.match(text, /event: message_stop/, 'the reply came whole');
+    await assert.rejects(post(proxy.url, request(first)), 'no new connection after close');
+    const [trace] = await readdir(path.join(workspace, '.trace'));
+    const files = await readdir(path.join(workspace, '.trace', trace));
+    assert.ok(['calls.jsonl', 'meta.json', 'state.json', 'prompt.json', 'goal.json'].every((f) => files.includes(f)), files.join());
+  } finally {
+    await proxy.close();
+    await up.close();
+    await rm(workspace, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,148 @@
+//! The sessions of one conversation key, as a proxy holds them (the native server's session
+//! threads and the wasm `ProxyCore` alike): a request goes to the session whose history it
+//! extends, else to a new one; a key keeps a few at once (a session's sub-agents that start
+//! alike, a history the agent rewound), the least recently opened one saved and closed past that.
+
+use super::reply::ReplyOutcome;
+use super::request::ClientRequest;
+use super::session::{CallRecord, Extension, Prepared, ProxySession};
+use super::session_config;
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::host::Host;
+
+/// Sessions one key holds at once.
+pub const SESSIONS_PER_KEY: usize = 4;
+
+/// One key's sessions and the one whose call is in flight.
+pub struct Conversation<H: Host> {
+    sessions: Vec<ProxySession<H>>,
+    current: Option<usize>,
+}
+
+impl<H: Host> Default for Conversation<H> {
+    fn default() -> Self {
+        Conversation { sessions: Vec::new(), current: None }
+    }
+}
+
+impl<H: Host> Conversation<H> {
+    /// A call is prepared and its reply not finished yet.
+    pub fn in_flight(&self) -> bool {
+        self.current.is_some()
+    }
+
+    /// Record `request` in the session it continues (the one that recorded most of it) or in
+    /// one `open` opens, and prepare its call. Never fails: without a session, the request goes
+    /// upstream unmanaged and the record says why.
+    pub async fn prepare(
+        &mut self,
+        request: &ClientRequest,
+        open: impl AsyncFnOnce() -> Result<ProxySession<H>, String>,
+    ) -> Prepared {
+        self.current = None;
+        let fits = self.sessions.iter().enumerate().filter_map(|(i, s)| match s.extension(request) {
+            Extension::Extends { from } => Some((i, from)),
+            Extension::Repeats => Some((i, request.messages.len())),
+            Extension::Departs { .. } => None,
+        });
+        let mut notes = Vec::new();
+        let index = match fits.max_by_key(|&(_, recorded)| recorded) {
+            Some((index, _)) => index,
+            None => {
+                if let Some(departed) = self.sessions.first().map(|s| s.engine().trace_id()) {
+                    notes.push(format!("a new session: the request does not extend {departed}'s history"));
+                }
+                let session = match open().await {
+                    Ok(session) => session,
+                    Err(why) => return unmanaged(format!("no session could be opened ({why}); sent unmanaged")),
+                };
+                if self.sessions.len() >= SESSIONS_PER_KEY {
+                    let mut oldest = self.sessions.remove(0);
+                    if let Err(e) = oldest.close().await {
+                        notes.push(format!("session {} was not saved: {e}", oldest.engine().trace_id()));
+                    }
+                }
+                self.sessions.push(session);
+                self.sessions.len() - 1
+            }
+        };
+        self.current = Some(index);
+        let session = &mut self.sessions[index];
+        let mut prepared = session.prepare(request).await;
+        for note in notes {
+            session.note(note.clone());
+            prepared.record.notes.push(note);
+        }
+        prepared
+    }
+
+    /// The reply of the call in flight goes to its session; returns the call's record.
+    pub async fn finish(&mut self, status: u16, outcome: ReplyOutcome) -> CallRecord {
+        match self.current.take().and_then(|i| self.sessions.get_mut(i)) {
+            Some(session) => session.finish(status, outcome).await,
+            None => CallRecord {
+                status: Some(status),
+                completed: outcome.completed,
+                usage: outcome.usage,
+                ..CallRecord::default()
+            },
+        }
+    }
+
+    /// Drop the session of the call in flight unsaved (its engine panicked).
+    pub fn forget_current(&mut self) {
+        if let Some(index) = self.current.take() {
+            self.sessions.remove(index);
+        }
+    }
+
+    /// Save and close every session; returns what could not be saved.
+    pub async fn close_all(&mut self) -> Vec<String> {
+        let mut failures = Vec::new();
+        for mut session in self.sessions.drain(..) {
+            if let Err(e) = session.close().await {
+                failures.push(format!("session {} was not saved: {e}", session.engine().trace_id()));
+            }
+        }
+        self.current = None;
+        failures
+    }
+}
+
+/// A trace id of `base`, `base-2`, … that no directory under the trace root `root`
+/// (workspace-relative) has, reserved with `reserve` (false: another session has it) before the
+/// directory is looked at, so two sessions opening at once never get the same one.
+pub async fn fresh_trace_id<H: Host>(
+    host: &H,
+    root: &str,
+    base: &str,
+    mut reserve: impl FnMut(&str) -> bool,
+) -> String {
+    let mut n = 1;
+    loop {
+        let id = if n == 1 { base.to_owned() } else { format!("{base}-{n}") };
+        if reserve(&id) && matches!(host.stat(&format!("{root}/{id}")).await, Ok(None)) {
+            return id;
+        }
+        n += 1;
+    }
+}
+
+/// A session over a new engine saved as trace `id`, for requests like `request`.
+pub async fn open_session<H: Host>(
+    host: H,
+    config: &Config,
+    host_has_llm: bool,
+    id: &str,
+    request: &ClientRequest,
+) -> Result<ProxySession<H>, String> {
+    let config = session_config(config.clone(), host_has_llm);
+    let (engine, _notes) = Engine::open(host, config, Some(id)).await.map_err(|e| e.to_string())?;
+    ProxySession::new(engine, request.format).map_err(|e| e.to_string())
+}
+
+/// A call the engine does not manage: the agent's own request goes through.
+pub fn unmanaged(note: String) -> Prepared {
+    Prepared { body: None, record: CallRecord { notes: vec![note], ..CallRecord::default() } }
+}

@@ -1,0 +1,87 @@
+//! What the proxy says about its calls: one line per request and a running total, the same
+//! words from `workbench proxy` and from the npm package's proxy. Keys never reach them: a line
+//! is built from a call's record, the route and numbers only.
+
+use super::session::CallRecord;
+
+/// The running totals under the log lines.
+#[derive(Debug, Default, Clone)]
+pub struct Totals {
+    requests: u64,
+    managed: u64,
+    client_tokens: u64,
+    prompt_tokens: u64,
+}
+
+impl Totals {
+    /// Count a request the engine did not manage (a pass-through, a refusal).
+    pub fn add_request(&mut self) {
+        self.requests += 1;
+    }
+
+    /// Count a call with a record.
+    pub fn add_call(&mut self, record: &CallRecord) {
+        self.requests += 1;
+        if record.managed {
+            self.managed += 1;
+            self.client_tokens += record.client_tokens as u64;
+            self.prompt_tokens += record.prompt_tokens as u64;
+        }
+    }
+
+    /// `N requests, M managed: A prompt tokens from the agents, B sent (X% fewer)`.
+    pub fn progress(&self) -> String {
+        let saved = share(self.client_tokens.saturating_sub(self.prompt_tokens), self.client_tokens);
+        format!(
+            "{} requests, {} managed: {} prompt tokens from the agents, {} sent ({saved} fewer)",
+            self.requests, self.managed, self.client_tokens, self.prompt_tokens
+        )
+    }
+}
+
+/// `session #call model: A → B tokens (−N%), cached X% (expected Y%), rewrites, status, notes`.
+pub fn describe(record: &CallRecord) -> String {
+    let mut line = if record.trace_id.is_empty() {
+        "workbench proxy: (no session)".to_owned()
+    } else {
+        format!("workbench proxy: {} #{} {}", record.trace_id, record.call, record.model)
+    };
+    if record.managed {
+        let fewer =
+            share(record.client_tokens.saturating_sub(record.prompt_tokens) as u64, record.client_tokens as u64);
+        line.push_str(&format!(
+            ": {} new of {} messages, {} → {} prompt tokens ({fewer} fewer)",
+            record.new_messages, record.messages, record.client_tokens, record.prompt_tokens
+        ));
+        let expected = share(record.expected_cached_tokens as u64, record.prompt_tokens as u64);
+        match record.usage {
+            Some(usage) => line.push_str(&format!(
+                ", cached {} of {} ({}; engine expected {expected})",
+                usage.cache_read_tokens,
+                usage.prompt_tokens(),
+                share(usage.cache_read_tokens, usage.prompt_tokens())
+            )),
+            None => line.push_str(&format!(", no usage reported (engine expected {expected} cached)")),
+        }
+        if !record.rewrites.is_empty() {
+            line.push_str(&format!(", rewrites: {}", record.rewrites.join(", ")));
+        }
+    } else {
+        line.push_str(": unmanaged");
+    }
+    match record.status {
+        Some(status) => {
+            line.push_str(&format!(", status {status}{}", if record.completed { "" } else { " (incomplete)" }))
+        }
+        None => line.push_str(", no reply"),
+    }
+    for note in &record.notes {
+        line.push_str("; ");
+        line.push_str(note);
+    }
+    line
+}
+
+fn share(part: u64, whole: u64) -> String {
+    if whole == 0 { "0%".into() } else { format!("{:.0}%", part as f64 * 100.0 / whole as f64) }
+}

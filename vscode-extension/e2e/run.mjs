@@ -429,7 +429,7 @@ try {
     }
   });
 
-  await check('the web build: the same agent in the browser extension host (the .wasm bytes read through workspace.fs)', async () => {
+  await check('the web build: the same agent in the browser extension host (the .wasm bytes read through workspace.fs); Start Proxy explains that a browser cannot listen', async () => {
     const webVsix = packageWebOnly(path.join(runDir, 'web-only'));
     const web = await startCodeServer({ runDir: path.join(runDir, 'web'), vsix: webVsix, workspace, settings });
     const page = await WorkbenchPage.open(browser, web.folderUrl, artifacts);
@@ -439,6 +439,10 @@ try {
       await page.answerInput('TASK-WEB: write notes/web.md');
       await page.notification(/Task finished after \d+ model calls/, 120_000);
       assert.match(readFileSync(path.join(workspace, 'notes/web.md'), 'utf8'), /web extension host/);
+      // No proxy in a browser: the command says why and what to run instead.
+      await page.clearNotifications();
+      await page.runCommand('Context Workbench: Start Proxy for Other Agents');
+      await page.notification(/a browser cannot listen for connections.*npx context-workbench proxy/);
       // The installed extension has no desktop entry at all: only the web bundle can have run.
       const installed = readdirSync(path.join(runDir, 'web/extensions')).find((d) => d.startsWith('context-workbench.'));
       const manifest = JSON.parse(readFileSync(path.join(runDir, 'web/extensions', installed, 'package.json'), 'utf8'));

@@ -6,10 +6,13 @@ import http from 'node:http';
 
 /**
  * `replies`: content blocks per call (`{type:'text', text}` or `{type:'tool_use', name, input}`),
- * given in order; past the end, a short text. Resolves to `{ url, requests, close }`.
+ * given in order (past the end, a short text), or a function of the request's body giving them.
+ * A request without tools (an agent's side call: a title) gets a short text; `count_tokens` a
+ * fixed count. Resolves to `{ url, requests, close }`.
  */
 export async function startScriptedAnthropic({ replies, log = () => {} }) {
   const requests = [];
+  let calls = 0;
   let previous = '';
   const server = http.createServer((req, res) => {
     let raw = '';
@@ -24,15 +27,35 @@ export async function startScriptedAnthropic({ replies, log = () => {} }) {
         res.end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'not JSON' } }));
         return;
       }
-      const n = requests.length;
-      requests.push({ path: req.url, headers: req.headers, body });
+      requests.push({ method: req.method, path: req.url, headers: req.headers, body });
+      log(`scripted anthropic: ${req.method} ${req.url}`);
+      if (req.method !== 'POST' || req.url.includes('count_tokens')) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ input_tokens: 1000 }));
+        return;
+      }
+      if (!Array.isArray(body.tools) || body.tools.length === 0) {
+        const id = `msg_e2e_side_${process.pid}_${requests.length}`;
+        const blocks = [{ type: 'text', text: 'Scripted session' }];
+        const usage = { input_tokens: 100, output_tokens: 5 };
+        if (body.stream) {
+          res.writeHead(200, { 'content-type': 'text/event-stream' });
+          for (const [event, data] of anthropicEvents(id, blocks, usage)) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+          res.end();
+        } else {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model: 'claude-scripted', content: blocks, stop_reason: 'end_turn', stop_sequence: null, usage }));
+        }
+        return;
+      }
+      const n = calls++;
       log(`scripted anthropic: call ${n + 1}, ${body.messages?.length} messages`);
       const prompt = JSON.stringify({ system: body.system, tools: body.tools, messages: body.messages });
       let common = 0;
       while (common < prompt.length && common < previous.length && prompt[common] === previous[common]) common++;
       previous = prompt;
       const usage = { input_tokens: Math.ceil((prompt.length - common) / 4), cache_read_input_tokens: Math.floor(common / 4), cache_creation_input_tokens: 0, output_tokens: 20 };
-      const blocks = replies[n] ?? [{ type: 'text', text: 'Nothing more to do.' }];
+      const blocks = (typeof replies === 'function' ? replies(body, n) : replies[n]) ?? [{ type: 'text', text: 'Nothing more to do.' }];
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       for (const [event, data] of anthropicEvents(`msg_e2e_${process.pid}_${n + 1}`, blocks, usage)) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
       res.end();

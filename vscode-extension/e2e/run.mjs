@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startCodeServer } from './codeServer.mjs';
+import { CLAUDE_CODE_CHECKS, claudeCodeChecks } from './claudeCodeChecks.mjs';
 import { LIVE_CHECKS, liveSessionChecks } from './liveSessionChecks.mjs';
 import { checkCompaction, checkMention, checkToolsAndRules } from './requestChecks.mjs';
 import { E2E_ENGINE, E2E_WINDOW, TASKS, TASK_A, TASK_B, buildLog } from './scenario.mjs';
@@ -458,6 +459,9 @@ try {
   // Sessions other processes write, in a code-server of their own (skipped when E2E_ONLY selects none of them).
   if (LIVE_CHECKS.some((name) => !process.env.E2E_ONLY || new RegExp(process.env.E2E_ONLY).test(name))) {
     await liveSessionChecks({ check, browser, artifacts, runDir, vsix, settings });
+  }
+  if (CLAUDE_CODE_CHECKS.some((name) => !process.env.E2E_ONLY || new RegExp(process.env.E2E_ONLY).test(name))) {
+    await claudeCodeChecks({ check, browser, artifacts, runDir, vsix, settings });
   }
 } finally {
   await browser?.close().catch(() => {});

@@ -8,9 +8,10 @@ import http from 'node:http';
  * `replies`: content blocks per call (`{type:'text', text}` or `{type:'tool_use', name, input}`),
  * given in order (past the end, a short text), or a function of the request's body giving them.
  * A request without tools (an agent's side call: a title) gets a short text; `count_tokens` a
- * fixed count. Resolves to `{ url, requests, close }`.
+ * fixed count. `delayMs`: how long each agent call waits before its reply (so a test sees each
+ * step). Resolves to `{ url, requests, close }`.
  */
-export async function startScriptedAnthropic({ replies, log = () => {} }) {
+export async function startScriptedAnthropic({ replies, delayMs = 0, log = () => {} }) {
   const requests = [];
   let calls = 0;
   let previous = '';
@@ -18,7 +19,7 @@ export async function startScriptedAnthropic({ replies, log = () => {} }) {
     let raw = '';
     req.setEncoding('utf8');
     req.on('data', (piece) => (raw += piece));
-    req.on('end', () => {
+    req.on('end', async () => {
       let body;
       try {
         body = JSON.parse(raw);
@@ -49,6 +50,7 @@ export async function startScriptedAnthropic({ replies, log = () => {} }) {
         return;
       }
       const n = calls++;
+      if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
       log(`scripted anthropic: call ${n + 1}, ${body.messages?.length} messages`);
       const prompt = JSON.stringify({ system: body.system, tools: body.tools, messages: body.messages });
       let common = 0;

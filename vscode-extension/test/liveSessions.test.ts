@@ -66,6 +66,7 @@ test('sessions are named by agent, first user message and time; the newest proxi
   assert.equal(trimmedMission('<system-reminder>\nAs you answer…\n</system-reminder>\n  Fix   the\nparser '), 'Fix the parser');
   assert.equal(trimmedMission('x'.repeat(80), 20), `${'x'.repeat(19)}…`);
   assert.equal(trimmedMission(''), '(no message yet)');
+  assert.equal(trimmedMission('<system-reminder>…'), '(no message yet)');
   const when = new Date(2026, 10, 25, 9, 5).getTime();
   assert.equal(shortTime(when), '2026-11-25 09:05');
   const item = sessionItem(entry('s1', when, true, 'claude-cli/2.1.328'));
@@ -107,10 +108,16 @@ test('the trace folder: sessions listed (a newer one and a damaged one with why)
     tokens: 2500, tail_rewrite_tokens: 0, first_changed_byte: 120, expected_cached_tokens: 1500, rewrites: [{ mechanism: 'tail_compaction', position: 'tail' }], notes: [],
   };
   write(root, 's1/prompt.json', JSON.stringify(prompt));
+  // Claude Code's first message opens with reminders: the session is named by its own text.
+  write(root, 'cc/meta.json', meta('cc', { mission: '<system-reminder>…', updated_at: 1_000 }));
+  write(root, 'cc/calls.jsonl', callLine(1) + '\n');
+  write(root, 'cc/messages/m000000.json', JSON.stringify({ id: 'm000000', role: 'user', content: [{ type: 'text', text: '<system-reminder>\nAttribution…\n</system-reminder>\n' }, { type: 'text', text: 'Fix the greeting in src/greet.js' }] }));
   const reader = new TraceReader(nodeTraceFiles(root));
   const sessions = await reader.sessions();
+  assert.equal(sessionItem(sessions.find((s) => s.traceId === 'cc')!).label, 'claude-cli 2.1.328 · Fix the greeting in src/greet.js');
   assert.deepEqual(sessions.map((s) => [s.traceId, s.proxied, s.problem ?? '']), [
     ['broken', false, "meta.json is damaged (not the engine's trace metadata)"],
+    ['cc', true, ''],
     ['future', false, 'written by a newer build (store format 9; this extension reads up to 1): update the extension to follow it'],
     ['own', false, ''],
     ['s1', true, ''],

@@ -11,6 +11,8 @@ export interface SessionEntry {
   agent: string;
   /** Why it cannot be followed (a newer build, damage); the other sessions are unaffected. */
   problem?: string;
+  /** The first user message's own text, when the mission holds only an agent's reminders. */
+  firstMessage?: string;
 }
 
 /** The agent as a person reads it: `claude-cli 2.1.328`; a session of the extension's own agent says so. */
@@ -23,9 +25,20 @@ export function agentName(entry: SessionEntry): string {
 
 /** The first user message on one line, without the agent's injected reminders, at most `max` characters. */
 export function trimmedMission(mission: string, max = 60): string {
-  const text = mission.replace(/<system-reminder>[\s\S]*?<\/system-reminder>/g, ' ').replace(/\s+/g, ' ').trim();
+  const text = withoutReminders(mission);
   if (text === '') return '(no message yet)';
   return text.length > max ? `${text.slice(0, max - 1).trimEnd()}…` : text;
+}
+
+/** The text without the `<system-reminder>` blocks agents inject (one cut short runs to the end). */
+export function withoutReminders(text: string): string {
+  return text.replace(/<system-reminder>[\s\S]*?(<\/system-reminder>|$)/g, ' ').replace(/\s+/g, ' ').trim();
+}
+
+/** What the session is about: its first user message, as the picker and the views name it. */
+export function missionOf(entry: SessionEntry): string {
+  const mission = entry.meta?.mission ?? '';
+  return withoutReminders(mission) === '' && entry.firstMessage ? entry.firstMessage : mission;
 }
 
 /** `2026-11-25 09:41`, in local time. */
@@ -41,7 +54,7 @@ export function sessionItem(entry: SessionEntry): { label: string; description: 
   const m = entry.meta;
   const calls = entry.proxied ? `${m.calls} call${m.calls === 1 ? '' : 's'} · ` : '';
   return {
-    label: `${agentName(entry)} · ${trimmedMission(m.mission)}`,
+    label: `${agentName(entry)} · ${trimmedMission(missionOf(entry))}`,
     description: shortTime(m.updated_at),
     detail: `${calls}${m.message_count} messages · ${m.status || 'unknown status'} · ${entry.traceId}`,
   };

@@ -3,7 +3,7 @@
 import type { PreparedCall } from '../engine/engineApi';
 import { compactCount } from '../views/statusText';
 import { type Prices, savingPercent, savingsLines, savingsOf } from './savings';
-import { type SessionEntry, agentName, shortTime, trimmedMission } from './sessionList';
+import { type SessionEntry, agentName, missionOf, shortTime, trimmedMission } from './sessionList';
 import type { SessionDetail } from './traceReader';
 import type { PromptRecord } from './traceRecords';
 
@@ -22,7 +22,7 @@ export function preparedOf(record: PromptRecord): PreparedCall {
 }
 
 export function sessionTitle(entry: SessionEntry): string {
-  return `${agentName(entry)} · ${trimmedMission(entry.meta?.mission ?? '')}`;
+  return `${agentName(entry)} · ${trimmedMission(missionOf(entry))}`;
 }
 
 /** The lines above the prompt (and in the tooltip): the session and, for a proxied one, what it saved. */

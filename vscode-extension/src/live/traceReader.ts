@@ -4,7 +4,7 @@
 // written once, so their text is kept.
 import type { GoalTreeData } from '../engine/engineApi';
 import { compactedRange, partsText } from '../views/promptText';
-import type { SessionEntry } from './sessionList';
+import { type SessionEntry, withoutReminders } from './sessionList';
 import { type PromptRecord, type ProxyCallRecord, idsOfRange, parseCalls, parseMessage, parseMeta, parsePrompt } from './traceRecords';
 
 /** Paths are `/`-separated and relative to the trace folder. */
@@ -33,6 +33,7 @@ interface Cached<T> { key: string; value: T }
 export class TraceReader {
   private readonly cache = new Map<string, Cached<unknown>>();
   private readonly rawTexts = new Map<string, { role: string; text: string }>();
+  private readonly firsts = new Map<string, string | undefined>();
 
   constructor(private readonly files: TraceFiles) {}
 
@@ -58,12 +59,27 @@ export class TraceReader {
         if (!meta) continue;
         const calls = await this.readParsed(`${traceId}/calls.jsonl`, parseCalls);
         const agent = calls?.value.calls.find((c) => c.agent)?.agent ?? '';
-        entries.push({ traceId, meta: meta.value.value, proxied: calls !== undefined, agent, problem: meta.value.problem });
+        const mission = meta.value.value?.mission ?? '';
+        const firstMessage = withoutReminders(mission) === '' && meta.value.value ? await this.firstMessage(traceId) : undefined;
+        entries.push({ traceId, meta: meta.value.value, proxied: calls !== undefined, agent, problem: meta.value.problem, firstMessage });
       } catch (e) {
         entries.push({ traceId, proxied: false, agent: '', problem: `cannot be read: ${e instanceof Error ? e.message : String(e)}` });
       }
     }
     return entries;
+  }
+
+  /** The text of a trace's first message without reminders (messages are written once: kept). */
+  private async firstMessage(traceId: string): Promise<string | undefined> {
+    const key = `${traceId}/first`;
+    if (this.firsts.has(key)) return this.firsts.get(key);
+    const path = `${traceId}/messages/m000000.json`;
+    if (!(await this.files.stat(path))) return undefined;
+    const message = parseMessage(await this.files.readText(path));
+    const texts = (message?.content ?? []).map((p) => (p && typeof p === 'object' && (p as { type?: string }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : ''));
+    const text = withoutReminders(texts.join('\n')) || undefined;
+    this.firsts.set(key, text);
+    return text;
   }
 
   /** The plan, calls and prompt of `entry`, with the raw originals its prompt's blocks render. */

@@ -15,6 +15,7 @@ fn run(tool: &str, args: &str, output: &str) -> context_workbench::compress::Com
         is_error: true,
         raw_id: "m000042",
         original: None,
+        focus: &[],
     };
     compress_tool_output(&input, &CompressConfig::default(), &TokenCounter::new(Encoding::O200kBase))
 }

@@ -10,8 +10,8 @@ use context_workbench::config::Prices;
 use context_workbench::import::{Format, Trajectory, import};
 use context_workbench::model::{ContentPart, Message, MessageId, Role, ToolCall, ToolResult, ToolStatus};
 use context_workbench::replay::{
-    Compaction, CompactionConfig, MASK_PLACEHOLDER, Mask, Prompt, Raw, Strategy, StrategyRun, TokenMemo, Totals,
-    WireMessage, aggregate, common_prefix_tokens, format_table, prompt_json_line, replay, replay_with,
+    Compaction, CompactionConfig, MASK_PLACEHOLDER, Mask, Prompt, Raw, ReplaySession, Strategy, StrategyRun, TokenMemo,
+    Totals, WireMessage, aggregate, common_prefix_tokens, format_table, prompt_json_line, replay, replay_with,
     strategies_by_name, summary_text,
 };
 use context_workbench::tokens::{Encoding, TokenCounter};
@@ -384,6 +384,28 @@ fn edit_recall_counts_visible_edits_only() {
     assert_eq!(mask.totals.edit_recall(), Some(0.0));
     assert_eq!(raw.calls[0].edits_counted, 0);
     assert!(raw.notes.iter().any(|n| n.starts_with("1 of 3 edits")), "{:?}", raw.notes);
+}
+
+/// The playground's sample (a Claude Code session at a 16k window) greps `calc/lexer.py`, reads
+/// the whole 400-line file (over a tenth of the window: bounded at first sight) and edits lines
+/// 370-372. The read's history form keeps the lines the grep pointed to, so the edit's old text
+/// is in view; before, the form kept the definitions and the opening lines only (0 of 1).
+#[test]
+fn a_bounded_read_keeps_the_lines_an_earlier_grep_pointed_to() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("bindings/playground/sample.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let session = ReplaySession::import("sample.jsonl", &text, 16_000).unwrap();
+    let summary = session.summary().unwrap();
+    assert_eq!((summary.raw.edits_counted, summary.raw.edits_kept), (1, 1));
+    assert_eq!((summary.workbench.edits_counted, summary.workbench.edits_kept), (1, 1), "{summary:?}");
+    assert_eq!(summary.workbench.refs_kept, summary.workbench.refs_counted);
+    assert!(summary.workbench.cost < 0.6 * summary.raw.cost, "{summary:?}");
+    // The summary is `workbench replay`'s: the same totals as replaying both strategies.
+    let trajectories = import("sample.jsonl", &text).unwrap();
+    let main = trajectories.iter().find(|t| !t.calls.is_empty()).unwrap();
+    let runs =
+        replay(main, &mut strategies_by_name("raw,workbench", 16_000).unwrap(), &Prices::default(), 16_000).unwrap();
+    assert_eq!((&runs[0].totals, &runs[1].totals), (&summary.raw, &summary.workbench));
 }
 
 #[test]

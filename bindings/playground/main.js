@@ -117,6 +117,10 @@ function receive(message) {
       document.body.dataset.state = 'done';
       render();
       break;
+    case 'summary':
+      run.summary = message.summary;
+      render();
+      break;
     case 'error':
       status(`${message.code === 'invalid_trajectory' ? `Not a trajectory the importers know (${FORMATS}): ` : ''}`
         + `${message.message} (${message.code})`, true);
@@ -153,6 +157,17 @@ function totals(calls) {
     + `${rewrites} rewrite${rewrites === 1 ? '' : 's'} of earlier prompt${fallbacks ? `, ${fallbacks} calls sent unmanaged` : ''}`;
 }
 
+/** The replay's figures once it is done: the cost against the unmanaged prompt's at cached
+ * prices and both recalls, as `workbench replay` reports them (its cached share is the line's). */
+function summaryLine(summary) {
+  if (!summary) return '';
+  const { raw, workbench } = summary;
+  const recall = (kept, counted) => (counted > 0 ? (kept / counted).toFixed(3) : 'n/a');
+  return `The replay's figures: cost ${(workbench.cost / Math.max(raw.cost, 1e-9)).toFixed(2)}× the unmanaged prompt's, `
+    + `edit recall ${recall(workbench.edits_kept, workbench.edits_counted)}, `
+    + `reference recall ${recall(workbench.refs_kept, workbench.refs_counted)} (of ${workbench.refs_counted} references the agent reused)`;
+}
+
 function selectCall(index) {
   if (!run.calls[index]) return;
   run.call = index;
@@ -168,7 +183,7 @@ function render() {
   ui.call.max = String(Math.max(0, run.calls.length - 1));
   ui.call.value = String(run.call);
   renderChart(ui.chart, run.calls, run.total, run.call, run.window, selectCall);
-  ui.totals.textContent = totals(run.calls);
+  ui.totals.textContent = [totals(run.calls), summaryLine(run.summary)].filter(Boolean).join('. ');
   renderPrompt(ui.prompt, call, run.texts, run.raw);
   renderBoard(ui.board, call ? run.boards.get(call.board_version) : undefined);
   const drawDag = () => renderDag(ui.dag, call ? treeAt(run.call) : undefined, run.dag, drawDag);

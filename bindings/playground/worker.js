@@ -62,4 +62,8 @@ async function replay(run) {
     if (run !== generation) return;
   }
   post({ type: 'done', ms: Math.round(performance.now() - started) });
+  // The replay's own figures (cost against the unmanaged prompt, both recalls): one more pass.
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  if (run !== generation) return;
+  post({ type: 'summary', summary: session.summary() });
 }

@@ -1,7 +1,7 @@
 // ReplaySession: a recorded trajectory replayed call by call through the engine's `workbench`
 // strategy, with no LLM (the embedded compactor). What the playground runs in its worker.
 import { ReplaySession as WasmReplay } from './wasm/context_workbench.js';
-import type { GoalTree, Message, ReplayStep, StateBoard, TrajectoryInfo } from './types.js';
+import type { GoalTree, Message, ReplayStep, ReplaySummary, StateBoard, TrajectoryInfo } from './types.js';
 import { ContextWorkbenchError, guarded } from './errors.js';
 import { ensureEncoding } from './init.js';
 
@@ -48,4 +48,7 @@ export class ReplaySession {
   step(): ReplayStep | undefined { return this.#use((s) => s.step()); }
   board(): StateBoard { return this.#use((s) => s.board()); }
   goalTree(): GoalTree { return this.#use((s) => s.goalTree()); }
+  /** `workbench replay`'s totals of the unmanaged prompt and the workbench over the selected
+   * trajectory (cost, cached share, rewrites, edit and reference recall); replays it once more. */
+  summary(): ReplaySummary { return this.#use((s) => s.summary()); }
 }

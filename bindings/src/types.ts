@@ -5,7 +5,7 @@ export type {
   ChatMessage, Completion, CompletionRequest, Compressed, Config, ContentPart, DirEntry, EngineEvent, EventsPage,
   Fact, Family, FileContent, FileStat, Goal, GoalMessages, GoalPlan, GoalStats, GoalStatus, GoalToolResult,
   GoalTree, GoalTreeView, HistoryView, Host, Layer, Message, MessageInput, MessagePreview, OpenAiRequest, PersistReport,
-  PreparedCall, Progress, PromptFormat, ProxyCallRecord, PromptMessage, PromptView, RecallResult, RepairNote, ReplayStep, RewriteCost,
+  PreparedCall, Progress, PromptFormat, ProxyCallRecord, PromptMessage, PromptView, RecallResult, RepairNote, ReplayStep, ReplaySummary, ReplayTotals, RewriteCost,
   RewriteRecord, Role, Span, StateBoard, StateDelta, StateUpdate, Step, ToolCall, ToolOutputInput, ToolResult,
   TailBlock, ToolSpec, Trace, TraceDetail, TraceList, TraceMeta, TrajectoryInfo, Usage, ViewKind, ViewMessage,
 } from './wasm/context_workbench.js';

@@ -10,6 +10,7 @@ mod clean;
 mod draft;
 mod envelope;
 mod family;
+pub mod focus;
 mod limits;
 pub mod logs;
 mod rules;
@@ -40,6 +41,9 @@ pub struct ToolOutput<'a> {
     /// Where a file reader finds the original as plain text (the trace store's `raw/<id>.txt`,
     /// workspace-relative), when the host keeps one.
     pub original: Option<&'a str>,
+    /// For a read: the file's lines the agent was pointed to before it ([`focus`]), whose
+    /// surroundings the history form keeps first.
+    pub focus: &'a [u32],
 }
 
 impl<'a> ToolOutput<'a> {
@@ -55,6 +59,7 @@ impl<'a> ToolOutput<'a> {
             is_error: result.status == ToolStatus::Error,
             raw_id,
             original: None,
+            focus: &[],
         }
     }
 }
@@ -80,6 +85,7 @@ pub(crate) struct Context<'a> {
     pub exit_code: Option<i32>,
     pub is_error: bool,
     pub config: &'a CompressConfig,
+    pub focus: &'a [u32],
 }
 
 /// Compress one tool output for history.
@@ -88,7 +94,14 @@ pub fn compress_tool_output(input: &ToolOutput<'_>, config: &CompressConfig, cou
     let family = family_of(input.tool, &args, config);
     let tokens_in = counter.count(input.output) + input.stderr.map_or(0, |s| counter.count(s));
     let budget = config.budget(tokens_in);
-    let cx = Context { family, args: &args, exit_code: input.exit_code, is_error: input.is_error, config };
+    let cx = Context {
+        family,
+        args: &args,
+        exit_code: input.exit_code,
+        is_error: input.is_error,
+        config,
+        focus: input.focus,
+    };
     if let Some(envelope) = envelope::parse(input.output) {
         let (text, structured, notes) = envelope::compress(&envelope, &cx, budget, counter);
         return finish(text, notes, Some(structured), family, tokens_in, input, counter);

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 use super::Engine;
+use crate::compress::focus::pointed_lines_of;
 use crate::compress::{Family, ToolOutput, compress_tool_output, family_of};
 use crate::error::Result;
 use crate::history::MAX_FAILED_COMPACTIONS;
@@ -243,7 +244,9 @@ impl<H: Host> Engine<H> {
         let calls = tool_calls_by_id(&messages[..newest_user]);
         for (i, message) in messages.iter().enumerate().take(newest_user).skip(state.view.settled) {
             let Some(result) = message.tool_results().next() else { continue };
-            let output = ToolOutput::of(result, calls.get(result.call_id.as_str()).copied(), message.id.as_str());
+            let call = calls.get(result.call_id.as_str()).copied();
+            let focus = pointed_lines_of(call, &messages[..i], &self.config.compress);
+            let output = ToolOutput { focus: &focus, ..ToolOutput::of(result, call, message.id.as_str()) };
             let compressed = compress_tool_output(&output, &self.config.compress, &self.counter);
             if !compressed.notes.is_empty() {
                 state.view.forms.insert(i, compressed.text);

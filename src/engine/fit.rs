@@ -17,6 +17,7 @@ use std::ops::Range;
 
 use super::Engine;
 use super::tail::BlockBudget;
+use crate::compress::focus::pointed_lines_of;
 use crate::compress::{CompressConfig, ToolOutput, compress_tool_output};
 use crate::error::Error;
 use crate::history::view::{RewritePosition, RewriteRecord};
@@ -149,8 +150,12 @@ impl<H: Host> Engine<H> {
             .tool_results()
             .map(|result| {
                 let call = find_call(&messages[..index], result.call_id.as_str());
-                let output =
-                    ToolOutput { original: file.as_deref(), ..ToolOutput::of(result, call, message.id.as_str()) };
+                let focus = pointed_lines_of(call, &messages[..index], &self.config.compress);
+                let output = ToolOutput {
+                    original: file.as_deref(),
+                    focus: &focus,
+                    ..ToolOutput::of(result, call, message.id.as_str())
+                };
                 compress_tool_output(&output, &compress, &self.counter).text
             })
             .collect();

@@ -72,7 +72,9 @@ pub use metrics::{
     CallMetrics, REWRITE_TOKENS, TokenMemo, Totals, aggregate, common_prefix_tokens, cost, format_table,
 };
 pub use references::action_references;
-pub use session::{CallStep, CallView, MAX_TRAJECTORY_BYTES, ReplaySession, TrajectoryInfo, ViewKind, ViewMessage};
+pub use session::{
+    CallStep, CallView, MAX_TRAJECTORY_BYTES, ReplaySession, ReplaySummary, TrajectoryInfo, ViewKind, ViewMessage,
+};
 pub use strategies::{
     Compaction, CompactionConfig, MASK_KEEP, MASK_PLACEHOLDER, Mask, OPENCODE_OUTPUT_RESERVE, OPENCODE_TAIL_TOKENS,
     Raw, STRATEGY_NAMES, SUMMARY_TOKENS, Workbench, replay_config, replay_config_from, strategies_by_name,

@@ -12,8 +12,10 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 
 use serde::Serialize;
 
-use super::strategies::EngineFeed;
-use super::{flatten, wire_role};
+use super::metrics::Totals;
+use super::strategies::{EngineFeed, strategies_by_name};
+use super::{flatten, replay, wire_role};
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::goals::GoalTree;
 use crate::history::view::RewriteRecord;
@@ -107,6 +109,13 @@ pub struct CallStep {
     /// The id of the first new text; the others follow in order.
     pub texts_from: u32,
     pub texts: Vec<String>,
+}
+
+/// The replay's totals of the unmanaged prompt (`raw`) and of the `workbench` strategy.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReplaySummary {
+    pub raw: Totals,
+    pub workbench: Totals,
 }
 
 /// A replay in progress over one trajectory of an imported file.
@@ -324,6 +333,20 @@ impl ReplaySession {
     /// The goal tree now (for a Claude Code session, its TodoWrite items as goals).
     pub fn goal_tree(&self) -> GoalTree {
         self.feed.engine.goal_tree()
+    }
+
+    /// The replay's figures for the selected trajectory, as `workbench replay` measures them:
+    /// the `raw` strategy's totals and the `workbench` strategy's (cost, cached share, rewrites,
+    /// edit and reference recall). Replays the whole trajectory once more, apart from the steps.
+    pub fn summary(&self) -> Result<ReplaySummary> {
+        let trajectory = &self.trajectories[self.selected];
+        let mut strategies = strategies_by_name("raw,workbench", self.window)?;
+        let runs = replay(trajectory, &mut strategies, &Config::default().prices, self.window)?;
+        let mut totals = runs.into_iter().map(|run| run.totals);
+        match (totals.next(), totals.next()) {
+            (Some(raw), Some(workbench)) => Ok(ReplaySummary { raw, workbench }),
+            _ => Err(Error::InvalidInput("the replay measured no strategy".into())),
+        }
     }
 
     /// The text of interned text `id`.

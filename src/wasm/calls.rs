@@ -175,6 +175,7 @@ impl ContextEngine {
             is_error: input.is_error,
             raw_id: &input.raw_id,
             original: None,
+            focus: &[],
         };
         let config = self.engine.config();
         to_js_value(&compress_tool_output(&output, &config.compress, &self.engine.counter()))

@@ -72,6 +72,13 @@ impl ReplaySession {
         to_js_value(&self.session.board())
     }
 
+    /// The replay's figures for the selected trajectory (`workbench replay`'s totals of `raw`
+    /// and `workbench`); replays it once more, so call it once the steps are done.
+    #[wasm_bindgen(unchecked_return_type = "ReplaySummary")]
+    pub fn summary(&self) -> Result<JsValue, JsValue> {
+        to_js_value(&js(self.session.summary())?)
+    }
+
     /// The goal tree now (a Claude Code session's TodoWrite items as goals).
     #[wasm_bindgen(js_name = goalTree, unchecked_return_type = "GoalTree")]
     pub fn goal_tree(&self) -> Result<JsValue, JsValue> {

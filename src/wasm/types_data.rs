@@ -220,6 +220,14 @@ export interface CallView {
   rewrites: RewriteRecord[]; notes: string[]; fallback?: string; board_version: number;
 }
 export interface ReplayStep { call: CallView; /** Id of the first new text. */ texts_from: number; texts: string[]; }
+/** One strategy's totals over a trajectory, as `workbench replay` reports them (cost in uncached-input-token units). */
+export interface ReplayTotals {
+  calls: number; prompt_tokens: number; cached: number; written: number; aux_output_tokens: number; cost: number;
+  peak_prompt_tokens: number; above_window: number; rewrites: number; fallbacks: number;
+  edits_counted: number; edits_kept: number; refs_counted: number; refs_kept: number;
+}
+/** The replay's figures: the unmanaged prompt's and the workbench's. */
+export interface ReplaySummary { raw: ReplayTotals; workbench: ReplayTotals; }
 "#;
 
 #[wasm_bindgen(typescript_custom_section)]

@@ -42,6 +42,7 @@ impl Recorded {
             is_error: self.is_error,
             raw_id: "m000007",
             original: None,
+            focus: &[],
         }
     }
 }

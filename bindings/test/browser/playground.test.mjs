@@ -55,6 +55,13 @@ test('a first visit: a drop zone and the sample, replayed with its plan, the unm
   assert.equal((await page.$$('#chart polyline.raw')).length, 1, 'the unmanaged prompt is drawn beside the bars');
   const [, ratio] = (await page.textContent('#totals')).match(/unmanaged \(([\d.]+)×\)/);
   assert.ok(Number(ratio) < 0.8, `the saving shows in the totals: ${ratio}×`);
+  // Then the replay's own figures: cost against the unmanaged prompt's and both recalls (the
+  // sample's one edit and 14 reused references, all in view: tests/replay.rs checks them natively).
+  await page.waitForFunction(() => document.getElementById('totals').textContent.includes('reference recall'), null, { timeout: 60_000 });
+  const totals = await page.textContent('#totals');
+  const [, cost] = totals.match(/cost ([\d.]+)× the unmanaged prompt's/);
+  assert.ok(Number(cost) < 0.6, totals);
+  assert.match(totals, /edit recall 1\.000, reference recall 1\.000 \(of 14 references the agent reused\)/);
   // The worker's downloads are served gzipped: the engine and the o200k ranks come to about 3 MB.
   assert.deepEqual(downloads.map((d) => d.name).sort(), ['context_workbench_bg.wasm', 'o200k_base.tiktoken']);
   for (const d of downloads) assert.ok(d.encoding === 'gzip' && d.sent < d.size * 0.55, JSON.stringify(d));

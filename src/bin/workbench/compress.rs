@@ -41,6 +41,7 @@ pub fn one(config: &Config, request: One) -> ExitCode {
         is_error: request.exit_code.is_some_and(|c| c != 0),
         raw_id: "",
         original: None,
+        focus: &[],
     };
     let compressed = compress_tool_output(&input, &config.compress, &TokenCounter::new(config.encoding));
     if request.json {

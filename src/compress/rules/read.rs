@@ -1,5 +1,6 @@
 //! Read: the read range with its line numbers, at most `read_lines` lines; within the budget the
-//! definitions (signatures) of the range come first, then its opening lines.
+//! lines around those the agent was pointed to before ([`crate::compress::focus`]) come first,
+//! then the definitions (signatures) of the range, then its opening lines.
 
 use std::sync::LazyLock;
 
@@ -27,12 +28,14 @@ pub fn read<'a>(cx: &Context<'_>, output: &'a str) -> Draft<'a> {
     }
     let read_budget = (output.len() as f64 / 4.0 * cx.config.read_share) as usize;
     draft.body_budget = Some(read_budget.max(cx.config.summary_tokens));
-    let mut rank_by_position = 2u32;
+    let mut rank_by_position = 3u32;
     for (i, line) in all.iter().enumerate() {
         let rank = if i >= cx.config.read_lines {
             NEVER
-        } else if DEFINITION.is_match(strip_number(line)) {
+        } else if line_number(line).is_some_and(|n| near(cx.focus, n)) {
             1
+        } else if DEFINITION.is_match(strip_number(line)) {
+            2
         } else {
             rank_by_position += 1;
             rank_by_position
@@ -43,6 +46,20 @@ pub fn read<'a>(cx: &Context<'_>, output: &'a str) -> Draft<'a> {
         draft.notes.push(format!("read limited to {} lines", cx.config.read_lines));
     }
     draft
+}
+
+/// Lines kept before and after a line the agent was pointed to: an edit's old text around it.
+const FOCUS_BEFORE: u32 = 3;
+const FOCUS_AFTER: u32 = 8;
+
+fn near(focus: &[u32], line: u32) -> bool {
+    focus.iter().any(|&f| line + FOCUS_BEFORE >= f && line <= f + FOCUS_AFTER)
+}
+
+/// The number of a numbered line.
+fn line_number(line: &str) -> Option<u32> {
+    let prefix = NUMBERED.find(line)?.as_str();
+    prefix.trim().trim_end_matches(['→', '\t', ':']).trim().parse().ok()
 }
 
 /// The content of a numbered line.
@@ -63,5 +80,9 @@ mod tests {
             assert!(DEFINITION.is_match(def), "{def}");
         }
         assert!(!DEFINITION.is_match("        return self.definitely"));
+        assert_eq!(line_number("   421→    def f(x):"), Some(421));
+        assert_eq!(line_number("    12\tfn main() {"), Some(12));
+        assert_eq!(line_number("13:class A:"), Some(13));
+        assert!(near(&[370], 367) && near(&[370], 378) && !near(&[370], 366) && !near(&[370], 379));
     }
 }

@@ -154,3 +154,22 @@ test('close finishes the reply in flight and saves the session', async () => {
     await rm(workspace, { recursive: true, force: true });
   }
 });
+
+test('the bin refuses bad flags with a clear message and exit code 2', async () => {
+  const { execFile } = await import('node:child_process');
+  const run = (...args) => new Promise((resolve) => {
+    execFile(process.execPath, [new URL('../dist/cli.js', import.meta.url).pathname, ...args], (error, stdout, stderr) => resolve({ code: error?.code ?? 0, stdout, stderr }));
+  });
+  const port = await run('proxy', '--port', 'abc');
+  assert.equal(port.code, 2);
+  assert.equal(port.stderr, 'workbench: proxy: --port `abc`: expected a whole number from 0 to 65535\n');
+  const config = await run('proxy', '--port', '0', '--config', 'workbench.toml');
+  assert.equal(config.code, 2);
+  assert.match(config.stderr, /--config workbench\.toml: the npm proxy reads JSON config files/);
+  const unknown = await run('serve');
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /unknown command `serve`/);
+  const help = await run('proxy', '--help');
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /^usage: context-workbench proxy/);
+});

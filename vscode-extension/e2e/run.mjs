@@ -373,6 +373,32 @@ try {
     await failThenCancel(wb);
   });
 
+  await check("after a reload the agent's trace is back in the Goal Plan, the Prompt View and the status bar; Show Raw Trace shows it (#19)", async () => {
+    await wb.page.context().close();
+    wb = await WorkbenchPage.open(browser, server.folderUrl, artifacts);
+    await wb.runCommand('View: Hide Secondary Side Bar').catch(() => {});
+    await wb.openViewContainer('Context Workbench');
+    let rows = [];
+    for (let i = 0; i < 40 && !rows.some((r) => /Change the greeting/.test(r)); i++) {
+      await wb.page.waitForTimeout(500);
+      rows = await wb.treeRows('Goal Plan').catch(() => []);
+    }
+    assert.ok(rows.some((r) => /Change the greeting/.test(r)), `the plan is back: ${rows}`);
+    assert.match(await wb.statusBarText(STATUS_ID), /^\S*\s*[\d.]+k? tokens · \d+% cached$/);
+    await wb.runCommand('Context Workbench: Show Last Prompt');
+    await wb.page.locator('.tab', { hasText: 'last-prompt.md' }).waitFor();
+    await wb.page.waitForTimeout(800);
+    const text = await wb.editorText();
+    assert.match(text, /# Prompt of the newest call of Context Workbench agent · TASK-A/);
+    assert.match(text, /LAW-7/);
+    await wb.screenshot('after-reload');
+    cpSync(path.join(artifacts, 'after-reload.png'), path.join(extensionRoot, 'docs/after-reload.png'));
+    await wb.runCommand('Context Workbench: Show Raw Trace');
+    await wb.page.locator('.tab', { hasText: /raw-trace-.*\.json/ }).waitFor();
+    await wb.page.waitForTimeout(800);
+    assert.match(await wb.editorText(), /"mission": "TASK-A/);
+  });
+
   await check('bad input: a window without a folder gets a clear notification', async () => {
     const empty = await WorkbenchPage.open(browser, `${server.url}?ew=true`, artifacts);
     try {
@@ -386,7 +412,10 @@ try {
   });
 
   await check('bad input: no model (no endpoint set, none from the Language Model API) gets a clear notification', async () => {
-    const bare = await startCodeServer({ runDir: path.join(runDir, 'no-model'), vsix, workspace, settings: { ...settings, 'contextWorkbench.llm.url': '' } });
+    // A newcomer's workspace, with no trace yet (a trace would come back into the Goal Plan).
+    const fresh = path.join(runDir, 'no-model-workspace');
+    cpSync(path.join(extensionRoot, 'e2e/fixture'), fresh, { recursive: true });
+    const bare = await startCodeServer({ runDir: path.join(runDir, 'no-model'), vsix, workspace: fresh, settings: { ...settings, 'contextWorkbench.llm.url': '' } });
     const page = await WorkbenchPage.open(browser, bare.folderUrl, artifacts);
     try {
       await page.statusBarText(STATUS_ID);

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLAUDE_CODE_TASK, DONE, claudeCodeReply, writeClaudeCodeWorkspace } from './claudeCodeScript.mjs';
 import { startCodeServer } from './codeServer.mjs';
+import { ScriptedAgent } from './scriptedAgent.mjs';
 import { startScriptedAnthropic } from './scriptedAnthropic.mjs';
 import { WorkbenchPage } from './workbenchPage.mjs';
 
@@ -23,6 +24,7 @@ const KEY = 'sk-ant-e2e-0123456789-never-stored';
 export const CLAUDE_CODE_CHECKS = [
   'Start Proxy from the palette: a port in use offers a free one, a second start says where it runs, new terminals get its address',
   "the real Claude Code CLI in the integrated terminal through the proxy: the Goal Plan follows its TodoWrite list, the Prompt View shows a compaction block, the status bar the saving; the key is never stored",
+  'an upstream that is down: the agent gets a 502 from the proxy, and its log line is in the output channel',
   'Stop Proxy finishes and saves; terminals opened after it no longer get the address',
 ];
 
@@ -171,6 +173,22 @@ export async function claudeCodeChecks({ check, browser, artifacts, runDir, vsix
     });
 
     await check(CLAUDE_CODE_CHECKS[2], async () => {
+      await upstream.close();
+      const agent = new ScriptedAgent({ baseUrl: proxyUrl, sessionId: 'e2e-upstream-down' });
+      await assert.rejects(agent.send('Is anyone there?'), /the proxy answered 502/);
+      await page.runCommand('Output: Show Output Channels...');
+      await page.pick('Context Workbench');
+      const lines = page.page.locator('.part.panel .view-lines');
+      // Monaco renders spaces as non-breaking ones.
+      const output = { innerText: async () => (await lines.innerText()).replace(/\u00a0/g, ' ') };
+      await until('the output channel shows the 502', async () => /\[proxy\] workbench proxy: e2e-upstream-down #1 [\s\S]*?status 502[\s\S]*?cannot connect/.test(await output.innerText())).catch(async (e) => {
+        console.log(`  the output channel shows:\n${(await output.innerText().catch(() => '')).slice(-1500)}`);
+        await page.screenshot('upstream-down');
+        throw e;
+      });
+    });
+
+    await check(CLAUDE_CODE_CHECKS[3], async () => {
       await page.clearNotifications();
       await page.runCommand('Context Workbench: Stop Proxy');
       await page.notification(/the proxy at http:\/\/127\.0\.0\.1:\d+ stopped; its sessions are saved/);

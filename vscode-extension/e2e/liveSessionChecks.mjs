@@ -137,6 +137,12 @@ export async function liveSessionChecks({ check, browser, artifacts, runDir, vsi
       assert.match(text, /──── \d+ · tool · history · raw#m\d+ · compressed from \d+ to \d+ characters/);
       await page.screenshot('live-session');
       copyFileSync(path.join(artifacts, 'live-session.png'), path.join(docs, 'live-session.png'));
+      // The DAG draws the same plan.
+      await page.runCommand('Context Workbench: Show Goal DAG');
+      const frame = page.page.frameLocator('iframe.webview').frameLocator('iframe#active-frame');
+      await frame.locator('#dag .dag-node').first().waitFor({ timeout: 30_000 });
+      assert.match(await frame.locator('#dag').innerText(), /Change the greeting/);
+      await page.runCommand('View: Close All Editors');
     });
 
     await check(LIVE_CHECKS[1], async () => {

@@ -68,6 +68,7 @@ export async function startScriptedAnthropic({ replies, delayMs = 0, log = () =>
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    /** Stop answering (again: nothing). */
     close: () => new Promise((resolve) => {
       server.closeAllConnections?.();
       server.close(() => resolve());

@@ -41,6 +41,7 @@ export class LiveSessions implements vscode.Disposable {
   /** The trace the views show from disk, and the state shown. */
   private shown?: string;
   private shownSignature?: string;
+  private current?: SessionDetail;
   private first = true;
   private agentOwns = false;
   private readonly told = new Set<string>();
@@ -92,8 +93,6 @@ export class LiveSessions implements vscode.Disposable {
     await this.refreshNow();
     return this.current;
   }
-
-  private current?: SessionDetail;
 
   /** The agent of this window starts a task: the views are its own until a followed call lands. */
   agentActive(): void {

@@ -73,6 +73,7 @@ function bigRead() {
 export const LIVE_CHECKS = [
   'a session written by `workbench proxy` in another process appears in the views while it grows',
   'Follow a Session… names each session by agent, first message and time; a newer or damaged trace is said, the others unaffected',
+  "the extension's own agent takes the views while it runs a task; the followed session's next call takes them back",
   'after a reload the most recent trace is back in the views, and Show Raw Trace shows it (#19)',
 ];
 
@@ -167,6 +168,23 @@ export async function liveSessionChecks({ check, browser, artifacts, runDir, vsi
     });
 
     await check(LIVE_CHECKS[2], async () => {
+      await page.clearNotifications();
+      // A task the scripted endpoint has no steps for: one model call, answered in text.
+      await page.runCommand('Context Workbench: Run Task');
+      await page.answerInput('TASK-LIVE: say hello');
+      await page.notification(/Task finished after 1 model call/, 60_000);
+      assert.match(await page.statusBarText(STATUS_ID), /^\S*\s*[\d.]+k?\/[\d.]+k? · \d+% cached$/, "the agent's own status");
+      await page.runCommand('Context Workbench: Show Last Prompt');
+      await page.page.locator('.tab', { hasText: 'last-prompt.md' }).waitFor();
+      await until("the Prompt View shows the agent's prompt", async () => /# Prompt of the last call to .*\n[\s\S]*TASK-LIVE: say hello/.test(await page.editorText()));
+      // The session's next call lands: the views follow it again.
+      await agent.send('Also check the farewell.');
+      await until('the status bar follows the session again', async () => /sent · −\d+%/.test(await page.statusBarText(STATUS_ID)));
+      await until('the Prompt View follows the session again', async () => /the agent sent \d+, the upstream received \d+ .* over 5 calls/.test(await page.editorText()));
+      await page.clearNotifications();
+    });
+
+    await check(LIVE_CHECKS[3], async () => {
       assert.equal(await proxy.stop(), 0, 'the proxy stopped cleanly and saved its session');
       await page.page.context().close();
       page = await WorkbenchPage.open(browser, server.folderUrl, artifacts);

@@ -49,15 +49,21 @@ export class LiveSessions implements vscode.Disposable {
 
   constructor(private readonly parts: LiveParts) {
     this.configure();
-    this.subscriptions.push(vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('contextWorkbench.traceFolder')) this.configure();
-    }));
+    this.subscriptions.push(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('contextWorkbench.traceFolder')) this.configure();
+      }),
+      vscode.workspace.onDidChangeWorkspaceFolders(() => this.configure()),
+    );
     this.timer = setInterval(() => this.refresh(), POLL_MS);
   }
 
-  /** Watch `contextWorkbench.traceFolder` of the first workspace folder. */
+  /** Watch `contextWorkbench.traceFolder` of the first workspace folder; its most recent trace comes into the views. */
   private configure(): void {
     this.watcher?.dispose();
+    this.watcher = undefined;
+    this.reader = undefined;
+    this.first = true;
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder) return;
     const traceFolder = readSettings().traceFolder;

@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { type TaskOutcome, type TaskSink, runTask } from '../agent/agentLoop';
 import { CodingTools } from '../agent/codingTools';
-import { readSettings } from '../config/settings';
+import { type Settings, readSettings } from '../config/settings';
 import type { CompressedOutput, EngineApi, EngineBackend, GoalTreeData, PreparedCall, ToolOutput, TraceSummary } from '../engine/engineApi';
 import { engineHost } from '../hosts/engineHost';
 import type { TerminalCommands } from '../hosts/terminalCommands';
@@ -57,10 +57,8 @@ export class WorkbenchSession implements vscode.Disposable {
     const model = await configuredModel(settings, this.parts.secrets);
     const window = windowOf(settings, model);
     const host = this.hostOver(files, async () => this.current?.model ?? model);
-    // The engine keeps traces under `.trace` unless told otherwise.
-    const store = settings.traceFolder === '.trace' ? {} : { store: { ...(settings.engine.store as object | undefined), root: settings.traceFolder } };
     // `@path` reminders name the agent's own read tool (the model has no `Read`).
-    const config = { read_tool: 'read_file', ...settings.engine, window, ...store };
+    const config = { read_tool: 'read_file', ...settings.engine, window, ...storeConfig(settings) };
     let engine: EngineApi;
     if (resume) {
       const opened = await this.parts.backend.open(host, config, resume);
@@ -105,8 +103,7 @@ export class WorkbenchSession implements vscode.Disposable {
       throw Object.assign(new Error('this trace is only read here'), { code: 'io' });
     };
     const readOnly = { ...host, writeFile: refused, appendFile: refused, rename: refused, remove: refused };
-    const store = settings.traceFolder === '.trace' ? {} : { store: { ...(settings.engine.store as object | undefined), root: settings.traceFolder } };
-    const opened = await this.parts.backend.open(readOnly, { ...settings.engine, ...store }, traceId);
+    const opened = await this.parts.backend.open(readOnly, { ...settings.engine, ...storeConfig(settings) }, traceId);
     try {
       return opened.engine.traceJson();
     } finally {
@@ -272,4 +269,9 @@ export class WorkbenchSession implements vscode.Disposable {
     if (this.planTimer) clearTimeout(this.planTimer);
     void this.live?.then((l) => l.engine.dispose(), () => undefined);
   }
+}
+
+/** The engine keeps traces under `.trace` unless the trace folder setting names another folder. */
+function storeConfig(settings: Settings): Record<string, unknown> {
+  return settings.traceFolder === '.trace' ? {} : { store: { ...(settings.engine.store as object | undefined), root: settings.traceFolder } };
 }

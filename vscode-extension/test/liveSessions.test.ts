@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
 import { DEFAULT_PRICES, pricesOf, savingPercent, savingsLines, savingsOf } from '../src/live/savings';
 import { type SessionEntry, agentName, autoFollowed, byRecency, sessionItem, shortTime, trimmedMission } from '../src/live/sessionList';
 import { preparedOf, sessionHead, sessionStatus } from '../src/live/sessionViews';
@@ -84,8 +85,9 @@ test('a raw range names every message it covers', () => {
   assert.deepEqual(idsOfRange('m000009..m000002'), []);
 });
 
-test('the trace folder: sessions listed (a newer one and a damaged one with why), the followed one read as it grows', async () => {
+test('the trace folder: sessions listed (a newer one and a damaged one with why), the followed one read as it grows', async (t) => {
   const root = tempTraceFolder();
+  t.after(() => rmSync(root, { recursive: true, force: true }));
   write(root, 'own/meta.json', meta('own', { updated_at: 1_500 }));
   write(root, 'future/meta.json', meta('future', { version: 9 }));
   write(root, 'broken/meta.json', '{"version": 1, "trace_');

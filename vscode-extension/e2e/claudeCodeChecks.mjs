@@ -12,6 +12,7 @@ import { CLAUDE_CODE_TASK, DONE, claudeCodeReply, writeClaudeCodeWorkspace } fro
 import { startCodeServer } from './codeServer.mjs';
 import { ScriptedAgent } from './scriptedAgent.mjs';
 import { startScriptedAnthropic } from './scriptedAnthropic.mjs';
+import { until } from './until.mjs';
 import { WorkbenchPage } from './workbenchPage.mjs';
 
 const extensionRoot = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -28,16 +29,6 @@ export const CLAUDE_CODE_CHECKS = [
   'Stop Proxy finishes and saves; terminals opened after it no longer get the address',
 ];
 
-async function until(what, probe, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    last = await probe().catch((e) => `(${e.message})`);
-    if (last && !(typeof last === 'string' && last.startsWith('('))) return last;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms; last seen: ${JSON.stringify(last)}`);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
-}
 
 /** Click `label` on the notification whose text matches `pattern`. */
 async function clickNotificationButton(page, pattern, label) {

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { startCodeServer } from './codeServer.mjs';
 import { ScriptedAgent } from './scriptedAgent.mjs';
 import { startScriptedAnthropic } from './scriptedAnthropic.mjs';
+import { until } from './until.mjs';
 import { WorkbenchPage } from './workbenchPage.mjs';
 
 const extensionRoot = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
@@ -46,17 +47,6 @@ export async function startNativeProxy({ cwd, upstream, window }) {
   return { url, stop, stderr };
 }
 
-/** Poll `probe` until it returns a truthy value; the last value is in the error. */
-async function until(what, probe, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    last = await probe().catch((e) => `(${e.message})`);
-    if (last && !(typeof last === 'string' && last.startsWith('('))) return last;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms; last seen: ${JSON.stringify(last)}`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-}
 
 const todos = (first, second) => ({
   todos: [

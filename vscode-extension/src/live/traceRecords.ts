@@ -1,6 +1,10 @@
 // The files a trace directory holds that the live views read, parsed and checked: `meta.json`,
 // the proxy's `calls.jsonl` (one line per call) and `prompt.json` (the newest call's prompt, the
 // engine's assembly). Pure: every problem is a sentence for the user, never a throw.
+import type { ProxyCallRecord } from 'context-workbench';
+
+/** One line of `calls.jsonl`, as the package declares it. */
+export type { ProxyCallRecord };
 
 /** The store format this build reads (`STORE_FORMAT_VERSION` in the engine's src/store/records.rs). */
 export const STORE_FORMAT_VERSION = 1;
@@ -14,32 +18,6 @@ export interface TraceMetaRecord {
   message_count: number;
   status: string;
   calls: number;
-}
-
-/** The provider's usage of one reply, as the proxy records it. */
-export interface ProviderUsage { input_tokens: number; cache_read_tokens: number; cache_write_tokens: number; output_tokens: number }
-
-/** One line of `calls.jsonl`. */
-export interface ProxyCallRecord {
-  call: number;
-  at_ms: number;
-  model: string;
-  /** The client's User-Agent product token (`claude-cli/2.1.328`), or empty. */
-  agent: string;
-  stream: boolean;
-  managed: boolean;
-  messages: number;
-  new_messages: number;
-  /** Prompt tokens the agent sent, in the engine's count. */
-  client_tokens: number;
-  /** Prompt tokens the upstream received, in the engine's count. */
-  prompt_tokens: number;
-  expected_cached_tokens: number;
-  rewrites: string[];
-  status?: number;
-  completed: boolean;
-  usage?: ProviderUsage;
-  notes: string[];
 }
 
 /** `prompt.json`: the newest call's prompt as the engine assembled it (its `PreparedCall` without `format` and `request`). */
@@ -89,7 +67,7 @@ export function parseMeta(text: string): Parsed<TraceMetaRecord> {
   };
 }
 
-function usageOf(v: unknown): ProviderUsage | undefined {
+function usageOf(v: unknown): ProxyCallRecord['usage'] {
   if (!isObject(v)) return undefined;
   return { input_tokens: num(v.input_tokens), cache_read_tokens: num(v.cache_read_tokens), cache_write_tokens: num(v.cache_write_tokens), output_tokens: num(v.output_tokens) };
 }

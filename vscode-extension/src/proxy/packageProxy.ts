@@ -3,4 +3,4 @@
 import { startProxy } from 'context-workbench/proxy';
 import type { StartProxy } from './proxyApi';
 
-export const startPackageProxy: StartProxy = (options) => startProxy(options as Parameters<typeof startProxy>[0]);
+export const startPackageProxy: StartProxy = startProxy;

@@ -157,3 +157,27 @@ test('the trace folder: sessions listed (a newer one and a damaged one with why)
   assert.deepEqual(damaged.problems, ['goal.json is damaged (not JSON)']);
   assert.equal(damaged.calls.length, 4);
 });
+
+test('a light listing (most polls) looks only at the followed session and new folders; a full one at every trace', async () => {
+  const root = tempTraceFolder();
+  try {
+    write(root, 'a/meta.json', meta('a', { updated_at: 1_000 }));
+    write(root, 'b/meta.json', meta('b', { updated_at: 2_000 }));
+    const files = nodeTraceFiles(root);
+    let stats = 0;
+    const counted = { ...files, stat: (p: string) => { stats++; return files.stat(p); } };
+    const reader = new TraceReader(counted);
+    await reader.sessions();
+    write(root, 'a/meta.json', meta('a', { updated_at: 5_000, mission: 'Grown' }));
+    write(root, 'b/meta.json', meta('b', { updated_at: 6_000, mission: 'Also grown' }));
+    write(root, 'c/meta.json', meta('c', { updated_at: 3_000 }));
+    stats = 0;
+    const light = await reader.sessions((traceId) => traceId === 'b');
+    assert.deepEqual(light.map((s) => [s.traceId, s.meta?.updated_at]), [['a', 1_000], ['b', 6_000], ['c', 3_000]]);
+    assert.equal(stats, 4, 'meta.json and calls.jsonl of b and c only');
+    const full = await reader.sessions();
+    assert.deepEqual(full.map((s) => [s.traceId, s.meta?.updated_at]), [['a', 5_000], ['b', 6_000], ['c', 3_000]]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

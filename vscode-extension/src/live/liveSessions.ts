@@ -15,6 +15,8 @@ import { preparedOf, sessionHead, sessionStatus, sessionTitle } from './sessionV
 import { type SessionDetail, type TraceFiles, TraceReader } from './traceReader';
 
 const POLL_MS = 1500;
+/** Every this many polls, every trace's files are looked at again (the others: the followed one and new folders). */
+const FULL_EVERY = 10;
 
 export interface LiveParts {
   output: vscode.OutputChannel;
@@ -32,6 +34,9 @@ export class LiveSessions implements vscode.Disposable {
   private root?: vscode.Uri;
   private watcher?: vscode.FileSystemWatcher;
   private readonly timer: ReturnType<typeof setInterval>;
+  private polls = 0;
+  /** The next update looks at every trace (not only the followed one and new folders). */
+  private full = true;
   private debounce?: ReturnType<typeof setTimeout>;
   private refreshing?: Promise<void>;
   private again = false;
@@ -55,7 +60,7 @@ export class LiveSessions implements vscode.Disposable {
       }),
       vscode.workspace.onDidChangeWorkspaceFolders(() => this.configure()),
     );
-    this.timer = setInterval(() => this.refresh(), POLL_MS);
+    this.timer = setInterval(() => this.refresh(++this.polls % FULL_EVERY !== 0), POLL_MS);
   }
 
   /** Watch `contextWorkbench.traceFolder` of the first workspace folder; its most recent trace comes into the views. */
@@ -116,7 +121,9 @@ export class LiveSessions implements vscode.Disposable {
     await this.refreshing;
   }
 
-  refresh(): void {
+  /** Update the views; a `light` one (most polls) looks only at the followed session and new folders. */
+  refresh(light = false): void {
+    if (!light) this.full = true;
     if (this.refreshing) {
       this.again = true;
       return;
@@ -127,7 +134,7 @@ export class LiveSessions implements vscode.Disposable {
         this.refreshing = undefined;
         if (this.again) {
           this.again = false;
-          this.refresh();
+          this.refresh(true);
         }
       });
   }
@@ -135,7 +142,10 @@ export class LiveSessions implements vscode.Disposable {
   private async update(): Promise<void> {
     const reader = this.reader;
     if (!reader) return;
-    this.entries = await reader.sessions();
+    const full = this.full;
+    this.full = false;
+    const followed = this.chosen ?? this.shown;
+    this.entries = await reader.sessions(full ? undefined : (traceId) => traceId === followed);
     for (const e of this.entries) if (e.problem) this.tell(`${e.traceId}: ${e.problem}`, `Context Workbench: the session ${e.traceId} in the trace folder cannot be followed: ${e.problem}. The other sessions are unaffected.`);
     const readable = byRecency(this.entries);
     const agentTrace = this.parts.agentTraceId();

@@ -34,6 +34,8 @@ export class TraceReader {
   private readonly cache = new Map<string, Cached<unknown>>();
   private readonly rawTexts = new Map<string, { role: string; text: string }>();
   private readonly firsts = new Map<string, string | undefined>();
+  /** The sessions as last listed. */
+  private listed = new Map<string, SessionEntry>();
 
   constructor(private readonly files: TraceFiles) {}
 
@@ -49,10 +51,19 @@ export class TraceReader {
     return { value, key };
   }
 
-  /** Every session under the folder; one that cannot be read is listed with its problem. */
-  async sessions(): Promise<SessionEntry[]> {
+  /**
+   * Every session under the folder; one that cannot be read is listed with its problem. With
+   * `recheck`, a session listed before is looked at again only when `recheck(traceId)` says so
+   * (a poll checks the followed session and new folders, not every trace's files each time).
+   */
+  async sessions(recheck?: (traceId: string) => boolean): Promise<SessionEntry[]> {
     const entries: SessionEntry[] = [];
     for (const traceId of (await this.files.directories('')).sort()) {
+      const known = this.listed.get(traceId);
+      if (known && recheck && !recheck(traceId)) {
+        entries.push(known);
+        continue;
+      }
       try {
         const meta = await this.readParsed(`${traceId}/meta.json`, parseMeta);
         // A directory without meta.json yet is one being created: seen on a later read.
@@ -66,6 +77,7 @@ export class TraceReader {
         entries.push({ traceId, proxied: false, agent: '', problem: `cannot be read: ${e instanceof Error ? e.message : String(e)}` });
       }
     }
+    this.listed = new Map(entries.map((e) => [e.traceId, e]));
     return entries;
   }
 

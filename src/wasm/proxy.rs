@@ -184,19 +184,21 @@ impl ProxyCore {
         future_to_promise(async move {
             let (request, key) =
                 read.request.ok_or_else(|| invalid("prepare takes a request whose action is `manage`"))?;
-            let (conversation, evicted) = core.slot(&read.key, &key);
-            if let Some(evicted) = evicted {
-                core.close(evicted).await;
-            }
-            let shared = conversation;
+            let (shared, evicted) = core.slot(&read.key, &key);
+            let unsaved = match evicted {
+                Some(evicted) => core.close(evicted).await,
+                None => Vec::new(),
+            };
             let mut conversation = take(&shared)?;
             let open = async || {
                 let reserve = |id: &str| core.used_ids.borrow_mut().insert(id.to_owned());
                 let id = fresh_trace_id(&core.host, &core.config.store.root, &key.trace_base(), reserve).await;
                 open_session(core.host.clone(), &core.config, false, &id, &request).await
             };
-            let prepared = conversation.prepare(&request, open).await;
+            let mut prepared = conversation.prepare(&request, open).await;
             *shared.borrow_mut() = Some(conversation);
+            // What the least recently used conversation, closed to make room, could not save.
+            prepared.record.notes.extend(unsaved);
             to_js_value(&PreparedJs { body: prepared.body.as_deref(), record: &prepared.record })
         })
     }

@@ -1,6 +1,7 @@
 // The npm package's proxy (`context-workbench/proxy`): a conversation through startProxy against a
 // scripted Anthropic upstream (the only stand-in), saved as `workbench proxy` saves it; the log
-// lines; a port in use, an upstream that is down, a close while a reply streams. The real
+// lines; a port in use, an upstream that is down, a close while a reply streams, a close with a
+// grace that cuts short what the upstream never finishes. The real
 // clients (Claude Code, the openai SDK) run through its bin in tests/proxy_clients.rs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,14 +15,20 @@ const KEY = 'sk-ant-api03-npmproxytestkey0123456789abcdefghijklmnopqrstuvwxyz';
 const TOOLS = [{ name: 'TodoWrite', description: 'Write the todo list', input_schema: { type: 'object' } }, { name: 'Read', description: 'Read a file', input_schema: { type: 'object' } }];
 const TODOS = { todos: [{ content: 'Find the bug', status: 'in_progress', activeForm: 'Finding the bug' }, { content: 'Fix it', status: 'pending', activeForm: 'Fixing it' }] };
 
-/** An Anthropic upstream that streams one scripted reply per request, `delay` ms into the body. */
-async function upstream({ delay = 0 } = {}) {
+/**
+ * An Anthropic upstream that streams one scripted reply per request, `delay` ms into the body.
+ * `hold(request)` may keep a reply back: 'reply' never answers, 'stream' goes silent after its
+ * first event.
+ */
+async function upstream({ delay = 0, hold = () => undefined } = {}) {
   const received = [];
   let n = 0;
   const server = createServer(async (req, res) => {
     let body = '';
     for await (const chunk of req) body += chunk;
     received.push({ path: req.url, headers: req.headers, body: JSON.parse(body) });
+    const held = hold(received.at(-1).body);
+    if (held === 'reply') return;
     const id = `msg_npm_${n++}`;
     const blocks = n === 1
       ? [{ type: 'text', text: 'Planning.' }, { type: 'tool_use', id: 'toolu_1', name: 'TodoWrite', input: TODOS }]
@@ -29,6 +36,7 @@ async function upstream({ delay = 0 } = {}) {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     const event = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
     event('message_start', { message: { id, type: 'message', role: 'assistant', content: [], model: 'scripted', usage: { input_tokens: 40, cache_read_input_tokens: 0, output_tokens: 1 } } });
+    if (held === 'stream') return;
     if (delay) await new Promise((r) => setTimeout(r, delay));
     blocks.forEach((block, index) => {
       if (block.type === 'text') {
@@ -45,7 +53,11 @@ async function upstream({ delay = 0 } = {}) {
     res.end();
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${server.address().port}`, received, close: () => new Promise((r) => server.close(r)) };
+  const close = () => new Promise((r) => {
+    server.close(r);
+    server.closeAllConnections();
+  });
+  return { url: `http://127.0.0.1:${server.address().port}`, received, close };
 }
 
 function post(url, body) {
@@ -60,7 +72,8 @@ const first = [{ role: 'user', content: 'Fix the failing test in parser.py, plea
 const second = [...first,
   { role: 'assistant', content: [{ type: 'text', text: 'Planning.' }, { type: 'tool_use', id: 'toolu_1', name: 'TodoWrite', input: TODOS }] },
   { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'Todos have been modified successfully.' }] }];
-const request = (messages) => ({ model: 'claude-test', max_tokens: 100, stream: true, system: 'You are Claude Code.', tools: TOOLS, metadata: { user_id: JSON.stringify({ session_id: 'npm-proxy-session' }) }, messages });
+const request = (messages, session = 'npm-proxy-session') => ({ model: 'claude-test', max_tokens: 100, stream: true, system: 'You are Claude Code.', tools: TOOLS, metadata: { user_id: JSON.stringify({ session_id: session }) }, messages });
+const sessionOf = (body) => JSON.parse(body.metadata.user_id).session_id;
 
 test('a conversation goes through the engine and is saved as workbench proxy saves it', async () => {
   const workspace = await mkdtemp(path.join(tmpdir(), 'cw-npm-proxy-'));
@@ -151,6 +164,50 @@ test('close finishes the reply in flight and saves the session', async () => {
   } finally {
     await proxy.close();
     await up.close();
+    await rm(workspace, { recursive: true, force: true });
+  }
+});
+
+test('a close with a grace cuts short what is still in flight, and every session is saved with the replies that finished', async () => {
+  const workspace = await mkdtemp(path.join(tmpdir(), 'cw-npm-proxy-'));
+  // "silent" never answers; "streaming" starts its reply and goes silent; "done" answers at once.
+  const up = await upstream({ hold: (body) => ({ silent: 'reply', streaming: 'stream' })[sessionOf(body)] });
+  const lines = [];
+  const proxy = await startProxy({ port: 0, upstream: up.url, workspace, log: (l) => lines.push(l) });
+  try {
+    assert.match(await (await post(proxy.url, request(first, 'done'))).text(), /event: message_stop/);
+    const silent = post(proxy.url, request(first, 'silent'));
+    const streaming = await post(proxy.url, request(first, 'streaming'));
+    assert.equal(streaming.status, 200);
+    const streamed = streaming.text();
+    while (up.received.length < 3) await new Promise((r) => setTimeout(r, 20));
+
+    const bound = new Promise((_, reject) => setTimeout(() => reject(new Error('close did not cut the requests short')), 15000).unref());
+    await Promise.race([proxy.close({ graceMs: 300 }), bound]);
+
+    const refused = await silent;
+    assert.equal(refused.status, 503);
+    assert.equal((await refused.json()).error.message, 'workbench proxy: the proxy stopped before the upstream answered');
+    assert.match(await streamed, /event: error\ndata: .*workbench proxy: the proxy stopped before the reply ended/);
+    assert.ok(lines.some((l) => /^workbench proxy: stopping: 2 requests still in flight after 300 ms cut short \(their agents get an error/.test(l)), lines.join('\n'));
+    assert.match(lines.at(-1), /^workbench proxy: stopping: saving every session$/);
+
+    const store = path.join(workspace, '.trace');
+    assert.deepEqual((await readdir(store)).sort(), ['done', 'silent', 'streaming']);
+    const messages = async (trace) => Promise.all((await readdir(path.join(store, trace, 'messages'))).map(async (f) => JSON.parse(await readFile(path.join(store, trace, 'messages', f), 'utf8'))))
+      .then((all) => all.sort((a, b) => a.sequence - b.sequence));
+    const done = await messages('done');
+    assert.deepEqual(done.map((m) => m.role), ['user', 'assistant'], 'the reply that finished is saved when the session closes');
+    assert.match(JSON.stringify(done[1]), /Planning\./);
+    for (const trace of ['silent', 'streaming']) {
+      assert.deepEqual((await messages(trace)).map((m) => m.role), ['user'], `${trace}: the unfinished reply is not recorded`);
+      const record = JSON.parse(await readFile(path.join(store, trace, 'calls.jsonl'), 'utf8'));
+      assert.equal(record.completed, false);
+      assert.ok(record.notes.some((n) => /the proxy stopped before/.test(n)), record.notes.join());
+    }
+  } finally {
+    await up.close(); // first: what it holds back would keep a close without a grace waiting
+    await proxy.close();
     await rm(workspace, { recursive: true, force: true });
   }
 });

@@ -37,6 +37,13 @@ export interface Platform {
 /** What the entry awaits on deactivation: the proxy finishes the requests in flight and saves. */
 export interface Activated { deactivate(): Promise<void> }
 
+/**
+ * How long deactivation waits for the proxy's requests in flight before cutting them short: VS
+ * Code ends the extension host about five seconds after deactivation starts, and the sessions
+ * still have to be saved after the wait.
+ */
+const DEACTIVATION_GRACE_MS = 2000;
+
 export function activateWith(context: vscode.ExtensionContext, platform: Platform): Activated {
   const output = vscode.window.createOutputChannel('Context Workbench');
   output.appendLine(`Context Workbench: running in the ${platform.kind === 'web' ? 'web (browser)' : 'desktop (Node)'} extension host`);
@@ -93,7 +100,7 @@ export function activateWith(context: vscode.ExtensionContext, platform: Platfor
   const provider = registerEndpointModelProvider(context.secrets, (text) => backend.countTokens(text));
   if (provider) context.subscriptions.push(provider);
   if (folders.length === 0) output.appendLine('Context Workbench: no folder is open; open one to run tasks.');
-  return { deactivate: () => proxy.close() };
+  return { deactivate: () => proxy.close(DEACTIVATION_GRACE_MS) };
 }
 
 async function pickCompressedBlock(prompts: PromptDocuments): Promise<string | undefined> {

@@ -11,7 +11,7 @@ export function activate(context: vscode.ExtensionContext): void {
   activated = activateWith(context, { kind: 'desktop', realPath: realPathRefusingDangling, startProxy: startPackageProxy });
 }
 
-/** The proxy stops here: requests in flight finish and its sessions are saved before the host exits. */
+/** The proxy stops here: requests in flight finish (or are cut short after a grace) and its sessions are saved before the host exits. */
 export async function deactivate(): Promise<void> {
   await activated?.deactivate();
 }

@@ -40,8 +40,13 @@ export interface RunningProxy {
   storeDir: string;
   /** The running totals: `N requests, M managed: A prompt tokens from the agents, B sent (X% fewer)`. */
   progress(): string;
-  /** Stop accepting connections, finish the requests in flight, save every session. */
-  close(): Promise<void>;
+  /**
+   * Stop accepting connections, finish the requests in flight, save every session. With
+   * `graceMs` (an editor closing, which gives its extensions a few seconds), the requests still in
+   * flight after that long are cut short, so that every session is saved in time: their agents
+   * get an error in the provider's shape, and those unfinished replies are not recorded.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 /** Headers an agent may name its session with. */
@@ -79,7 +84,11 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
     port: bound,
     storeDir,
     progress: () => core.progress(),
-    close: () => (closing ??= proxy.close(server)),
+    close: (options) => {
+      closing ??= proxy.close(server);
+      if (options?.graceMs !== undefined) proxy.cutAfter(options.graceMs);
+      return closing;
+    },
   };
 }
 
@@ -87,7 +96,10 @@ class Proxy {
   /** The tail of each conversation's queue: one request of a key at a time, reply included. */
   readonly #turns = new Map<string, Promise<void>>();
   readonly #inFlight = new Set<Promise<void>>();
+  /** One per request in flight: aborting it cuts the request short (see `cutAfter`). */
+  readonly #cuts = new Set<AbortController>();
   #closing = false;
+  #server?: Server;
   readonly #timeoutMs: number;
   readonly #limit: number;
 
@@ -106,7 +118,9 @@ class Proxy {
       respondError(res, route.format, 503, 'workbench proxy: the proxy is stopping');
       return Promise.resolve();
     }
-    const done = this.#handle(req, res, route).catch((error) => {
+    const cut = new AbortController();
+    this.#cuts.add(cut);
+    const done = this.#handle(req, res, route, cut.signal).catch((error) => {
       // Nothing reaches the connection unanswered: an unexpected failure is a 500 in the provider's shape.
       const message = asWorkbenchError(error).message;
       this.log(this.core.requestLine(`${req.method} ${bare(req.url)}: failed: ${message}`));
@@ -114,11 +128,14 @@ class Proxy {
       else res.destroy();
     });
     this.#inFlight.add(done);
-    void done.finally(() => this.#inFlight.delete(done));
+    void done.finally(() => {
+      this.#inFlight.delete(done);
+      this.#cuts.delete(cut);
+    });
     return done;
   }
 
-  async #handle(req: IncomingMessage, res: ServerResponse, route: { managed: boolean; format: Format }): Promise<void> {
+  async #handle(req: IncomingMessage, res: ServerResponse, route: { managed: boolean; format: Format }, cut: AbortSignal): Promise<void> {
     const url = req.url ?? '/';
     const method = req.method ?? 'GET';
     const format = route.format;
@@ -128,14 +145,14 @@ class Proxy {
       respondError(res, format, 413, `workbench proxy: the request body is over the limit of ${this.#limit} bytes (proxy.max_body_bytes) or was cut short`);
       return;
     }
-    if (!route.managed) return this.#passthrough(req, res, format, body, 'passed through');
+    if (!route.managed) return this.#passthrough(req, res, format, body, 'passed through', cut);
     const header = SESSION_HEADERS.map((h) => req.headers[h]).find((v): v is string => typeof v === 'string');
     const agent = typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : undefined;
     const read = guarded(() => this.core.read(format, body, header, agent));
     if (read.action === 'pass') {
       const why = read.why;
       read.free();
-      return this.#passthrough(req, res, format, body, why);
+      return this.#passthrough(req, res, format, body, why, cut);
     }
     if (read.action === 'refuse') {
       const [status, why] = [read.status, read.why];
@@ -147,18 +164,18 @@ class Proxy {
     const key = read.key;
     const release = await this.#turn(key);
     try {
-      await this.#managed(req, res, format, body, key, read);
+      await this.#managed(req, res, format, body, key, read, cut);
     } finally {
       release();
     }
   }
 
   /** The agent's request sent on as it came, the reply back as it comes. */
-  async #passthrough(req: IncomingMessage, res: ServerResponse, format: Format, body: Uint8Array, why: string): Promise<void> {
+  async #passthrough(req: IncomingMessage, res: ServerResponse, format: Format, body: Uint8Array, why: string, cut: AbortSignal): Promise<void> {
     const method = req.method ?? 'GET';
     let response: Response;
     try {
-      response = await send(this.upstreams, format, method, req.url ?? '/', req.headers, body, this.#timeoutMs);
+      response = await send(this.upstreams, format, method, req.url ?? '/', req.headers, body, this.#timeoutMs, cut);
     } catch (error) {
       const [status, message] = sendFailure(error);
       this.log(this.core.requestLine(`${method} ${bare(req.url)}: ${why}, ${message}`));
@@ -167,18 +184,18 @@ class Proxy {
     }
     this.log(this.core.requestLine(`${method} ${bare(req.url)}: ${why}, status ${response.status}`));
     res.writeHead(response.status, replyHeaders(response));
-    const end = await pump(response, this.#timeoutMs, (bytes) => write(res, bytes));
+    const end = await pump(response, this.#timeoutMs, (bytes) => write(res, bytes), cut);
     res.end();
     void end;
   }
 
   async #managed(req: IncomingMessage, res: ServerResponse, format: Format, body: Uint8Array, key: string,
-    read: ReadRequest): Promise<void> {
+    read: ReadRequest, cut: AbortSignal): Promise<void> {
     const prepared = await this.core.prepare(read);
     const outgoing = prepared.body ?? body;
     let response: Response;
     try {
-      response = await send(this.upstreams, format, req.method ?? 'POST', req.url ?? '/', req.headers, outgoing, this.#timeoutMs);
+      response = await send(this.upstreams, format, req.method ?? 'POST', req.url ?? '/', req.headers, outgoing, this.#timeoutMs, cut);
     } catch (error) {
       const [status, message] = sendFailure(error);
       await this.#finish(key, status, undefined, message);
@@ -198,7 +215,7 @@ class Proxy {
         }
       }
       return write(res, bytes);
-    });
+    }, cut);
     let note: string | undefined;
     if (end.kind === 'agent-gone') note = 'the agent closed the connection before the reply ended';
     if (end.kind === 'cut') {
@@ -232,6 +249,7 @@ class Proxy {
 
   async close(server: Server): Promise<void> {
     this.#closing = true;
+    this.#server = server;
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
     await Promise.allSettled([...this.#inFlight]);
     server.closeAllConnections();
@@ -240,6 +258,18 @@ class Proxy {
     const failures = (await this.core.closeAll()) as string[];
     for (const failure of failures) this.log(`workbench: proxy: ${failure}`);
     this.core.free();
+  }
+
+  /** Cut short what is still in flight `ms` after now (once closing): its agents get an error. */
+  cutAfter(ms: number): void {
+    setTimeout(() => {
+      const n = this.#cuts.size;
+      if (n === 0) return;
+      this.log(`workbench proxy: stopping: ${n} request${n === 1 ? '' : 's'} still in flight after ${ms} ms cut short (${n === 1 ? 'its agent gets' : 'their agents get'} an error; those replies are not recorded)`);
+      for (const cut of this.#cuts) cut.abort();
+      // What waits on an agent (a body still arriving, a connection that is full) ends with the connection.
+      setTimeout(() => this.#server?.closeAllConnections(), 500).unref();
+    }, Math.max(0, ms)).unref();
   }
 }
 
@@ -290,7 +320,7 @@ function respondError(res: ServerResponse, format: Format, status: number, messa
 }
 
 function sendFailure(error: unknown): [number, string] {
-  if (error instanceof SendError) return [error.kind === 'timeout' ? 504 : 502, error.message];
+  if (error instanceof SendError) return [{ timeout: 504, stopped: 503, unreachable: 502 }[error.kind], error.message];
   return [502, asWorkbenchError(error).message];
 }
 

@@ -12,9 +12,9 @@ const HOP = new Set(['host', 'content-length', 'connection', 'keep-alive', 'prox
 
 export interface Upstreams { anthropic: string; openai: string }
 
-/** Why the upstream gave no answer: `unreachable` (502) or `timeout` (504). */
+/** Why the upstream gave no answer: `unreachable` (502), `timeout` (504) or `stopped`: the proxy cut it short (503). */
 export class SendError extends Error {
-  constructor(readonly kind: 'unreachable' | 'timeout', message: string) {
+  constructor(readonly kind: 'unreachable' | 'timeout' | 'stopped', message: string) {
     super(message);
   }
 }
@@ -25,7 +25,7 @@ export class SendError extends Error {
  * `content-encoding` never passes back (see `replyHeaders`).
  */
 export async function send(upstreams: Upstreams, format: Format, method: string, path: string,
-  headers: IncomingHttpHeaders, body: Uint8Array | string | undefined, timeoutMs: number): Promise<Response> {
+  headers: IncomingHttpHeaders, body: Uint8Array | string | undefined, timeoutMs: number, cut: AbortSignal): Promise<Response> {
   const url = upstreamUrl(upstreams[format], path);
   const forwarded = new Headers();
   for (const [name, value] of Object.entries(headers)) {
@@ -34,10 +34,14 @@ export async function send(upstreams: Upstreams, format: Format, method: string,
   }
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
+  // A cut also ends the reply's body later on: the fetch's signal governs both.
+  if (cut.aborted) abort.abort();
+  else cut.addEventListener('abort', () => abort.abort(), { once: true });
   try {
     const hasBody = body !== undefined && method !== 'GET' && method !== 'HEAD';
     return await fetch(url, { method, headers: forwarded, body: hasBody ? (body as BodyInit) : undefined, redirect: 'manual', signal: abort.signal });
   } catch (error) {
+    if (cut.aborted) throw new SendError('stopped', 'the proxy stopped before the upstream answered');
     if (abort.signal.aborted) throw new SendError('timeout', 'the upstream did not answer in time');
     throw new SendError('unreachable', `upstream ${hostOf(url)}: ${why(error)}`);
   } finally {
@@ -64,8 +68,8 @@ export function isEventStream(response: Response): boolean {
 /** How a body ended: `done`, or `cut` with why (it broke off, or stayed silent past the timeout). */
 export type End = { kind: 'done' } | { kind: 'cut'; why: string } | { kind: 'agent-gone' };
 
-/** Read `response`'s body piece by piece, each piece to `give` (false: the agent has gone). */
-export async function pump(response: Response, timeoutMs: number, give: (bytes: Uint8Array) => Promise<boolean>): Promise<End> {
+/** Read `response`'s body piece by piece, each piece to `give` (false: the agent has gone); `cut`, sent with it, ends it. */
+export async function pump(response: Response, timeoutMs: number, give: (bytes: Uint8Array) => Promise<boolean>, cut: AbortSignal): Promise<End> {
   if (!response.body) return { kind: 'done' };
   const reader = response.body.getReader();
   for (;;) {
@@ -75,7 +79,7 @@ export async function pump(response: Response, timeoutMs: number, give: (bytes: 
     try {
       next = await Promise.race([reader.read(), silent]);
     } catch {
-      return { kind: 'cut', why: "the upstream's reply broke off" };
+      return { kind: 'cut', why: cut.aborted ? 'the proxy stopped before the reply ended' : "the upstream's reply broke off" };
     } finally {
       clearTimeout(timer);
     }

@@ -21,6 +21,8 @@ export function readProxySettings(): ProxySettings {
 
 export class ProxyControl implements vscode.Disposable {
   private running?: RunningProxy;
+  /** The proxy Stop Proxy is stopping: the editor closing meanwhile still bounds its wait. */
+  private stopping?: RunningProxy;
   private starting = false;
   private readonly item = vscode.window.createStatusBarItem('contextWorkbench.proxy', vscode.StatusBarAlignment.Right, 101);
 
@@ -147,19 +149,30 @@ export class ProxyControl implements vscode.Disposable {
     void vscode.window.showInformationMessage(`Context Workbench: the proxy at ${running.url} stopped; its sessions are saved.`);
   }
 
-  /** Stop accepting, finish what is in flight, save the sessions; the terminals' variables go. */
-  async close(): Promise<void> {
+  /**
+   * Stop accepting, finish what is in flight, save the sessions; the terminals' variables go. With
+   * `graceMs` (the window closing: VS Code gives deactivation about five seconds), what is still
+   * in flight after it is cut short so that the sessions are saved in time.
+   */
+  async close(graceMs?: number): Promise<void> {
+    const options = graceMs === undefined ? undefined : { graceMs };
+    if (!this.running) {
+      await this.stopping?.close(options);
+      return;
+    }
     const running = this.running;
-    if (!running) return;
     this.running = undefined;
+    this.stopping = running;
     this.item.hide();
     this.context.environmentVariableCollection.clear();
     try {
-      await running.close();
+      await running.close(options);
       this.output.appendLine(`Context Workbench: the proxy at ${running.url} stopped; every session is saved.`);
     } catch (e) {
       this.output.appendLine(`✗ the proxy at ${running.url} did not stop cleanly: ${e instanceof Error ? e.message : String(e)}`);
       throw e;
+    } finally {
+      this.stopping = undefined;
     }
   }
 

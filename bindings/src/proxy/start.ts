@@ -86,7 +86,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
     progress: () => core.progress(),
     close: (options) => {
       closing ??= proxy.close(server);
-      if (options?.graceMs !== undefined) proxy.cutAfter(options.graceMs);
+      if (options?.graceMs !== undefined) proxy.cutAfter(server, options.graceMs);
       return closing;
     },
   };
@@ -95,11 +95,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
 class Proxy {
   /** The tail of each conversation's queue: one request of a key at a time, reply included. */
   readonly #turns = new Map<string, Promise<void>>();
-  readonly #inFlight = new Set<Promise<void>>();
-  /** One per request in flight: aborting it cuts the request short (see `cutAfter`). */
-  readonly #cuts = new Set<AbortController>();
+  /** Each request in flight, with what cuts it short (see `cutAfter`). */
+  readonly #inFlight = new Map<Promise<void>, AbortController>();
   #closing = false;
-  #server?: Server;
   readonly #timeoutMs: number;
   readonly #limit: number;
 
@@ -119,7 +117,6 @@ class Proxy {
       return Promise.resolve();
     }
     const cut = new AbortController();
-    this.#cuts.add(cut);
     const done = this.#handle(req, res, route, cut.signal).catch((error) => {
       // Nothing reaches the connection unanswered: an unexpected failure is a 500 in the provider's shape.
       const message = asWorkbenchError(error).message;
@@ -127,11 +124,8 @@ class Proxy {
       if (!res.headersSent) respondError(res, route.format, 500, `workbench proxy: ${message}`);
       else res.destroy();
     });
-    this.#inFlight.add(done);
-    void done.finally(() => {
-      this.#inFlight.delete(done);
-      this.#cuts.delete(cut);
-    });
+    this.#inFlight.set(done, cut);
+    void done.finally(() => this.#inFlight.delete(done));
     return done;
   }
 
@@ -249,9 +243,8 @@ class Proxy {
 
   async close(server: Server): Promise<void> {
     this.#closing = true;
-    this.#server = server;
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-    await Promise.allSettled([...this.#inFlight]);
+    await Promise.allSettled([...this.#inFlight.keys()]);
     server.closeAllConnections();
     await stopped;
     this.log('workbench proxy: stopping: saving every session');
@@ -261,14 +254,14 @@ class Proxy {
   }
 
   /** Cut short what is still in flight `ms` after now (once closing): its agents get an error. */
-  cutAfter(ms: number): void {
+  cutAfter(server: Server, ms: number): void {
     setTimeout(() => {
-      const n = this.#cuts.size;
+      const n = this.#inFlight.size;
       if (n === 0) return;
       this.log(`workbench proxy: stopping: ${n} request${n === 1 ? '' : 's'} still in flight after ${ms} ms cut short (${n === 1 ? 'its agent gets' : 'their agents get'} an error; those replies are not recorded)`);
-      for (const cut of this.#cuts) cut.abort();
+      for (const cut of this.#inFlight.values()) cut.abort();
       // What waits on an agent (a body still arriving, a connection that is full) ends with the connection.
-      setTimeout(() => this.#server?.closeAllConnections(), 500).unref();
+      setTimeout(() => server.closeAllConnections(), 500).unref();
     }, Math.max(0, ms)).unref();
   }
 }

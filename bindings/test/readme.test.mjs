@@ -1,5 +1,5 @@
 // The README's npm recipe, run as it stands: the block after `<!-- readme-test: node -->` in the
-// repository's README.md is written into the package (so `import 'context-workbench'` resolves to
+// package's own README.md (bindings/README.md) is written into the package (so `import 'context-workbench'` resolves to
 // this build) and run in a fresh Node; what it prints is what the README says it prints.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { ContextEngine, memoryHost, messageFromAnthropic, messageFromOpenAi } from '../dist/node.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const readme = readFileSync(path.resolve(here, '../../README.md'), 'utf8');
+const readme = readFileSync(path.resolve(here, '../README.md'), 'utf8');
 
 /** The fenced code blocks that follow `<!-- readme-test: KIND -->` markers. */
 function blocks(kind) {
@@ -20,7 +20,7 @@ function blocks(kind) {
 
 test('the README npm recipe runs as written and prints what the README says', () => {
   const [source] = blocks('node');
-  assert.ok(source, 'README.md has a block marked `readme-test: node`');
+  assert.ok(source, 'bindings/README.md has a block marked `readme-test: node`');
   const dir = path.resolve(here, '../test-artifacts');
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'readme-recipe.mjs');

@@ -1,5 +1,5 @@
 // The README's browser recipe as a user pastes it: the block after `<!-- readme-test: browser -->`
-// in the repository's README.md becomes a page saved beside a `node_modules/context-workbench`
+// in the package's own README.md (bindings/README.md) becomes a page saved beside a `node_modules/context-workbench`
 // (this package's build, copied there as npm would install it), served from 127.0.0.1 and opened in Chromium; what it logs is what
 // the README says it logs.
 import { test, before, after } from 'node:test';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { startBrowser } from './chromium.mjs';
 
 const bindings = fileURLToPath(new URL('../../', import.meta.url));
-const readme = readFileSync(path.join(bindings, '../README.md'), 'utf8');
+const readme = readFileSync(path.join(bindings, 'README.md'), 'utf8');
 
 let chrome;
 before(async () => { chrome = await startBrowser(); });
@@ -18,7 +18,7 @@ after(async () => { await chrome?.close(); });
 
 test('the README browser recipe runs as pasted and logs what the README says', async () => {
   const block = readme.match(/<!-- readme-test: browser -->\s*```html\n([\s\S]*?)\n```/)?.[1];
-  assert.ok(block, 'README.md has an html block marked `readme-test: browser`');
+  assert.ok(block, 'bindings/README.md has an html block marked `readme-test: browser`');
   const site = path.join(bindings, 'test-artifacts/readme-site');
   rmSync(site, { recursive: true, force: true });
   const installed = path.join(site, 'node_modules/context-workbench');

@@ -85,6 +85,13 @@ pub struct ProxyConfig {
     pub upstream_timeout_ms: u64,
     /// Conversations held at once; past it, the least recently used idle one is saved and closed.
     pub max_sessions: u32,
+    /// How long a request's body may take to arrive, in milliseconds; a client that declares a
+    /// body and stalls gets a 408 instead of holding its connection.
+    pub body_timeout_ms: u64,
+    /// At a stop (Ctrl-C, SIGTERM, an editor closing), how long the requests in flight may take
+    /// to finish before they are cut short (their agents get an error in the provider's shape),
+    /// in milliseconds, so that every session is saved in time.
+    pub shutdown_grace_ms: u64,
 }
 
 impl Default for ProxyConfig {
@@ -94,6 +101,8 @@ impl Default for ProxyConfig {
             side_call_tokens: 4_000,
             upstream_timeout_ms: 600_000,
             max_sessions: 256,
+            body_timeout_ms: 60_000,
+            shutdown_grace_ms: 5_000,
         }
     }
 }

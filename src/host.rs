@@ -170,3 +170,18 @@ impl HostError {
         HostError { kind, message: message.into() }
     }
 }
+
+/// Run to completion a future that never pends: the engine's work over a host whose methods
+/// answer at once (the replay's, the native file system's, a test's).
+///
+/// # Panics
+/// If the future pends: it waits on something this single-threaded driver cannot run, and
+/// needs a real executor.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut context) {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => panic!("block_on: the future pended; use a real executor for hosts that wait"),
+    }
+}

@@ -4,9 +4,10 @@
 //! cache-friendly, while the full raw history stays on disk for audit.
 //!
 //! The core is sans-IO: everything outside (the LLM, the file system, the clock) goes through
-//! the one [`Host`] trait, implemented by the CLI ([`native`]), the tests ([`testing`]) and
-//! JavaScript (`src/wasm/`, behind the `wasm` feature). Most of the engine is pure synchronous
-//! functions; only the orchestrating methods of [`Engine`] are `async`.
+//! the one [`Host`] trait, implemented by the CLI (`workbench_cli::native`), the tests (the
+//! `context-workbench-testing` crate) and JavaScript (`src/wasm/`, behind the `wasm` feature).
+//! Most of the engine is pure synchronous functions; only the orchestrating methods of
+//! [`Engine`] are `async`.
 //!
 //! - [`model`]: traces, messages, rounds, spans; their serde form is the persisted format.
 //! - [`tokens`]: exact token counts with tiktoken-rs, safe on any input.
@@ -26,16 +27,13 @@ pub mod history;
 pub mod host;
 pub mod import;
 pub mod model;
+pub mod paths;
 pub mod prompt;
 pub mod proxy;
 pub mod replay;
 pub mod store;
-pub mod testing;
 pub mod tokens;
 pub mod workbench;
-
-#[cfg(not(target_arch = "wasm32"))]
-pub mod native;
 
 #[cfg(all(feature = "wasm", target_arch = "wasm32"))]
 pub mod wasm;

@@ -5,8 +5,8 @@
 use context_workbench::history::view::RewritePosition;
 use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
 use context_workbench::prompt::{CallInput, Layer};
-use context_workbench::testing::{TestHost, block_on};
 use context_workbench::{Config, Engine, MessageDraft};
+use context_workbench_testing::{TestHost, block_on};
 
 fn step(engine: &Engine<TestHost>, n: usize, output: &str) {
     let call = ToolCall {

@@ -6,8 +6,8 @@ use context_workbench::host::{Host, HostErrorKind};
 use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
 use context_workbench::prompt::assemble::canonical_units;
 use context_workbench::prompt::{CallInput, Layer, PromptView, ToolSpec};
-use context_workbench::testing::{TestHost, block_on};
 use context_workbench::{Config, Engine, MessageDraft};
+use context_workbench_testing::{TestHost, block_on};
 
 /// A small window, and tool outputs kept whole when rounds settle, so sizes are easy to reason on.
 /// Tail compaction is off: these tests are about R4's path (the workbench has its own tests).

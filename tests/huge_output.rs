@@ -6,8 +6,8 @@
 mod common;
 
 use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
-use context_workbench::testing::{TestHost, block_on};
 use context_workbench::{Config, Engine, MessageDraft};
+use context_workbench_testing::{TestHost, block_on};
 
 #[global_allocator]
 static ALLOCATOR: common::peak::Peak = common::peak::Peak;

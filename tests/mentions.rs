@@ -5,8 +5,8 @@
 use context_workbench::history::mentions::{
     Freshness, append_mention_reminder, mention_candidates, mention_reminder, resolve_mentions,
 };
-use context_workbench::testing::{TestHost, block_on};
 use context_workbench::{Host, HostError, HostErrorKind};
+use context_workbench_testing::{TestHost, block_on};
 
 const SEED_TEMPLATE: &str = "<system-reminder>
 The user mentioned @src/utils/auth.ts.

@@ -8,8 +8,8 @@ use std::path::Path;
 use context_workbench::goals::{GoalStatus, GoalTree, PlanItem, PlanStatus, parse_plan_call};
 use context_workbench::import::import;
 use context_workbench::model::{Message, Role};
-use context_workbench::testing::TestHost;
 use context_workbench::{Config, Engine, MessageDraft};
+use context_workbench_testing::TestHost;
 
 /// Record the messages like the replay's `workbench` strategy (a leading system message is the
 /// system prompt, refused messages are skipped).

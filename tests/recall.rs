@@ -12,9 +12,9 @@ use context_workbench::engine::RecallResult;
 use context_workbench::import::import;
 use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
 use context_workbench::replay::{Strategy, TokenMemo, Workbench};
-use context_workbench::testing::{TestHost, block_on};
 use context_workbench::workbench::recall::original;
 use context_workbench::{Config, Engine, Host, MessageDraft};
+use context_workbench_testing::{TestHost, block_on};
 
 /// The whole original of `reference`, recalled page by page as the cut notes say.
 fn recall_whole<H: Host>(engine: &Engine<H>, reference: &str) -> String {

@@ -8,8 +8,8 @@ use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStat
 use context_workbench::prompt::assemble::{canonical, canonical_units};
 use context_workbench::prompt::serialize::check_pairing;
 use context_workbench::prompt::{Assembly, CallInput, PromptView};
-use context_workbench::testing::{TestHost, block_on};
 use context_workbench::{Config, Engine, MessageDraft};
+use context_workbench_testing::{TestHost, block_on};
 
 fn input() -> CallInput {
     CallInput { system_prompt: "You are a careful coding agent.".into(), ..Default::default() }

@@ -14,7 +14,7 @@ const dist = path.join(bindings, 'dist');
 const run = (cmd, args, cwd = root) => execFileSync(cmd, args, { cwd, stdio: 'inherit' });
 
 // The release profile for wasm (LTO); no `embedded-ranks`, so the .wasm stays free of the 5 MB of ranks.
-run('cargo', ['build', '--lib', '--profile', 'wasm-release', '--target', 'wasm32-unknown-unknown',
+run('cargo', ['build', '-p', 'context-workbench', '--lib', '--profile', 'wasm-release', '--target', 'wasm32-unknown-unknown',
   '--no-default-features', '--features', 'wasm']);
 const targetDir = path.resolve(root, process.env.CARGO_TARGET_DIR ?? 'target');
 const wasm = path.join(targetDir, 'wasm32-unknown-unknown/wasm-release/context_workbench.wasm');

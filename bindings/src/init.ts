@@ -31,6 +31,7 @@ export interface Platform {
 
 let platform: Platform | undefined;
 let ready: Promise<void> | undefined;
+let loaded = false;
 let rankSources: Partial<Record<Encoding, RanksSource>> = {};
 const pendingRanks = new Map<Encoding, Promise<void>>();
 
@@ -53,11 +54,17 @@ export function init(options: InitOptions = {}): Promise<void> {
     const p = requirePlatform();
     const wasm = await p.wasmSource(options.wasm ?? (await p.defaultWasm()));
     await initWasm({ module_or_path: await wasm });
+    loaded = true;
   })().catch((error) => {
     ready = undefined;
     throw failure('init_failed', 'the engine could not be loaded', error);
   });
   return ready;
+}
+
+/** Whether the engine is loaded (what needs it synchronously checks this first). */
+export function engineLoaded(): boolean {
+  return loaded;
 }
 
 /** Make sure the engine is loaded and `encoding` can count, loading its rank file if needed. */

@@ -30,7 +30,10 @@ async function exerciseWorkspace(host) {
   assert.equal(await host.stat('box/b.txt'), null);
   await assert.rejects(host.readFile('missing.txt'), { code: 'not_found' });
   await assert.rejects(host.listDir('missing'), { code: 'not_found' });
-  for (const bad of ['/etc/passwd', '../outside.txt', 'box/../../x', 'C:\\x']) {
+  // The engine's one rule for paths: backslashes are separators, `..` climbs but never out.
+  assert.equal((await host.readFile('box\\notes\\a.txt')).text, 'one two');
+  assert.equal((await host.readFile('box/x/../notes/./a.txt')).text, 'one two');
+  for (const bad of ['/etc/passwd', '../outside.txt', 'box/../../x', 'C:\\x', 'file:///etc/passwd', 'a\0b']) {
     await assert.rejects(host.readFile(bad), { code: 'outside_workspace' }, bad);
     await assert.rejects(host.writeFile(bad, 'x'), { code: 'outside_workspace' }, bad);
   }

@@ -220,9 +220,9 @@ test('the bin refuses bad flags with a clear message and exit code 2', async () 
   const port = await run('proxy', '--port', 'abc');
   assert.equal(port.code, 2);
   assert.equal(port.stderr, 'workbench: proxy: --port `abc`: expected a whole number from 0 to 65535\n');
-  const config = await run('proxy', '--port', '0', '--config', 'workbench.toml');
+  const config = await run('proxy', '--port', '0', '--config', 'no-such-workbench.toml');
   assert.equal(config.code, 2);
-  assert.match(config.stderr, /--config workbench\.toml: the npm proxy reads JSON config files/);
+  assert.match(config.stderr, /^workbench: proxy: no-such-workbench\.toml: ENOENT/);
   const unknown = await run('serve');
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown command `serve`/);

@@ -30,7 +30,8 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
         return Err(invalid("`messages` is empty"));
     }
     let model = body.field::<String>("model").map_err(invalid)?.unwrap_or_default();
-    let stream = body.field::<bool>("stream").map_err(invalid)?.unwrap_or(false);
+    // `null` is how a client leaves an optional field unset (OpenAI's SDKs send it).
+    let stream = body.field::<Option<bool>>("stream").map_err(invalid)?.flatten().unwrap_or(false);
     let mut cache_control = None;
     let (system_text, system_blocks) = system(&body.value("system"), &mut cache_control)?;
     let tools = tools(&body.value("tools"))?;

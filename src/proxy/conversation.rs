@@ -1,14 +1,11 @@
-//! The sessions of one conversation key, as a proxy holds them (the native server's session
-//! threads and the wasm `ProxyCore` alike): a request goes to the session whose history it
-//! extends, else to a new one; a key keeps a few at once (a session's sub-agents that start
-//! alike, a history the agent rewound), the least recently opened one saved and closed past that.
+//! The sessions of one conversation key, as a [`super::Worker`] holds them: a request goes to
+//! the session whose history it extends, else to a new one; a key keeps a few at once (a
+//! session's sub-agents that start alike, a history the agent rewound), the least recently
+//! opened one saved and closed past that.
 
 use super::reply::ReplyOutcome;
 use super::request::ClientRequest;
 use super::session::{CallRecord, Extension, Prepared, ProxySession};
-use super::session_config;
-use crate::config::Config;
-use crate::engine::Engine;
 use crate::host::Host;
 
 /// Sessions one key holds at once.
@@ -33,12 +30,13 @@ impl<H: Host> Conversation<H> {
     }
 
     /// Record `request` in the session it continues (the one that recorded most of it) or in
-    /// one `open` opens, and prepare its call. Never fails: without a session, the request goes
-    /// upstream unmanaged and the record says why.
+    /// one `open` opens, and prepare its call; `notes` go on the call's record. Never fails:
+    /// without a session, the request goes upstream unmanaged and the record says why.
     pub async fn prepare(
         &mut self,
         request: &ClientRequest,
         open: impl AsyncFnOnce() -> Result<ProxySession<H>, String>,
+        mut notes: Vec<String>,
     ) -> Prepared {
         self.current = None;
         let fits = self.sessions.iter().enumerate().filter_map(|(i, s)| match s.extension(request) {
@@ -46,7 +44,6 @@ impl<H: Host> Conversation<H> {
             Extension::Repeats => Some((i, request.messages.len())),
             Extension::Departs { .. } => None,
         });
-        let mut notes = Vec::new();
         let index = match fits.max_by_key(|&(_, recorded)| recorded) {
             Some((index, _)) => index,
             None => {
@@ -55,7 +52,10 @@ impl<H: Host> Conversation<H> {
                 }
                 let session = match open().await {
                     Ok(session) => session,
-                    Err(why) => return unmanaged(format!("no session could be opened ({why}); sent unmanaged")),
+                    Err(why) => {
+                        notes.push(format!("no session could be opened ({why}); sent unmanaged"));
+                        return unmanaged(notes);
+                    }
                 };
                 if self.sessions.len() >= SESSIONS_PER_KEY {
                     let mut oldest = self.sessions.remove(0);
@@ -110,39 +110,7 @@ impl<H: Host> Conversation<H> {
     }
 }
 
-/// A trace id of `base`, `base-2`, … that no directory under the trace root `root`
-/// (workspace-relative) has, reserved with `reserve` (false: another session has it) before the
-/// directory is looked at, so two sessions opening at once never get the same one.
-pub async fn fresh_trace_id<H: Host>(
-    host: &H,
-    root: &str,
-    base: &str,
-    mut reserve: impl FnMut(&str) -> bool,
-) -> String {
-    let mut n = 1;
-    loop {
-        let id = if n == 1 { base.to_owned() } else { format!("{base}-{n}") };
-        if reserve(&id) && matches!(host.stat(&format!("{root}/{id}")).await, Ok(None)) {
-            return id;
-        }
-        n += 1;
-    }
-}
-
-/// A session over a new engine saved as trace `id`, for requests like `request`.
-pub async fn open_session<H: Host>(
-    host: H,
-    config: &Config,
-    host_has_llm: bool,
-    id: &str,
-    request: &ClientRequest,
-) -> Result<ProxySession<H>, String> {
-    let config = session_config(config.clone(), host_has_llm);
-    let (engine, _notes) = Engine::open(host, config, Some(id)).await.map_err(|e| e.to_string())?;
-    ProxySession::new(engine, request.format).map_err(|e| e.to_string())
-}
-
-/// A call the engine does not manage: the agent's own request goes through.
-pub fn unmanaged(note: String) -> Prepared {
-    Prepared { body: None, record: CallRecord { notes: vec![note], ..CallRecord::default() } }
+/// A call the engine does not manage: the agent's own request goes through, `notes` say why.
+pub fn unmanaged(notes: Vec<String>) -> Prepared {
+    Prepared { body: None, record: CallRecord { notes, ..CallRecord::default() } }
 }

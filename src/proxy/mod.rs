@@ -4,39 +4,49 @@
 //! unchanged), what the engine records out. The CLI's `workbench proxy` drives it with a server
 //! and an HTTP client; a JS host can drive the same API from wasm.
 //!
-//! One request goes through it like this:
-//! 1. [`route::classify`] says whether it is a conversation turn ([`Route::Managed`]) or goes
-//!    upstream as it came ([`Route::Passthrough`]).
-//! 2. [`ClientRequest::parse`] reads it into the engine's model (every field kept);
-//!    [`ClientRequest::is_side_call`] spots calls to pass through (a title, a classification).
-//! 3. [`ClientRequest::session_key`] names its conversation; the caller keeps one
-//!    [`conversation::Conversation`] per key, which holds its [`ProxySession`]s and opens a new
-//!    one when the request departs from every recorded history.
-//! 4. [`ProxySession::prepare`] records the new messages and builds the upstream's body.
-//! 5. [`ReplyReader`] reads the reply as it passes; [`ProxySession::finish`] reports its usage
-//!    and keeps it; [`ProxySession::close`] saves the session.
+//! Every decision is here, once; the shells (`workbench proxy` in `crates/workbench-cli`, the
+//! npm package's `startProxy`) move bytes and keep timers. One request goes through it so:
+//! 1. [`Gateway::admit`] routes it ([`route::classify`]) and checks the body it declares;
+//!    [`Gateway::decide`] reads the body: forward it as it came (other routes, side calls,
+//!    shapes the engine does not read), answer it (a malformed request, in the provider's
+//!    error shape), or manage it under its conversation's [`SessionKey`].
+//! 2. The shell keeps a [`SessionTable`] of keys (the least recently used idle one makes room)
+//!    and runs each key's engines in a [`Worker`]: [`Worker::prepare`] records the new messages
+//!    in the session whose history the request extends ([`conversation::Conversation`]) and
+//!    builds the upstream's body ([`ProxySession::prepare`]).
+//! 3. A [`ReplyPump`] reads the reply as it passes to the agent; [`Worker::finish`] reports its
+//!    usage and keeps it; [`Worker::close`] saves the sessions. Every log line is the
+//!    [`Gateway`]'s ([`report`]).
 
 mod anthropic;
+pub mod args;
 pub mod conversation;
 pub mod errors;
+pub mod gateway;
 mod openai;
+pub mod pump;
 pub mod reply;
 pub mod report;
 pub mod request;
 pub mod route;
 pub mod session;
 pub mod sse;
+pub mod table;
+pub mod upstreams;
 pub mod wire;
-
-#[cfg(test)]
-mod tests;
+pub mod worker;
 
 pub use anthropic::MAX_BREAKPOINTS;
 pub use errors::{error_body, stream_error_event};
+pub use gateway::{Admission, Answer, Cause, Decision, Failure, Gateway, RequestHead};
+pub use pump::{End, Ending, ReplyPump};
 pub use reply::{ProviderUsage, ReplyOutcome, ReplyReader};
 pub use request::{ClientMessage, ClientRequest, RequestError, SessionKey, agent_name};
 pub use route::{Format, Route, classify, upstream_url};
 pub use session::{CALLS_FILE, CallRecord, Extension, Prepared, ProxySession};
+pub use table::SessionTable;
+pub use upstreams::Upstreams;
+pub use worker::{TraceIds, Worker};
 
 use crate::config::Config;
 

@@ -25,7 +25,8 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
         return Err(invalid("`messages` is empty"));
     }
     let model = body.field::<String>("model").map_err(invalid)?.unwrap_or_default();
-    let stream = body.field::<bool>("stream").map_err(invalid)?.unwrap_or(false);
+    // `null` is how a client leaves an optional field unset (OpenAI's SDKs send it).
+    let stream = body.field::<Option<bool>>("stream").map_err(invalid)?.flatten().unwrap_or(false);
     let tools = tools(&body.value("tools"))?;
 
     let role_of = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_owned);

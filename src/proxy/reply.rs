@@ -138,6 +138,11 @@ impl ReplyReader {
         }
     }
 
+    /// Whether the reply is a stream of server-sent events.
+    pub fn is_stream(&self) -> bool {
+        self.stream
+    }
+
     /// Whether the provider's end of the reply has been read (`message_stop`, `[DONE]`).
     pub fn is_complete(&self) -> bool {
         self.done && self.error.is_none()

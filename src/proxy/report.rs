@@ -79,9 +79,44 @@ pub fn describe(record: &CallRecord) -> String {
         line.push_str("; ");
         line.push_str(note);
     }
+    one_line(&line)
+}
+
+/// `text` as one bounded line: control characters (a newline that would forge a log line among
+/// them) escaped, at most [`LINE_LIMIT`] characters kept. Every log line and every message
+/// echoing what an agent sent goes through it.
+pub fn one_line(text: &str) -> String {
+    let mut line = String::with_capacity(text.len().min(LINE_LIMIT));
+    for (n, c) in text.chars().enumerate() {
+        if n == LINE_LIMIT {
+            line.push('…');
+            break;
+        }
+        if c.is_control() {
+            line.extend(c.escape_default());
+        } else {
+            line.push(c);
+        }
+    }
     line
 }
 
+/// The longest line [`one_line`] keeps, in characters.
+pub const LINE_LIMIT: usize = 2_000;
+
 fn share(part: u64, whole: u64) -> String {
     if whole == 0 { "0%".into() } else { format!("{:.0}%", part as f64 * 100.0 / whole as f64) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_one_line_and_bounded() {
+        assert_eq!(one_line("role `a\nworkbench proxy: forged`"), "role `a\\nworkbench proxy: forged`");
+        let long = one_line(&"x".repeat(200_000));
+        assert_eq!(long.chars().count(), LINE_LIMIT + 1);
+        assert!(long.ends_with('…'));
+    }
 }

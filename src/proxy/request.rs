@@ -3,6 +3,8 @@
 //! tools, and every other field as it came. The formats' readers are `anthropic.rs` and
 //! `openai.rs`.
 
+use std::sync::LazyLock;
+
 use serde_json::Value;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -12,6 +14,7 @@ use super::{anthropic, openai};
 use crate::engine::MessageDraft;
 use crate::model::{ContentPart, OpaquePart, Role};
 use crate::prompt::ToolSpec;
+use crate::store::Redactor;
 use crate::tokens::{MESSAGE_OVERHEAD, TokenCounter};
 
 /// An agent's request as the proxy reads it.
@@ -86,8 +89,9 @@ pub struct RequestError {
 }
 
 impl RequestError {
+    /// A refusal; `message` is kept to one bounded line (it may echo what the agent sent).
     pub fn invalid(message: impl Into<String>) -> RequestError {
-        RequestError { status: 400, message: message.into(), pass_through: false }
+        RequestError { status: 400, message: super::report::one_line(&message.into()), pass_through: false }
     }
 
     pub fn unreadable(message: impl Into<String>) -> RequestError {
@@ -169,22 +173,37 @@ pub struct SessionKey {
 }
 
 impl SessionKey {
+    /// The key as a map's name: the agent's session id and the conversation's hash.
+    pub fn name(&self) -> String {
+        format!("{}\u{1}{:016x}", self.agent_session.as_deref().unwrap_or(""), self.conversation)
+    }
+
     /// The trace id the key's first conversation is saved under: the agent's session id made a
-    /// plain name (letters, digits, `-`, `_`, `.`; at most 64 characters), else `proxy-<hash>`.
+    /// plain name (letters, digits, `-`, `_`, `.`; at most 64 characters), else `proxy-<hash>`;
+    /// also when the id looks like a secret (a key pasted as a session id never becomes a
+    /// directory's name).
     pub fn trace_base(&self) -> String {
+        let hashed = format!("proxy-{:016x}", self.conversation);
         match &self.agent_session {
-            Some(session) => {
+            Some(session) if !looks_secret(session) => {
                 let name: String = session
                     .chars()
                     .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '-' })
                     .take(64)
                     .collect();
                 let name = name.trim_matches('.').to_owned();
-                if name.is_empty() { format!("proxy-{:016x}", self.conversation) } else { name }
+                if name.is_empty() { hashed } else { name }
             }
-            None => format!("proxy-{:016x}", self.conversation),
+            _ => hashed,
         }
     }
+}
+
+/// Whether `text` holds a secret's shape (a provider key, a token), as the store's redaction
+/// finds them.
+fn looks_secret(text: &str) -> bool {
+    static SECRETS: LazyLock<Option<Redactor>> = LazyLock::new(|| Redactor::new(true, &[]).ok());
+    SECRETS.as_ref().is_some_and(|redactor| redactor.redact_text(text).1 > 0)
 }
 
 /// An opaque part for a block the engine does not read, with its estimated tokens: an image
@@ -241,5 +260,8 @@ mod tests {
         assert_eq!(key.trace_base(), "proxy-00000000000000ff");
         let key = SessionKey { agent_session: Some("..".into()), conversation: 1 };
         assert_eq!(key.trace_base(), "proxy-0000000000000001");
+        let key =
+            SessionKey { agent_session: Some("sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123".into()), conversation: 2 };
+        assert_eq!(key.trace_base(), "proxy-0000000000000002", "a key is never a directory's name");
     }
 }

@@ -7,10 +7,16 @@ use crate::host::{HostError, HostErrorKind};
 
 /// A JS `Error` named `ContextWorkbenchError` with the message and a stable `code` property.
 pub fn to_js_error(err: Error) -> JsValue {
-    let js = js_sys::Error::new(&err.to_string());
+    js_error(err.code(), &err.to_string())
+}
+
+/// A `ContextWorkbenchError` with `code` and `message` as they are (a message that already
+/// says what is wrong in the caller's terms, such as a command line's).
+pub fn js_error(code: &str, message: &str) -> JsValue {
+    let js = js_sys::Error::new(message);
     js.set_name("ContextWorkbenchError");
     // Setting a property on a fresh Error object cannot fail.
-    let _ = js_sys::Reflect::set(&js, &"code".into(), &err.code().into());
+    let _ = js_sys::Reflect::set(&js, &"code".into(), &code.into());
     js.into()
 }
 

@@ -10,6 +10,7 @@ mod engine;
 mod error;
 mod goals;
 mod host;
+mod paths;
 mod proxy;
 mod ranks;
 mod replay;
@@ -18,8 +19,10 @@ mod types;
 mod types_data;
 
 pub use engine::ContextEngine;
+pub use paths::normalize_workspace_path_js;
 pub use proxy::{
-    ProxyCore, ReadRequest, ReplyReader, classify_route, proxy_error_body, proxy_stream_error_event, upstream_url,
+    ProxyCore, ProxyRequest, ReplyPump, config_from_file_js, parse_proxy_args, passes_to_agent_js,
+    passes_to_upstream_js, proxy_store_location, proxy_usage,
 };
 pub use ranks::{load_ranks_js, ranks_loaded};
 pub use replay::ReplaySession;

@@ -1,12 +1,12 @@
-//! The proxy's translation core for a JS server (the npm package's `startProxy`): `ProxyCore`
-//! reads requests, keeps one `Conversation` per key over a JS host and says what to send
-//! upstream; `ReplyReader` reads a reply as it passes. The server, the upstream client and the
-//! per-key ordering of requests are the JS side's; the decisions and the log lines are the
-//! library's, the same as `workbench proxy`'s.
+//! The proxy's core for a JS server (the npm package's `startProxy` and bin): every decision is
+//! the library's `proxy` module's, as in `workbench proxy`; the JS side reads bytes, keeps
+//! timers and orders each conversation's requests. `ProxyCore` holds the gateway, the session
+//! table and the worker of every conversation; `ProxyRequest` is one request on its way;
+//! `ReplyPump` one managed reply.
 
-use std::cell::{Cell, RefCell};
-use std::collections::{BTreeSet, HashMap};
+use std::cell::RefCell;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use js_sys::Promise;
 use serde::Serialize;
@@ -15,83 +15,42 @@ use wasm_bindgen_futures::future_to_promise;
 
 use super::convert::{js, to_js_value};
 use super::engine::config_from_js;
-use super::error::to_js_error;
+use super::error::{js_error, to_js_error};
 use super::host::JsHost;
 use crate::config::Config;
 use crate::error::Error;
-use crate::proxy::conversation::{Conversation, fresh_trace_id, open_session};
-use crate::proxy::report::{Totals, describe};
+use crate::proxy::args::{ProxyArgs, StoreLocation, config_from_file, usage};
+use crate::proxy::gateway::{cut_line, passes_to_agent, passes_to_upstream, stopping_line, unsaved_line};
+use crate::proxy::pump::no_reply;
 use crate::proxy::{
-    self, CallRecord, ClientRequest, Format, ReplyOutcome, Route, SessionKey, agent_name, error_body,
-    stream_error_event,
+    Admission, Answer, CallRecord, Cause, Decision, End, Failure, Gateway, ReplyOutcome, RequestHead, Route,
+    SessionKey, SessionTable, TraceIds, Upstreams, Worker,
 };
 use crate::tokens::{TokenCounter, require_ranks};
 
-/// The proxy's decisions for one process; see the module's doc.
+/// The proxy of one process; see the module's doc.
 #[wasm_bindgen]
 pub struct ProxyCore {
-    core: Rc<Core>,
+    inner: Rc<Inner>,
 }
 
-struct Core {
-    host: JsHost,
-    config: Config,
-    counter: TokenCounter,
-    keys: RefCell<HashMap<String, Slot>>,
-    used_ids: RefCell<BTreeSet<String>>,
-    clock: Cell<u64>,
-    totals: RefCell<Totals>,
+struct Inner {
+    gateway: Gateway,
+    worker: Worker<JsHost>,
+    /// The keys held, for eviction; the worker holds their conversations.
+    table: RefCell<SessionTable<()>>,
 }
 
-/// One key's sessions.
-struct Slot {
-    key: SessionKey,
-    conversation: Shared,
-    last_used: u64,
-}
-
-/// A key's conversation, taken out while a `prepare` or `finish` of it awaits: the JS side sends
-/// one request of a key at a time, and one that comes anyway is told so.
-type Shared = Rc<RefCell<Option<Conversation<JsHost>>>>;
-
-fn take(shared: &Shared) -> Result<Conversation<JsHost>, JsValue> {
-    shared.borrow_mut().take().ok_or_else(|| invalid("this conversation is busy with another request"))
-}
-
-/// A request as read: what to do with it, and the request itself when it is managed.
-#[wasm_bindgen]
-pub struct ReadRequest {
-    action: &'static str,
-    why: String,
+/// An answer the proxy gives itself, as JS sends it.
+#[derive(Serialize)]
+struct AnswerJs<'a> {
     status: u16,
-    key: String,
-    request: Option<(ClientRequest, SessionKey)>,
+    body: &'a str,
+    line: &'a str,
 }
 
-#[wasm_bindgen]
-impl ReadRequest {
-    /// `manage` (prepare it under `key`), `pass` (send it on as it came; `why` says why) or
-    /// `refuse` (answer `status` with `why`).
-    #[wasm_bindgen(getter)]
-    pub fn action(&self) -> String {
-        self.action.to_owned()
-    }
-
-    #[wasm_bindgen(getter)]
-    pub fn why(&self) -> String {
-        self.why.clone()
-    }
-
-    #[wasm_bindgen(getter)]
-    pub fn status(&self) -> u16 {
-        self.status
-    }
-
-    /// The conversation's key: requests of one key go through `prepare`/`finish` one at a time.
-    #[wasm_bindgen(getter)]
-    pub fn key(&self) -> String {
-        self.key.clone()
-    }
+fn answer_js(answer: &Answer) -> Result<JsValue, JsValue> {
+    to_js_value(&AnswerJs { status: answer.status, body: &answer.body, line: &answer.line })
 }
 
 /// What `prepare` resolves to.
@@ -113,256 +72,425 @@ struct FinishedJs<'a> {
 #[wasm_bindgen]
 impl ProxyCore {
     /// Sessions are saved through `host` (its `complete` is not used: the embedded compactor
-    /// writes blocks) under the config's `store.root`. Throws on an invalid config or missing
-    /// ranks.
+    /// writes blocks) in the trace root `root` of `workspace` (see `proxyStoreLocation`);
+    /// `upstream` holds the `--upstream` flags. Throws `invalid_input` on a bad flag, `config`
+    /// on a bad configuration, and when the tokenizer's ranks are not loaded.
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "Host")] host: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Config | undefined")] config: JsValue,
+        upstream: Vec<String>,
+        window: Option<u32>,
+        workspace: String,
+        root: String,
     ) -> Result<ProxyCore, JsValue> {
         let host = JsHost::new(host).map_err(|e| to_js_error(e.into()))?;
-        let config = js(config_from_js(config))?;
+        let upstreams = Upstreams::from_flags(&upstream).map_err(invalid)?;
+        let location = StoreLocation { workspace, root };
+        let config = js(location.session_config(js(config_from_js(config))?, window))?;
         js(require_ranks(config.encoding))?;
-        let counter = TokenCounter::new(config.encoding);
-        let core = Core {
-            host,
-            config,
-            counter,
-            keys: RefCell::default(),
-            used_ids: RefCell::default(),
-            clock: Cell::new(0),
-            totals: RefCell::default(),
-        };
-        Ok(ProxyCore { core: Rc::new(core) })
+        let gateway = Gateway::new(&config, upstreams);
+        let table = RefCell::new(SessionTable::new(config.proxy.max_sessions as usize));
+        let worker = Worker::new(host, config, false, Arc::new(TraceIds::default()));
+        Ok(ProxyCore { inner: Rc::new(Inner { gateway, worker, table }) })
     }
 
     /// The configuration in effect (its `proxy` limits among it).
     #[wasm_bindgen(unchecked_return_type = "Required<Config>")]
     pub fn config(&self) -> Result<JsValue, JsValue> {
-        to_js_value(&self.core.config)
+        to_js_value(self.inner.worker.config())
     }
 
-    /// Read a managed route's body (`format` from `classifyRoute`). A side call, a request the
-    /// engine cannot manage or cannot read is `pass`; a malformed one `refuse`.
-    pub fn read(
-        &self,
-        format: &str,
-        body: &[u8],
-        session_header: Option<String>,
-        user_agent: Option<String>,
-    ) -> Result<ReadRequest, JsValue> {
-        let format = format_of(format)?;
-        let counter = &self.core.counter;
-        let read = |action, why: String, status| ReadRequest { action, why, status, key: String::new(), request: None };
-        Ok(match ClientRequest::parse(format, body, counter) {
-            Ok(request) if request.is_side_call(counter, self.core.config.proxy.side_call_tokens as usize) => {
-                read("pass", "side call, passed through".into(), 0)
-            }
-            Ok(mut request) => {
-                request.agent = agent_name(user_agent.as_deref().unwrap_or(""));
-                let key = request.session_key(session_header.as_deref());
-                ReadRequest {
-                    action: "manage",
-                    why: String::new(),
-                    status: 0,
-                    key: key_name(&key),
-                    request: Some((request, key)),
-                }
-            }
-            Err(e) if e.pass_through => read("pass", format!("passed through unmanaged ({})", e.message), 0),
-            Err(e) => read("refuse", e.message, e.status),
-        })
+    /// What the bin prints on stdout once listening on `url`.
+    pub fn banner(&self, url: &str) -> String {
+        self.inner.gateway.banner(url)
     }
 
-    /// Record a managed request in its conversation and prepare the call: resolves to
-    /// `{ body?, record }` (no body: the agent's request goes as it came, `record.notes` say
-    /// why). Never rejects for the engine's sake; rejects when the request is not a managed one
-    /// or its conversation has a call in flight.
-    #[wasm_bindgen(unchecked_return_type = "Promise<{ body?: string; record: ProxyCallRecord }>")]
-    pub fn prepare(&self, read: ReadRequest) -> Promise {
-        let core = Rc::clone(&self.core);
-        future_to_promise(async move {
-            let (request, key) =
-                read.request.ok_or_else(|| invalid("prepare takes a request whose action is `manage`"))?;
-            let (shared, evicted) = core.slot(&read.key, &key);
-            let unsaved = match evicted {
-                Some(evicted) => core.close(evicted).await,
-                None => Vec::new(),
-            };
-            let mut conversation = take(&shared)?;
-            let open = async || {
-                let reserve = |id: &str| core.used_ids.borrow_mut().insert(id.to_owned());
-                let id = fresh_trace_id(&core.host, &core.config.store.root, &key.trace_base(), reserve).await;
-                open_session(core.host.clone(), &core.config, false, &id, &request).await
-            };
-            let mut prepared = conversation.prepare(&request, open).await;
-            *shared.borrow_mut() = Some(conversation);
-            // What the least recently used conversation, closed to make room, could not save.
-            prepared.record.notes.extend(unsaved);
-            to_js_value(&PreparedJs { body: prepared.body.as_deref(), record: &prepared.record })
-        })
-    }
-
-    /// The reply of `key`'s call in flight: read by `reader` (none when the upstream gave no
-    /// reply), `error` when it broke off or never came. Resolves to `{ record, trace_id, line }`.
-    #[wasm_bindgen(unchecked_return_type = "Promise<{ record: ProxyCallRecord; trace_id: string; line: string }>")]
-    pub fn finish(&self, key: String, status: u16, reader: Option<ReplyReader>, error: Option<String>) -> Promise {
-        let core = Rc::clone(&self.core);
-        future_to_promise(async move {
-            let mut outcome = match reader {
-                Some(reader) => reader.reader.finish(&core.counter),
-                None => ReplyOutcome::default(),
-            };
-            if let Some(error) = error {
-                outcome.completed = false;
-                outcome.parts.clear();
-                outcome.error = Some(error);
-            }
-            let shared = core.keys.borrow().get(&key).map(|slot| Rc::clone(&slot.conversation));
-            let record = match shared {
-                Some(shared) => {
-                    let mut conversation = take(&shared)?;
-                    let record = conversation.finish(status, outcome).await;
-                    *shared.borrow_mut() = Some(conversation);
-                    record
-                }
-                None => CallRecord { status: Some(status), usage: outcome.usage, ..CallRecord::default() },
-            };
-            core.totals.borrow_mut().add_call(&record);
-            to_js_value(&FinishedJs { record: &record, trace_id: &record.trace_id, line: describe(&record) })
-        })
-    }
-
-    /// The log line of a request the engine did not manage (`workbench proxy: …`), counted.
-    #[wasm_bindgen(js_name = requestLine)]
-    pub fn request_line(&self, text: &str) -> String {
-        self.core.totals.borrow_mut().add_request();
-        format!("workbench proxy: {text}")
+    /// The first log line, once listening.
+    #[wasm_bindgen(js_name = startLine)]
+    pub fn start_line(&self, url: &str, store_dir: &str) -> String {
+        self.inner.gateway.start_line(url, store_dir)
     }
 
     /// The running totals (`N requests, M managed: …`).
     pub fn progress(&self) -> String {
-        self.core.totals.borrow().progress()
+        self.inner.gateway.progress()
     }
 
-    /// Save and close every session; resolves to what could not be saved.
+    /// A request's route from its head (`raw_headers`: Node's `rawHeaders`, names and values in
+    /// turn), or its refusal when the body it declares is over the limit.
+    pub fn admit(&self, method: String, target: String, raw_headers: Vec<String>) -> ProxyRequest {
+        let headers = raw_headers.chunks_exact(2).map(|pair| (pair[0].to_ascii_lowercase(), pair[1].clone())).collect();
+        let head = RequestHead { method, target, headers };
+        let (route, limit, answer) = match self.inner.gateway.admit(&head) {
+            Admission::Read { route, limit } => (route, limit, None),
+            Admission::Refuse(answer) => (head_route(&head), 0, Some(answer)),
+        };
+        ProxyRequest { head, route, limit, answer, decision: None, key: None }
+    }
+
+    /// Decide on `request` with its `body` (absent: over the limit or cut short). Returns the
+    /// action: `forward` (send it as it came; `why`), `manage` (`prepare` it) or `answer`
+    /// (send `answer()`).
+    pub fn decide(&self, request: &mut ProxyRequest, body: Option<Vec<u8>>) -> String {
+        let gateway = &self.inner.gateway;
+        let decision = match body {
+            None => Decision::Answer(gateway.body_refused(&request.head, request.route.format())),
+            Some(body) => gateway.decide(&request.head, request.route, &body),
+        };
+        let action = match &decision {
+            Decision::Forward { .. } => "forward",
+            Decision::Manage { key, .. } => {
+                request.key = Some(key.clone());
+                "manage"
+            }
+            Decision::Answer(answer) => {
+                request.answer = Some(answer.clone());
+                "answer"
+            }
+        };
+        request.decision = Some(decision);
+        action.to_owned()
+    }
+
+    /// Where `request` goes upstream.
+    #[wasm_bindgen(js_name = upstreamUrl)]
+    pub fn upstream_url(&self, request: &ProxyRequest) -> String {
+        self.inner.gateway.upstream_url(request.route.format(), &request.head)
+    }
+
+    /// The log line of a forwarded request, with the upstream's status.
+    pub fn forwarded(&self, request: &ProxyRequest, status: u16) -> String {
+        self.inner.gateway.forwarded(&request.head, &request.why(), status)
+    }
+
+    /// The answer to a forwarded request the upstream gave no reply to: `failure` is
+    /// `unreachable` (with `cause`: `connect`, `timeout` or `other`), `timeout` or `stopped`.
+    #[wasm_bindgen(js_name = forwardFailed, unchecked_return_type = "{ status: number; body: string; line: string }")]
+    pub fn forward_failed(
+        &self,
+        request: &ProxyRequest,
+        failure: &str,
+        cause: Option<String>,
+    ) -> Result<JsValue, JsValue> {
+        let failure = self.failure(request, failure, cause.as_deref())?;
+        let format = request.route.format();
+        answer_js(&self.inner.gateway.forward_failed(&request.head, format, &request.why(), &failure))
+    }
+
+    /// The answer to a request that failed inside the JS server.
+    #[wasm_bindgen(js_name = internalError, unchecked_return_type = "{ status: number; body: string; line: string }")]
+    pub fn internal_error(&self, request: &ProxyRequest, why: &str) -> Result<JsValue, JsValue> {
+        answer_js(&self.inner.gateway.internal_error(&request.head, request.route.format(), why))
+    }
+
+    /// The answer to a request whose body did not arrive within `proxy.body_timeout_ms`.
+    #[wasm_bindgen(js_name = bodyTimedOut, unchecked_return_type = "{ status: number; body: string; line: string }")]
+    pub fn body_timed_out(&self, request: &ProxyRequest) -> Result<JsValue, JsValue> {
+        answer_js(&self.inner.gateway.body_timed_out(&request.head, request.route.format()))
+    }
+
+    /// The answer to a request that arrives while the proxy stops.
+    #[wasm_bindgen(unchecked_return_type = "{ status: number; body: string; line: string }")]
+    pub fn stopping(&self, request: &ProxyRequest) -> Result<JsValue, JsValue> {
+        answer_js(&self.inner.gateway.stopping(&request.head, request.route.format()))
+    }
+
+    /// Record a managed request in its conversation and prepare the call: resolves to
+    /// `{ body?, record }` (no body: the agent's request goes as it came, `record.notes` say
+    /// why). Never rejects for the engine's sake; throws when `request` is not to be managed.
+    #[wasm_bindgen(unchecked_return_type = "Promise<{ body?: string; record: ProxyCallRecord }>")]
+    pub fn prepare(&self, request: &mut ProxyRequest) -> Result<Promise, JsValue> {
+        let Some(Decision::Manage { key, request: client }) = request.decision.take() else {
+            return Err(invalid("prepare takes a request whose action is `manage`".into()));
+        };
+        let inner = Rc::clone(&self.inner);
+        Ok(future_to_promise(async move {
+            let evicted = {
+                let busy = |key: &SessionKey, _: &()| inner.worker.in_flight(&key.name());
+                inner.table.borrow_mut().touch(&key, || (), busy).1
+            };
+            // What the conversation closed to make room could not save goes on this call.
+            let notes = match evicted {
+                Some((evicted, ())) => inner.worker.close(&evicted.name()).await,
+                None => Vec::new(),
+            };
+            let prepared = inner.worker.prepare(&key, &client, notes).await;
+            to_js_value(&PreparedJs { body: prepared.body.as_deref(), record: &prepared.record })
+        }))
+    }
+
+    /// A pump for the reply of `request` with `status` and `contentType`.
+    #[wasm_bindgen(js_name = replyPump)]
+    pub fn reply_pump(&self, request: &ProxyRequest, status: u16, content_type: Option<String>) -> ReplyPump {
+        let gateway = &self.inner.gateway;
+        let format = request.route.format();
+        ReplyPump {
+            pump: Some(crate::proxy::ReplyPump::new(format, status, content_type.as_deref(), gateway.body_limit())),
+            status,
+            outcome: None,
+            counter: *gateway.counter(),
+        }
+    }
+
+    /// The reply of `request`'s call (after `prepare`), read by `pump` (once `feed` said it is
+    /// whole, or after `end`). Resolves to `{ record, trace_id, line }`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<{ record: ProxyCallRecord; trace_id: string; line: string }>")]
+    pub fn finish(&self, request: &ProxyRequest, pump: &mut ReplyPump) -> Result<Promise, JsValue> {
+        let name = request.key_name()?;
+        let status = pump.status;
+        let outcome = pump.outcome.take().ok_or_else(|| invalid("the pump has no reply ready".into()))?;
+        let inner = Rc::clone(&self.inner);
+        Ok(future_to_promise(async move { inner.finished(&name, status, outcome).await }))
+    }
+
+    /// The call of `request` got no reply (`failure` as for `forwardFailed`). Resolves to `{
+    /// record, trace_id, line }`; the agent's answer is `callFailed`'s.
+    #[wasm_bindgen(js_name = finishFailed, unchecked_return_type = "Promise<{ record: ProxyCallRecord; trace_id: string; line: string }>")]
+    pub fn finish_failed(
+        &self,
+        request: &ProxyRequest,
+        failure: &str,
+        cause: Option<String>,
+    ) -> Result<Promise, JsValue> {
+        let name = request.key_name()?;
+        let failure = self.failure(request, failure, cause.as_deref())?;
+        let inner = Rc::clone(&self.inner);
+        Ok(future_to_promise(async move { inner.finished(&name, failure.status(), no_reply(failure.message())).await }))
+    }
+
+    /// The answer to a managed call the upstream gave no reply to.
+    #[wasm_bindgen(js_name = callFailed, unchecked_return_type = "{ status: number; body: string }")]
+    pub fn call_failed(
+        &self,
+        request: &ProxyRequest,
+        failure: &str,
+        cause: Option<String>,
+    ) -> Result<JsValue, JsValue> {
+        let failure = self.failure(request, failure, cause.as_deref())?;
+        let (status, body) = self.inner.gateway.call_failed(request.route.format(), &failure);
+        to_js_value(&serde_json::json!({"status": status, "body": body}))
+    }
+
+    /// Save and close every session; resolves to the log lines of what could not be saved,
+    /// after the stopping line.
     #[wasm_bindgen(js_name = closeAll, unchecked_return_type = "Promise<string[]>")]
     pub fn close_all(&self) -> Promise {
-        let core = Rc::clone(&self.core);
+        let inner = Rc::clone(&self.inner);
         future_to_promise(async move {
-            let slots: Vec<Slot> = core.keys.borrow_mut().drain().map(|(_, slot)| slot).collect();
-            let mut failures = Vec::new();
-            for slot in slots {
-                failures.extend(core.close(slot).await);
+            inner.table.borrow_mut().drain();
+            let mut lines = vec![stopping_line()];
+            lines.extend(inner.worker.close_all().await.iter().map(|f| unsaved_line(f)));
+            to_js_value(&lines)
+        })
+    }
+
+    /// The log line of requests cut short after the shutdown grace.
+    #[wasm_bindgen(js_name = cutLine)]
+    pub fn cut_line(&self, in_flight: usize, grace_ms: f64) -> String {
+        cut_line(in_flight, grace_ms.max(0.0) as u64)
+    }
+
+    fn failure(&self, request: &ProxyRequest, kind: &str, cause: Option<&str>) -> Result<Failure, JsValue> {
+        Ok(match (kind, cause) {
+            ("unreachable", cause) => {
+                let cause = match cause {
+                    Some("connect") => Cause::CannotConnect,
+                    Some("timeout") => Cause::TimedOut,
+                    _ => Cause::Other,
+                };
+                Failure::unreachable(&self.upstream_url(request), cause)
             }
-            to_js_value(&failures)
+            ("timeout", _) => Failure::Timeout,
+            ("stopped", _) => Failure::Stopped,
+            (other, _) => return Err(invalid(format!("failure `{other}`: expected unreachable, timeout or stopped"))),
         })
     }
 }
 
-impl Core {
-    /// The key's conversation (new when the key is), and past `proxy.max_sessions` keys the
-    /// least recently used idle one, taken out to be closed.
-    fn slot(&self, name: &str, key: &SessionKey) -> (Shared, Option<Slot>) {
-        let now = self.clock.get() + 1;
-        self.clock.set(now);
-        let mut keys = self.keys.borrow_mut();
-        let mut evicted = None;
-        if !keys.contains_key(name) && keys.len() >= self.config.proxy.max_sessions.max(1) as usize {
-            let idle = keys
-                .iter()
-                .filter(|(_, s)| s.conversation.borrow().as_ref().is_some_and(|c| !c.in_flight()))
-                .min_by_key(|(_, s)| s.last_used)
-                .map(|(k, _)| k.clone());
-            evicted = idle.and_then(|k| keys.remove(&k));
-        }
-        let slot = keys.entry(name.to_owned()).or_insert_with(|| Slot {
-            key: key.clone(),
-            conversation: Rc::new(RefCell::new(Some(Conversation::default()))),
-            last_used: now,
-        });
-        slot.last_used = now;
-        (Rc::clone(&slot.conversation), evicted)
-    }
-
-    async fn close(&self, slot: Slot) -> Vec<String> {
-        match take(&slot.conversation) {
-            Ok(mut conversation) => conversation.close_all().await,
-            Err(_) => vec![format!("the sessions of {} were busy and not saved", slot.key.trace_base())],
-        }
+impl Inner {
+    async fn finished(&self, name: &str, status: u16, outcome: ReplyOutcome) -> Result<JsValue, JsValue> {
+        let record = self.worker.finish(name, status, outcome).await;
+        let line = self.gateway.call_line(&record);
+        to_js_value(&FinishedJs { record: &record, trace_id: &record.trace_id, line })
     }
 }
 
-/// A provider's reply read as it passes (see the library's `ReplyReader`).
+/// One request on its way through the proxy.
 #[wasm_bindgen]
-pub struct ReplyReader {
-    reader: proxy::ReplyReader,
+pub struct ProxyRequest {
+    head: RequestHead,
+    route: Route,
+    /// The body limit to read up to.
+    limit: usize,
+    answer: Option<Answer>,
+    decision: Option<Decision>,
+    key: Option<SessionKey>,
 }
 
 #[wasm_bindgen]
-impl ReplyReader {
-    /// A reader of a reply with HTTP `status`, an event stream when `stream`; a body past
-    /// `limit` bytes is not read further (it still passes to the agent).
-    #[wasm_bindgen(constructor)]
-    pub fn new(format: &str, stream: bool, status: u16, limit: f64) -> Result<ReplyReader, JsValue> {
-        let limit = if limit.is_finite() && limit > 0.0 { limit as usize } else { usize::MAX };
-        Ok(ReplyReader { reader: proxy::ReplyReader::new(format_of(format)?, stream, status, limit) })
+impl ProxyRequest {
+    /// `anthropic` or `openai`: the provider whose shapes its answers take.
+    #[wasm_bindgen(getter)]
+    pub fn format(&self) -> String {
+        self.route.format().name().to_owned()
     }
 
-    pub fn push(&mut self, bytes: &[u8]) {
-        self.reader.push(bytes);
+    /// The most body bytes to read; 0 when the request is refused at once (`answer()`).
+    #[wasm_bindgen(getter)]
+    pub fn limit(&self) -> f64 {
+        self.limit as f64
     }
 
-    /// The reply is whole (its last event or its JSON body arrived).
-    #[wasm_bindgen(js_name = isComplete)]
-    pub fn is_complete(&self) -> bool {
-        self.reader.is_complete()
+    /// The conversation's key (requests of one key go through `prepare`/`finish` one at a time).
+    #[wasm_bindgen(getter)]
+    pub fn key(&self) -> Option<String> {
+        self.key.as_ref().map(SessionKey::name)
+    }
+
+    /// The proxy's own answer, when it gives one: `{ status, body, line }`.
+    #[wasm_bindgen(unchecked_return_type = "{ status: number; body: string; line: string } | undefined")]
+    pub fn answer(&self) -> Result<JsValue, JsValue> {
+        match &self.answer {
+            Some(answer) => answer_js(answer),
+            None => Ok(JsValue::UNDEFINED),
+        }
+    }
+
+    fn key_name(&self) -> Result<String, JsValue> {
+        self.key.as_ref().map(SessionKey::name).ok_or_else(|| invalid("a managed request was expected".into()))
+    }
+
+    fn why(&self) -> String {
+        match &self.decision {
+            Some(Decision::Forward { why, .. }) => why.clone(),
+            _ => "passed through".into(),
+        }
     }
 }
 
-/// Which route a request takes: `{ managed, format }` (`anthropic` or `openai`).
-#[wasm_bindgen(js_name = classifyRoute, unchecked_return_type = "{ managed: boolean; format: 'anthropic' | 'openai' }")]
-pub fn classify_route(method: &str, path: &str, anthropic_headers: bool) -> Result<JsValue, JsValue> {
-    let route = proxy::classify(method, path, anthropic_headers);
+fn head_route(head: &RequestHead) -> Route {
+    let anthropic = head.header("x-api-key").is_some() || head.header("anthropic-version").is_some();
+    crate::proxy::classify(&head.method, &head.target, anthropic)
+}
+
+/// A managed reply on its way to the agent (see the library's `ReplyPump`).
+#[wasm_bindgen]
+pub struct ReplyPump {
+    pump: Option<crate::proxy::ReplyPump>,
+    status: u16,
+    /// The reply for its session, once whole or ended.
+    outcome: Option<ReplyOutcome>,
+    counter: TokenCounter,
+}
+
+#[wasm_bindgen]
+impl ReplyPump {
+    /// Read the next piece of the reply (the JS side gives it to the agent as it is); true
+    /// once the reply is whole: `finish` it then, before writing the piece.
+    pub fn feed(&mut self, bytes: &[u8]) -> bool {
+        let outcome = self.pump.as_mut().and_then(|pump| pump.feed(bytes, &self.counter));
+        let whole = outcome.is_some();
+        if whole {
+            self.outcome = outcome;
+        }
+        whole
+    }
+
+    /// The reply's body ended: `done`, `agent-gone`, `broke-off`, `silent` (after `silent_ms`)
+    /// or `stopped`. Returns the bytes to send the agent last (an error event), if any.
+    pub fn end(&mut self, end: &str, silent_ms: Option<f64>) -> Result<Option<String>, JsValue> {
+        let end = match end {
+            "done" => End::Done,
+            "agent-gone" => End::AgentGone,
+            "broke-off" => End::BrokeOff,
+            "silent" => End::Silent(silent_ms.unwrap_or(0.0).max(0.0) as u64),
+            "stopped" => End::Stopped,
+            other => {
+                return Err(invalid(format!("end `{other}`: expected done, agent-gone, broke-off, silent or stopped")));
+            }
+        };
+        let Some(pump) = self.pump.take() else { return Ok(None) };
+        let ending = pump.end(end, &self.counter);
+        if let Some(outcome) = ending.outcome {
+            self.outcome = Some(outcome);
+        }
+        Ok(ending.trailer)
+    }
+
+    /// Whether the reply is ready for `finish` (whole, or ended).
+    #[wasm_bindgen(getter)]
+    pub fn ready(&self) -> bool {
+        self.outcome.is_some()
+    }
+}
+
+/// The proxy's flags, as `workbench proxy` reads them: `{ port, upstream, store, window?,
+/// config?, llm_url?, llm_model?, help }`. Throws `invalid_input` with the flag and why.
+#[wasm_bindgen(js_name = parseProxyArgs)]
+pub fn parse_proxy_args(args: Vec<String>) -> Result<JsValue, JsValue> {
     #[derive(Serialize)]
-    struct RouteJs {
-        managed: bool,
-        format: &'static str,
+    struct ArgsJs {
+        port: u16,
+        upstream: Vec<String>,
+        store: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        window: Option<u32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        config: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        llm_url: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        llm_model: Option<String>,
+        help: bool,
     }
-    to_js_value(&RouteJs { managed: matches!(route, Route::Managed(_)), format: route.format().name() })
+    let a = ProxyArgs::parse(args).map_err(|message| js_error("invalid_input", &message))?;
+    to_js_value(&ArgsJs {
+        port: a.port,
+        upstream: a.upstream,
+        store: a.store,
+        window: a.window,
+        config: a.config,
+        llm_url: a.llm_url,
+        llm_model: a.llm_model,
+        help: a.help,
+    })
 }
 
-/// The upstream URL of a request path under `base`, without doubling a `/v1`.
-#[wasm_bindgen(js_name = upstreamUrl)]
-pub fn upstream_url(base: &str, path: &str) -> String {
-    proxy::upstream_url(base, path)
+/// What `proxy --help` prints for `program`.
+#[wasm_bindgen(js_name = proxyUsage)]
+pub fn proxy_usage(program: &str) -> String {
+    usage(program)
 }
 
-/// The proxy's own error as the provider's JSON error body.
-#[wasm_bindgen(js_name = proxyErrorBody)]
-pub fn proxy_error_body(format: &str, status: u16, message: &str) -> Result<String, JsValue> {
-    Ok(error_body(format_of(format)?, status, message))
+/// A config file's text as the engine's configuration (TOML, or JSON when `name` ends in
+/// `.json`); throws `invalid_config` naming the file and the key.
+#[wasm_bindgen(js_name = configFromFile, unchecked_return_type = "Required<Config>")]
+pub fn config_from_file_js(name: &str, text: &str) -> Result<JsValue, JsValue> {
+    let config: Config = config_from_file(name, text).map_err(|message| js_error("invalid_config", &message))?;
+    to_js_value(&config)
 }
 
-/// An error event closing a stream that broke off, in the provider's shape.
-#[wasm_bindgen(js_name = proxyStreamErrorEvent)]
-pub fn proxy_stream_error_event(format: &str, message: &str) -> Result<String, JsValue> {
-    Ok(stream_error_event(format_of(format)?, message))
+/// Where the proxy's sessions are saved, from the working directory and the store (both
+/// absolute, links resolved): `{ workspace, root }`.
+#[wasm_bindgen(js_name = proxyStoreLocation, unchecked_return_type = "{ workspace: string; root: string }")]
+pub fn proxy_store_location(cwd: &str, store: &str) -> Result<JsValue, JsValue> {
+    let location = StoreLocation::new(cwd, store).map_err(invalid)?;
+    to_js_value(&serde_json::json!({"workspace": location.workspace, "root": location.root}))
 }
 
-fn format_of(name: &str) -> Result<Format, JsValue> {
-    match name {
-        "anthropic" => Ok(Format::Anthropic),
-        "openai" => Ok(Format::OpenAi),
-        other => Err(invalid(&format!("format `{other}`: expected `anthropic` or `openai`"))),
-    }
+/// Whether a request header crosses to the upstream (`plain`: the reply is wanted uncompressed).
+#[wasm_bindgen(js_name = passesToUpstream)]
+pub fn passes_to_upstream_js(name: &str, plain: bool) -> bool {
+    passes_to_upstream(name, plain)
 }
 
-/// A key as a JS map's name: the agent's session id and the conversation's hash.
-fn key_name(key: &SessionKey) -> String {
-    format!("{}\u{1}{:016x}", key.agent_session.as_deref().unwrap_or(""), key.conversation)
+/// Whether a reply header crosses to the agent (`decoded`: the client undid the compression).
+#[wasm_bindgen(js_name = passesToAgent)]
+pub fn passes_to_agent_js(name: &str, decoded: bool) -> bool {
+    passes_to_agent(name, decoded)
 }
 
-fn invalid(message: &str) -> JsValue {
-    to_js_error(Error::InvalidInput(message.to_owned()))
+fn invalid(message: String) -> JsValue {
+    to_js_error(Error::InvalidInput(message))
 }

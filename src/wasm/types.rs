@@ -85,7 +85,7 @@ export interface Config {
     max_branches?: number; max_description_chars?: number; max_summary_chars?: number; max_goals?: number; max_depth?: number;
   };
   /** The proxy in front of an agent's provider (`workbench proxy`). */
-  proxy?: { max_body_bytes?: number; side_call_tokens?: number; upstream_timeout_ms?: number; max_sessions?: number };
+  proxy?: { max_body_bytes?: number; side_call_tokens?: number; upstream_timeout_ms?: number; max_sessions?: number; body_timeout_ms?: number; shutdown_grace_ms?: number };
 }
 
 "#;

@@ -2,8 +2,6 @@
 #![allow(dead_code)]
 
 #[cfg(not(target_arch = "wasm32"))]
-pub mod files;
-#[cfg(not(target_arch = "wasm32"))]
 pub mod peak;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod traces;

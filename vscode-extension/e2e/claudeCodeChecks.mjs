@@ -1,5 +1,5 @@
 // The proxy started from the command palette, and the real Claude Code CLI (pinned, from npm, in
-// tests/clients/) run in VS Code's integrated terminal against a scripted Anthropic upstream: the
+// crates/workbench-cli/tests/clients/) run in VS Code's integrated terminal against a scripted Anthropic upstream: the
 // terminal gets the proxy's address, the Goal Plan follows Claude Code's TodoWrite list as it
 // changes, the Prompt View shows the engine's compaction block, the status bar the saving. A
 // port in use and a second start are tried on the way. Its own code-server and workspace.
@@ -16,7 +16,7 @@ import { until } from './until.mjs';
 import { WorkbenchPage } from './workbenchPage.mjs';
 
 const extensionRoot = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-const claudeCode = path.resolve(extensionRoot, '../tests/clients/node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs');
+const claudeCode = path.resolve(extensionRoot, '../crates/workbench-cli/tests/clients/node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs');
 const STATUS_ID = 'context-workbench.context-workbench.contextWorkbench.status';
 const PROXY_ID = 'context-workbench.context-workbench.contextWorkbench.proxy';
 const docs = path.join(extensionRoot, 'docs');

@@ -30,7 +30,7 @@ export function browserFsHost(options: BrowserFsHostOptions = {}): Host {
   };
   /** The parent directory of `path` and its last segment. */
   const parentOf = async (path: string, create: boolean) => {
-    const parts = segments(path);
+    const parts = await segments(path);
     const name = parts.pop();
     if (name === undefined) throw hostError('io', `not a file path: '${path}'`);
     return { dir: await directory(parts, create, path), name };
@@ -55,7 +55,7 @@ export function browserFsHost(options: BrowserFsHostOptions = {}): Host {
       return { text: await file.text(), mtimeMs: file.lastModified };
     },
     stat: async (path): Promise<FileStat | null> => {
-      const parts = segments(path);
+      const parts = await segments(path);
       if (parts.length === 0) return { isDir: true, size: 0, mtimeMs: 0 };
       const name = parts.pop() as string;
       let dir: FileSystemDirectoryHandle;
@@ -90,7 +90,7 @@ export function browserFsHost(options: BrowserFsHostOptions = {}): Host {
       }
     },
     listDir: async (path): Promise<DirEntry[]> => {
-      const dir = await directory(segments(path), false, path);
+      const dir = await directory(await segments(path), false, path);
       const entries: DirEntry[] = [];
       for await (const [name, handle] of dir.entries()) entries.push({ name, isDir: handle.kind === 'directory' });
       return entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

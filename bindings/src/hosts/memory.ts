@@ -1,7 +1,8 @@
 // memoryHost: a workspace held in a Map, for tests and demos. Its LLM is whatever function
 // you give it (none by default: `llm_not_configured`); its clock is fixed unless you pass one.
 import type { DirEntry, FileContent, FileStat, Host } from '../types.js';
-import { type Llm, hostError, noLlm, normalise } from './shared.js';
+import { engineLoaded } from '../init.js';
+import { type Llm, hostError, noLlm, normalise, normaliseLoaded } from './shared.js';
 
 export interface MemoryHostOptions {
   /** Initial files: workspace-relative path → text. */
@@ -21,36 +22,53 @@ export const FIXED_CLOCK_MS = Date.UTC(2026, 0, 1);
 export function memoryHost(options: MemoryHostOptions = {}): MemoryHost {
   const now = options.now ?? (() => FIXED_CLOCK_MS);
   const files = new Map<string, FileContent>();
-  for (const [path, text] of Object.entries(options.files ?? {})) files.set(normalise(path), { text, mtimeMs: now() });
+  // The initial files take the engine's normal form of their paths once the engine is loaded
+  // (the first call of the host loads it if need be).
+  let seed: Record<string, string> | undefined = options.files;
+  const seeded = () => {
+    if (seed && engineLoaded()) {
+      for (const [path, text] of Object.entries(seed)) files.set(normaliseLoaded(path), { text, mtimeMs: now() });
+      seed = undefined;
+    }
+    return files;
+  };
+  const normal = async (path: string) => {
+    const key = await normalise(path);
+    seeded();
+    return key;
+  };
   const isDir = (dir: string) => dir === '' || [...files.keys()].some((p) => p.startsWith(`${dir}/`));
-  const read = (path: string): FileContent => {
-    const file = files.get(normalise(path));
+  const read = async (path: string): Promise<FileContent> => {
+    const file = files.get(await normal(path));
     if (!file) throw hostError('not_found', `no such file: ${path}`);
     return file;
   };
   return {
-    files,
+    get files() {
+      return seeded();
+    },
     complete: async (request) => (options.llm ?? noLlm)(request),
-    readFile: async (path) => ({ ...read(path) }),
+    readFile: async (path) => ({ ...(await read(path)) }),
     stat: async (path): Promise<FileStat | null> => {
-      const key = normalise(path);
+      const key = await normal(path);
       const file = files.get(key);
       if (file) return { isDir: false, size: new TextEncoder().encode(file.text).length, mtimeMs: file.mtimeMs };
       return isDir(key) ? { isDir: true, size: 0, mtimeMs: 0 } : null;
     },
-    writeFile: async (path, data) => void files.set(normalise(path), { text: data, mtimeMs: now() }),
+    writeFile: async (path, data) => void files.set(await normal(path), { text: data, mtimeMs: now() }),
     appendFile: async (path, data) => {
-      const key = normalise(path);
+      const key = await normal(path);
       files.set(key, { text: (files.get(key)?.text ?? '') + data, mtimeMs: now() });
     },
     rename: async (from, to) => {
-      const file = read(from);
-      files.delete(normalise(from));
-      files.set(normalise(to), file);
+      const file = await read(from);
+      const target = await normal(to);
+      files.delete(await normal(from));
+      files.set(target, file);
     },
-    remove: async (path) => void files.delete(normalise(path)),
+    remove: async (path) => void files.delete(await normal(path)),
     listDir: async (path): Promise<DirEntry[]> => {
-      const dir = normalise(path);
+      const dir = await normal(path);
       if (!isDir(dir)) throw hostError('not_found', `no such directory: ${path}`);
       const prefix = dir === '' ? '' : `${dir}/`;
       const entries = new Map<string, boolean>();

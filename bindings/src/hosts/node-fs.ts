@@ -16,7 +16,7 @@ export function nodeFsHost(root: string, options: NodeFsHostOptions = {}): Host 
   let realTop: Promise<string> | undefined;
   /** The absolute path of `relative`, after checking that what exists of it stays under root. */
   const resolve = async (relative: string): Promise<string> => {
-    const absolute = path.join(top, ...segments(relative));
+    const absolute = path.join(top, ...(await segments(relative)));
     realTop ??= realpath(top);
     const base = await realTop;
     // The deepest part of the path that exists, with links resolved, must stay inside root.

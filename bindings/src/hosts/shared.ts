@@ -1,6 +1,8 @@
-// What the ready-made hosts share: workspace-relative paths (`/`-separated, no leading `/`, no
-// `..`), host errors the engine classifies by code, and the LLM a host is given.
+// What the ready-made hosts share: workspace-relative paths by the engine's rule, host errors the
+// engine classifies by code, and the LLM a host is given.
 import type { Completion, CompletionRequest } from '../types.js';
+import { engineLoaded, init } from '../init.js';
+import { normalizeWorkspacePath } from '../wasm/context_workbench.js';
 
 /** An LLM as the hosts take it: a completion for a request (see openAiCompatibleLlm). */
 export type Llm = (request: CompletionRequest) => Promise<Completion> | Completion;
@@ -15,18 +17,26 @@ export function hostError(code: string, message: string): Error {
   return Object.assign(new Error(message), { code });
 }
 
-/** The segments of a workspace-relative path (`''` and `.` are the root); refuses escapes. */
-export function segments(path: string): string[] {
-  if (typeof path !== 'string') throw hostError('outside_workspace', `not a path: ${String(path)}`);
-  if (path.startsWith('/') || path.includes('\\') || /^[a-zA-Z]:/.test(path) || path.includes('\0')) {
-    throw hostError('outside_workspace', `not a workspace-relative path: ${path}`);
-  }
-  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
-  if (parts.includes('..')) throw hostError('outside_workspace', `path leaves the workspace: ${path}`);
-  return parts;
+/** The segments of a workspace-relative path (`''` and `.` are the root), by the engine's one rule
+ * for paths (`normalizeWorkspacePath`: backslashes are separators, `..` may not climb out,
+ * absolute paths and URLs are refused). Loads the engine first if it is not yet. */
+export async function segments(path: string): Promise<string[]> {
+  const normal = await normalise(path);
+  return normal === '' ? [] : normal.split('/');
 }
 
-/** The normalised form of a workspace-relative path (`a/./b/` → `a/b`). */
-export function normalise(path: string): string {
-  return segments(path).join('/');
+/** The normal form of a workspace-relative path (`a/./b/` → `a/b`); loads the engine first if need be. */
+export async function normalise(path: string): Promise<string> {
+  if (!engineLoaded()) await init();
+  return normaliseLoaded(path);
+}
+
+/** `normalise` once the engine is loaded. */
+export function normaliseLoaded(path: string): string {
+  if (typeof path !== 'string') throw hostError('outside_workspace', `not a path: ${String(path)}`);
+  try {
+    return normalizeWorkspacePath(path);
+  } catch (error) {
+    throw hostError('outside_workspace', (error as Error).message);
+  }
 }

@@ -1,35 +1,27 @@
-// The upstream side of the npm proxy: Node's fetch with streamed bodies, the headers that pass in
-// each direction (as `workbench proxy`'s), and a reader that gives up when the upstream goes
-// silent. Errors name the upstream's scheme, host and port only, never a path or a key.
+// The npm proxy's bytes toward the upstream: Node's fetch with streamed bodies, the headers the
+// engine lets cross, and a reader that reports how a body ended (it broke off, went silent past
+// the timeout, or the proxy stopped). Which headers cross and what a failure answers are the
+// engine's decisions (`passesToUpstream`, `passesToAgent`, `ProxyCore.forwardFailed`).
 import type { IncomingHttpHeaders } from 'node:http';
-import { upstreamUrl } from '../wasm/context_workbench.js';
+import { passesToAgent, passesToUpstream } from '../wasm/context_workbench.js';
 
-export type Format = 'anthropic' | 'openai';
-
-/** Hop-by-hop and recomputed headers: they never pass. */
-const HOP = new Set(['host', 'content-length', 'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate',
-  'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
-
-export interface Upstreams { anthropic: string; openai: string }
-
-/** Why the upstream gave no answer: `unreachable` (502), `timeout` (504) or `stopped`: the proxy cut it short (503). */
+/** Why the upstream gave no reply, as `ProxyCore` takes it: `unreachable` (with its cause), `timeout` or `stopped`. */
 export class SendError extends Error {
-  constructor(readonly kind: 'unreachable' | 'timeout' | 'stopped', message: string) {
-    super(message);
+  constructor(readonly kind: 'unreachable' | 'timeout' | 'stopped', readonly reason?: 'connect' | 'timeout' | 'other') {
+    super(kind);
   }
 }
 
 /**
- * Send a request on to the upstream of `format` with the agent's headers (its key among them:
- * forwarded, never logged). fetch decodes compressed replies itself, so the reply's
- * `content-encoding` never passes back (see `replyHeaders`).
+ * Send a request to `url` with the agent's headers that cross (its key among them: forwarded,
+ * never logged). fetch decodes a compressed reply itself, so the reply is asked for plain and its
+ * `content-encoding` never crosses back (see `replyHeaders`).
  */
-export async function send(upstreams: Upstreams, format: Format, method: string, path: string,
-  headers: IncomingHttpHeaders, body: Uint8Array | string | undefined, timeoutMs: number, cut: AbortSignal): Promise<Response> {
-  const url = upstreamUrl(upstreams[format], path);
+export async function send(url: string, method: string, headers: IncomingHttpHeaders, body: Uint8Array | string | undefined,
+  timeoutMs: number, cut: AbortSignal): Promise<Response> {
   const forwarded = new Headers();
   for (const [name, value] of Object.entries(headers)) {
-    if (HOP.has(name) || name === 'accept-encoding' || value === undefined) continue;
+    if (value === undefined || !passesToUpstream(name, true)) continue;
     for (const v of Array.isArray(value) ? value : [value]) forwarded.append(name, v);
   }
   const abort = new AbortController();
@@ -41,36 +33,31 @@ export async function send(upstreams: Upstreams, format: Format, method: string,
     const hasBody = body !== undefined && method !== 'GET' && method !== 'HEAD';
     return await fetch(url, { method, headers: forwarded, body: hasBody ? (body as BodyInit) : undefined, redirect: 'manual', signal: abort.signal });
   } catch (error) {
-    if (cut.aborted) throw new SendError('stopped', 'the proxy stopped before the upstream answered');
-    if (abort.signal.aborted) throw new SendError('timeout', 'the upstream did not answer in time');
-    throw new SendError('unreachable', `upstream ${hostOf(url)}: ${why(error)}`);
+    if (cut.aborted) throw new SendError('stopped');
+    if (abort.signal.aborted) throw new SendError('timeout');
+    throw new SendError('unreachable', reasonOf(error));
   } finally {
     clearTimeout(timer);
   }
 }
 
-/** The upstream's headers for the agent. */
+/** The upstream's headers that cross to the agent. */
 export function replyHeaders(response: Response): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of response.headers) {
-    if (HOP.has(name) || name === 'content-encoding' || name === 'set-cookie') continue;
-    out[name] = value;
+    if (name !== 'set-cookie' && passesToAgent(name, true)) out[name] = value;
   }
   const cookies = response.headers.getSetCookie();
   if (cookies.length > 0) out['set-cookie'] = cookies;
   return out;
 }
 
-export function isEventStream(response: Response): boolean {
-  return (response.headers.get('content-type') ?? '').trimStart().toLowerCase().startsWith('text/event-stream');
-}
-
-/** How a body ended: `done`, or `cut` with why (it broke off, or stayed silent past the timeout). */
-export type End = { kind: 'done' } | { kind: 'cut'; why: string } | { kind: 'agent-gone' };
+/** How a body ended, as `ReplyPump.end` takes it (`silent` after the timeout). */
+export type End = 'done' | 'agent-gone' | 'broke-off' | 'silent' | 'stopped';
 
 /** Read `response`'s body piece by piece, each piece to `give` (false: the agent has gone); `cut`, sent with it, ends it. */
 export async function pump(response: Response, timeoutMs: number, give: (bytes: Uint8Array) => Promise<boolean>, cut: AbortSignal): Promise<End> {
-  if (!response.body) return { kind: 'done' };
+  if (!response.body) return 'done';
   const reader = response.body.getReader();
   for (;;) {
     let timer: ReturnType<typeof setTimeout> | undefined;
@@ -79,35 +66,25 @@ export async function pump(response: Response, timeoutMs: number, give: (bytes: 
     try {
       next = await Promise.race([reader.read(), silent]);
     } catch {
-      return { kind: 'cut', why: cut.aborted ? 'the proxy stopped before the reply ended' : "the upstream's reply broke off" };
+      return cut.aborted ? 'stopped' : 'broke-off';
     } finally {
       clearTimeout(timer);
     }
     if (next === 'silent') {
       void reader.cancel().catch(() => {});
-      return { kind: 'cut', why: `the upstream sent nothing for ${Math.round(timeoutMs / 1000)} s` };
+      return 'silent';
     }
-    if (next.done) return { kind: 'done' };
+    if (next.done) return 'done';
     if (!(await give(next.value))) {
       void reader.cancel().catch(() => {});
-      return { kind: 'agent-gone' };
+      return 'agent-gone';
     }
   }
 }
 
-/** `scheme://host[:port]` of a URL: what an error may name. */
-function hostOf(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.protocol}//${u.host}`;
-  } catch {
-    return 'the upstream';
-  }
-}
-
-function why(error: unknown): string {
+function reasonOf(error: unknown): 'connect' | 'timeout' | 'other' {
   const code = (error as { cause?: { code?: string } }).cause?.code ?? '';
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ECONNRESET' || code.startsWith('UND_ERR_CONNECT')) return 'cannot connect';
-  if (code.includes('TIMEOUT')) return 'timed out';
-  return 'the request failed';
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ECONNRESET' || code.startsWith('UND_ERR_CONNECT')) return 'connect';
+  if (code.includes('TIMEOUT')) return 'timeout';
+  return 'other';
 }

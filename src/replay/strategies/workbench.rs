@@ -7,10 +7,10 @@ use super::Flat;
 use crate::config::Config;
 use crate::engine::{Engine, MessageDraft};
 use crate::error::Result;
+use crate::host::block_on;
 use crate::model::{Message, Role};
 use crate::prompt::{Assembly, CallInput};
 use crate::replay::{Prompt, ReplayHost, Strategy, TokenMemo, flatten};
-use crate::testing::block_on;
 
 /// The engine of this crate, with its default configuration (or one given) and the replay's window.
 pub struct Workbench {

@@ -1,0 +1,167 @@
+//! Argument parsing and dispatch.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::{compress, count, dump, llm_check, proxy, replay, serve};
+use context_workbench::Config;
+use context_workbench::proxy::args::config_from_file;
+use context_workbench::tokens::Encoding;
+
+#[derive(Parser)]
+#[command(name = "workbench", version, about = "Context Workbench: a context engine for coding agents")]
+struct Cli {
+    /// Configuration file (TOML, or JSON when it ends in .json); unknown keys are errors.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// OpenAI-compatible endpoint for summaries (or WORKBENCH_LLM_URL); the key is read from
+    /// WORKBENCH_LLM_API_KEY only.
+    #[arg(long, global = true, value_name = "URL")]
+    llm_url: Option<String>,
+    /// Model name sent to the endpoint (or WORKBENCH_LLM_MODEL).
+    #[arg(long, global = true, value_name = "NAME")]
+    llm_model: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Count the tokens of files: one `<tokens>\t<path>` line each, then `<total>\ttotal`.
+    Count {
+        /// Files or directories (walked in sorted order); `-` reads standard input.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// o200k_base (default) or cl100k_base; overrides the config file.
+        #[arg(long, value_parser = parse_encoding)]
+        encoding: Option<Encoding>,
+    },
+    /// Print the history form of one tool output read from standard input, or with `--stats`
+    /// the per-family savings over every tool output of the trajectories under a directory.
+    Compress {
+        /// The tool that produced the output (`Bash`, `read_text_file`, `grep_search` …).
+        #[arg(long, required_unless_present = "stats")]
+        tool: Option<String>,
+        /// The call's arguments as JSON (`{"command": "pytest -q"}`).
+        #[arg(long, default_value = "{}")]
+        args: String,
+        /// The command's exit code, when it had one.
+        #[arg(long)]
+        exit_code: Option<i32>,
+        /// Print the structured result (family, text, token counts, notes) as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Statistics over every trajectory under this directory instead.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["tool", "json", "exit_code"])]
+        stats: Option<PathBuf>,
+    },
+    /// Replay recorded trajectories through the context strategies and print what each would
+    /// have cost: tokens, cache, cost, peak, rewrites, edit recall.
+    Replay {
+        /// Trajectory files or directories (walked in sorted order); other files are skipped
+        /// with a note.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// `all`, or a comma-separated list of: raw, mask, opencode, codex, workbench.
+        #[arg(long, default_value = "all", value_name = "all|NAME,...")]
+        strategy: String,
+        /// The model's context window in tokens (default: the config file's `window`, 200000).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+        window: Option<u32>,
+        /// Write the workbench strategy's prompt of every call as JSON lines (one trajectory only).
+        #[arg(long, value_name = "FILE.jsonl")]
+        emit_prompts: Option<PathBuf>,
+        /// Write a self-contained HTML report to DIR/index.html.
+        #[arg(long, value_name = "DIR")]
+        report: Option<PathBuf>,
+        /// Save the workbench strategy's session of each trajectory as ROOT/<trace id>/ (a trace
+        /// root that `workbench serve` and `workbench dump` read and an engine resumes).
+        #[arg(long, value_name = "ROOT")]
+        store: Option<PathBuf>,
+        /// Also print one row per trajectory per strategy, with the strategies' notes.
+        #[arg(long)]
+        verbose: bool,
+        /// Also replay the workbench with its block, anchor and index budgets scaled by 0, 0.25,
+        /// 0.5, 1, 2 and 4: a table, and a cost-versus-recall chart in the report.
+        #[arg(long)]
+        sweep: bool,
+    },
+    /// Send one short prompt to the configured LLM and print its reply and usage.
+    LlmCheck {
+        #[arg(default_value = "Reply with the single word: ready")]
+        prompt: String,
+    },
+    /// Serve the traces under a trace root over HTTP (the query API) and WebSocket (live goal
+    /// events) on 127.0.0.1; prints `http://127.0.0.1:PORT` once listening. Read-only.
+    Serve {
+        /// The trace root: a directory holding `{trace_id}/meta.json`, … (`.trace/` by default
+        /// in a workspace).
+        root: PathBuf,
+        /// The port to listen on; 0 picks a free one.
+        #[arg(long, default_value_t = 8000)]
+        port: u16,
+    },
+    /// Put the engine in front of an agent: a proxy on 127.0.0.1 that speaks Anthropic Messages
+    /// and OpenAI Chat Completions, sends the engine's prompt upstream and saves every
+    /// conversation in the trace store. Prints its address and the lines to paste
+    /// (`ANTHROPIC_BASE_URL=…`, `OPENAI_BASE_URL=…`); Ctrl-C saves and stops.
+    #[command(disable_help_flag = true)]
+    Proxy {
+        /// `--port N`, `--upstream URL` (or `anthropic=URL` / `openai=URL`, repeatable), `--store
+        /// DIR`, `--window N`, `--config FILE`; `workbench proxy --help` says more.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "FLAGS")]
+        args: Vec<String>,
+    },
+    /// Print the step tree of a persisted trace in the debug format (seed 004), or as JSON.
+    Dump {
+        /// The trace root holding the trace.
+        root: PathBuf,
+        /// The trace to dump; needed when the root holds several.
+        #[arg(long, value_name = "ID")]
+        trace: Option<String>,
+        /// Print JSON (`{"trace": {…}, "steps": [{…, "children": […]}]}`) instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match load_config(cli.config.as_deref()) {
+        Ok(config) => config,
+        Err(message) => {
+            eprintln!("workbench: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    match cli.command {
+        Command::Count { paths, encoding } => count::run(&paths, encoding.unwrap_or(config.encoding)),
+        Command::Compress { stats: Some(dir), .. } => compress::stats(&config, &dir),
+        Command::Compress { tool, args, exit_code, json, stats: None } => {
+            compress::one(&config, compress::One { tool: tool.unwrap_or_default(), args, exit_code, json })
+        }
+        Command::Replay { paths, strategy, window, emit_prompts, report, store, verbose, sweep } => {
+            let args = replay::Args { paths, strategy, window, emit_prompts, report, store, verbose, sweep };
+            replay::run(&config, args)
+        }
+        Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),
+        Command::Serve { root, port } => serve::run(&root, port),
+        Command::Proxy { args } => {
+            proxy::run(config, proxy::GlobalLlm { url: cli.llm_url, model: cli.llm_model }, args)
+        }
+        Command::Dump { root, trace, json } => dump::run(&config, &root, trace.as_deref(), json),
+    }
+}
+
+fn parse_encoding(name: &str) -> Result<Encoding, String> {
+    Encoding::from_name(name).ok_or_else(|| format!("unknown encoding `{name}` (o200k_base or cl100k_base)"))
+}
+
+/// The config file, or the defaults; errors name the file and the offending key.
+fn load_config(path: Option<&Path>) -> Result<Config, String> {
+    let Some(path) = path else { return Ok(Config::default()) };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    config_from_file(&path.display().to_string(), &text)
+}

@@ -1,0 +1,68 @@
+//! `workbench dump ROOT [--trace ID] [--json]`: the step tree of one persisted trace in seed
+//! 004's debug format, or as JSON (R9.2). Read-only: the trace's files are read through the
+//! store's loaders and nothing under ROOT is written. The header's time is the trace's last
+//! update (`updated_at` of `meta.json`), so dumping the same trace twice prints the same bytes.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use context_workbench::Config;
+use context_workbench::goals::{GoalTree, dump_tree, dump_tree_json};
+use context_workbench::store::TraceStore;
+use context_workbench::store::layout::TraceDir;
+use context_workbench::store::load::{read_goal_tree, read_messages, read_meta};
+use workbench_cli::native::{NativeHost, WorkspaceFs};
+
+pub fn run(config: &Config, root: &Path, trace: Option<&str>, json: bool) -> ExitCode {
+    match pollster::block_on(dump(config, root, trace, json)) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("workbench: dump: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn dump(config: &Config, root: &Path, trace: Option<&str>, json: bool) -> Result<String, String> {
+    let fs = WorkspaceFs::new(root).map_err(|e| format!("trace root {}: {e}", root.display()))?;
+    let host = NativeHost::new(fs, None);
+    let trace_id = match trace {
+        Some(id) => id.to_owned(),
+        None => only_trace(&host, root).await?,
+    };
+    let dir = TraceDir::new(".", &trace_id).map_err(|e| e.to_string())?;
+    let meta = read_meta(&host, &dir, &trace_id).await.map_err(|e| e.to_string())?;
+    let tree = read_goal_tree(&host, &dir).await.map_err(|e| e.to_string())?;
+    let tree = tree.unwrap_or_else(|| GoalTree::new(meta.mission.clone())).with_config(config.goals.clone());
+    let (messages, notes) = read_messages(&host, &dir).await.map_err(|e| e.to_string())?;
+    for note in notes {
+        eprintln!("workbench: dump: note: {note}");
+    }
+    Ok(if json {
+        let value = dump_tree_json(&trace_id, &tree, &messages, meta.updated_at);
+        format!("{}\n", serde_json::to_string_pretty(&value).map_err(|e| e.to_string())?)
+    } else {
+        dump_tree(&trace_id, &tree, &messages, meta.updated_at)
+    })
+}
+
+/// The id of the one trace under the root; several need `--trace`.
+async fn only_trace(host: &NativeHost, root: &Path) -> Result<String, String> {
+    let store = TraceStore::new(host, ".").map_err(|e| e.to_string())?;
+    let list = store.list_traces().await.map_err(|e| e.to_string())?;
+    let mut ids: Vec<String> = list.traces.into_iter().map(|t| t.trace_id).collect();
+    match ids.len() {
+        1 => Ok(ids.remove(0)),
+        0 => {
+            let notes = if list.notes.is_empty() { String::new() } else { format!(" ({})", list.notes.join("; ")) };
+            Err(format!("no trace under {}{notes}", root.display()))
+        }
+        _ => {
+            ids.sort();
+            Err(format!("{} traces under {}: name one with --trace ({})", ids.len(), root.display(), ids.join(", ")))
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! `workbench`: the command-line face of Context Workbench, a thin shell over the library.
+
+mod cli;
+mod compress;
+mod count;
+mod dump;
+mod llm_check;
+mod proxy;
+mod replay;
+mod report;
+mod serve;
+mod signal;
+mod store;
+mod sweep;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

@@ -1,0 +1,71 @@
+//! The native host for the CLI: std::fs rooted at a workspace directory and an
+//! OpenAI-compatible LLM client. Not part of the wasm build.
+
+mod fs;
+mod llm;
+
+pub use fs::WorkspaceFs;
+pub use llm::{LlmEndpoint, OpenAiCompatibleClient};
+
+use context_workbench::host::{
+    Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError, HostErrorKind,
+};
+
+/// The CLI's host: files under one root, an optional LLM, the system clock.
+#[derive(Debug, Clone)]
+pub struct NativeHost {
+    pub fs: WorkspaceFs,
+    pub llm: Option<OpenAiCompatibleClient>,
+}
+
+impl NativeHost {
+    pub fn new(fs: WorkspaceFs, llm: Option<OpenAiCompatibleClient>) -> Self {
+        NativeHost { fs, llm }
+    }
+}
+
+impl Host for NativeHost {
+    async fn complete(&self, request: CompletionRequest) -> Result<Completion, HostError> {
+        match &self.llm {
+            Some(client) => client.complete(&request),
+            None => Err(HostError::new(
+                HostErrorKind::LlmNotConfigured,
+                "no LLM configured: set WORKBENCH_LLM_URL and WORKBENCH_LLM_MODEL (or --llm-url and --llm-model), \
+                 and WORKBENCH_LLM_API_KEY if the endpoint needs a key",
+            )),
+        }
+    }
+
+    async fn read_file(&self, path: &str) -> Result<FileContent, HostError> {
+        self.fs.read_file(path)
+    }
+
+    async fn stat(&self, path: &str) -> Result<Option<FileStat>, HostError> {
+        self.fs.stat(path)
+    }
+
+    async fn write_file(&self, path: &str, data: &str) -> Result<(), HostError> {
+        self.fs.write_file(path, data)
+    }
+
+    async fn append_file(&self, path: &str, data: &str) -> Result<(), HostError> {
+        self.fs.append_file(path, data)
+    }
+
+    async fn rename(&self, from: &str, to: &str) -> Result<(), HostError> {
+        self.fs.rename(from, to)
+    }
+
+    async fn remove(&self, path: &str) -> Result<(), HostError> {
+        self.fs.remove(path)
+    }
+
+    async fn list_dir(&self, path: &str) -> Result<Vec<DirEntry>, HostError> {
+        self.fs.list_dir(path)
+    }
+
+    fn now_ms(&self) -> u64 {
+        let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+        since_epoch.map_or(0, |d| d.as_millis() as u64)
+    }
+}

@@ -1,0 +1,132 @@
+//! `workbench proxy`: the engine in front of the agents people already use. Every decision is the
+//! library's (`context_workbench::proxy`: the flags, the gateway, the session table, the reply
+//! pump, the log lines); this is the native I/O around them: the server (`handler.rs`), the
+//! upstream client (`upstream.rs`), the sessions' threads (`sessions.rs`), the log (`log.rs`)
+//! and the shutdown: the first Ctrl-C or SIGTERM stops new requests and gives those in flight
+//! `proxy.shutdown_grace_ms`, then cuts them short; a second signal cuts at once; every session
+//! is saved, exit 0.
+
+mod handler;
+mod log;
+mod sessions;
+mod upstream;
+
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use context_workbench::Config;
+use context_workbench::proxy::args::{ProxyArgs, StoreLocation, config_from_file, usage};
+use context_workbench::proxy::gateway::{cut_line, stopping_line, unsaved_line};
+use context_workbench::proxy::{Gateway, Upstreams};
+use workbench_cli::native::{LlmEndpoint, OpenAiCompatibleClient, WorkspaceFs};
+
+use handler::App;
+use sessions::{Registry, WorkerSetup};
+use upstream::Upstream;
+
+/// The LLM flags given before `proxy` (`workbench --llm-url … proxy`).
+pub struct GlobalLlm {
+    pub url: Option<String>,
+    pub model: Option<String>,
+}
+
+/// Run the proxy with the flags after `proxy`; `config` is the global `--config`'s.
+pub fn run(config: Config, llm: GlobalLlm, args: Vec<String>) -> ExitCode {
+    let args = match ProxyArgs::parse(args) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("workbench: proxy: {message} (workbench proxy --help lists the flags)");
+            return ExitCode::from(2);
+        }
+    };
+    if args.help {
+        println!("{}", usage("workbench"));
+        return ExitCode::SUCCESS;
+    }
+    match serve(config, llm, args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("workbench: proxy: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> {
+    let config = match &args.config {
+        Some(file) => {
+            let text = std::fs::read_to_string(file).map_err(|e| format!("{file}: {e}"))?;
+            config_from_file(file, &text)?
+        }
+        None => config,
+    };
+    let upstreams = Upstreams::from_flags(&args.upstream)?;
+    let location = store_location(Path::new(&args.store))?;
+    let config = location.session_config(config, args.window).map_err(|e| e.to_string())?;
+    let fs = WorkspaceFs::new(&location.workspace).map_err(|e| format!("workspace {}: {e}", location.workspace))?;
+    let store_dir = fs.root().join(&config.store.root);
+    let (url, model) = (args.llm_url.or(llm.url), args.llm_model.or(llm.model));
+    let endpoint = LlmEndpoint::from_flags_and_env(url, model, |k| std::env::var(k).ok()).map_err(|e| e.message)?;
+    let gateway = Arc::new(Gateway::new(&config, upstreams));
+    let setup = WorkerSetup::new(fs, endpoint.map(OpenAiCompatibleClient::new), config.clone());
+    let timeout = Duration::from_millis(config.proxy.upstream_timeout_ms);
+    let grace = Duration::from_millis(config.proxy.shutdown_grace_ms);
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, args.port))
+            .await
+            .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e} (--port 0 picks a free port)", args.port))?;
+        let address = format!("http://{}", listener.local_addr().map_err(|e| e.to_string())?);
+        let app = Arc::new(App::new(
+            Arc::clone(&gateway),
+            Upstream::new(timeout)?,
+            Registry::new(setup, config.proxy.max_sessions as usize),
+        ));
+        println!("{}", gateway.banner(&address));
+        app.log.line(&gateway.start_line(&address, &store_dir.display().to_string()));
+        let router = axum::Router::new().fallback(handler::handle).with_state(Arc::clone(&app));
+        let served = axum::serve(listener, router).with_graceful_shutdown(stop(Arc::clone(&app), grace)).await;
+        app.log.finish();
+        app.log.line(&stopping_line());
+        for failure in app.registry.close_all().await {
+            app.log.line(&unsaved_line(&failure));
+        }
+        served.map_err(|e| e.to_string())
+    })
+}
+
+/// Resolves at the first stop signal, once no new request is taken; then cuts what is still in
+/// flight after the grace, or at a second signal.
+async fn stop(app: Arc<App>, grace: Duration) {
+    crate::signal::stop_signal().await;
+    app.begin_stopping();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = tokio::time::sleep(grace) => {}
+            () = crate::signal::stop_signal() => {}
+        }
+        let in_flight = app.in_flight();
+        if in_flight > 0 {
+            app.log.line(&cut_line(in_flight, grace.as_millis() as u64));
+        }
+        app.cut();
+    });
+}
+
+/// The store's place: created, then resolved with the working directory (links followed).
+fn store_location(store: &Path) -> Result<StoreLocation, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("the current directory: {e}"))?;
+    let absolute: PathBuf = if store.is_absolute() { store.to_path_buf() } else { cwd.join(store) };
+    std::fs::create_dir_all(&absolute).map_err(|e| format!("--store {}: {e}", store.display()))?;
+    let real = |path: &Path, what: &str| -> Result<String, String> {
+        let path = path.canonicalize().map_err(|e| format!("{what}: {e}"))?;
+        path.to_str().map(str::to_owned).ok_or_else(|| format!("{what} must be a UTF-8 path"))
+    };
+    StoreLocation::new(
+        &real(&cwd, "the current directory")?,
+        &real(&absolute, &format!("--store {}", store.display()))?,
+    )
+}

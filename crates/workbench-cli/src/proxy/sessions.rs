@@ -1,0 +1,175 @@
+//! The sessions' threads: one actor thread per conversation key runs that key's engines in a
+//! library `Worker` (the engine is not `Send`), so requests of one conversation are handled in
+//! order and conversations run in parallel. The keys are the library's `SessionTable`: past
+//! `proxy.max_sessions` the least recently used idle key is saved and closed.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+
+use context_workbench::Config;
+use context_workbench::proxy::worker::without_session;
+use context_workbench::proxy::{
+    CallRecord, ClientRequest, Prepared, ReplyOutcome, SessionKey, SessionTable, TraceIds, Worker,
+};
+use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, oneshot};
+use workbench_cli::native::{NativeHost, OpenAiCompatibleClient, WorkspaceFs};
+
+/// What every actor needs to make its worker.
+pub struct WorkerSetup {
+    fs: WorkspaceFs,
+    llm: Option<OpenAiCompatibleClient>,
+    config: Config,
+    ids: Arc<TraceIds>,
+}
+
+impl WorkerSetup {
+    pub fn new(fs: WorkspaceFs, llm: Option<OpenAiCompatibleClient>, config: Config) -> WorkerSetup {
+        WorkerSetup { fs, llm, config, ids: Arc::default() }
+    }
+
+    fn worker(&self) -> Worker<NativeHost> {
+        let host = NativeHost::new(self.fs.clone(), self.llm.clone());
+        Worker::new(host, self.config.clone(), self.llm.is_some(), Arc::clone(&self.ids))
+    }
+}
+
+enum Command {
+    Prepare(Box<(SessionKey, ClientRequest, Vec<String>)>, oneshot::Sender<Prepared>),
+    Finish(u16, Box<ReplyOutcome>, oneshot::Sender<CallRecord>),
+    Close(oneshot::Sender<Vec<String>>),
+}
+
+/// A key's actor, as the table holds it.
+struct Actor {
+    commands: Sender<Command>,
+    /// Held for the whole of a request, reply included: one request of a conversation at a time.
+    turn: Arc<AsyncMutex<()>>,
+}
+
+/// A handle on a key's actor for one request.
+pub struct Turn {
+    commands: Sender<Command>,
+    _guard: OwnedMutexGuard<()>,
+}
+
+impl Turn {
+    /// Record the request and prepare its call on the actor's thread; `notes` go on its record.
+    pub async fn prepare(&self, key: SessionKey, request: ClientRequest, notes: Vec<String>) -> Option<Prepared> {
+        let (tx, rx) = oneshot::channel();
+        self.commands.send(Command::Prepare(Box::new((key, request, notes)), tx)).ok()?;
+        rx.await.ok()
+    }
+
+    /// Hand the reply to the session; returns the call's record.
+    pub async fn finish(&self, status: u16, outcome: ReplyOutcome) -> Option<CallRecord> {
+        let (tx, rx) = oneshot::channel();
+        self.commands.send(Command::Finish(status, Box::new(outcome), tx)).ok()?;
+        rx.await.ok()
+    }
+}
+
+/// Every key's actor.
+pub struct Registry {
+    setup: Arc<WorkerSetup>,
+    table: Mutex<SessionTable<Actor>>,
+}
+
+impl Registry {
+    pub fn new(setup: WorkerSetup, max_keys: usize) -> Registry {
+        Registry { setup: Arc::new(setup), table: Mutex::new(SessionTable::new(max_keys)) }
+    }
+
+    /// The key's actor (started when new) with its turn taken, waiting while another request
+    /// of the conversation is in flight; and what a key closed to make room could not save.
+    pub async fn turn(&self, key: &SessionKey) -> (Turn, Vec<String>) {
+        let (commands, turn, evicted) = {
+            let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+            let open = || Actor { commands: spawn(key, Arc::clone(&self.setup)), turn: Arc::default() };
+            let busy = |_: &SessionKey, actor: &Actor| actor.turn.try_lock().is_err();
+            let (actor, evicted) = table.touch(key, open, busy);
+            (actor.commands.clone(), Arc::clone(&actor.turn), evicted)
+        };
+        let unsaved = match evicted {
+            Some((_, actor)) => close(&actor.commands).await,
+            None => Vec::new(),
+        };
+        let guard = turn.lock_owned().await;
+        (Turn { commands, _guard: guard }, unsaved)
+    }
+
+    /// Save and close every session (at shutdown, after the requests in flight); returns what
+    /// could not be saved.
+    pub async fn close_all(&self) -> Vec<String> {
+        let actors = self.table.lock().unwrap_or_else(|e| e.into_inner()).drain();
+        let mut failures = Vec::new();
+        for (_, actor) in actors {
+            failures.extend(close(&actor.commands).await);
+        }
+        failures
+    }
+}
+
+async fn close(actor: &Sender<Command>) -> Vec<String> {
+    let (tx, rx) = oneshot::channel();
+    if actor.send(Command::Close(tx)).is_err() {
+        return Vec::new();
+    }
+    rx.await.unwrap_or_default()
+}
+
+fn spawn(key: &SessionKey, setup: Arc<WorkerSetup>) -> Sender<Command> {
+    let (tx, rx) = channel();
+    let name = key.name();
+    let spawned = std::thread::Builder::new()
+        .name(format!("proxy-{}", key.trace_base()))
+        .spawn(move || run(&setup.worker(), &name, rx));
+    if let Err(e) = spawned {
+        eprintln!("workbench: proxy: could not start a session thread: {e}");
+    }
+    tx
+}
+
+/// An actor's loop: its key's commands in order; a panic of the engine is caught here and the
+/// session it hit is dropped.
+fn run(worker: &Worker<NativeHost>, name: &str, commands: Receiver<Command>) {
+    while let Ok(command) = commands.recv() {
+        match command {
+            Command::Prepare(call, reply) => {
+                let (key, request, notes) = *call;
+                let prepared =
+                    catch_unwind(AssertUnwindSafe(|| pollster::block_on(worker.prepare(&key, &request, notes))));
+                let prepared = prepared.unwrap_or_else(|_| {
+                    worker.forget(name);
+                    without_session(
+                        "the engine panicked on this request; the session is dropped and the request sent unmanaged",
+                    )
+                });
+                let _ = reply.send(prepared);
+            }
+            Command::Finish(status, outcome, reply) => {
+                let usage = outcome.usage;
+                let record =
+                    catch_unwind(AssertUnwindSafe(|| pollster::block_on(worker.finish(name, status, *outcome))));
+                let record = record.unwrap_or_else(|_| {
+                    worker.forget(name);
+                    let notes = vec!["the engine panicked on the reply".into()];
+                    CallRecord { status: Some(status), usage, notes, ..CallRecord::default() }
+                });
+                let _ = reply.send(record);
+            }
+            Command::Close(done) => {
+                let _ = done.send(close_worker(worker));
+                return;
+            }
+        }
+    }
+    for failure in close_worker(worker) {
+        eprintln!("workbench: proxy: {failure}");
+    }
+}
+
+fn close_worker(worker: &Worker<NativeHost>) -> Vec<String> {
+    catch_unwind(AssertUnwindSafe(|| pollster::block_on(worker.close_all())))
+        .unwrap_or_else(|_| vec!["the engine panicked while saving".into()])
+}

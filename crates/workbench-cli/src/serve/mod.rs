@@ -1,0 +1,97 @@
+//! `workbench serve ROOT`: the query API (R8.4) over HTTP and live goal events over WebSocket,
+//! for the traces under one trace root, on 127.0.0.1 only. The server only reads: nothing under
+//! ROOT is created, changed or removed. Routes in `routes.rs`, the WebSocket in `watch.rs`.
+//! Ctrl-C or SIGTERM stops it cleanly: no new connections, requests in flight are answered,
+//! every watcher gets a Close frame (1001, going away), and the process exits with 0.
+
+mod errors;
+mod feeds;
+mod routes;
+mod tail;
+mod watch;
+
+use std::io::Write;
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use context_workbench::store::TraceStore;
+use workbench_cli::native::{NativeHost, WorkspaceFs};
+
+use errors::ApiError;
+use feeds::Feeds;
+
+/// What every handler shares.
+#[derive(Clone)]
+pub struct AppState {
+    fs: WorkspaceFs,
+    feeds: Arc<Feeds>,
+    /// Turns true when the server is stopping. Only watchers subscribe, so it knows when the
+    /// last one has closed.
+    stopping: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl AppState {
+    fn new(fs: WorkspaceFs) -> AppState {
+        AppState { feeds: Feeds::new(fs.clone()), fs, stopping: Arc::new(tokio::sync::watch::Sender::new(false)) }
+    }
+}
+
+/// How long watchers get to send their Close frames once the server is stopping.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+pub fn run(root: &Path, port: u16) -> ExitCode {
+    match serve(root, port) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("workbench: serve: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn serve(root: &Path, port: u16) -> Result<(), String> {
+    let fs = WorkspaceFs::new(root).map_err(|e| format!("trace root {}: {e}", root.display()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
+            .await
+            .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e} (--port 0 picks a free port)"))?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        let mut stdout = std::io::stdout();
+        writeln!(stdout, "http://{address}").and_then(|()| stdout.flush()).map_err(|e| e.to_string())?;
+        let state = AppState::new(fs);
+        let stop = Arc::clone(&state.stopping);
+        axum::serve(listener, routes::router(state))
+            .with_graceful_shutdown(async move {
+                crate::signal::stop_signal().await;
+                eprintln!("workbench: serve: stopping");
+                stop.send_replace(true);
+                let _ = tokio::time::timeout(CLOSE_GRACE, stop.closed()).await;
+            })
+            .await
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// Run blocking work (file reads) off the async workers.
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| ApiError::internal(format!("a reader failed: {e}")))
+}
+
+/// Read the store on a blocking thread, through a native host created there (the `Host`
+/// trait is not `Send`; its native futures complete at once, so `block_on` returns at once).
+async fn read_store<T: Send + 'static>(
+    fs: &WorkspaceFs,
+    read: impl FnOnce(&TraceStore<'_, NativeHost>) -> context_workbench::Result<T> + Send + 'static,
+) -> Result<T, ApiError> {
+    let fs = fs.clone();
+    blocking(move || {
+        let host = NativeHost::new(fs, None);
+        let store = TraceStore::new(&host, ".").map_err(ApiError::store)?;
+        read(&store).map_err(ApiError::store)
+    })
+    .await?
+}

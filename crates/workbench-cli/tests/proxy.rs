@@ -1,0 +1,534 @@
+//! The proxy as an agent uses it, against a scripted upstream on 127.0.0.1: a managed
+//! conversation saved in the store, pass-through routes and side calls byte-identical, every
+//! bad input and upstream failure, 50 sessions at once, and agreement with the replay's
+//! `workbench` strategy on recorded Claude Code sessions. Every case runs against both shells:
+//! `workbench proxy` and the npm package's `context-workbench proxy`.
+#![cfg(not(target_arch = "wasm32"))]
+
+#[macro_use]
+mod proxy_support;
+
+use std::path::Path;
+
+use context_workbench::proxy::CALLS_FILE;
+use context_workbench::replay::ReplaySession;
+use proxy_support::{
+    Build, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, files_under, post, scratch,
+};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-ant-api03-proxytestkey0123456789abcdefghijklmnopqrstuvwxyzABCDEF";
+
+fn headers() -> Vec<(&'static str, &'static str)> {
+    vec![("x-api-key", KEY), ("anthropic-version", "2023-06-01"), ("anthropic-beta", "claude-code-20250219")]
+}
+
+/// The scripted reply of step `n` of a small session: a tool call, then at step 3 an answer.
+fn step_blocks(n: usize) -> Vec<Value> {
+    if n >= 3 {
+        return vec![json!({"type": "text", "text": "The parser is fixed."})];
+    }
+    vec![
+        json!({"type": "thinking", "thinking": "", "signature": format!("EqQB{n}sig==")}),
+        json!({"type": "text", "text": format!("Step {n}: reading.")}),
+        json!({"type": "tool_use", "id": format!("toolu_s{n}"), "name": "Bash", "input": {"command": format!("cat part{n}.txt")}}),
+    ]
+}
+
+/// Which step a request asks for: one past the step its last tool result answers.
+fn step_of(body: &Value) -> usize {
+    let last = body["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
+    let id =
+        last["content"].as_array().into_iter().flatten().find_map(|b| b["tool_use_id"].as_str().map(str::to_owned));
+    id.and_then(|id| id.strip_prefix("toolu_s").and_then(|n| n.parse::<usize>().ok())).map_or(0, |n| n + 1)
+}
+
+/// An upstream that plays the small session for requests with tools and answers side calls.
+fn scripted() -> Upstream {
+    Upstream::start(|request: &Received| {
+        let body = request.json();
+        if body.get("tools").is_none() {
+            return Reply::Json { status: 200, body: json!({"id": "msg_side", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "A title"}], "usage": anthropic_usage(50, 0)}).to_string() };
+        }
+        let n = step_of(&body);
+        Reply::Events {
+            events: anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(5000, 4000)),
+            cut_after: None,
+        }
+    })
+}
+
+/// A Claude Code-shaped request of `messages`.
+fn request(session: &str, messages: &[Value]) -> Vec<u8> {
+    json!({
+        "model": "claude-opus-5-5",
+        "messages": messages,
+        "system": [{"type": "text", "text": "You are a coding agent.", "cache_control": {"type": "ephemeral"}}],
+        "tools": [{"name": "Bash", "description": "Run a shell command", "input_schema": {"type": "object", "properties": {"command": {"type": "string"}}}}],
+        "metadata": {"user_id": json!({"device_id": "d", "session_id": session}).to_string()},
+        "max_tokens": 32000,
+        "stream": true,
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// The conversation after `steps` scripted steps, as the agent holds it.
+fn conversation(task: &str, steps: usize) -> Vec<Value> {
+    let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": task}]})];
+    for n in 0..steps {
+        messages.push(json!({"role": "assistant", "content": step_blocks(n)}));
+        let output = format!("part {n}: ").repeat(200 + 40 * n);
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_s{n}"), "content": output, "is_error": false}]}));
+    }
+    messages
+}
+
+fn sse(events: &[(String, Value)]) -> String {
+    events.iter().map(|(e, d)| format!("event: {e}\ndata: {d}\n\n")).collect()
+}
+
+fn calls(store: &Path, trace: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(store.join(trace).join(CALLS_FILE)).unwrap_or_default();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+fn message_files(store: &Path, trace: &str) -> Vec<Value> {
+    let mut files: Vec<_> =
+        std::fs::read_dir(store.join(trace).join("messages")).unwrap().flatten().map(|e| e.path()).collect();
+    files.sort();
+    files.iter().map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap()).collect()
+}
+
+fn assert_no_key(dir: &Path, log: &str) {
+    for (path, text) in files_under(dir) {
+        assert!(!text.contains(KEY) && !text.contains("proxytestkey"), "the key is in {}", path.display());
+    }
+    assert!(!log.contains(KEY) && !log.contains("proxytestkey"), "the key is in the log:\n{log}");
+}
+
+fn a_conversation_goes_through_the_engine_and_is_saved(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("managed");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages?beta=true", proxy.url);
+    for steps in 0..4 {
+        let (status, kind, body) = post(&url, &request("sess-1", &conversation("Fix the parser", steps)), &headers());
+        assert_eq!((status, kind.as_str()), (200, "text/event-stream"), "{body}");
+        let expected = anthropic_events(&format!("msg_{steps}"), &step_blocks(steps), anthropic_usage(5000, 4000));
+        assert_eq!(body, sse(&expected), "the reply reaches the agent unchanged");
+    }
+    let received = upstream.requests();
+    assert_eq!(received.len(), 4);
+    for (n, got) in received.iter().enumerate() {
+        assert_eq!(got.path, "/v1/messages?beta=true");
+        assert_eq!(got.header("x-api-key"), Some(KEY), "the key is forwarded to the upstream");
+        assert_eq!(got.header("anthropic-beta"), Some("claude-code-20250219"));
+        let body = got.json();
+        let sent: Value = serde_json::from_slice(&request("sess-1", &conversation("Fix the parser", n))).unwrap();
+        for field in ["model", "tools", "metadata", "max_tokens", "stream"] {
+            assert_eq!(body[field], sent[field], "{field} kept as it came");
+        }
+        assert_eq!(body["messages"][0]["content"][0]["text"], "Fix the parser");
+        let marks = body.to_string().matches("cache_control").count();
+        assert!((1..=4).contains(&marks), "{marks} breakpoints");
+    }
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let store = dir.join(".trace");
+    let messages = message_files(&store, "sess-1");
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"]);
+    assert_eq!(messages[7]["content"][0]["text"], "The parser is fixed.", "the last reply is saved at shutdown");
+    assert_eq!(messages[1]["content"][0]["signature"], "EqQB0sig==");
+    let calls = calls(&store, "sess-1");
+    assert_eq!(calls.len(), 4);
+    assert_eq!(calls.iter().map(|c| c["new_messages"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2, 2, 2]);
+    assert!(calls.iter().all(|c| c["managed"] == json!(true) && c["completed"] == json!(true)));
+    assert_eq!(calls[3]["usage"]["cache_read_tokens"], json!(4000));
+    assert!(calls[3]["expected_cached_tokens"].as_u64().unwrap() > 0);
+    assert!(log.contains("sess-1 #4 claude-opus-5-5: 2 new of 7 messages"), "{log}");
+    assert!(log.contains("cached 4000 of 5000 (80%"), "{log}");
+    assert_no_key(&dir, &log);
+}
+
+fn pass_through_routes_and_side_calls_arrive_byte_identical(build: Build) {
+    let upstream = Upstream::start(|request: &Received| Reply::Json {
+        status: 200,
+        body: format!("{{\"echo\":{}}}", request.body.len()),
+    });
+    let dir = scratch("passthrough");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let (status, _, body) = {
+        let mut response = proxy_support::client()
+            .get(format!("{}/v1/models?limit=2", proxy.url))
+            .header("x-api-key", KEY)
+            .call()
+            .unwrap();
+        (response.status().as_u16(), (), response.body_mut().read_to_string().unwrap())
+    };
+    assert_eq!((status, body.as_str()), (200, "{\"echo\":0}"));
+    let count =
+        br#"{"model":"m",  "messages":[{"role":"user","content":"hi"}], "tools":[{"name":"x","input_schema":{}}]}"#;
+    post(&format!("{}/v1/messages/count_tokens?beta=true", proxy.url), count, &headers());
+    let side = b"{\"max_tokens\": 50, \"model\":\"claude-haiku\",\n \"messages\":[{\"role\":\"user\",\"content\":\"Title for: fix the parser\"}]}";
+    let (status, _, _) = post(&format!("{}/v1/messages", proxy.url), side, &headers());
+    assert_eq!(status, 200);
+    let received = upstream.requests();
+    assert_eq!((received[0].method.as_str(), received[0].path.as_str()), ("GET", "/v1/models?limit=2"));
+    assert_eq!(received[0].header("x-api-key"), Some(KEY));
+    assert_eq!(
+        (received[1].path.as_str(), received[1].body.as_slice()),
+        ("/v1/messages/count_tokens?beta=true", &count[..])
+    );
+    assert_eq!(received[2].body, side, "a side call goes through byte-identical");
+    let (_, log) = proxy.stop();
+    assert!(log.contains("side call, passed through"), "{log}");
+    assert!(!dir.join(".trace").exists() || files_under(&dir.join(".trace")).is_empty(), "no session for side calls");
+    assert_no_key(&dir, &log);
+}
+
+fn bad_requests_get_errors_in_the_providers_shape(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("bad");
+    std::fs::write(dir.join("proxy.toml"), "[proxy]\nmax_body_bytes = 4000\n").unwrap();
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url, "--config", "proxy.toml"]);
+    let anthropic = format!("{}/v1/messages", proxy.url);
+    let cases: [(&[u8], u16, &str); 4] = [
+        (b"{\"messages\": [", 400, "the body is not JSON"),
+        (
+            br#"{"model": "m", "messages": [{"role": "user", "content": [{"type": "text"}]}]}"#,
+            400,
+            "needs a string `text`",
+        ),
+        (br#"{"model": "m", "messages": [{"role": "user", "content": [{"text": "no type"}]}]}"#, 400, "has no `type`"),
+        (&[b' '; 5000], 413, "over the limit of 4000 bytes"),
+    ];
+    for (body, status, message) in cases {
+        let (got, kind, text) = post(&anthropic, body, &headers());
+        assert_eq!((got, kind.as_str()), (status, "application/json"), "{text}");
+        let error: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(error["type"], "error", "{text}");
+        assert!(error["error"]["message"].as_str().unwrap().contains(message), "{text}");
+        let kind = if status == 413 { "request_too_large" } else { "invalid_request_error" };
+        assert_eq!(error["error"]["type"], kind);
+    }
+    let (status, _, text) = post(&format!("{}/v1/chat/completions", proxy.url), b"{\"messages\": 3}", &[]);
+    assert_eq!(status, 400);
+    let error: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(error["error"]["type"], "invalid_request_error", "OpenAI's shape: {text}");
+    assert!(upstream.requests().is_empty(), "nothing malformed went upstream");
+    // A role the engine does not read is the upstream's to judge: it goes as it came.
+    let robot = br#"{"model": "m", "messages": [{"role": "robot", "content": "x"}], "tools": [{"name": "t", "input_schema": {}}]}"#;
+    let (status, _, _) = post(&anthropic, robot, &headers());
+    assert_eq!((status, upstream.requests().len()), (200, 1));
+    assert_eq!(upstream.requests()[0].body, robot);
+    // A block of a type the engine does not know is no error: it goes upstream as it came.
+    let mystery = json!({"type": "mystery_block", "payload": {"z": [1, 2.5, "é"], "a": null}});
+    let messages = [json!({"role": "user", "content": [{"type": "text", "text": "look"}, mystery]})];
+    let (status, _, _) = post(&anthropic, &request("mystery", &messages), &headers());
+    assert_eq!(status, 200);
+    assert_eq!(upstream.requests()[1].json()["messages"][0]["content"][1], mystery);
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+}
+
+fn an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_loses_nothing(build: Build) {
+    let dir = scratch("upstream");
+    // Down: nothing listens on the port.
+    let down = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = format!("http://{}", down.local_addr().unwrap());
+    drop(down);
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &closed]);
+    let (status, _, text) =
+        post(&format!("{}/v1/messages", proxy.url), &request("down", &conversation("t", 0)), &headers());
+    assert_eq!(status, 502, "{text}");
+    let error: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(error["error"]["type"], "api_error");
+    assert!(error["error"]["message"].as_str().unwrap().contains("cannot connect"), "{text}");
+    let (_, log) = proxy.stop();
+    assert_no_key(&dir, &log);
+
+    // Failing, slow, and cut short halfway through a reply, by request.
+    let upstream = Upstream::start(|request: &Received| {
+        let body = request.json();
+        let task = body["messages"][0]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        let n = step_of(&body);
+        match task.as_str() {
+            "overloaded" => Reply::Json {
+                status: 529,
+                body: r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#.into(),
+            },
+            "slow" => Reply::Silent,
+            "cut" if n == 1 && !request.path.contains("retry") => {
+                let events = anthropic_events("msg_cut", &step_blocks(1), anthropic_usage(100, 0));
+                let half = events.len() / 2;
+                Reply::Events { events, cut_after: Some(half) }
+            }
+            _ => Reply::Events {
+                events: anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(100, 0)),
+                cut_after: None,
+            },
+        }
+    });
+    std::fs::write(dir.join("slow.toml"), "[proxy]\nupstream_timeout_ms = 1500\n").unwrap();
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url, "--config", "slow.toml"]);
+    let url = format!("{}/v1/messages", proxy.url);
+    let (status, _, text) = post(&url, &request("overloaded", &conversation("overloaded", 0)), &headers());
+    assert_eq!(
+        (status, text.as_str()),
+        (529, r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#)
+    );
+    let (status, _, text) = post(&url, &request("slow", &conversation("slow", 0)), &headers());
+    assert_eq!(status, 504, "{text}");
+    assert!(text.contains("did not answer in time"), "{text}");
+
+    post(&url, &request("cut", &conversation("cut", 0)), &headers());
+    let (status, _, text) = post(&url, &request("cut", &conversation("cut", 1)), &headers());
+    assert_eq!(status, 200);
+    let full = sse(&anthropic_events("msg_cut", &step_blocks(1), anthropic_usage(100, 0)));
+    assert!(text.len() < full.len() && full.starts_with(text.split("event: error").next().unwrap()), "{text}");
+    assert!(text.contains("event: error\ndata: {"), "the agent is told the stream broke off: {text}");
+    // The agent retries; the retry completes; the broken reply was never recorded.
+    let (status, _, _) = post(&format!("{url}?retry=1"), &request("cut", &conversation("cut", 1)), &headers());
+    assert_eq!(status, 200);
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let store = dir.join(".trace");
+    let cut_calls = calls(&store, "cut");
+    assert_eq!(cut_calls.iter().map(|c| c["completed"] == json!(true)).collect::<Vec<_>>(), [true, false, true]);
+    assert_eq!(cut_calls[2]["new_messages"], json!(0), "the retry repeats the request: nothing recorded twice");
+    let roles: Vec<String> =
+        message_files(&store, "cut").iter().map(|m| m["role"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "one reply per call that completed");
+    let overloaded = calls(&store, "overloaded");
+    assert_eq!((overloaded[0]["status"].as_u64(), overloaded[0]["completed"].as_bool()), (Some(529), Some(false)));
+    assert_eq!(message_files(&store, "overloaded").len(), 1, "a failed reply is not recorded");
+    assert_no_key(&dir, &log);
+}
+
+fn ctrl_c_finishes_the_requests_in_flight_and_saves(build: Build) {
+    let upstream = Upstream::start(|request: &Received| {
+        let n = step_of(&request.json());
+        let events = anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(100, 0));
+        Reply::Slow { events, pause: std::time::Duration::from_millis(150) }
+    });
+    let dir = scratch("ctrl-c");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages", proxy.url);
+    let in_flight = std::thread::spawn(move || post(&url, &request("late", &conversation("Stop me", 1)), &headers()));
+    while upstream.requests().is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let (status, _, body) = in_flight.join().unwrap();
+    let expected = anthropic_events("msg_1", &step_blocks(1), anthropic_usage(100, 0));
+    assert_eq!((status, body), (200, sse(&expected)), "the request in flight finished");
+    let store = dir.join(".trace");
+    assert_eq!(calls(&store, "late")[0]["completed"], json!(true));
+    let roles: Vec<String> =
+        message_files(&store, "late").iter().map(|m| m["role"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "its reply saved too");
+}
+
+fn when_the_engine_fails_the_request_goes_through_unmanaged(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("overflow");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url, "--window", "3000"]);
+    let task = "word ".repeat(4000);
+    let body = request("big", &conversation(&task, 0));
+    let (status, _, _) = post(&format!("{}/v1/messages", proxy.url), &body, &headers());
+    assert_eq!(status, 200);
+    assert_eq!(upstream.requests()[0].body, body, "the agent's own request, byte-identical");
+    let (status, log) = proxy.stop();
+    assert!(status.success());
+    assert!(log.contains("unmanaged") && log.contains("context_overflow"), "{log}");
+    assert_eq!(calls(&dir.join(".trace"), "big")[0]["managed"], json!(false));
+}
+
+fn a_history_that_departs_starts_a_new_session(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("departs");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages", proxy.url);
+    post(&url, &request("s", &conversation("Fix it", 2)), &headers());
+    let mut edited = conversation("Fix it", 2);
+    edited[2]["content"][0]["content"] = json!("the user edited this");
+    post(&url, &request("s", &edited), &headers());
+    let (_, log) = proxy.stop();
+    assert!(log.contains("a new session: the request does not extend s's history"), "{log}");
+    let store = dir.join(".trace");
+    assert_eq!(message_files(&store, "s").len(), 5 + 1);
+    assert_eq!(message_files(&store, "s-2").len(), 5 + 1, "the other history in its own session");
+}
+
+fn fifty_sessions_at_once_stay_apart(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("fifty");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages", proxy.url);
+    let threads: Vec<_> = (0..50)
+        .map(|i| {
+            let url = url.clone();
+            std::thread::spawn(move || {
+                for steps in 0..3 {
+                    let (status, _, body) = post(
+                        &url,
+                        &request(&format!("par-{i}"), &conversation(&format!("task {i}"), steps)),
+                        &headers(),
+                    );
+                    assert_eq!(status, 200, "{body}");
+                }
+            })
+        })
+        .collect();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let store = dir.join(".trace");
+    for i in 0..50 {
+        let messages = message_files(&store, &format!("par-{i}"));
+        assert_eq!(messages.len(), 6, "par-{i}");
+        assert_eq!(messages[0]["content"][0]["text"], format!("task {i}"));
+        assert_eq!(calls(&store, &format!("par-{i}")).len(), 3);
+    }
+    assert_eq!(upstream.requests().len(), 150);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agreement with the replay
+
+/// The request Claude Code would have sent for `messages` (the importer's inverse: tool results
+/// and the user text after them are one user message, as one line of the log; assistant blocks
+/// in order).
+fn claude_code_request(session: &str, messages: &[context_workbench::model::Message]) -> Vec<u8> {
+    use context_workbench::model::{ContentPart, Role};
+    let mut wire: Vec<Value> = Vec::new();
+    let mut previous = None;
+    for message in messages {
+        let blocks: Vec<Value> = message
+            .content
+            .iter()
+            .filter_map(|part| match part {
+                ContentPart::Text { text } => Some(json!({"type": "text", "text": text})),
+                ContentPart::Reasoning { text, signature } => {
+                    Some(json!({"type": "thinking", "thinking": text, "signature": signature.clone().unwrap_or_default()}))
+                }
+                ContentPart::ToolCall(call) => {
+                    let input: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::String(call.arguments.clone()));
+                    Some(json!({"type": "tool_use", "id": call.id, "name": call.name, "input": input}))
+                }
+                ContentPart::ToolResult(result) => Some(json!({"type": "tool_result", "tool_use_id": result.call_id, "content": result.output, "is_error": result.status == context_workbench::model::ToolStatus::Error})),
+                ContentPart::Opaque(o) => serde_json::from_str(&o.json).ok(),
+            })
+            .collect();
+        let role = if message.role == Role::Assistant { "assistant" } else { "user" };
+        match wire.last_mut() {
+            Some(last) if role == "user" && previous == Some(Role::Tool) => {
+                last["content"].as_array_mut().unwrap().extend(blocks);
+            }
+            _ => wire.push(json!({"role": role, "content": blocks})),
+        }
+        previous = Some(message.role);
+    }
+    json!({
+        "model": "claude-replayed",
+        "messages": wire,
+        "metadata": {"user_id": json!({"session_id": session}).to_string()},
+        "max_tokens": 1000,
+        "stream": true,
+    })
+    .to_string()
+    .into_bytes()
+}
+
+fn the_proxy_and_the_replays_workbench_strategy_agree_call_by_call(build: Build) {
+    let file = "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
+    let text =
+        std::fs::read_to_string(format!("{}/../../../shared/traces/claude-code/{file}", env!("CARGO_MANIFEST_DIR")))
+            .unwrap();
+    let trajectories = context_workbench::import::import(file, &text).unwrap();
+    let upstream = Upstream::start(|_: &Received| {
+        // No usage: the engine keeps its own count, as in the replay.
+        let events = vec![
+            ("message_start".to_owned(), json!({"type": "message_start", "message": {"id": "msg", "content": []}})),
+            (
+                "content_block_start".to_owned(),
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": "ok"}}),
+            ),
+            ("content_block_stop".to_owned(), json!({"type": "content_block_stop", "index": 0})),
+            ("message_stop".to_owned(), json!({"type": "message_stop"})),
+        ];
+        Reply::Events { events, cut_after: None }
+    });
+    for window in [200_000u32, 15_000] {
+        let dir = scratch(&format!("agree-{window}"));
+        // The log records no tools, so the client sends none; then no request is a side call.
+        // The replay keeps no store: forms and blocks name no plain-text originals in either.
+        let config = "[proxy]\nside_call_tokens = 0\n\n[store]\nname_originals = false\n";
+        std::fs::write(dir.join("agree.toml"), config).unwrap();
+        let args = ["--upstream", &upstream.url, "--window", &window.to_string(), "--config", "agree.toml"];
+        let proxy = Proxy::start_build(build, &dir, &args);
+        let url = format!("{}/v1/messages", proxy.url);
+        let mut sessions = Vec::new();
+        for (index, trajectory) in trajectories.iter().enumerate().filter(|(_, t)| !t.calls.is_empty()) {
+            let session = format!("agree-{index}");
+            for &end in &trajectory.calls {
+                let (status, _, body) =
+                    post(&url, &claude_code_request(&session, &trajectory.messages[..end]), &headers());
+                assert_eq!(status, 200, "{body}");
+            }
+            sessions.push((index, session));
+        }
+        let (status, log) = proxy.stop();
+        assert!(status.success(), "{log}");
+        let mut rewrites = 0;
+        let mut compared = 0;
+        let mut fallbacks = 0;
+        let contexts = sessions.len();
+        for (index, session) in sessions {
+            let mut replay = ReplaySession::import(file, &text, window as usize).unwrap();
+            replay.select(index).unwrap();
+            let proxied = calls(&dir.join(".trace"), &session);
+            assert_eq!(proxied.len(), trajectories[index].calls.len(), "{session}");
+            for (k, record) in proxied.iter().enumerate() {
+                let step = replay.step().unwrap().call;
+                // Where the engine cannot prepare the call (a context overflow), both fall back.
+                let managed = record["managed"] == json!(true);
+                assert_eq!(step.fallback.is_none(), managed, "{session} call {k}: {:?}", record["notes"]);
+                if !managed {
+                    fallbacks += 1;
+                    continue;
+                }
+                let tokens = record["prompt_tokens"].as_u64().unwrap() as usize;
+                assert_eq!(tokens, step.tokens, "{session} call {k} (window {window}): prompt tokens");
+                let replayed: Vec<String> =
+                    step.rewrites.iter().map(|r| format!("{} {}..{}", r.mechanism, r.start, r.end)).collect();
+                assert_eq!(record["rewrites"], json!(replayed), "{session} call {k} (window {window}): rewrites");
+                rewrites += replayed.len();
+                compared += 1;
+            }
+        }
+        eprintln!(
+            "proxy = replay on {file}, window {window}: {contexts} contexts, {compared} calls equal ({rewrites} rewrites), {fallbacks} calls unmanaged in both"
+        );
+        if window == 15_000 {
+            assert!(rewrites > 4, "the small window makes the engine rewrite more");
+        }
+    }
+}
+
+both_shells!(
+    a_conversation_goes_through_the_engine_and_is_saved,
+    pass_through_routes_and_side_calls_arrive_byte_identical,
+    bad_requests_get_errors_in_the_providers_shape,
+    an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_loses_nothing,
+    ctrl_c_finishes_the_requests_in_flight_and_saves,
+    when_the_engine_fails_the_request_goes_through_unmanaged,
+    a_history_that_departs_starts_a_new_session,
+    fifty_sessions_at_once_stay_apart,
+    the_proxy_and_the_replays_workbench_strategy_agree_call_by_call,
+);

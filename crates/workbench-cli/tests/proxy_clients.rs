@@ -1,0 +1,447 @@
+//! Real clients through `workbench proxy`: the official Claude Code CLI runs a 32-step session
+//! in a scratch git workspace against a scripted Anthropic upstream, and the official `openai`
+//! npm SDK streams a tool-calling conversation through the Chat Completions route. Both are
+//! pinned in `tests/clients/package.json` and installed by `.ci/setup` (`npm ci`).
+#![cfg(not(target_arch = "wasm32"))]
+
+#[macro_use]
+mod proxy_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use context_workbench::proxy::CALLS_FILE;
+use context_workbench::tokens::{Encoding, TokenCounter};
+use proxy_support::session::{self, DONE, PLAN};
+use proxy_support::{Build, Proxy, Received, Reply, Upstream, anthropic_events, files_under, scratch};
+use serde_json::{Value, json};
+
+const KEY: &str = "sk-ant-api03-e2eproxykey9876543210zyxwvutsrqponmlkjihgfedcbaZYXWVU";
+const OPENAI_KEY: &str = "sk-proj-e2eopenaikey0123456789abcdefghijklmnopqrstuvwxyz0123";
+
+/// `tests/clients`, with its packages installed.
+fn clients() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients");
+    assert!(
+        dir.join("node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs").exists()
+            && dir.join("node_modules/openai").exists(),
+        "the test clients are not installed: run `bash .ci/setup` (or `npm ci` in tests/clients)"
+    );
+    dir
+}
+
+/// Strip every `cache_control`, to compare what the model reads.
+fn strip(value: &Value) -> Value {
+    match value {
+        Value::Object(fields) => Value::Object(
+            fields.iter().filter(|(k, _)| *k != "cache_control").map(|(k, v)| (k.clone(), strip(v))).collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(strip).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Tokens of the common prefix of two prompts' text: what a provider's cache would serve.
+fn cached_tokens(previous: Option<&str>, now: &str, counter: &TokenCounter) -> u64 {
+    let Some(previous) = previous else { return 0 };
+    let common = previous.bytes().zip(now.bytes()).take_while(|(a, b)| a == b).count();
+    let cut = (0..=common).rev().find(|&i| now.is_char_boundary(i)).unwrap_or(0);
+    counter.count(&now[..cut]) as u64
+}
+
+fn calls(store: &Path, trace: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(store.join(trace).join(CALLS_FILE)).unwrap_or_default();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// Which scripted step a request asks for: one past the step its newest tool result answers.
+fn next_step(body: &Value) -> usize {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let newest =
+        messages.iter().rev().flat_map(|m| m["content"].as_array().cloned().unwrap_or_default()).find_map(|b| {
+            b["tool_use_id"].as_str().and_then(|id| id.strip_prefix("toolu_cc")).and_then(|n| n.parse::<usize>().ok())
+        });
+    newest.map_or(0, |n| n + 1)
+}
+
+/// Claude Code runs a long session through the proxy (each shell: see `both_shells!`).
+fn claude_code_session(build: Build) {
+    let clients = clients();
+    let root = scratch(&format!("claude-code-{build:?}"));
+    let work = root.join("work");
+    let home = root.join("home");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    session::workspace(&work);
+    let steps = session::steps(&work);
+    assert!(steps >= 30);
+
+    let counter = TokenCounter::new(Encoding::O200kBase);
+    let previous: Mutex<Option<String>> = Mutex::new(None);
+    let ids = AtomicUsize::new(0);
+    let script_dir = work.clone();
+    let upstream = Upstream::start(move |request: &Received| {
+        let body = request.json();
+        if request.path.contains("count_tokens") || request.method != "POST" {
+            return Reply::Json { status: 200, body: json!({"input_tokens": 1000}).to_string() };
+        }
+        let id = format!("msg_e2e_{}", ids.fetch_add(1, Ordering::SeqCst));
+        if body.get("tools").is_none() {
+            let text = json!({"type": "text", "text": "Fix the inventory bugs"});
+            let usage = json!({"input_tokens": 100, "output_tokens": 5});
+            return match body["stream"].as_bool() {
+                Some(true) => Reply::Events { events: anthropic_events(&id, &[text], usage), cut_after: None },
+                _ => Reply::Json { status: 200, body: json!({"id": id, "type": "message", "role": "assistant", "content": [text], "stop_reason": "end_turn", "usage": usage}).to_string() },
+            };
+        }
+        // A prompt cache: the prefix this prompt shares with the previous one is read from it.
+        let text = strip(&json!([body["tools"], body["system"], body["messages"]])).to_string();
+        let total = counter.count(&text) as u64;
+        let mut previous = previous.lock().unwrap();
+        let cached = cached_tokens(previous.as_deref(), &text, &counter).min(total);
+        *previous = Some(text);
+        let usage = json!({"input_tokens": total - cached, "cache_read_input_tokens": cached, "cache_creation_input_tokens": total - cached, "output_tokens": 40});
+        let n = next_step(&body);
+        let blocks = match session::step(n, &script_dir) {
+            Some((name, input)) => vec![
+                json!({"type": "thinking", "thinking": "", "signature": format!("EqQBCkYIBRgCKkB{n}+/sig==")}),
+                json!({"type": "text", "text": format!("Step {n}: {name}.")}),
+                json!({"type": "tool_use", "id": format!("toolu_cc{n}"), "name": name, "input": input}),
+            ],
+            None => vec![json!({"type": "text", "text": DONE})],
+        };
+        Reply::Events { events: anthropic_events(&id, &blocks, usage), cut_after: None }
+    });
+
+    let proxy = Proxy::start_build(build, &work, &["--upstream", &upstream.url, "--window", "60000"]);
+    let output = Command::new("node")
+        .arg(clients.join("node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs"))
+        .args([
+            "-p",
+            "Fix the failing tests in this repository.",
+            "--allowedTools",
+            "Read,Grep,Edit,Write,Bash,TodoWrite",
+        ])
+        .current_dir(&work)
+        .env("HOME", &home)
+        .env("ANTHROPIC_BASE_URL", &proxy.url)
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("CLAUDE_CODE_ENABLE_TASKS", "0")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .output()
+        .expect("run Claude Code");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    assert!(
+        output.status.success() && stdout.contains(DONE),
+        "Claude Code: {stdout}\n{}\nproxy log:\n{log}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    // The files are edited as scripted, and the tests pass.
+    let stock = std::fs::read_to_string(work.join("inventory/stock.py")).unwrap();
+    assert!(
+        stock.contains("sum(item.price * item.quantity for item in items)")
+            && stock.contains("item.quantity += amount")
+    );
+    assert!(stock.contains("\"\"\"Add `amount` to the item's stock.\"\"\""));
+    assert!(std::fs::read_to_string(work.join("inventory/report.py")).unwrap().contains("[\"INVENTORY REPORT\"]"));
+    let tests = Command::new("python3")
+        .args(["-m", "unittest", "discover", "-s", "tests"])
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    assert!(tests.status.success(), "{}", String::from_utf8_lossy(&tests.stderr));
+
+    // What the upstream received: the engine's prompts.
+    let received = upstream.requests();
+    let main: Vec<Value> = received
+        .iter()
+        .filter(|r| r.method == "POST" && !r.path.contains("count_tokens"))
+        .map(Received::json)
+        .filter(|b| b.get("tools").is_some())
+        .collect();
+    let side = received.iter().filter(|r| r.method == "POST" && r.json().get("tools").is_none()).count();
+    assert!(main.len() > steps, "{} calls for {steps} steps", main.len());
+    let store = work.join(".trace");
+    let traces: Vec<String> =
+        std::fs::read_dir(&store).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    let trace = traces
+        .iter()
+        .find(|t| calls(&store, t).len() == main.len())
+        .unwrap_or_else(|| panic!("one trace holds every call: {traces:?}\n{log}"))
+        .clone();
+    let records = calls(&store, &trace);
+    let sent: u64 = records.iter().map(|c| c["prompt_tokens"].as_u64().unwrap()).sum();
+    let agent: u64 = records.iter().map(|c| c["client_tokens"].as_u64().unwrap()).sum();
+    let read: u64 = records.iter().map(|c| c["usage"]["cache_read_tokens"].as_u64().unwrap_or(0)).sum();
+    let prompt: u64 = records
+        .iter()
+        .map(|c| {
+            c["usage"]["input_tokens"].as_u64().unwrap_or(0)
+                + c["usage"]["cache_read_tokens"].as_u64().unwrap_or(0)
+                + c["usage"]["cache_write_tokens"].as_u64().unwrap_or(0)
+        })
+        .sum();
+    let expected: u64 = records.iter().map(|c| c["expected_cached_tokens"].as_u64().unwrap()).sum();
+    let rewrites: Vec<usize> =
+        (0..records.len()).filter(|&k| !records[k]["rewrites"].as_array().unwrap().is_empty()).collect();
+    eprintln!(
+        "claude code through the {build:?} proxy: {} calls ({side} side calls passed through), {agent} prompt tokens from Claude Code, {sent} sent upstream ({:.2}x); cached share reported {:.1}% (engine expected {:.1}%); rewrites at calls {rewrites:?}",
+        records.len(),
+        sent as f64 / agent as f64,
+        read as f64 * 100.0 / prompt.max(1) as f64,
+        expected as f64 * 100.0 / sent.max(1) as f64,
+    );
+    assert!(records.iter().all(|c| c["managed"] == json!(true) && c["completed"] == json!(true)), "{log}");
+    assert!(!log.contains("differs from the upstream's"), "the proxy read each reply as Claude Code did:\n{log}");
+    // Each call names its agent, and `prompt.json` holds what the upstream received last.
+    assert!(records.iter().all(|c| c["agent"].as_str().is_some_and(|a| a.starts_with("claude-cli/"))), "{log}");
+    let prompt: Value =
+        serde_json::from_str(&std::fs::read_to_string(store.join(&trace).join("prompt.json")).unwrap()).unwrap();
+    assert_eq!(prompt["tokens"], records.last().unwrap()["prompt_tokens"], "prompt.json is the newest call's");
+    assert!(prompt["view"]["messages"].as_array().is_some_and(|m| !m.is_empty()));
+    assert!(sent < agent, "the engine sent fewer tokens than Claude Code: {sent} vs {agent}");
+    let last = records.last().unwrap();
+    assert!(last["prompt_tokens"].as_u64() < last["client_tokens"].as_u64(), "{last}");
+    assert!(!rewrites.is_empty(), "the window makes the engine compact\n{log}");
+    let last_body = main.last().unwrap().to_string();
+    assert!(last_body.contains("<compressed_turns"), "the last prompt carries a compressed block");
+    // Nothing dropped is out of reach: the block names the plain-text originals by absolute path
+    // (Claude Code's Read wants one), and the files hold the originals.
+    let base = work.canonicalize().unwrap().display().to_string();
+    let named = last_body
+        .split("Originals: the files ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .expect("a block names its originals");
+    assert!(named.starts_with(&format!("{base}/.trace/")) && named.ends_with(".txt"), "{named}");
+    assert!(std::path::Path::new(named).is_file(), "{named} exists");
+    assert!(main.last().unwrap()["messages"].as_array().unwrap().len() < last["messages"].as_u64().unwrap() as usize);
+
+    // Byte-identical prefixes between calls except where the engine recorded a rewrite, and
+    // the breakpoints on the stable prefix.
+    for (k, body) in main.iter().enumerate() {
+        let marks = body.to_string().matches("cache_control").count();
+        assert!((2..=4).contains(&marks), "call {k}: {marks} breakpoints");
+        assert!(body["system"].as_array().unwrap().last().unwrap().get("cache_control").is_some(), "call {k}");
+        assert_eq!(strip(&body["tools"]), strip(&main[0]["tools"]));
+        if k == 0 || rewrites.contains(&k) {
+            continue;
+        }
+        let before = strip(&main[k - 1]["messages"]);
+        let before = before.as_array().unwrap();
+        let now = strip(&body["messages"]);
+        let prefix = serde_json::to_string(&before[..before.len() - 1]).unwrap();
+        let now = serde_json::to_string(&now.as_array().unwrap()[..before.len() - 1]).unwrap();
+        assert!(
+            prefix == now,
+            "call {k}: the prefix changed without a recorded rewrite:\n{}\n{}",
+            outline(before),
+            outline(strip(&body["messages"]).as_array().unwrap())
+        );
+        assert_eq!(strip(&body["system"]), strip(&main[k - 1]["system"]));
+    }
+
+    // Side calls (requests without tools) went through as they came.
+    assert_eq!(log.matches("side call, passed through").count(), side, "{log}");
+
+    // The key never reaches the store or the log.
+    for (path, text) in files_under(&store) {
+        assert!(!text.contains(KEY) && !text.contains("e2eproxykey"), "the key is in {}", path.display());
+    }
+    assert!(!log.contains("e2eproxykey"));
+
+    // The session is in the store with its plan from TodoWrite, and `workbench serve` shows it.
+    let serve = ServeProcess::start(&store);
+    let list = serve.get("/api/traces");
+    assert!(list["traces"].as_array().unwrap().iter().any(|t| t["trace_id"] == json!(trace)), "{list}");
+    let detail = serve.get(&format!("/api/traces/{trace}"));
+    let goals: Vec<(String, String)> = detail["goal_tree"]["goals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["description"].as_str().unwrap().to_owned(), g["status"].as_str().unwrap().to_owned()))
+        .collect();
+    let plan: Vec<(String, String)> = PLAN.iter().map(|p| (p.to_string(), "completed".to_owned())).collect();
+    assert_eq!(goals, plan, "{detail}");
+    assert!(detail["trace"]["message_count"].as_u64().unwrap() >= 2 * steps as u64);
+    let served = serve.get(&format!("/api/traces/{trace}/calls"));
+    let served = served["calls"].as_array().unwrap();
+    assert_eq!(served.len(), records.len());
+    assert!(served.iter().all(|c| c["usage"]["cache_read_tokens"].is_u64() && c["expected_cached_tokens"].is_u64()));
+}
+
+/// One line per message: its role and the start of its content (for failures).
+fn outline(messages: &[Value]) -> String {
+    let line = |m: &Value| {
+        let text = m["content"].to_string();
+        let head: String = text.chars().take(70).collect();
+        format!("  {} ({} bytes) {head}", m["role"].as_str().unwrap_or("?"), text.len())
+    };
+    messages.iter().map(line).collect::<Vec<_>>().join("\n")
+}
+
+/// `workbench serve ROOT --port 0`, stopped when dropped.
+struct ServeProcess {
+    child: std::process::Child,
+    address: String,
+}
+
+impl ServeProcess {
+    fn start(root: &Path) -> ServeProcess {
+        use std::io::BufRead;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_workbench"))
+            .arg("serve")
+            .arg(root)
+            .args(["--port", "0"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        ServeProcess { child, address: line.trim().to_owned() }
+    }
+
+    fn get(&self, path: &str) -> Value {
+        let mut response = proxy_support::client().get(format!("{}{path}", self.address)).call().unwrap();
+        serde_json::from_str(&response.body_mut().read_to_string().unwrap()).unwrap()
+    }
+}
+
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// OpenAI chat completion chunks of one streamed reply: text, then tool calls in pieces.
+fn openai_chunks(id: &str, text: &str, calls: &[(String, String, String)], usage: Value) -> Vec<(String, Value)> {
+    let chunk = |delta: Value, finish: Value| {
+        (
+            String::new(),
+            json!({"id": id, "object": "chat.completion.chunk", "created": 1, "model": "gpt-scripted", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+        )
+    };
+    let mut chunks = vec![chunk(json!({"role": "assistant", "content": ""}), Value::Null)];
+    if !text.is_empty() {
+        let (a, b) = text.split_at(text.len() / 2);
+        chunks.push(chunk(json!({"content": a}), Value::Null));
+        chunks.push(chunk(json!({"content": b}), Value::Null));
+    }
+    for (index, (call_id, name, arguments)) in calls.iter().enumerate() {
+        let (a, b) = arguments.split_at(arguments.len() / 2);
+        chunks.push(chunk(json!({"tool_calls": [{"index": index, "id": call_id, "type": "function", "function": {"name": name, "arguments": a}}]}), Value::Null));
+        chunks.push(chunk(json!({"tool_calls": [{"index": index, "function": {"arguments": b}}]}), Value::Null));
+    }
+    chunks.push(chunk(json!({}), json!(if calls.is_empty() { "stop" } else { "tool_calls" })));
+    chunks.push((String::new(), json!({"id": id, "object": "chat.completion.chunk", "created": 1, "model": "gpt-scripted", "choices": [], "usage": usage})));
+    chunks.push((String::new(), json!("[DONE]")));
+    chunks
+}
+
+/// The openai SDK streams a tool-calling conversation through the proxy.
+fn openai_sdk_session(build: Build) {
+    let clients = clients();
+    let work = scratch(&format!("openai-sdk-{build:?}"));
+    for i in 0..12 {
+        let text: String =
+            (0..80).map(|l| format!("notes {i}, line {l}: the quick brown fox jumps over the lazy dog\n")).collect();
+        std::fs::write(work.join(format!("notes-{i}.txt")), text).unwrap();
+    }
+    let steps = 12;
+    let counter = TokenCounter::new(Encoding::O200kBase);
+    let previous: Mutex<Option<String>> = Mutex::new(None);
+    let upstream = Upstream::start(move |request: &Received| {
+        let body = request.json();
+        let text = json!([body["tools"], body["messages"]]).to_string();
+        let total = counter.count(&text) as u64;
+        let mut previous = previous.lock().unwrap();
+        let cached = cached_tokens(previous.as_deref(), &text, &counter).min(total);
+        *previous = Some(text);
+        let usage = json!({"prompt_tokens": total, "completion_tokens": 12, "total_tokens": total + 12, "prompt_tokens_details": {"cached_tokens": cached}});
+        let answered = body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .rev()
+            .find_map(|m| m["tool_call_id"].as_str().map(str::to_owned));
+        let n =
+            answered.and_then(|id| id.strip_prefix("call_").and_then(|n| n.parse::<usize>().ok())).map_or(0, |n| n + 1);
+        let events = if n < steps {
+            let arguments = json!({"path": format!("notes-{n}.txt")}).to_string();
+            openai_chunks(
+                &format!("chatcmpl-{n}"),
+                &format!("Reading notes {n}."),
+                &[(format!("call_{n}"), "read_file".into(), arguments)],
+                usage,
+            )
+        } else {
+            openai_chunks("chatcmpl-end", "I read all twelve notes.", &[], usage)
+        };
+        Reply::Events { events, cut_after: None }
+    });
+    let proxy = Proxy::start_build(build, &work, &["--upstream", &upstream.url, "--window", "16000"]);
+    let output = Command::new("node")
+        .arg(clients.join("openai-chat.mjs"))
+        .current_dir(&work)
+        .env("OPENAI_BASE_URL", format!("{}/v1", proxy.url))
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .output()
+        .expect("run the openai SDK client");
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}\n{}\n{log}", String::from_utf8_lossy(&output.stderr));
+    let summary: Value = serde_json::from_str(stdout.lines().last().unwrap_or("{}")).unwrap();
+    assert_eq!(summary["answer"], "I read all twelve notes.");
+    assert_eq!(summary["calls"], json!(steps + 1));
+    assert_eq!(summary["tool_calls"], json!(steps));
+
+    let received = upstream.requests();
+    assert_eq!(received.len(), steps + 1);
+    let store = work.join(".trace");
+    let trace = std::fs::read_dir(&store).unwrap().flatten().next().unwrap().file_name().to_string_lossy().into_owned();
+    let records = calls(&store, &trace);
+    assert_eq!(records.len(), steps + 1);
+    let sent: u64 = records.iter().map(|c| c["prompt_tokens"].as_u64().unwrap()).sum();
+    let agent: u64 = records.iter().map(|c| c["client_tokens"].as_u64().unwrap()).sum();
+    let rewrites: Vec<usize> =
+        (0..records.len()).filter(|&k| !records[k]["rewrites"].as_array().unwrap().is_empty()).collect();
+    eprintln!(
+        "openai sdk through the {build:?} proxy: {} calls, {agent} prompt tokens from the SDK, {sent} sent upstream; rewrites at {rewrites:?}",
+        records.len()
+    );
+    assert!(records.iter().all(|c| c["managed"] == json!(true) && c["completed"] == json!(true)), "{log}");
+    assert!(sent < agent && !rewrites.is_empty(), "{log}");
+    assert!(records.iter().all(|c| c["usage"]["cache_read_tokens"].is_u64()), "usage with cached tokens is recorded");
+    for (k, got) in received.iter().enumerate() {
+        assert_eq!(got.header("authorization"), Some(format!("Bearer {OPENAI_KEY}").as_str()));
+        let body = got.json();
+        assert_eq!(body["stream_options"], json!({"include_usage": true}), "the SDK's fields are kept");
+        assert_eq!(body["tools"][0]["function"]["name"], "read_file");
+        assert_eq!(body["messages"][0], json!({"role": "system", "content": "You read notes for the user."}));
+        if k > 0 && !rewrites.contains(&k) {
+            // Everything but the previous call's last message (which may carry the engine's tail).
+            let before = received[k - 1].json()["messages"].as_array().unwrap().clone();
+            let now = body["messages"].as_array().unwrap();
+            assert!(
+                before[..before.len() - 1] == now[..before.len() - 1],
+                "call {k}: the prefix changed:\n{}\n{}",
+                outline(&before),
+                outline(now)
+            );
+        }
+    }
+    for (path, text) in files_under(&store) {
+        assert!(!text.contains("e2eopenaikey"), "the key is in {}", path.display());
+    }
+    assert!(!log.contains("e2eopenaikey"));
+}
+
+both_shells!(claude_code_session, openai_sdk_session);

@@ -1,0 +1,395 @@
+//! Shared by the proxy's tests: a scripted LLM upstream on 127.0.0.1 (the only stand-in: it
+//! plays replies in the providers' wire formats and records every request it receives), the
+//! real `workbench proxy` binary, and a plain HTTP client.
+#![allow(dead_code)]
+
+pub mod session;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+/// Generous: a loaded 2-core machine may be slow.
+pub const PATIENCE: Duration = Duration::from_secs(120);
+
+/// A request the upstream received.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub method: String,
+    /// The path with its query, as sent.
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Received {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// What the upstream answers.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// Server-sent events (`event`, `data`); with `cut_after`, the connection drops after that
+    /// many events, mid-reply.
+    Events { events: Vec<(String, Value)>, cut_after: Option<usize> },
+    /// The same events, one every `pause`.
+    Slow { events: Vec<(String, Value)>, pause: Duration },
+    /// A whole body with a status.
+    Json { status: u16, body: String },
+    /// Nothing, for longer than any test waits.
+    Silent,
+}
+
+type Script = dyn Fn(&Received) -> Reply + Send + Sync;
+
+/// The scripted upstream, stopped when dropped.
+pub struct Upstream {
+    pub url: String,
+    pub received: Arc<Mutex<Vec<Received>>>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+#[derive(Clone)]
+struct Shared {
+    received: Arc<Mutex<Vec<Received>>>,
+    script: Arc<Script>,
+}
+
+impl Upstream {
+    pub fn start(script: impl Fn(&Received) -> Reply + Send + Sync + 'static) -> Upstream {
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let shared = Shared { received: Arc::clone(&received), script: Arc::new(script) };
+        let (address_tx, address_rx) = mpsc::channel();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                address_tx.send(listener.local_addr().unwrap()).unwrap();
+                let app = axum::Router::new().fallback(answer).with_state(shared);
+                let _ = axum::serve(listener, app).with_graceful_shutdown(async { drop(stopped.await) }).await;
+            });
+        });
+        let address = address_rx.recv_timeout(PATIENCE).expect("the upstream listens");
+        Upstream { url: format!("http://{address}"), received, stop: Some(stop) }
+    }
+
+    /// Every request received so far, in order.
+    pub fn requests(&self) -> Vec<Received> {
+        self.received.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+async fn answer(State(shared): State<Shared>, request: Request) -> Response {
+    let (parts, body) = request.into_parts();
+    let body = axum::body::to_bytes(body, usize::MAX).await.unwrap_or_default().to_vec();
+    let received = Received {
+        method: parts.method.to_string(),
+        path: parts.uri.path_and_query().map_or("/".into(), |p| p.to_string()),
+        headers: parts.headers.iter().map(|(n, v)| (n.to_string(), v.to_str().unwrap_or("").to_owned())).collect(),
+        body,
+    };
+    let reply = (shared.script)(&received);
+    shared.received.lock().unwrap().push(received);
+    match reply {
+        Reply::Json { status, body } => {
+            (axum::http::StatusCode::from_u16(status).unwrap(), [("content-type", "application/json")], body)
+                .into_response()
+        }
+        Reply::Silent => {
+            tokio::time::sleep(Duration::from_secs(600)).await;
+            "too late".into_response()
+        }
+        Reply::Slow { events, pause } => events_body(events, None, pause),
+        Reply::Events { events, cut_after } => events_body(events, cut_after, Duration::from_millis(2)),
+    }
+}
+
+/// A stream of server-sent events, one piece at a time, so the agent sees the first ones
+/// before the connection drops (with `cut_after`) or the next one comes.
+fn events_body(events: Vec<(String, Value)>, cut_after: Option<usize>, pause: Duration) -> Response {
+    {
+        {
+            let mut chunks: Vec<Result<Bytes, std::io::Error>> = events
+                .iter()
+                .map(|(event, data)| {
+                    // A string is sent as it is (`[DONE]`), anything else as JSON.
+                    let data = match data {
+                        Value::String(text) => text.clone(),
+                        other => other.to_string(),
+                    };
+                    let text = if event.is_empty() {
+                        format!("data: {data}\n\n")
+                    } else {
+                        format!("event: {event}\ndata: {data}\n\n")
+                    };
+                    Ok(Bytes::from(text))
+                })
+                .collect();
+            if let Some(n) = cut_after {
+                chunks.truncate(n);
+                chunks.push(Err(std::io::Error::other("the scripted upstream drops the connection")));
+            }
+            let stream = futures_util::stream::unfold(chunks.into_iter(), move |mut chunks| async move {
+                let next = chunks.next()?;
+                tokio::time::sleep(if next.is_err() { Duration::from_millis(300) } else { pause }).await;
+                Some((next, chunks))
+            });
+            ([("content-type", "text/event-stream")], Body::from_stream(stream)).into_response()
+        }
+    }
+}
+
+/// An Anthropic streamed message: `blocks` (text, thinking, tool_use) with usage.
+pub fn anthropic_events(id: &str, blocks: &[Value], usage: Value) -> Vec<(String, Value)> {
+    let mut events = vec![(
+        "message_start".to_owned(),
+        json!({"type": "message_start", "message": {"id": id, "type": "message", "role": "assistant", "content": [], "model": "claude-scripted", "stop_reason": null, "stop_sequence": null, "usage": usage}}),
+    )];
+    let mut tool_use = false;
+    for (index, block) in blocks.iter().enumerate() {
+        let kind = block["type"].as_str().unwrap_or("text");
+        let start = match kind {
+            "text" => json!({"type": "text", "text": ""}),
+            "thinking" => json!({"type": "thinking", "thinking": ""}),
+            "tool_use" => {
+                tool_use = true;
+                json!({"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}})
+            }
+            _ => block.clone(),
+        };
+        events.push((
+            "content_block_start".into(),
+            json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        let mut delta = |delta: Value| {
+            events.push((
+                "content_block_delta".into(),
+                json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
+        };
+        match kind {
+            "text" => {
+                let text = block["text"].as_str().unwrap_or_default();
+                let (a, b) = text.split_at(text.char_indices().nth(text.chars().count() / 2).map_or(0, |(i, _)| i));
+                delta(json!({"type": "text_delta", "text": a}));
+                delta(json!({"type": "text_delta", "text": b}));
+            }
+            "thinking" => {
+                delta(json!({"type": "thinking_delta", "thinking": block["thinking"]}));
+                delta(json!({"type": "signature_delta", "signature": block["signature"]}));
+            }
+            "tool_use" => {
+                let input = block["input"].to_string();
+                let cut = input.char_indices().nth(input.chars().count() / 2).map_or(0, |(i, _)| i);
+                delta(json!({"type": "input_json_delta", "partial_json": &input[..cut]}));
+                delta(json!({"type": "input_json_delta", "partial_json": &input[cut..]}));
+            }
+            _ => {}
+        }
+        events.push(("content_block_stop".into(), json!({"type": "content_block_stop", "index": index})));
+        if index == 0 {
+            events.push(("ping".into(), json!({"type": "ping"})));
+        }
+    }
+    let stop = if tool_use { "tool_use" } else { "end_turn" };
+    events.push((
+        "message_delta".into(),
+        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 20}}),
+    ));
+    events.push(("message_stop".into(), json!({"type": "message_stop"})));
+    events
+}
+
+/// Anthropic usage for a prompt of `prompt` tokens, `cached` of them read from the cache.
+pub fn anthropic_usage(prompt: u64, cached: u64) -> Value {
+    json!({"input_tokens": prompt - cached, "cache_read_input_tokens": cached, "cache_creation_input_tokens": 0, "output_tokens": 1})
+}
+
+/// One behavioural suite for both shells: each `case(build: Build)` becomes a test against
+/// `workbench proxy` and one against the npm package's bin, `#[ignore]`d because it needs the
+/// package built (`.ci/test` runs them after `npm run build`, with `--ignored`).
+macro_rules! both_shells {
+    ($($case:ident),* $(,)?) => {
+        mod native {
+            $(#[test]
+            fn $case() {
+                super::$case($crate::proxy_support::Build::Native)
+            })*
+        }
+        mod npm {
+            $(#[test]
+            #[ignore = "needs the npm package built: .ci/test runs it after `npm run build` (-- --ignored)"]
+            fn $case() {
+                super::$case($crate::proxy_support::Build::Npm)
+            })*
+        }
+    };
+}
+
+/// Which build of the proxy a test runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Build {
+    /// `workbench proxy`, the CLI this crate builds.
+    Native,
+    /// `context-workbench proxy`, the npm package's bin (`bindings/dist`, built by `npm run build`).
+    Npm,
+}
+
+impl Build {
+    fn command(self) -> Command {
+        match self {
+            Build::Native => Command::new(env!("CARGO_BIN_EXE_workbench")),
+            Build::Npm => {
+                let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bindings/dist/cli.js");
+                assert!(cli.is_file(), "the npm package is not built: run `npm run build` in bindings/ first");
+                let mut command = Command::new("node");
+                command.arg(cli);
+                command
+            }
+        }
+    }
+}
+
+/// `workbench proxy` running in `dir`, stopped when `stop` is called (or killed when dropped).
+pub struct Proxy {
+    child: Option<Child>,
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    pub stderr: PathBuf,
+}
+
+impl Proxy {
+    pub fn start(dir: &Path, args: &[&str]) -> Proxy {
+        Proxy::start_build(Build::Native, dir, args)
+    }
+
+    pub fn start_build(build: Build, dir: &Path, args: &[&str]) -> Proxy {
+        let stderr = dir.join("proxy.log");
+        let mut child = build
+            .command()
+            .current_dir(dir)
+            .arg("proxy")
+            .args(["--port", "0"])
+            .args(args)
+            .env_remove("WORKBENCH_LLM_URL")
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .expect("start workbench proxy");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (sender, receiver) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            let first: Vec<String> = (0..3).filter_map(|_| lines.next().and_then(Result::ok)).collect();
+            let _ = sender.send(first);
+        });
+        let lines = receiver.recv_timeout(PATIENCE).expect("workbench proxy printed its address");
+        let url = lines.first().cloned().unwrap_or_default();
+        assert!(url.starts_with("http://127.0.0.1:"), "{lines:?}");
+        assert_eq!(lines.get(1), Some(&format!("ANTHROPIC_BASE_URL={url}")));
+        assert_eq!(lines.get(2), Some(&format!("OPENAI_BASE_URL={url}/v1")));
+        Proxy { child: Some(child), url, stderr }
+    }
+
+    /// SIGTERM, as Ctrl-C stops it: the exit status and the log.
+    pub fn stop(mut self) -> (ExitStatus, String) {
+        let mut child = self.child.take().expect("running");
+        let pid = child.id() as i32;
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0, "signal the proxy");
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break status;
+            }
+            assert!(started.elapsed() < PATIENCE, "the proxy did not stop after SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        (status, self.log())
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A plain HTTP client: any status is an answer.
+pub fn client() -> ureq::Agent {
+    ureq::Agent::config_builder().http_status_as_error(false).timeout_global(Some(PATIENCE)).build().into()
+}
+
+/// `POST url` with a JSON body and headers: the status, the content type and the body.
+pub fn post(url: &str, body: &[u8], headers: &[(&str, &str)]) -> (u16, String, String) {
+    let mut request = client().post(url).header("content-type", "application/json");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    match request.send(body) {
+        Ok(mut response) => {
+            let status = response.status().as_u16();
+            let kind = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+            let text = response.body_mut().read_to_string().unwrap_or_else(|e| format!("<body cut: {e}>"));
+            (status, kind, text)
+        }
+        Err(e) => (0, String::new(), format!("<no response: {e}>")),
+    }
+}
+
+/// A scratch directory of its own (cases of both shells run at once in one process).
+pub fn scratch(name: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let dir = std::env::temp_dir().join(format!("cw-proxy-{}-{n}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every file under `dir` with its text (lossy), sorted.
+pub fn files_under(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let bytes = std::fs::read(&path).unwrap_or_default();
+                out.push((path, String::from_utf8_lossy(&bytes).into_owned()));
+            }
+        }
+    }
+    out.sort();
+    out
+}

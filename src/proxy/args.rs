@@ -1,0 +1,212 @@
+//! The proxy's command line and start-up, read the same way by `workbench proxy` and the npm
+//! package's `context-workbench proxy`: the flags and their usage text, the config file's
+//! format, where the trace store lives and the engine's configuration for the sessions. The
+//! shells do the file-system part (create the store, resolve links) and pass the results here.
+
+use lexopt::prelude::*;
+
+use crate::config::Config;
+use crate::error::Result;
+
+/// What `--help` prints for `program` (`workbench`, `context-workbench`).
+pub fn usage(program: &str) -> String {
+    format!("usage: {program} {USAGE}")
+}
+
+/// The flags and what they do, after `usage: PROGRAM `.
+const USAGE: &str = "\
+proxy [--port N] [--upstream URL | anthropic=URL | openai=URL]... [--store DIR] [--window N] [--config FILE]
+
+Puts the Context Workbench engine in front of an agent that speaks Anthropic Messages or OpenAI
+Chat Completions (Claude Code, Cline, OpenCode, ...): listens on 127.0.0.1, sends the engine's
+prompt upstream and saves each conversation in the trace store.
+
+  --port N          the port on 127.0.0.1 (default 8787; 0 picks a free one)
+  --upstream URL    where requests go: a URL for every route, or anthropic=URL / openai=URL
+                    (repeatable; default https://api.anthropic.com and https://api.openai.com)
+  --store DIR       the trace root every session is saved under (default .trace)
+  --window N        the model's context window in tokens (default: the config's window, 200000)
+  --config FILE     the engine's configuration, TOML (or JSON when it ends in .json)
+  --llm-url URL     an OpenAI-compatible endpoint for the compactor (native only; the key from
+  --llm-model NAME  WORKBENCH_LLM_API_KEY); without one the embedded compactor writes blocks
+  -h, --help        this text
+
+Ctrl-C or SIGTERM: no new requests; those in flight get proxy.shutdown_grace_ms to finish, then
+are cut short with an error in the provider's shape; every session is saved. A second signal
+cuts at once.";
+
+/// The proxy's flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyArgs {
+    pub port: u16,
+    /// `URL` (every route) or `anthropic=URL` / `openai=URL`, in order.
+    pub upstream: Vec<String>,
+    pub store: String,
+    pub window: Option<u32>,
+    pub config: Option<String>,
+    pub llm_url: Option<String>,
+    pub llm_model: Option<String>,
+    pub help: bool,
+}
+
+impl Default for ProxyArgs {
+    fn default() -> Self {
+        ProxyArgs {
+            port: 8787,
+            upstream: Vec::new(),
+            store: ".trace".into(),
+            window: None,
+            config: None,
+            llm_url: None,
+            llm_model: None,
+            help: false,
+        }
+    }
+}
+
+impl ProxyArgs {
+    /// Read the flags after `proxy`; the error says which flag and why.
+    pub fn parse<I: IntoIterator<Item = String>>(args: I) -> std::result::Result<ProxyArgs, String> {
+        let mut parsed = ProxyArgs::default();
+        let mut parser = lexopt::Parser::from_args(args);
+        while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
+            match arg {
+                Long("port") => parsed.port = number("--port", &value(&mut parser)?, 0, u16::MAX.into())?,
+                Long("upstream") => parsed.upstream.push(value(&mut parser)?),
+                Long("store") => parsed.store = value(&mut parser)?,
+                Long("window") => parsed.window = Some(number("--window", &value(&mut parser)?, 1, u32::MAX.into())?),
+                Long("config") => parsed.config = Some(value(&mut parser)?),
+                Long("llm-url") => parsed.llm_url = Some(value(&mut parser)?),
+                Long("llm-model") => parsed.llm_model = Some(value(&mut parser)?),
+                Short('h') | Long("help") => parsed.help = true,
+                other => return Err(other.unexpected().to_string()),
+            }
+        }
+        Ok(parsed)
+    }
+}
+
+/// The value of the flag just read.
+fn value(parser: &mut lexopt::Parser) -> std::result::Result<String, String> {
+    let value = parser.value().map_err(|e| e.to_string())?;
+    value.into_string().map_err(|v| format!("`{}` is not UTF-8", v.to_string_lossy()))
+}
+
+/// A whole number from `min` to `max`.
+fn number<T: TryFrom<u64>>(flag: &str, text: &str, min: u64, max: u64) -> std::result::Result<T, String> {
+    let n = text.parse::<u64>().ok().filter(|n| (min..=max).contains(n)).and_then(|n| T::try_from(n).ok());
+    n.ok_or_else(|| format!("{flag} `{text}`: expected a whole number from {min} to {max}"))
+}
+
+/// A config file's text: JSON when its name ends in `.json`, TOML otherwise. Errors start with
+/// the file's name and name the offending key.
+pub fn config_from_file(name: &str, text: &str) -> std::result::Result<Config, String> {
+    let parsed = if name.ends_with(".json") {
+        Config::from_json(text)
+    } else {
+        let value: toml::Value = toml::from_str(text).map_err(|e| format!("{name}: {e}"))?;
+        Config::from_value(serde_json::to_value(value).map_err(|e| format!("{name}: {e}"))?)
+    };
+    parsed.map_err(|e| format!("{name}: {e}"))
+}
+
+/// Where the sessions are saved: the engine's workspace (an absolute directory) and the trace
+/// root in it (workspace-relative, `/`-separated).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreLocation {
+    pub workspace: String,
+    pub root: String,
+}
+
+impl StoreLocation {
+    /// From the directory the proxy runs in and the store, both absolute with links resolved
+    /// (the shell creates the store first): the working directory is the workspace when the
+    /// store lies inside it, else the store's parent is.
+    pub fn new(cwd: &str, store: &str) -> std::result::Result<StoreLocation, String> {
+        let (cwd, store) = (cwd.replace('\\', "/"), store.replace('\\', "/"));
+        let cwd = cwd.trim_end_matches('/');
+        let inside = store.strip_prefix(cwd).and_then(|rest| rest.strip_prefix('/')).filter(|r| !r.is_empty());
+        if let Some(inside) = inside {
+            return Ok(StoreLocation { workspace: cwd.to_owned(), root: inside.trim_end_matches('/').to_owned() });
+        }
+        let store = store.trim_end_matches('/');
+        match store.rsplit_once('/') {
+            Some((parent, name)) if !name.is_empty() => {
+                let parent =
+                    if parent.is_empty() || parent.ends_with(':') { format!("{parent}/") } else { parent.into() };
+                Ok(StoreLocation { workspace: parent, root: name.to_owned() })
+            }
+            _ => Err("--store must not be the file system's root".into()),
+        }
+    }
+
+    /// The engine's configuration for the proxy's sessions: `config` with the window of
+    /// `--window`, this trace root, and originals named by absolute path (agents' file tools,
+    /// Claude Code's Read, want one) unless the config names a base.
+    pub fn session_config(&self, mut config: Config, window: Option<u32>) -> Result<Config> {
+        if let Some(window) = window {
+            config.window = window;
+        }
+        config.store.root = self.root.clone();
+        if config.store.originals_base.is_empty() {
+            config.store.originals_base = self.workspace.clone();
+        }
+        config.validate()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> std::result::Result<ProxyArgs, String> {
+        ProxyArgs::parse(args.iter().map(|a| a.to_string()))
+    }
+
+    #[test]
+    fn flags_in_both_spellings() {
+        let args = parse(&["--port=0", "--upstream", "openai=http://h/v1", "--upstream=http://a", "--window", "16000"]);
+        let args = args.unwrap();
+        assert_eq!((args.port, args.window), (0, Some(16_000)));
+        assert_eq!(args.upstream, ["openai=http://h/v1", "http://a"]);
+        assert_eq!(args.store, ".trace");
+        assert!(parse(&["-h"]).unwrap().help);
+    }
+
+    #[test]
+    fn bad_flags_say_which_and_why() {
+        assert_eq!(parse(&["--port", "x"]).unwrap_err(), "--port `x`: expected a whole number from 0 to 65535");
+        assert_eq!(parse(&["--port", "70000"]).unwrap_err(), "--port `70000`: expected a whole number from 0 to 65535");
+        assert_eq!(
+            parse(&["--window", "0"]).unwrap_err(),
+            "--window `0`: expected a whole number from 1 to 4294967295"
+        );
+        assert_eq!(parse(&["--bogus"]).unwrap_err(), "invalid option '--bogus'");
+        assert_eq!(parse(&["--store"]).unwrap_err(), "missing argument for option '--store'");
+        assert_eq!(parse(&["extra"]).unwrap_err(), "unexpected argument \"extra\"");
+    }
+
+    #[test]
+    fn config_files_in_toml_or_json_with_the_key_named() {
+        let config = config_from_file("w.toml", "window = 32000\n[proxy]\nmax_sessions = 3\n").unwrap();
+        assert_eq!((config.window, config.proxy.max_sessions), (32_000, 3));
+        assert_eq!(config_from_file("w.json", r#"{"window": 9}"#).unwrap().window, 9);
+        let error = config_from_file("w.toml", "windw = 1").unwrap_err();
+        assert!(error.starts_with("w.toml: invalid config: at `windw`: unknown field"), "{error}");
+    }
+
+    #[test]
+    fn the_store_inside_the_working_directory_or_beside_it() {
+        let inside = StoreLocation::new("/home/me/project", "/home/me/project/.trace").unwrap();
+        assert_eq!((inside.workspace.as_str(), inside.root.as_str()), ("/home/me/project", ".trace"));
+        let nested = StoreLocation::new("/p", "/p/a/b").unwrap();
+        assert_eq!(nested.root, "a/b");
+        let outside = StoreLocation::new("/home/me/project", "/var/traces").unwrap();
+        assert_eq!((outside.workspace.as_str(), outside.root.as_str()), ("/var", "traces"));
+        let sibling = StoreLocation::new("/p", "/p2/t").unwrap();
+        assert_eq!(sibling.workspace, "/p2");
+        assert_eq!(StoreLocation::new("/p", "/t").unwrap().workspace, "/");
+        assert!(StoreLocation::new("/p", "/").is_err());
+        assert_eq!(StoreLocation::new("/p", "/p").unwrap().workspace, "/");
+    }
+}

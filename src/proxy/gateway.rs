@@ -1,0 +1,390 @@
+//! The proxy's decisions about one request that need no engine session, the same for every
+//! shell (the native server, the npm package's Node server): its route, the body limit, what is
+//! refused and in which words, what passes through, which headers cross, where it goes upstream,
+//! what a failure answers, and every log line. A shell reads bytes, keeps timers and calls these.
+
+use std::sync::Mutex;
+
+use super::errors::error_body;
+use super::report::{self, Totals};
+use super::request::{ClientRequest, SessionKey, agent_name};
+use super::route::{Format, Route, classify};
+use super::session::CallRecord;
+use super::upstreams::{Upstreams, origin, without_credentials};
+use crate::config::{Config, ProxyConfig};
+use crate::tokens::TokenCounter;
+
+/// Headers an agent may name its session with, besides a session id in the body.
+pub const SESSION_HEADERS: [&str; 2] = ["x-claude-code-session-id", "x-session-id"];
+
+/// What a shell knows of a request before its body: header names in lower case. A header
+/// whose value is not text is left out here (it still crosses as it came).
+#[derive(Debug, Clone, Default)]
+pub struct RequestHead {
+    pub method: String,
+    /// The path with its query, as the agent sent it.
+    pub target: String,
+    pub headers: Vec<(String, String)>,
+}
+
+impl RequestHead {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+
+    /// The path without its query, which may carry a key: what a log line names.
+    pub fn path(&self) -> &str {
+        self.target.split(['?', '#']).next().unwrap_or("/")
+    }
+
+    fn route(&self) -> Route {
+        let anthropic = self.header("x-api-key").is_some() || self.header("anthropic-version").is_some();
+        classify(&self.method, &self.target, anthropic)
+    }
+}
+
+/// An answer the proxy gives itself: an error in the provider's shape, and its log line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub status: u16,
+    /// `application/json`.
+    pub body: String,
+    pub line: String,
+}
+
+/// What to do with a request before its body is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admission {
+    /// Read at most `limit` bytes of body, then [`Gateway::decide`].
+    Read { route: Route, limit: usize },
+    /// Answer at once (its declared body is over the limit).
+    Refuse(Answer),
+}
+
+/// What to do with a request once its body is read.
+#[derive(Debug)]
+pub enum Decision {
+    /// Send it upstream as it came, the reply back as it comes; `why` goes in its log line.
+    Forward { format: Format, why: String },
+    /// Record it in the session of `key` and send the engine's prompt.
+    Manage { key: SessionKey, request: Box<ClientRequest> },
+    /// The proxy answers itself.
+    Answer(Answer),
+}
+
+/// Why the upstream gave no reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// It could not be reached; the text says why and names its origin only.
+    Unreachable(String),
+    /// It sent no headers within `proxy.upstream_timeout_ms`.
+    Timeout,
+    /// The proxy stopped before it answered.
+    Stopped,
+}
+
+/// Why a connection to the upstream failed, as far as a shell's HTTP client tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    CannotConnect,
+    TimedOut,
+    Other,
+}
+
+impl Failure {
+    /// A connection to `url` that failed; the message names its origin only.
+    pub fn unreachable(url: &str, cause: Cause) -> Failure {
+        let why = match cause {
+            Cause::CannotConnect => "cannot connect",
+            Cause::TimedOut => "timed out",
+            Cause::Other => "the request failed",
+        };
+        Failure::Unreachable(format!("upstream {}: {why}", origin(url)))
+    }
+
+    pub fn status(&self) -> u16 {
+        match self {
+            Failure::Unreachable(_) => 502,
+            Failure::Timeout => 504,
+            Failure::Stopped => 503,
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            Failure::Unreachable(why) => why.clone(),
+            Failure::Timeout => "the upstream did not answer in time".into(),
+            Failure::Stopped => "the proxy stopped before the upstream answered".into(),
+        }
+    }
+}
+
+/// A header that crosses the proxy toward the upstream: not hop-by-hop, not recomputed.
+/// `plain`: the shell wants the reply uncompressed (it reads a managed reply as it passes, or
+/// its client would decode it anyway), so the agent's `accept-encoding` stays behind.
+pub fn passes_to_upstream(name: &str, plain: bool) -> bool {
+    let compression = plain && name.eq_ignore_ascii_case("accept-encoding");
+    !(is_hop_by_hop(name) || compression)
+}
+
+/// A header of the upstream's reply that crosses to the agent. `decoded`: the shell's client
+/// already undid the reply's compression, so its `content-encoding` no longer holds.
+pub fn passes_to_agent(name: &str, decoded: bool) -> bool {
+    let undone = decoded && name.eq_ignore_ascii_case("content-encoding");
+    !(is_hop_by_hop(name) || undone)
+}
+
+fn is_hop_by_hop(name: &str) -> bool {
+    const HOP: [&str; 11] = [
+        "host",
+        "content-length",
+        "connection",
+        "keep-alive",
+        "proxy-connection",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+    ];
+    HOP.iter().any(|h| h.eq_ignore_ascii_case(name))
+}
+
+/// The decisions of one proxy process; shared by every request (`Sync`).
+pub struct Gateway {
+    limits: ProxyConfig,
+    upstreams: Upstreams,
+    counter: TokenCounter,
+    totals: Mutex<Totals>,
+}
+
+impl Gateway {
+    /// The proxy of `config` (its `proxy` limits and encoding) toward `upstreams`.
+    pub fn new(config: &Config, upstreams: Upstreams) -> Gateway {
+        Gateway {
+            limits: config.proxy.clone(),
+            upstreams,
+            counter: TokenCounter::new(config.encoding),
+            totals: Mutex::default(),
+        }
+    }
+
+    pub fn limits(&self) -> &ProxyConfig {
+        &self.limits
+    }
+
+    pub fn upstreams(&self) -> &Upstreams {
+        &self.upstreams
+    }
+
+    pub fn counter(&self) -> &TokenCounter {
+        &self.counter
+    }
+
+    /// The body limit in bytes (requests and replies alike).
+    pub fn body_limit(&self) -> usize {
+        usize::try_from(self.limits.max_body_bytes).unwrap_or(usize::MAX)
+    }
+
+    /// The request's route, or its refusal when the body it declares is over the limit.
+    pub fn admit(&self, head: &RequestHead) -> Admission {
+        let route = head.route();
+        let declared = head.header("content-length").and_then(|v| v.trim().parse::<u64>().ok());
+        if declared.is_some_and(|length| length > self.limits.max_body_bytes) {
+            return Admission::Refuse(self.body_refused(head, route.format()));
+        }
+        Admission::Read { route, limit: self.body_limit() }
+    }
+
+    /// The answer to a body over the limit, cut short by the agent, or never finished.
+    pub fn body_refused(&self, head: &RequestHead, format: Format) -> Answer {
+        let limit = self.body_limit();
+        let message = format!(
+            "workbench proxy: the request body is over the limit of {limit} bytes (proxy.max_body_bytes) or was cut short"
+        );
+        let line = format!("{} {}: refused, body over {limit} bytes or cut short", head.method, head.path());
+        self.answer(format, 413, &message, &line)
+    }
+
+    /// The answer to a body that did not arrive within `proxy.body_timeout_ms`.
+    pub fn body_timed_out(&self, head: &RequestHead, format: Format) -> Answer {
+        let seconds = self.limits.body_timeout_ms / 1000;
+        let message =
+            format!("workbench proxy: the request body did not arrive within {seconds} s (proxy.body_timeout_ms)");
+        let line = format!("{} {}: refused, the body did not arrive within {seconds} s", head.method, head.path());
+        self.answer(format, 408, &message, &line)
+    }
+
+    /// What to do with a request of `route` whose body is `body`. Reading a managed request's
+    /// body is the engine's heaviest step outside a session: a shell with threads runs it off
+    /// its event loop.
+    pub fn decide(&self, head: &RequestHead, route: Route, body: &[u8]) -> Decision {
+        let format = route.format();
+        if let Route::Passthrough(_) = route {
+            return Decision::Forward { format, why: "passed through".into() };
+        }
+        match ClientRequest::parse(format, body, &self.counter) {
+            Ok(request) if request.is_side_call(&self.counter, self.limits.side_call_tokens as usize) => {
+                Decision::Forward { format, why: "side call, passed through".into() }
+            }
+            Ok(mut request) => {
+                request.agent = agent_name(head.header("user-agent").unwrap_or(""));
+                let header_session = SESSION_HEADERS.iter().find_map(|h| head.header(h));
+                let key = request.session_key(header_session);
+                Decision::Manage { key, request: Box::new(request) }
+            }
+            Err(e) if e.pass_through => {
+                Decision::Forward { format, why: format!("passed through unmanaged ({})", e.message) }
+            }
+            Err(e) => {
+                let line = format!("{} {}: refused ({}): {}", head.method, head.path(), e.status, e.message);
+                Decision::Answer(self.answer(format, e.status, &format!("workbench proxy: {}", e.message), &line))
+            }
+        }
+    }
+
+    /// The upstream URL of a request for `format`.
+    pub fn upstream_url(&self, format: Format, head: &RequestHead) -> String {
+        self.upstreams.url(format, &head.target)
+    }
+
+    /// The log line of a request sent on as it came, with the upstream's status.
+    pub fn forwarded(&self, head: &RequestHead, why: &str, status: u16) -> String {
+        self.request_line(&format!("{} {}: {why}, status {status}", head.method, head.path()))
+    }
+
+    /// The answer to a forwarded request the upstream gave no reply to.
+    pub fn forward_failed(&self, head: &RequestHead, format: Format, why: &str, failure: &Failure) -> Answer {
+        let line = format!("{} {}: {why}, {}", head.method, head.path(), failure.message());
+        self.answer(format, failure.status(), &format!("workbench proxy: {}", failure.message()), &line)
+    }
+
+    /// The answer to a managed call the upstream gave no reply to (its log line is the call's).
+    pub fn call_failed(&self, format: Format, failure: &Failure) -> (u16, String) {
+        (failure.status(), error_body(format, failure.status(), &format!("workbench proxy: {}", failure.message())))
+    }
+
+    /// The answer to a request that failed inside the shell, unexpectedly.
+    pub fn internal_error(&self, head: &RequestHead, format: Format, why: &str) -> Answer {
+        let line = format!("{} {}: failed: {why}", head.method, head.path());
+        self.answer(format, 500, &format!("workbench proxy: {why}"), &line)
+    }
+
+    /// The answer to a request that arrives while the proxy stops.
+    pub fn stopping(&self, head: &RequestHead, format: Format) -> Answer {
+        let line = format!("{} {}: refused, the proxy is stopping", head.method, head.path());
+        self.answer(format, 503, "workbench proxy: the proxy is stopping", &line)
+    }
+
+    /// The log line of a managed call, counted in the totals.
+    pub fn call_line(&self, record: &CallRecord) -> String {
+        self.totals.lock().unwrap_or_else(|e| e.into_inner()).add_call(record);
+        report::describe(record)
+    }
+
+    /// The running totals (`N requests, M managed: …`), for a terminal's progress line.
+    pub fn progress(&self) -> String {
+        self.totals.lock().unwrap_or_else(|e| e.into_inner()).progress()
+    }
+
+    /// What `workbench proxy` prints on stdout once listening on `url`: its address and the
+    /// lines to paste.
+    pub fn banner(&self, url: &str) -> String {
+        format!("{url}\nANTHROPIC_BASE_URL={url}\nOPENAI_BASE_URL={url}/v1")
+    }
+
+    /// The first log line, once listening.
+    pub fn start_line(&self, url: &str, store_dir: &str) -> String {
+        format!(
+            "workbench proxy: listening on {url}; upstreams {} (Anthropic Messages) and {} (OpenAI Chat Completions); sessions saved under {store_dir}",
+            without_credentials(self.upstreams.base(Format::Anthropic)),
+            without_credentials(self.upstreams.base(Format::OpenAi)),
+        )
+    }
+
+    fn request_line(&self, text: &str) -> String {
+        self.totals.lock().unwrap_or_else(|e| e.into_inner()).add_request();
+        report::one_line(&format!("workbench proxy: {text}"))
+    }
+
+    fn answer(&self, format: Format, status: u16, message: &str, line: &str) -> Answer {
+        Answer { status, body: error_body(format, status, message), line: self.request_line(line) }
+    }
+}
+
+/// The log line of shutdown, before the sessions are saved.
+pub fn stopping_line() -> String {
+    "workbench proxy: stopping: saving every session".into()
+}
+
+/// The log line of requests still in flight once the shutdown grace is over.
+pub fn cut_line(in_flight: usize, grace_ms: u64) -> String {
+    let (s, whose) = if in_flight == 1 { ("", "its agent gets") } else { ("s", "their agents get") };
+    format!(
+        "workbench proxy: stopping: {in_flight} request{s} still in flight after {grace_ms} ms cut short ({whose} an error; those replies are not recorded)"
+    )
+}
+
+/// The log line of a session that could not be saved.
+pub fn unsaved_line(failure: &str) -> String {
+    format!("workbench: proxy: {failure}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(method: &str, target: &str, headers: &[(&str, &str)]) -> RequestHead {
+        RequestHead {
+            method: method.into(),
+            target: target.into(),
+            headers: headers.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
+        }
+    }
+
+    fn gateway() -> Gateway {
+        let mut config = Config::default();
+        config.proxy.max_body_bytes = 100;
+        Gateway::new(&config, Upstreams::default())
+    }
+
+    #[test]
+    fn a_declared_body_over_the_limit_is_refused_in_the_providers_shape_without_the_query() {
+        let gateway = gateway();
+        let request = head("POST", "/v1/messages?key=sk-secret", &[("content-length", "101"), ("x-api-key", "k")]);
+        let Admission::Refuse(answer) = gateway.admit(&request) else { panic!("admitted") };
+        assert_eq!(answer.status, 413);
+        assert!(answer.body.contains("request_too_large"), "{}", answer.body);
+        assert_eq!(answer.line, "workbench proxy: POST /v1/messages: refused, body over 100 bytes or cut short");
+        let fine = head("POST", "/v1/chat/completions", &[("content-length", "100")]);
+        assert_eq!(gateway.admit(&fine), Admission::Read { route: Route::Managed(Format::OpenAi), limit: 100 });
+    }
+
+    #[test]
+    fn headers_cross_unless_hop_by_hop() {
+        assert!(passes_to_upstream("x-api-key", true));
+        assert!(passes_to_upstream("accept-encoding", false));
+        assert!(!passes_to_upstream("Accept-Encoding", true));
+        assert!(!passes_to_upstream("Connection", false));
+        assert!(passes_to_agent("content-encoding", false));
+        assert!(!passes_to_agent("content-encoding", true));
+        assert!(!passes_to_agent("transfer-encoding", false));
+    }
+
+    #[test]
+    fn failures_answer_with_their_status_and_name_only_the_origin() {
+        let failure = Failure::unreachable("https://u:p@api.example/v1/messages?key=k", Cause::CannotConnect);
+        assert_eq!((failure.status(), failure.message()), (502, "upstream https://api.example: cannot connect".into()));
+        assert_eq!(Failure::Timeout.status(), 504);
+        assert_eq!(Failure::Stopped.status(), 503);
+    }
+
+    #[test]
+    fn the_start_line_hides_credentials_of_an_upstream() {
+        let upstreams = Upstreams::from_flags(&["https://user:pass@gateway.example/v1"]).unwrap();
+        let line = Gateway::new(&Config::default(), upstreams).start_line("http://127.0.0.1:1", "/s");
+        assert!(!line.contains("pass"), "{line}");
+        assert!(line.contains("https://gateway.example/v1 (Anthropic Messages)"), "{line}");
+    }
+}

@@ -1,0 +1,175 @@
+//! A managed call's reply on its way to the agent, as a state machine fed by bytes: every piece
+//! goes to the agent unchanged while the reply is read; the reply goes to its session once it is
+//! whole, or at its end with why it did not complete; a stream the upstream broke off ends with
+//! an error event in the provider's shape. The shells only move the bytes and keep the timer.
+
+use super::errors::stream_error_event;
+use super::reply::{ReplyOutcome, ReplyReader};
+use super::route::Format;
+use crate::tokens::TokenCounter;
+
+/// How a reply's body ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum End {
+    /// The upstream's body ended.
+    Done,
+    /// The agent closed its connection.
+    AgentGone,
+    /// The upstream's body broke off.
+    BrokeOff,
+    /// The upstream sent nothing for the timeout, in milliseconds.
+    Silent(u64),
+    /// The proxy stopped before the reply ended.
+    Stopped,
+}
+
+impl End {
+    /// Why the reply did not complete, as its call's note says.
+    fn note(&self) -> Option<String> {
+        match self {
+            End::Done => None,
+            End::AgentGone => Some("the agent closed the connection before the reply ended".into()),
+            End::BrokeOff => Some("the upstream's reply broke off".into()),
+            End::Silent(ms) => Some(format!("the upstream sent nothing for {} s", ms / 1000)),
+            End::Stopped => Some("the proxy stopped before the reply ended".into()),
+        }
+    }
+}
+
+/// What the end of a reply asks of the shell.
+#[derive(Debug, Default)]
+pub struct Ending {
+    /// Bytes to send the agent last (an error event closing a stream cut short).
+    pub trailer: Option<String>,
+    /// The reply for its session, unless it already went with [`ReplyPump::feed`].
+    pub outcome: Option<ReplyOutcome>,
+}
+
+/// One reply being pumped.
+#[derive(Debug)]
+pub struct ReplyPump {
+    format: Format,
+    status: u16,
+    reader: Option<ReplyReader>,
+}
+
+impl ReplyPump {
+    /// The pump of a reply with HTTP `status` and `content_type`, of which at most `limit`
+    /// bytes are read (the rest still passes).
+    pub fn new(format: Format, status: u16, content_type: Option<&str>, limit: usize) -> ReplyPump {
+        let stream = content_type.is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
+        ReplyPump { format, status, reader: Some(ReplyReader::new(format, stream, status, limit)) }
+    }
+
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// Read the next piece (which the shell then gives the agent as it is). The reply, once
+    /// this piece made it whole: the shell hands it to the session at once, before the agent
+    /// has the rest of the connection's bytes, so the next request of the conversation finds
+    /// it recorded.
+    pub fn feed(&mut self, bytes: &[u8], counter: &TokenCounter) -> Option<ReplyOutcome> {
+        let reader = self.reader.as_mut()?;
+        reader.push(bytes);
+        if !reader.is_complete() {
+            return None;
+        }
+        self.reader.take().map(|reader| reader.finish(counter))
+    }
+
+    /// The reply's body ended as `end` says. A stream that broke off, went silent or was cut
+    /// short, or that the upstream closed before its end (a close-delimited stream ending
+    /// mid-message), ends for the agent with an error event, so it never takes a partial reply
+    /// for a whole one.
+    pub fn end(mut self, end: End, counter: &TokenCounter) -> Ending {
+        let note = end.note();
+        let cut = matches!(end, End::BrokeOff | End::Silent(_) | End::Stopped);
+        let stream = self.reader.as_ref().is_some_and(|r| r.is_stream() && (200..300).contains(&self.status));
+        let outcome = self.reader.take().map(|reader| {
+            let mut outcome = reader.finish(counter);
+            if let Some(note) = &note {
+                outcome.completed = false;
+                outcome.parts.clear();
+                outcome.error = Some(note.clone());
+            }
+            outcome
+        });
+        let unfinished = match (&end, &outcome) {
+            (End::Done, Some(outcome)) if stream && !outcome.completed => outcome.error.clone(),
+            _ => None,
+        };
+        let why = if cut { note } else { unfinished };
+        let trailer = why.map(|why| stream_error_event(self.format, &format!("workbench proxy: {why}")));
+        Ending { trailer, outcome }
+    }
+}
+
+/// The outcome of a call that got no reply at all, with why.
+pub fn no_reply(why: String) -> ReplyOutcome {
+    ReplyOutcome { error: Some(why), ..ReplyOutcome::default() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tokens::Encoding;
+
+    const DONE: &str =
+        "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+
+    #[test]
+    fn a_whole_reply_goes_to_its_session_as_soon_as_it_is_whole() {
+        let counter = TokenCounter::new(Encoding::O200kBase);
+        let mut pump = ReplyPump::new(Format::OpenAi, 200, Some("text/event-stream; charset=utf-8"), 1 << 20);
+        let (a, b) = DONE.split_at(20);
+        assert!(pump.feed(a.as_bytes(), &counter).is_none());
+        let outcome = pump.feed(b.as_bytes(), &counter).expect("whole");
+        assert!(outcome.completed);
+        assert!(pump.feed(b"more", &counter).is_none());
+        let ending = pump.end(End::Done, &counter);
+        assert!(ending.trailer.is_none() && ending.outcome.is_none());
+    }
+
+    #[test]
+    fn a_stream_cut_short_ends_with_an_error_event_and_is_not_recorded() {
+        let counter = TokenCounter::new(Encoding::O200kBase);
+        let mut pump = ReplyPump::new(Format::Anthropic, 200, Some("text/event-stream"), 1 << 20);
+        assert!(pump.feed(b"event: ping\ndata: {\"type\":\"ping\"}\n\n", &counter).is_none());
+        let ending = pump.end(End::Silent(600_000), &counter);
+        let trailer = ending.trailer.expect("an error event");
+        assert!(
+            trailer.starts_with("event: error\ndata: {") && trailer.contains("sent nothing for 600 s"),
+            "{trailer}"
+        );
+        let outcome = ending.outcome.expect("the outcome");
+        assert!(!outcome.completed);
+        assert_eq!(outcome.error.as_deref(), Some("the upstream sent nothing for 600 s"));
+    }
+
+    #[test]
+    fn a_stream_the_upstream_closes_mid_message_ends_with_an_error_event() {
+        let counter = TokenCounter::new(Encoding::O200kBase);
+        let mut pump = ReplyPump::new(Format::OpenAi, 200, Some("text/event-stream"), 1 << 20);
+        assert!(pump.feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"hal", &counter).is_none());
+        let ending = pump.end(End::Done, &counter);
+        let trailer = ending.trailer.expect("an error event");
+        assert!(trailer.contains("the upstream's stream ended before the reply did"), "{trailer}");
+        assert!(!ending.outcome.unwrap().completed);
+        // A whole JSON reply (not a stream) that ends is no error of the proxy's to add.
+        let pump = ReplyPump::new(Format::OpenAi, 500, Some("application/json"), 1 << 20);
+        assert!(pump.end(End::Done, &counter).trailer.is_none());
+    }
+
+    #[test]
+    fn an_agent_that_leaves_gets_nothing_more() {
+        let counter = TokenCounter::new(Encoding::O200kBase);
+        let pump = ReplyPump::new(Format::OpenAi, 200, None, 1 << 20);
+        let ending = pump.end(End::AgentGone, &counter);
+        assert!(ending.trailer.is_none());
+        assert_eq!(
+            ending.outcome.unwrap().error.as_deref(),
+            Some("the agent closed the connection before the reply ended")
+        );
+    }
+}

@@ -1,0 +1,167 @@
+//! Where the proxy's engines live: a worker holds the conversations of the keys it is given
+//! (one key per thread natively, every key in the npm package's proxy), opens their sessions
+//! over its host, and saves them when a key makes room or the proxy stops. The engine is not
+//! `Send`: a worker stays on the thread that made it.
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+
+use super::conversation::{Conversation, unmanaged};
+use super::reply::ReplyOutcome;
+use super::request::{ClientRequest, SessionKey};
+use super::session::{CallRecord, Prepared, ProxySession};
+use super::session_config;
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::host::Host;
+
+/// The trace ids handed out in one proxy process, so no two sessions share one (workers on
+/// several threads share it).
+#[derive(Debug, Default)]
+pub struct TraceIds(Mutex<BTreeSet<String>>);
+
+impl TraceIds {
+    /// Take `id`; false when another session has it.
+    pub fn reserve(&self, id: &str) -> bool {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_owned())
+    }
+}
+
+/// The engines of some conversations. Its methods take `&self` and hold no borrow across a
+/// host's await, so on one thread the calls of different keys interleave; a key's own calls
+/// come one at a time (the shells order them), and one that comes anyway is told it is busy.
+pub struct Worker<H: Host + Clone> {
+    host: H,
+    config: Config,
+    ids: Arc<TraceIds>,
+    /// Each key's conversation by the key's name.
+    conversations: RefCell<HashMap<String, Slot<H>>>,
+}
+
+/// A key's conversation; `None` while a call of the key has it.
+struct Slot<H: Host> {
+    trace_base: String,
+    conversation: Option<Conversation<H>>,
+}
+
+impl<H: Host + Clone> Worker<H> {
+    /// Sessions saved through `host` under `config.store.root`, their engines configured by
+    /// `config` (with the LLM compactor only when `host_has_llm`: otherwise the embedded one
+    /// writes the blocks, as in the replay).
+    pub fn new(host: H, config: Config, host_has_llm: bool, ids: Arc<TraceIds>) -> Worker<H> {
+        let config = session_config(config, host_has_llm);
+        Worker { host, config, ids, conversations: RefCell::default() }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Record `request` in its conversation (`key`'s) and prepare the call; `notes` go on its
+    /// record. Never fails: without a session the request goes upstream unmanaged, and the
+    /// record says why.
+    pub async fn prepare(&self, key: &SessionKey, request: &ClientRequest, mut notes: Vec<String>) -> Prepared {
+        let name = key.name();
+        self.conversations
+            .borrow_mut()
+            .entry(name.clone())
+            .or_insert_with(|| Slot { trace_base: key.trace_base(), conversation: Some(Conversation::default()) });
+        let Some(mut conversation) = self.take(&name) else {
+            notes.push(format!("{BUSY}; sent unmanaged"));
+            return unmanaged(notes);
+        };
+        let (host, config, ids) = (&self.host, &self.config, &self.ids);
+        let open = async || {
+            let id = fresh_trace_id(host, &config.store.root, &key.trace_base(), |id| ids.reserve(id)).await;
+            let (engine, _notes) =
+                Engine::open(host.clone(), config.clone(), Some(&id)).await.map_err(|e| e.to_string())?;
+            ProxySession::new(engine, request.format).map_err(|e| e.to_string())
+        };
+        let prepared = conversation.prepare(request, open, notes).await;
+        self.put_back(&name, conversation);
+        prepared
+    }
+
+    /// The reply of the call in flight of the key named `name`; returns the call's record.
+    pub async fn finish(&self, name: &str, status: u16, outcome: ReplyOutcome) -> CallRecord {
+        let Some(mut conversation) = self.take(name) else {
+            let notes = vec![format!("{BUSY}; the reply is not recorded")];
+            return CallRecord { status: Some(status), usage: outcome.usage, notes, ..CallRecord::default() };
+        };
+        let record = conversation.finish(status, outcome).await;
+        self.put_back(name, conversation);
+        record
+    }
+
+    /// Whether the key named `name` has a call in flight.
+    pub fn in_flight(&self, name: &str) -> bool {
+        match self.conversations.borrow().get(name) {
+            Some(slot) => slot.conversation.as_ref().is_none_or(Conversation::in_flight),
+            None => false,
+        }
+    }
+
+    /// Drop the session of the key's call in flight unsaved (its engine panicked).
+    pub fn forget(&self, name: &str) {
+        if let Some(conversation) = self.conversations.borrow_mut().get_mut(name).and_then(|s| s.conversation.as_mut())
+        {
+            conversation.forget_current();
+        }
+    }
+
+    /// Save and close the key's sessions; returns what could not be saved.
+    pub async fn close(&self, name: &str) -> Vec<String> {
+        let taken = self.conversations.borrow_mut().remove(name);
+        match taken {
+            Some(Slot { conversation: Some(mut conversation), .. }) => conversation.close_all().await,
+            Some(Slot { trace_base, conversation: None }) => {
+                vec![format!("the sessions of {trace_base} were busy and not saved")]
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Save and close every session; returns what could not be saved.
+    pub async fn close_all(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.conversations.borrow().keys().cloned().collect();
+        names.sort();
+        let mut failures = Vec::new();
+        for name in names {
+            failures.extend(self.close(&name).await);
+        }
+        failures
+    }
+
+    fn take(&self, name: &str) -> Option<Conversation<H>> {
+        self.conversations.borrow_mut().get_mut(name).and_then(|slot| slot.conversation.take())
+    }
+
+    fn put_back(&self, name: &str, conversation: Conversation<H>) {
+        if let Some(slot) = self.conversations.borrow_mut().get_mut(name) {
+            slot.conversation = Some(conversation);
+        }
+    }
+}
+
+/// What a call of a key gets while another call of the same key holds its conversation.
+const BUSY: &str = "this conversation is busy with another request";
+
+/// A call that had no session: the engine panicked on it, say.
+pub fn without_session(note: &str) -> Prepared {
+    unmanaged(vec![note.to_owned()])
+}
+
+/// A trace id of `base`, `base-2`, … that no directory under the trace root `root`
+/// (workspace-relative) has, reserved with `reserve` (false: another session has it) before the
+/// directory is looked at, so two sessions opening at once never get the same one.
+async fn fresh_trace_id<H: Host>(host: &H, root: &str, base: &str, reserve: impl Fn(&str) -> bool) -> String {
+    let mut n = 1;
+    loop {
+        let id = if n == 1 { base.to_owned() } else { format!("{base}-{n}") };
+        if reserve(&id) && matches!(host.stat(&format!("{root}/{id}")).await, Ok(None)) {
+            return id;
+        }
+        n += 1;
+    }
+}

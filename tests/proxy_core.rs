@@ -1,0 +1,485 @@
+//! The proxy's core against the in-memory host: reading requests of both formats, the
+//! upstream's bodies, sessions call by call, and replies streamed in any pieces.
+
+use serde_json::{Value, json};
+
+use context_workbench::config::Config;
+use context_workbench::engine::Engine;
+use context_workbench::host::{Host, block_on};
+use context_workbench::model::{ContentPart, Role, ToolStatus};
+use context_workbench::proxy::*;
+use context_workbench::tokens::{Encoding, TokenCounter};
+use context_workbench_testing::TestHost;
+
+fn counter() -> TokenCounter {
+    TokenCounter::new(Encoding::O200kBase)
+}
+
+fn parse(format: Format, body: &Value) -> ClientRequest {
+    ClientRequest::parse(format, body.to_string().as_bytes(), &counter()).unwrap()
+}
+
+fn refused(format: Format, body: &[u8]) -> String {
+    ClientRequest::parse(format, body, &counter()).unwrap_err().message
+}
+
+/// A Claude Code request of `messages` (its shape as captured from Claude Code 2.1).
+fn claude_code(messages: Value) -> Value {
+    json!({
+        "model": "claude-opus-5-5",
+        "messages": messages,
+        "system": [
+            {"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1"},
+            {"type": "text", "text": "You are a Claude agent.", "cache_control": {"type": "ephemeral", "ttl": "1h"}},
+        ],
+        "tools": [{"name": "Bash", "description": "Run a command", "input_schema": {"type": "object"}}],
+        "metadata": {"user_id": "{\"device_id\":\"d\",\"account_uuid\":\"\",\"session_id\":\"2e0bab17\"}"},
+        "max_tokens": 128000,
+        "thinking": {"type": "adaptive", "display": "omitted"},
+        "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+        "stream": true,
+    })
+}
+
+fn first_turns() -> Vec<Value> {
+    vec![
+        json!({"role": "user", "content": [{"type": "text", "text": "<system-reminder>git status</system-reminder>"}, {"type": "text", "text": "fix the test"}]}),
+        json!({"role": "system", "content": [{"type": "text", "text": "# Environment", "cache_control": {"type": "ephemeral"}}]}),
+    ]
+}
+
+fn tool_turn(n: usize) -> [Value; 2] {
+    [
+        json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "", "signature": format!("sig-{n}==")},
+            {"type": "text", "text": format!("Step {n}.")},
+            {"type": "tool_use", "id": format!("toolu_{n}"), "name": "Bash", "input": {"description": "run", "command": format!("echo {n}")}},
+        ]}),
+        json!({"role": "user", "content": [{"tool_use_id": format!("toolu_{n}"), "type": "tool_result", "content": format!("out {n}"), "is_error": n % 3 == 2}]}),
+    ]
+}
+
+fn history(turns: usize) -> Value {
+    let mut messages = first_turns();
+    for n in 0..turns {
+        messages.extend(tool_turn(n));
+    }
+    Value::Array(messages)
+}
+
+fn session() -> ProxySession<TestHost> {
+    let (engine, _) =
+        block_on(Engine::open(TestHost::default(), session_config(Config::default(), false), Some("s1"))).unwrap();
+    ProxySession::new(engine, Format::Anthropic).unwrap()
+}
+
+#[test]
+fn claude_code_requests_read_into_the_engines_model() {
+    let mut messages = history(1).as_array().cloned().unwrap();
+    messages.push(json!({"role": "assistant", "content": [
+        {"type": "redacted_thinking", "data": "opaque=="},
+        {"type": "server_tool_use", "id": "srv_1", "name": "web_search", "input": {"query": "x"}},
+        {"type": "text", "text": "Looking."},
+    ]}));
+    messages.push(json!({"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "toolu_9", "content": [{"type": "text", "text": "a picture:"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBOR"}}]},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}, "cache_control": {"type": "ephemeral"}},
+        {"type": "mystery_block", "payload": 1},
+        {"type": "text", "text": "and this?"},
+    ]}));
+    let request = parse(Format::Anthropic, &claude_code(Value::Array(messages)));
+    assert_eq!(request.agent_session.as_deref(), Some("2e0bab17"));
+    assert_eq!(request.system_text, "x-anthropic-billing-header: cc_version=2.1\nYou are a Claude agent.");
+    assert_eq!(request.cache_control, Some(json!({"type": "ephemeral", "ttl": "1h"})));
+    assert!(request.system_messages);
+    assert_eq!(request.tools.len(), 1);
+    let roles: Vec<Vec<Role>> =
+        request.messages.iter().map(|m| m.drafts.iter().filter_map(|d| d.role).collect()).collect();
+    assert_eq!(
+        roles,
+        [
+            vec![Role::User],
+            vec![Role::System],
+            vec![Role::Assistant],
+            vec![Role::Tool],
+            vec![Role::Assistant],
+            vec![Role::Tool, Role::User]
+        ]
+    );
+    let assistant = &request.messages[2].drafts[0].content;
+    assert_eq!(assistant[0], ContentPart::Reasoning { text: String::new(), signature: Some("sig-0==".into()) });
+    let ContentPart::ToolCall(call) = &assistant[2] else { panic!("{assistant:?}") };
+    assert_eq!((call.name.as_str(), call.arguments.as_str()), ("Bash", r#"{"command":"echo 0","description":"run"}"#));
+    let ContentPart::ToolResult(result) = &request.messages[3].drafts[0].content[0] else { panic!() };
+    assert_eq!((result.name.as_str(), result.output.as_str(), result.status), ("Bash", "out 0", ToolStatus::Ok));
+    assert_eq!(request.messages[3].drafts[0].tool_call_id.as_ref().map(|id| id.as_str()), Some("toolu_0"));
+    let kinds = |content: &[ContentPart]| -> Vec<String> {
+        content
+            .iter()
+            .map(|p| match p {
+                ContentPart::Opaque(o) => o.kind.clone(),
+                ContentPart::Text { .. } => "text".into(),
+                ContentPart::ToolResult(_) => "result".into(),
+                other => format!("{other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(kinds(&request.messages[4].drafts[0].content)[..2], ["redacted_thinking", "server_tool_use"]);
+    assert_eq!(kinds(&request.messages[5].drafts[0].content), ["result", "image"]);
+    assert_eq!(kinds(&request.messages[5].drafts[1].content), ["image", "mystery_block", "text"]);
+    let ContentPart::Opaque(image) = &request.messages[5].drafts[1].content[0] else { panic!() };
+    assert_eq!(image.tokens, 1_600);
+    assert!(!image.json.contains("cache_control"), "{}", image.json);
+}
+
+#[test]
+fn malformed_requests_are_refused_with_what_is_wrong() {
+    let cases: [(&[u8], &str); 6] = [
+        (b"{\"messages\": [", "the body is not JSON"),
+        (b"[1, 2]", "the body is JSON but not an object"),
+        (b"{\"model\": \"m\"}", "`messages` is missing"),
+        (b"{\"messages\": []}", "`messages` is empty"),
+        (br#"{"messages": [{"role": "user", "content": [{"text": "x"}]}]}"#, "messages[0].content[0] has no `type`"),
+        (br#"{"messages": [{"role": "user", "content": [{"type": "tool_result"}]}]}"#, "needs a `tool_use_id`"),
+    ];
+    for (body, expected) in cases {
+        let message = refused(Format::Anthropic, body);
+        assert!(message.contains(expected), "{message}");
+    }
+    assert!(refused(Format::OpenAi, br#"{"messages": [{"role": "tool", "content": "x"}]}"#).contains("tool_call_id"));
+    let legacy = ClientRequest::parse(
+        Format::OpenAi,
+        br#"{"messages": [{"role": "function", "name": "f", "content": "x"}]}"#,
+        &counter(),
+    );
+    let legacy = legacy.unwrap_err();
+    assert!(legacy.pass_through && legacy.message.contains("the role `function`"), "{legacy:?}");
+    assert!(
+        refused(Format::Anthropic, br#"{"messages": [{"role": "user", "content": "x"}], "stream": "yes"}"#)
+            .starts_with("`stream`")
+    );
+}
+
+#[test]
+fn the_upstream_body_keeps_the_agents_fields_and_marks_the_stable_prefix() {
+    let mut session = session();
+    let body = claude_code(history(2));
+    let request = parse(Format::Anthropic, &body);
+    let prepared = block_on(session.prepare(&request));
+    let sent: Value = serde_json::from_str(prepared.body.as_deref().unwrap()).unwrap();
+    for field in ["model", "tools", "metadata", "max_tokens", "thinking", "context_management", "stream"] {
+        assert_eq!(sent[field], body[field], "{field}");
+    }
+    let keys: Vec<&str> = sent.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(keys.len(), body.as_object().unwrap().len());
+    // The agent's system blocks as they came, the breakpoint on the last one, with its TTL.
+    assert_eq!(sent["system"][0], json!({"type": "text", "text": "x-anthropic-billing-header: cc_version=2.1"}));
+    assert_eq!(sent["system"][1]["cache_control"], json!({"type": "ephemeral", "ttl": "1h"}));
+    // The system message stays a system message, signatures byte-exact, results paired.
+    let roles: Vec<&str> = sent["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "system", "assistant", "user", "assistant", "user"]);
+    assert_eq!(sent["messages"][2]["content"][0], json!({"type": "thinking", "thinking": "", "signature": "sig-0=="}));
+    assert_eq!(sent["messages"][5]["content"][0]["is_error"], json!(null));
+    let text = sent.to_string();
+    assert!(text.matches("cache_control").count() <= MAX_BREAKPOINTS);
+    assert_eq!(text.matches("\"ttl\":\"1h\"").count(), text.matches("cache_control").count());
+    assert!(prepared.record.managed && prepared.record.prompt_tokens > 0);
+}
+
+#[test]
+fn agent_breakpoints_on_tools_give_way_to_the_engines() {
+    let mut body = claude_code(history(1));
+    body["tools"] = json!([
+        {"name": "A", "input_schema": {}, "cache_control": {"type": "ephemeral"}},
+        {"name": "B", "input_schema": {}, "cache_control": {"type": "ephemeral"}},
+        {"name": "C", "input_schema": {}, "cache_control": {"type": "ephemeral"}},
+    ]);
+    let request = parse(Format::Anthropic, &body);
+    let sent: Value = serde_json::from_str(&block_on(session().prepare(&request)).body.unwrap()).unwrap();
+    let on_tools: Vec<bool> =
+        sent["tools"].as_array().unwrap().iter().map(|t| t.get("cache_control").is_some()).collect();
+    assert_eq!(sent.to_string().matches("cache_control").count(), MAX_BREAKPOINTS);
+    assert_eq!(on_tools, [false, true, true], "the agent's latest tool breakpoints stay while there is room");
+}
+
+#[test]
+fn a_session_records_only_what_is_new_and_the_reply_the_agent_kept() {
+    let mut session = session();
+    let first = parse(Format::Anthropic, &claude_code(history(1)));
+    let prepared = block_on(session.prepare(&first));
+    assert_eq!((prepared.record.messages, prepared.record.new_messages), (4, 4));
+    let reply = ReplyOutcome {
+        completed: true,
+        parts: vec![ContentPart::Text { text: "Step 1.".into() }],
+        usage: Some(ProviderUsage { input_tokens: 10, cache_read_tokens: 90, cache_write_tokens: 5, output_tokens: 3 }),
+        ..ReplyOutcome::default()
+    };
+    let record = block_on(session.finish(200, reply));
+    assert_eq!(record.usage.map(|u| u.prompt_tokens()), Some(105));
+    assert_eq!(session.engine().last_usage().map(|u| (u.prompt_tokens, u.cached_tokens)), Some((105, 90)));
+    assert_eq!(session.engine().trace().messages.len(), 4, "the reply waits for the agent's copy");
+
+    // A retry of the same request records nothing.
+    assert_eq!(session.extension(&first), Extension::Repeats);
+    block_on(session.prepare(&first));
+    block_on(session.finish(200, ReplyOutcome::default()));
+    assert_eq!(session.engine().trace().messages.len(), 4);
+
+    let second = parse(Format::Anthropic, &claude_code(history(3)));
+    assert_eq!(session.extension(&second), Extension::Extends { from: 4 });
+    let prepared = block_on(session.prepare(&second));
+    assert_eq!(prepared.record.new_messages, 4);
+    assert_eq!(session.engine().trace().messages.len(), 8);
+    // A reply cut short is never recorded; a completed one is, when the session closes.
+    block_on(session.finish(200, ReplyOutcome { completed: false, ..ReplyOutcome::default() }));
+    block_on(session.close()).unwrap();
+    assert_eq!(session.engine().trace().messages.len(), 8);
+
+    // The agent compacted its history: another session's.
+    let compacted = parse(Format::Anthropic, &claude_code(json!([{"role": "user", "content": "summary of it all"}])));
+    assert_eq!(session.extension(&compacted), Extension::Departs { at: 0 });
+    let calls = block_on(session.engine().host().read_file(".trace/s1/calls.jsonl")).unwrap().text;
+    let lines: Vec<Value> = calls.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0]["usage"]["cache_read_tokens"], json!(90));
+    assert_eq!(lines[2]["completed"], json!(false));
+}
+
+#[test]
+fn the_last_completed_reply_is_recorded_when_the_session_closes() {
+    let mut session = session();
+    block_on(session.prepare(&parse(Format::Anthropic, &claude_code(history(0)))));
+    let parts = vec![ContentPart::Text { text: "All done.".into() }];
+    block_on(session.finish(200, ReplyOutcome { completed: true, parts, ..ReplyOutcome::default() }));
+    block_on(session.close()).unwrap();
+    let trace = session.engine().trace();
+    assert_eq!(trace.messages.last().map(|m| (m.role, m.description.as_str())), Some((Role::Assistant, "All done.")));
+}
+
+#[test]
+fn the_prefix_sent_upstream_stays_byte_identical_between_calls() {
+    let mut session = session();
+    let mut previous: Option<String> = None;
+    for turns in 1..12 {
+        let request = parse(Format::Anthropic, &claude_code(history(turns)));
+        let prepared = block_on(session.prepare(&request));
+        block_on(session.finish(200, ReplyOutcome::default()));
+        let sent: Value = serde_json::from_str(&prepared.body.unwrap()).unwrap();
+        let mut messages = sent["messages"].clone();
+        strip_breakpoints(&mut messages);
+        let messages = messages.as_array().unwrap().clone();
+        // Everything but the last user turn (which carries the engine's tail) is the next prefix.
+        let prefix = serde_json::to_string(&messages[..messages.len() - 1]).unwrap();
+        if let Some(before) = &previous {
+            assert!(prefix.starts_with(&before[..before.len() - 1]), "call {turns}");
+        }
+        previous = Some(prefix);
+    }
+}
+
+fn strip_breakpoints(value: &mut Value) {
+    match value {
+        Value::Object(fields) => {
+            fields.remove("cache_control");
+            fields.values_mut().for_each(strip_breakpoints);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_breakpoints),
+        _ => {}
+    }
+}
+
+#[test]
+fn openai_requests_round_trip_through_the_engine() {
+    let body = json!({
+        "model": "gpt-5",
+        "messages": [
+            {"role": "developer", "content": "You are terse."},
+            {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]},
+            {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "read", "arguments": "{\"path\": \"a.rs\"}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": "fn main() {}"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "read", "description": "Read a file", "parameters": {"type": "object"}}}],
+        "stream": true,
+        "stream_options": {"include_usage": true},
+        "temperature": 0.2,
+    });
+    let request = parse(Format::OpenAi, &body);
+    assert_eq!((request.system_text.as_str(), request.system_role.as_deref()), ("You are terse.", Some("developer")));
+    assert!(!request.is_side_call(&counter(), 4_000));
+    let (engine, _) = block_on(Engine::open(TestHost::default(), Config::default(), Some("o1"))).unwrap();
+    let mut session = ProxySession::new(engine, Format::OpenAi).unwrap();
+    let sent: Value = serde_json::from_str(&block_on(session.prepare(&request)).body.unwrap()).unwrap();
+    for field in ["model", "tools", "stream", "stream_options", "temperature"] {
+        assert_eq!(sent[field], body[field], "{field}");
+    }
+    assert_eq!(sent["messages"][0], json!({"role": "developer", "content": "You are terse."}));
+    assert_eq!(sent["messages"][1]["content"][1], body["messages"][1]["content"][1]);
+    assert_eq!(sent["messages"][2]["tool_calls"], body["messages"][2]["tool_calls"]);
+    assert_eq!(sent["messages"][3], json!({"role": "tool", "tool_call_id": "call_1", "content": "fn main() {}"}));
+}
+
+#[test]
+fn side_calls_have_no_tools_and_a_short_prompt() {
+    let title = json!({"model": "haiku", "messages": [{"role": "user", "content": "Title for: fix the test"}], "max_tokens": 50});
+    assert!(parse(Format::Anthropic, &title).is_side_call(&counter(), 4_000));
+    let long = json!({"model": "m", "messages": [{"role": "user", "content": "word ".repeat(5_000)}]});
+    assert!(!parse(Format::Anthropic, &long).is_side_call(&counter(), 4_000));
+}
+
+/// An Anthropic stream: a thinking block with its signature in two pieces, text, a tool use
+/// whose input comes in pieces, usage at the start and the end.
+fn anthropic_stream() -> String {
+    let events = [
+        (
+            "message_start",
+            json!({"type": "message_start", "message": {"id": "msg_1", "usage": {"input_tokens": 12, "cache_read_input_tokens": 800, "cache_creation_input_tokens": 40, "output_tokens": 1}}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": "Let me"}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "EqQB+/ab"}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": "cd=="}}),
+        ),
+        ("content_block_stop", json!({"type": "content_block_stop", "index": 0})),
+        ("ping", json!({"type": "ping"})),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "Running "}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 1, "delta": {"type": "text_delta", "text": "it."}}),
+        ),
+        (
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "toolu_7", "name": "Bash", "input": {}}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{\"command\": \"ca"}}),
+        ),
+        (
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "rgo test\"}"}}),
+        ),
+        ("content_block_stop", json!({"type": "content_block_stop", "index": 2})),
+        (
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 57}}),
+        ),
+        ("message_stop", json!({"type": "message_stop"})),
+    ];
+    events.iter().map(|(name, data)| format!("event: {name}\ndata: {data}\n\n")).collect()
+}
+
+#[test]
+fn a_streamed_anthropic_reply_is_read_in_any_pieces() {
+    let stream = anthropic_stream();
+    for size in [1, 7, 64, stream.len()] {
+        let mut reader = ReplyReader::new(Format::Anthropic, true, 200, 1 << 20);
+        for piece in stream.as_bytes().chunks(size) {
+            reader.push(piece);
+        }
+        assert!(reader.is_complete());
+        let outcome = reader.finish(&counter());
+        assert!(outcome.completed, "{:?}", outcome.error);
+        assert_eq!(
+            outcome.parts[0],
+            ContentPart::Reasoning { text: "Let me".into(), signature: Some("EqQB+/abcd==".into()) }
+        );
+        assert_eq!(outcome.parts[1], ContentPart::Text { text: "Running it.".into() });
+        let ContentPart::ToolCall(call) = &outcome.parts[2] else { panic!() };
+        assert_eq!(call.arguments, r#"{"command":"cargo test"}"#);
+        let usage = outcome.usage.unwrap();
+        assert_eq!(
+            (usage.prompt_tokens(), usage.cache_read_tokens, usage.cache_write_tokens, usage.output_tokens),
+            (852, 800, 40, 57)
+        );
+        assert_eq!(outcome.stop_reason.as_deref(), Some("tool_use"));
+    }
+}
+
+#[test]
+fn a_stream_cut_halfway_or_ended_by_an_error_is_not_a_reply() {
+    let stream = anthropic_stream();
+    let mut reader = ReplyReader::new(Format::Anthropic, true, 200, 1 << 20);
+    reader.push(&stream.as_bytes()[..stream.len() / 2]);
+    let outcome = reader.finish(&counter());
+    assert!(!outcome.completed && outcome.parts.is_empty());
+    assert_eq!(outcome.error.as_deref(), Some("the upstream's stream ended before the reply did"));
+
+    let mut reader = ReplyReader::new(Format::Anthropic, true, 200, 1 << 20);
+    reader.push(b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n");
+    reader.push(b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
+    let outcome = reader.finish(&counter());
+    assert_eq!(outcome.error.as_deref(), Some("the upstream sent an error event (overloaded_error)"));
+
+    let mut reader = ReplyReader::new(Format::Anthropic, false, 529, 1 << 20);
+    reader.push(br#"{"type":"error","error":{"type":"overloaded_error","message":"sk-ant-secret"}}"#);
+    let outcome = reader.finish(&counter());
+    assert_eq!(outcome.error.as_deref(), Some("the upstream answered 529"));
+
+    let mut reader = ReplyReader::new(Format::Anthropic, true, 200, 100);
+    reader.push(stream.as_bytes());
+    assert!(reader.finish(&counter()).error.unwrap().contains("larger than 100 bytes"));
+}
+
+#[test]
+fn openai_replies_streamed_and_whole() {
+    let chunks = [
+        json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Reading"}}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_9", "type": "function", "function": {"name": "read", "arguments": "{\"pa"}}]}}]}),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "th\": \"a\"}"}}]}}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        json!({"choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 20, "prompt_tokens_details": {"cached_tokens": 768}}}),
+    ];
+    let mut stream: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    stream.push_str("data: [DONE]\n\n");
+    let mut reader = ReplyReader::new(Format::OpenAi, true, 200, 1 << 20);
+    stream.as_bytes().chunks(5).for_each(|c| reader.push(c));
+    let outcome = reader.finish(&counter());
+    assert!(outcome.completed);
+    assert_eq!(outcome.parts[0], ContentPart::Text { text: "Reading".into() });
+    let ContentPart::ToolCall(call) = &outcome.parts[1] else { panic!() };
+    assert_eq!(
+        (call.id.as_str(), call.name.as_str(), call.arguments.as_str()),
+        ("call_9", "read", "{\"path\": \"a\"}")
+    );
+    let usage = outcome.usage.unwrap();
+    assert_eq!((usage.prompt_tokens(), usage.cache_read_tokens, usage.input_tokens), (1000, 768, 232));
+
+    let whole = json!({"choices": [{"message": {"role": "assistant", "content": "Done."}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}});
+    let mut reader = ReplyReader::new(Format::OpenAi, false, 200, 1 << 20);
+    reader.push(whole.to_string().as_bytes());
+    let outcome = reader.finish(&counter());
+    assert_eq!((outcome.completed, outcome.parts.len()), (true, 1));
+}
+
+#[test]
+fn the_same_requests_give_the_same_bytes() {
+    let bodies = |_: ()| -> Vec<String> {
+        let mut session = session();
+        (1..6)
+            .map(|turns| {
+                let prepared = block_on(session.prepare(&parse(Format::Anthropic, &claude_code(history(turns)))));
+                block_on(session.finish(200, ReplyOutcome::default()));
+                prepared.body.unwrap()
+            })
+            .collect()
+    };
+    assert_eq!(bodies(()), bodies(()));
+}

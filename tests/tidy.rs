@@ -1,0 +1,145 @@
+//! The architecture's rules as tests (rust-analyzer's "tidy"): the engine crate holds no I/O
+//! stack and touches no file system, network, process or clock itself (R11.1), and every
+//! requirement the code cites is defined in the repository's design document.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+/// Crates that do I/O (servers, HTTP clients, async runtimes) or parse command lines: they
+/// belong to the shells (`crates/workbench-cli`, the npm package), never to the engine.
+const SHELL_CRATES: [&str; 9] = ["tokio", "axum", "hyper", "reqwest", "clap", "ureq", "mio", "tower", "socket2"];
+
+/// What the engine's own code may not name: the host does files, network, processes and time.
+const SHELL_APIS: [&str; 6] = ["std::fs", "std::net", "std::process", "std::env", "SystemTime::now", "Instant::now"];
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every package the engine reaches through normal dependencies, as `cargo tree -p
+/// context-workbench -e normal` lists them: with the default features on every platform, or
+/// for wasm32 with the `wasm` feature (the npm package's build).
+fn engine_dependencies(wasm: bool) -> BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut args = vec!["metadata", "--format-version", "1", "--locked"];
+    if wasm {
+        args.extend(["--features", "context-workbench/wasm", "--filter-platform", "wasm32-unknown-unknown"]);
+    }
+    let output = Command::new(cargo).args(args).current_dir(root()).output().expect("run cargo metadata");
+    assert!(output.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&output.stderr));
+    let metadata: Value = serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+    let names: BTreeMap<&str, &str> = metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    let nodes: BTreeMap<&str, &Value> =
+        metadata["resolve"]["nodes"].as_array().unwrap().iter().map(|n| (n["id"].as_str().unwrap(), n)).collect();
+    let engine = names.iter().find(|(_, name)| **name == "context-workbench").map(|(id, _)| *id).unwrap();
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![engine];
+    while let Some(id) = stack.pop() {
+        for dep in nodes[id]["deps"].as_array().unwrap() {
+            let normal = dep["dep_kinds"].as_array().unwrap().iter().any(|k| k["kind"].is_null());
+            let dep_id = dep["pkg"].as_str().unwrap();
+            if normal && seen.insert(names[dep_id].to_owned()) {
+                stack.push(dep_id);
+            }
+        }
+    }
+    seen
+}
+
+/// The Rust files under `dir`, with their text up to a `#[cfg(test)]` module (tests may do I/O).
+fn engine_sources(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(engine_sources(&path));
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default().to_owned();
+            out.push((path, code));
+        }
+    }
+    out
+}
+
+fn shell_crates_in(dependencies: &BTreeSet<String>) -> Vec<&str> {
+    SHELL_CRATES.iter().copied().filter(|name| dependencies.contains(*name)).collect()
+}
+
+#[test]
+fn the_engine_depends_on_no_io_stack() {
+    for wasm in [false, true] {
+        let dependencies = engine_dependencies(wasm);
+        assert!(dependencies.contains("tiktoken-rs"), "the walk found the engine's dependencies: {dependencies:?}");
+        assert_eq!(dependencies.contains("wasm-bindgen"), wasm, "{dependencies:?}");
+        let found = shell_crates_in(&dependencies);
+        assert!(
+            found.is_empty(),
+            "the engine crate (context-workbench{}) reaches {found:?} through its normal dependencies; \
+             I/O belongs to the shells (crates/workbench-cli, bindings/): move the code that needs it there",
+            if wasm { ", wasm feature on wasm32" } else { "" }
+        );
+    }
+}
+
+#[test]
+fn the_engine_names_no_file_system_network_process_or_clock() {
+    let mut found = Vec::new();
+    for (path, code) in engine_sources(&root().join("src")) {
+        for (n, line) in code.lines().enumerate() {
+            let line = line.split("//").next().unwrap_or_default();
+            for api in SHELL_APIS.iter().filter(|api| line.contains(**api)) {
+                found.push(format!("{}:{}: {api}", path.strip_prefix(root()).unwrap().display(), n + 1));
+            }
+        }
+    }
+    assert!(found.is_empty(), "the engine does I/O only through its Host (R11.1):\n{}", found.join("\n"));
+}
+
+/// `R5.6`-style citations in the repository's code, each with where it was first seen.
+fn cited_requirements() -> BTreeMap<String, String> {
+    let citation = regex::Regex::new(r"\bR([0-9]{1,2})\.([0-9]{1,2})\b").unwrap();
+    let mut cited = BTreeMap::new();
+    let dirs = ["src", "tests", "benches", "crates", "bindings/src", "vscode-extension/src", "prompts"];
+    let mut stack: Vec<PathBuf> = dirs.iter().map(|d| root().join(d)).collect();
+    while let Some(path) = stack.pop() {
+        if path.is_dir() {
+            if !path.ends_with("node_modules") {
+                stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            }
+            continue;
+        }
+        let kind = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !["rs", "ts", "mjs", "md"].contains(&kind) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        for m in citation.find_iter(&text) {
+            cited
+                .entry(m.as_str().to_owned())
+                .or_insert_with(|| path.strip_prefix(root()).unwrap().display().to_string());
+        }
+    }
+    cited
+}
+
+#[test]
+fn every_requirement_the_code_cites_is_defined_in_the_design() {
+    let design = std::fs::read_to_string(root().join("docs/design.md")).expect("docs/design.md");
+    let cited = cited_requirements();
+    assert!(cited.contains_key("R5.6"), "the walk found the code's citations: {cited:?}");
+    let missing: Vec<String> = cited
+        .iter()
+        .filter(|(r, _)| !design.contains(&format!("**{r}**")))
+        .map(|(r, file)| format!("{r} (cited in {file})"))
+        .collect();
+    assert!(missing.is_empty(), "cited but not defined in docs/design.md: {missing:?}");
+}

@@ -25,6 +25,7 @@ pub mod goals;
 pub mod history;
 pub mod host;
 pub mod import;
+pub mod js_forms;
 pub mod model;
 pub mod prompt;
 pub mod proxy;
@@ -33,6 +34,9 @@ pub mod store;
 pub mod testing;
 pub mod tokens;
 pub mod workbench;
+
+#[cfg(test)]
+mod ts_types;
 
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;

@@ -10,6 +10,7 @@ use crate::goals::GoalConfig;
 use crate::tokens::Encoding;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ResolvedConfig"))]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Token encoding for every count (R10.1).
@@ -72,6 +73,7 @@ impl Default for Config {
 
 /// The proxy (`workbench proxy`, [`crate::proxy`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(default, deny_unknown_fields)]
 pub struct ProxyConfig {
     /// The largest request body the proxy reads, in bytes; a larger one is refused (413) in the
@@ -109,6 +111,7 @@ impl Default for ProxyConfig {
 
 /// The trace store (R8.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(default, deny_unknown_fields)]
 pub struct StoreConfig {
     /// The trace root, workspace-relative.
@@ -141,6 +144,7 @@ impl Default for StoreConfig {
 
 /// Tail compaction (R5.4, R5.5) and the state board (R5.3).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(default, deny_unknown_fields)]
 pub struct WorkbenchConfig {
     /// Tail compaction on or off (the prompt then only changes through R4's emergency path).
@@ -234,6 +238,7 @@ impl WorkbenchConfig {
 
 /// Prices relative to one uncached input token.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(default, deny_unknown_fields)]
 pub struct Prices {
     pub uncached_input: f64,
@@ -249,6 +254,7 @@ impl Default for Prices {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(default, deny_unknown_fields)]
 pub struct PruneConfig {
     /// Prune only when at least this many tokens would be freed (PRUNE_MINIMUM).

@@ -38,6 +38,7 @@ pub trait Host {
 
 /// A step of a long operation, or a notice the user should see (R4.5, R4.6).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Progress {
     /// `compaction`, …
@@ -49,6 +50,7 @@ pub struct Progress {
 
 /// A request to the host's LLM. The host picks the model; the engine says what it needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct CompletionRequest {
     pub messages: Vec<ChatMessage>,
@@ -65,6 +67,7 @@ pub struct CompletionRequest {
 
 /// One message of a [`CompletionRequest`], in the plain role/content shape every provider accepts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ChatMessage {
     pub role: String,
     pub content: String,
@@ -72,6 +75,7 @@ pub struct ChatMessage {
 
 /// The LLM's reply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct Completion {
     pub text: String,
@@ -81,15 +85,18 @@ pub struct Completion {
 
 /// Token usage as the provider reported it (R10.1: preferred over the engine's own count).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
     #[serde(default)]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub cached_tokens: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FileContent {
     pub text: String,
@@ -97,6 +104,7 @@ pub struct FileContent {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct FileStat {
     pub is_dir: bool,
@@ -105,6 +113,7 @@ pub struct FileStat {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct DirEntry {
     pub name: String,

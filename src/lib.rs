@@ -26,6 +26,7 @@ pub mod goals;
 pub mod history;
 pub mod host;
 pub mod import;
+pub mod js_forms;
 pub mod model;
 pub mod paths;
 pub mod prompt;
@@ -34,6 +35,9 @@ pub mod replay;
 pub mod store;
 pub mod tokens;
 pub mod workbench;
+
+#[cfg(test)]
+mod ts_types;
 
 #[cfg(all(feature = "wasm", target_arch = "wasm32"))]
 pub mod wasm;

@@ -25,6 +25,7 @@ pub const MESSAGE_OVERHEAD: usize = 4;
 
 /// The BPE encodings the engine can count with.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Encoding {
     /// GPT-4o, GPT-4.1, GPT-5, o-series; a good proxy for Claude and Gemini prompt sizes.

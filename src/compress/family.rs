@@ -7,6 +7,7 @@ use super::CompressConfig;
 
 /// The families of R3.2, each with its own history rule.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Family {
     Ls,

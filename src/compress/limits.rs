@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use super::Family;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(default, deny_unknown_fields)]
 pub struct CompressConfig {
     /// LS: entries listed after the counts.

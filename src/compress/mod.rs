@@ -66,6 +66,7 @@ impl<'a> ToolOutput<'a> {
 
 /// The history form of a tool output.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Compressed {
     pub family: Family,
     pub text: String,
@@ -75,6 +76,7 @@ pub struct Compressed {
     pub notes: Vec<String>,
     /// For structured `{status, data, error, …}` results: the kept fields (R3.3).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(type = "unknown", optional = nullable))]
     pub structured: Option<Value>,
 }
 

@@ -19,6 +19,7 @@ use crate::prompt::ToolSpec;
 
 /// What a plan tool call returns to the model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct GoalToolResult {
     /// The tool result text: what changed and the plan, or what to do instead.
     pub text: String,

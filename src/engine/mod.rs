@@ -16,6 +16,7 @@ mod tail;
 pub use goals::GoalToolResult;
 pub use persist::PersistReport;
 pub use recall::RecallResult;
+pub use state::StateUpdate;
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -29,6 +29,7 @@ use crate::workbench::recall::original;
 
 /// What `persist` wrote.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PersistReport {
     pub files_written: usize,
     pub bytes_written: usize,

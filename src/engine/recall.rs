@@ -10,6 +10,7 @@ use crate::workbench::recall::{recall, recall_spec};
 
 /// What a `recall` call returns to the model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct RecallResult {
     /// The original (numbered lines), or what was wrong and what exists.
     pub text: String,

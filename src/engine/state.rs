@@ -13,6 +13,7 @@ use crate::workbench::{Observations, Rejection, StateBoard, StateDelta, llm};
 
 /// What became of a delta.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct StateUpdate {
     /// The board's version after the delta.
     pub version: u32,

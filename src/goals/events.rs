@@ -10,6 +10,7 @@ use crate::model::{BranchId, GoalId, MessageId};
 /// One event: an id, increasing by one from 1 within a log, and what happened.
 /// Serialized flat: `{"id": 3, "type": "goal_added", "goal": {…}, …}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "EngineEvent"))]
 pub struct Event {
     pub id: u64,
     #[serde(flatten)]
@@ -18,6 +19,7 @@ pub struct Event {
 
 /// What happened, with seed 002's payloads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum EventKind {
     /// A goal of the main line was added, with its full data.
@@ -106,6 +108,7 @@ impl EventKind {
 
 /// The new state of the goal an update is about.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct GoalUpdates {
     pub status: GoalStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -114,6 +117,7 @@ pub struct GoalUpdates {
 
 /// A goal touched by an event: its cumulative stats always, the rest when the event changed it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct AffectedGoal {
     pub goal_id: GoalId,
     #[serde(default, skip_serializing_if = "Option::is_none")]

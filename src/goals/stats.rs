@@ -11,6 +11,7 @@ pub const PREVIEW_RUNS: usize = 8;
 /// Statistics of a goal's messages. `self_stats` counts the goal's own messages,
 /// `cumulative_stats` those of the goal and all its descendants.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(as = "StatsForm"))]
 #[serde(from = "StatsForm", into = "StatsForm")]
 pub struct GoalStats {
     pub message_count: u64,
@@ -127,6 +128,7 @@ pub fn preview_label(tool_name: &str) -> String {
 
 /// The persisted form of [`GoalStats`] (seed 002): the preview as its text.
 #[derive(Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 struct StatsForm {
     #[serde(default)]
     message_count: u64,

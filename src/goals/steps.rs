@@ -29,6 +29,7 @@ const DESCRIPTION_CHARS: usize = 80;
 const DATA_CHARS: usize = 200;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum StepType {
     Goal,
@@ -40,6 +41,7 @@ pub enum StepType {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum StepStatus {
     Planned,
@@ -51,6 +53,7 @@ pub enum StepStatus {
 
 /// One step (seed 004's `Step`, its automatic fields only).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct Step {
     /// The message id, or `goal-<id>` for a goal.
     pub step_id: String,
@@ -63,6 +66,7 @@ pub struct Step {
     pub parent_id: Option<String>,
     pub description: String,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[cfg_attr(test, ts(type = "Record<string, unknown>", optional = nullable))]
     pub data: BTreeMap<String, Value>,
     /// Only on evaluations.
     #[serde(default, skip_serializing_if = "Option::is_none")]

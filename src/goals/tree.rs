@@ -18,6 +18,7 @@ use crate::model::{BranchId, GoalId, Message, MessageId};
 pub const GOAL_TREE_FORMAT_VERSION: u32 = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum GoalType {
     Normal,
@@ -28,6 +29,7 @@ pub enum GoalType {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum GoalStatus {
     Pending,
@@ -39,6 +41,7 @@ pub enum GoalStatus {
 
 /// One goal (R6.1).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct Goal {
     /// A plain counter from 1, whatever the level, branch or status.
     pub id: GoalId,
@@ -57,6 +60,7 @@ pub struct Goal {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub branch_ids: Vec<BranchId>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub explore_start_id: Option<GoalId>,
@@ -71,6 +75,7 @@ pub struct Goal {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum BranchStatus {
     Exploring,
@@ -80,6 +85,7 @@ pub enum BranchStatus {
 /// A branch of an exploration, as the main line knows it (seed 002's `BranchContext` without
 /// its own goal tree and messages, which the branch's own [`GoalTree`] holds).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct Branch {
     pub id: BranchId,
     pub explore_start_id: GoalId,
@@ -91,6 +97,7 @@ pub struct Branch {
 
 /// Limits on what the tools accept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(default, deny_unknown_fields)]
 pub struct GoalConfig {
     /// Branches one `explore` call may start.
@@ -119,6 +126,7 @@ impl Default for GoalConfig {
 
 /// The goal tree of the main line or of one branch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct GoalTree {
     /// Format version of `goal.json` (see [`GOAL_TREE_FORMAT_VERSION`]).
     version: u32,
@@ -130,6 +138,7 @@ pub struct GoalTree {
     current_id: Option<GoalId>,
     goals: Vec<Goal>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(optional = nullable))]
     branches: Vec<Branch>,
     /// The next goal id.
     next_id: u64,

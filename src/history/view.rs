@@ -18,6 +18,7 @@ const PRUNED: &str = include_str!("../../prompts/output_pruned.md");
 
 /// The prompt's view of the history.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct HistoryView {
     /// Tool outputs of messages before this index belong to finished rounds and are shown in
     /// their history form.
@@ -49,6 +50,7 @@ pub struct HistoryView {
 /// followed by the STATE_DELTA it produced. The texts are stored as sent, so the prompt keeps
 /// the same bytes on every later call.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TailBlock {
     pub start: usize,
     pub end: usize,
@@ -57,11 +59,14 @@ pub struct TailBlock {
     /// `extractive` or `llm`.
     pub compactor: String,
     pub content: CompressedTurns,
+    /// The STATE_DELTA, its `version` set.
+    #[cfg_attr(test, ts(type = "StateDelta & { version: number }"))]
     pub delta: StateDelta,
 }
 
 /// Where a rewrite changed the prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum RewritePosition {
     /// Only the newest turns changed: the prefix before them still hits the cache (R5.4).
@@ -72,6 +77,7 @@ pub enum RewritePosition {
 
 /// A rewrite of earlier prompt, as the engine reports it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct RewriteRecord {
     /// The number of the call (0-based `prepare_call`) it happened on.
     pub call: usize,
@@ -93,6 +99,7 @@ pub const MAX_FAILED_COMPACTIONS: u32 = 3;
 
 /// An archived summary (R4.5), or the notice of a hard truncation when the summary failed (R4.6).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ArchivedSummary {
     /// The summary text as the prompt shows it.
     pub text: String,

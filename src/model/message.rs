@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use super::{BranchId, GoalId, MessageId, SpanId, ToolCallId, TraceId};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     System,
@@ -29,6 +30,7 @@ impl Role {
 
 /// One part of a message's content.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentPart {
     Text {
@@ -49,6 +51,7 @@ pub enum ContentPart {
 
 /// A provider's content block kept as it came: never read, never rewritten, counted by `tokens`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct OpaquePart {
     /// The block's own type (`image`, `document`, `redacted_thinking`, `image_url`, …).
     pub kind: String,
@@ -72,6 +75,7 @@ impl OpaquePart {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ToolCall {
     pub id: ToolCallId,
     pub name: String,
@@ -80,6 +84,7 @@ pub struct ToolCall {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
     Ok,
@@ -87,6 +92,7 @@ pub enum ToolStatus {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct ToolResult {
     pub call_id: ToolCallId,
     pub name: String,
@@ -100,6 +106,7 @@ pub struct ToolResult {
 
 /// A message of a trace, with the metadata of R1.2.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct Message {
     pub id: MessageId,
     pub trace_id: TraceId,

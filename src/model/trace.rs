@@ -12,12 +12,14 @@ pub const TRACE_FORMAT_VERSION: u32 = 1;
 
 /// One agent session: its messages in sequence order and the spans marked over them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Trace {
     /// Format version of the serialized trace (see [`TRACE_FORMAT_VERSION`]).
     pub version: u32,
     pub id: TraceId,
     pub mission: String,
     #[serde(default)]
+    #[cfg_attr(test, ts(type = "Record<string, unknown>"))]
     pub metadata: BTreeMap<String, serde_json::Value>,
     pub messages: Vec<Message>,
     #[serde(default)]
@@ -86,6 +88,7 @@ pub fn rounds(messages: &[Message]) -> Vec<Round> {
 
 /// A span marked by the orchestrator with `SPAN_START(id, goal)` / `SPAN_END(id, outcome)`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct Span {
     pub id: SpanId,
     pub goal: String,

@@ -16,21 +16,27 @@ const PROJECT_RULES: &str = include_str!("../../prompts/project_rules.md");
 
 /// What the embedder supplies for one call besides the recorded history.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(default)]
 pub struct CallInput {
     /// L1: the system prompt.
+    #[cfg_attr(test, ts(optional = nullable))]
     pub system_prompt: String,
     /// L1: the tools offered.
+    #[cfg_attr(test, ts(optional = nullable))]
     pub tools: Vec<ToolSpec>,
     /// The dynamic tail: plan/todo recap, state board, reminders; redrawn every call.
+    #[cfg_attr(test, ts(optional = nullable))]
     pub tail: Vec<String>,
     /// R2.4's option: put the tail at the end of the system prompt instead (it then moves the
     /// first changed byte to the system prompt whenever it changes).
+    #[cfg_attr(test, ts(optional = nullable))]
     pub tail_in_system: bool,
 }
 
 /// One assembled prompt and what it costs.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Assembly {
     pub view: PromptView,
     /// Exact tokens in the configured encoding, chat overhead included.

@@ -7,6 +7,7 @@ use crate::model::{ContentPart, MessageId, Role};
 
 /// The layers of R2.1, in the order they are sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
     /// L1: the system prompt and tool prompts (fixed, stable).
@@ -23,6 +24,7 @@ pub enum Layer {
 
 /// One message of an assembled prompt.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct PromptMessage {
     /// `System`, `User`, `Assistant` or `Tool`; archived summaries are sent as `System` (R4.1).
     pub role: Role,
@@ -35,10 +37,12 @@ pub struct PromptMessage {
 
 /// A tool the model may call, as a JSON-schema function.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ToolSpec {
     pub name: String,
     pub description: String,
     /// JSON schema of the arguments object.
+    #[cfg_attr(test, ts(type = "Record<string, unknown>"))]
     pub parameters: Value,
 }
 
@@ -46,6 +50,7 @@ pub struct ToolSpec {
 /// exactly one tool result in the messages that immediately follow its assistant message, and
 /// every tool result answers a call.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct PromptView {
     pub messages: Vec<PromptMessage>,
     pub tools: Vec<ToolSpec>,

@@ -193,6 +193,7 @@ pub fn cost(prices: &Prices, cached: usize, written: usize, aux_output_tokens: u
 
 /// Sums over calls (or over trajectories): the peak is a maximum, everything else a sum.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ReplayTotals"))]
 pub struct Totals {
     pub calls: u64,
     pub prompt_tokens: u64,

@@ -31,6 +31,7 @@ pub const MAX_TRAJECTORY_BYTES: usize = 64 * 1024 * 1024;
 
 /// One agent context of the imported file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TrajectoryInfo {
     pub name: String,
     pub format: &'static str,
@@ -41,6 +42,7 @@ pub struct TrajectoryInfo {
 
 /// What a prompt message is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "snake_case")]
 pub enum ViewKind {
     /// The system prompt (L1).
@@ -61,7 +63,9 @@ pub enum ViewKind {
 
 /// One message of a call's prompt.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct ViewMessage {
+    #[cfg_attr(test, ts(type = "\"system\" | \"user\" | \"assistant\" | \"tool\""))]
     pub role: &'static str,
     pub kind: ViewKind,
     /// The id of its text among the session's texts.
@@ -73,6 +77,7 @@ pub struct ViewMessage {
     pub source: Option<usize>,
     /// A recorded message shown otherwise than as recorded (a pruned output, say).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub altered: bool,
     /// For a block or a summary: the raw messages `[start, end)` it stands for.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -81,6 +86,7 @@ pub struct ViewMessage {
 
 /// One replayed call.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct CallView {
     /// The recorded call's number, from 0.
     pub call: usize,
@@ -104,6 +110,7 @@ pub struct CallView {
 
 /// What [`ReplaySession::step`] hands out: the call, and the texts first seen on it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ReplayStep"))]
 pub struct CallStep {
     pub call: CallView,
     /// The id of the first new text; the others follow in order.
@@ -113,6 +120,7 @@ pub struct CallStep {
 
 /// The replay's totals of the unmanaged prompt (`raw`) and of the `workbench` strategy.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ReplaySummary {
     pub raw: Totals,
     pub workbench: Totals,

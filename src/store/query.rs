@@ -17,25 +17,30 @@ use crate::model::{GoalId, Message};
 
 /// `{"traces": [...]}`, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TraceList {
     pub traces: Vec<TraceMeta>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub notes: Vec<String>,
 }
 
 /// A trace with its main-line goal tree and its branches' metadata (not their goals).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TraceDetail {
     pub trace: TraceMeta,
     pub goal_tree: GoalTreeView,
     pub branches: BTreeMap<String, BranchSummary>,
     pub last_event_id: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub notes: Vec<String>,
 }
 
 /// A goal tree as the API shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct GoalTreeView {
     pub mission: String,
     pub current_id: Option<GoalId>,
@@ -54,6 +59,7 @@ impl From<&GoalTree> for GoalTreeView {
 
 /// A branch as the trace shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct BranchSummary {
     #[serde(flatten)]
     pub meta: BranchMeta,
@@ -62,6 +68,7 @@ pub struct BranchSummary {
 
 /// The newest message of a branch, for a preview.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct MessagePreview {
     pub message_id: String,
     pub role: crate::model::Role,
@@ -71,32 +78,38 @@ pub struct MessagePreview {
 
 /// One branch in detail: its metadata, its own goal tree and its messages.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct BranchDetail {
     #[serde(flatten)]
     pub meta: BranchMeta,
     pub goal_tree: GoalTreeView,
     pub messages: Vec<Message>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub notes: Vec<String>,
 }
 
 /// The messages of one goal of the main line (the detail of a DAG edge).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct GoalMessages {
     pub trace_id: String,
     pub goal_id: GoalId,
     pub messages: Vec<Message>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub notes: Vec<String>,
 }
 
 /// The events after an id.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct EventsPage {
     pub trace_id: String,
     pub events: Vec<Event>,
     pub last_event_id: u64,
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(optional = nullable))]
     pub notes: Vec<String>,
 }
 

@@ -12,6 +12,7 @@ pub const STORE_FORMAT_VERSION: u32 = 1;
 
 /// `meta.json`: what the list of traces shows without reading anything else.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct TraceMeta {
     pub version: u32,
     pub trace_id: String,
@@ -70,6 +71,7 @@ pub struct AgentSnapshot {
 
 /// A branch's `meta.json`: the main line's record of it and its totals.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct BranchMeta {
     #[serde(flatten)]
     pub branch: Branch,

@@ -4,7 +4,6 @@
 use std::rc::Rc;
 
 use js_sys::Promise;
-use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
@@ -13,40 +12,17 @@ use super::convert::{from_js, js, to_js_value};
 use super::error::to_js_error;
 use crate::compress::{ToolOutput, compress_tool_output};
 use crate::error::Error;
-use crate::prompt::serialize::{to_anthropic, to_openai_chat, to_react};
+use crate::js_forms::{PreparedCall, PromptFormat, ToolOutputInput};
 use crate::prompt::{Assembly, CallInput};
 use crate::workbench::StateDelta;
 
-/// The wire format a prepared call is serialized to.
-#[derive(Debug, Clone, Copy, Deserialize)]
-#[serde(rename_all = "snake_case")]
-enum Format {
-    Openai,
-    Anthropic,
-    React,
+fn prepared(assembly: &Assembly, format: PromptFormat) -> Result<JsValue, JsValue> {
+    to_js_value(&PreparedCall::new(assembly, format))
 }
 
-/// An assembly with its request in the chosen format.
-#[derive(Serialize)]
-struct PreparedCall<'a> {
-    #[serde(flatten)]
-    assembly: &'a Assembly,
-    format: &'static str,
-    request: serde_json::Value,
-}
-
-fn prepared(assembly: &Assembly, format: Format) -> Result<JsValue, JsValue> {
-    let (name, request) = match format {
-        Format::Openai => ("openai", to_openai_chat(&assembly.view)),
-        Format::Anthropic => ("anthropic", to_anthropic(&assembly.view)),
-        Format::React => ("react", serde_json::Value::String(to_react(&assembly.view))),
-    };
-    to_js_value(&PreparedCall { assembly, format: name, request })
-}
-
-fn format_from_js(value: JsValue) -> Result<Format, JsValue> {
+fn format_from_js(value: JsValue) -> Result<PromptFormat, JsValue> {
     if value.is_undefined() || value.is_null() {
-        return Ok(Format::Openai);
+        return Ok(PromptFormat::Openai);
     }
     from_js(value, "format (openai, anthropic or react)")
 }
@@ -56,24 +32,6 @@ fn input_from_js(value: JsValue) -> Result<CallInput, JsValue> {
         return Ok(CallInput::default());
     }
     from_js(value, "call input")
-}
-
-/// A tool output to compress, as JS passes it.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct OutputInput {
-    tool: String,
-    #[serde(default)]
-    arguments: String,
-    output: String,
-    #[serde(default)]
-    stderr: Option<String>,
-    #[serde(default)]
-    exit_code: Option<i32>,
-    #[serde(default)]
-    is_error: bool,
-    #[serde(default)]
-    raw_id: String,
 }
 
 #[wasm_bindgen]
@@ -162,7 +120,7 @@ impl ContextEngine {
         &self,
         #[wasm_bindgen(unchecked_param_type = "ToolOutputInput")] output: JsValue,
     ) -> Result<JsValue, JsValue> {
-        let input: OutputInput = from_js(output, "tool output")?;
+        let input: ToolOutputInput = from_js(output, "tool output")?;
         if input.tool.trim().is_empty() {
             return Err(to_js_error(Error::InvalidInput("tool output: `tool` names the tool".into())));
         }

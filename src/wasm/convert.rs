@@ -1,5 +1,5 @@
 //! Values across the boundary: engine data to plain JS objects and back, with errors that name
-//! what was wrong, and the message a JS caller records.
+//! what was wrong, and a tool result as the message it is recorded as.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -8,7 +8,7 @@ use wasm_bindgen::JsValue;
 use super::error::to_js_error;
 use crate::engine::MessageDraft;
 use crate::error::Error;
-use crate::model::{BranchId, ContentPart, GoalId, Role, SpanId, ToolCallId, ToolResult};
+use crate::model::{ContentPart, Role, ToolResult};
 
 /// `value` as a plain JS object (never a `Map`, never a BigInt: u64 fields are numbers).
 pub fn to_js_value<T: Serialize>(value: &T) -> Result<JsValue, JsValue> {
@@ -30,70 +30,6 @@ pub fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsV
 /// An engine result as a JS result.
 pub fn js<T>(result: crate::error::Result<T>) -> Result<T, JsValue> {
     result.map_err(to_js_error)
-}
-
-/// A message as JS records it: `content` is a string (one text part) or content parts.
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MessageInput {
-    role: Role,
-    content: Content,
-    #[serde(default)]
-    goal_id: Option<GoalId>,
-    #[serde(default)]
-    span_id: Option<SpanId>,
-    #[serde(default)]
-    tool_call_id: Option<ToolCallId>,
-}
-
-/// A string or content parts, read so that a wrong part is named with its index and field
-/// (`at 'content[0]': missing field `id``), not as an untagged enum that matched nothing.
-enum Content {
-    Text(String),
-    Parts(Vec<ContentPart>),
-}
-
-impl<'de> serde::Deserialize<'de> for Content {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor;
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Content;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str(
-                    "a string, or an array of content parts: {type: 'text', text}, {type: 'tool_call', id, name, \
-                     arguments}, {type: 'tool_result', call_id, name, status, output}, {type: 'reasoning', text}",
-                )
-            }
-            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<Content, E> {
-                Ok(Content::Text(text.to_owned()))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
-                let mut parts = Vec::new();
-                while let Some(part) = seq.next_element::<ContentPart>()? {
-                    parts.push(part);
-                }
-                Ok(Content::Parts(parts))
-            }
-        }
-        deserializer.deserialize_any(Visitor)
-    }
-}
-
-impl MessageInput {
-    pub fn into_draft(self, branch: Option<&str>) -> MessageDraft {
-        let content = match self.content {
-            Content::Text(text) => vec![ContentPart::Text { text }],
-            Content::Parts(parts) => parts,
-        };
-        MessageDraft {
-            role: Some(self.role),
-            content,
-            branch_id: branch.map(BranchId::from),
-            goal_id: self.goal_id,
-            span_id: self.span_id,
-            tool_call_id: self.tool_call_id,
-        }
-    }
 }
 
 /// A tool result to record as its own `tool` message.

@@ -7,13 +7,14 @@ use js_sys::Promise;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
-use super::convert::{MessageInput, from_js, js, to_js_value, tool_result_draft};
+use super::convert::{from_js, js, to_js_value, tool_result_draft};
 use super::error::to_js_error;
 use super::host::JsHost;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::Error;
 use crate::host::{CompletionRequest, Usage};
+use crate::js_forms::MessageInput;
 use crate::model::{Message, ToolResult};
 use crate::tokens::require_ranks;
 

@@ -1,38 +1,10 @@
 //! Goals, plans, events and explore branches: the `ContextEngine` methods of R6 and R8.2.
 
-use std::collections::BTreeMap;
-
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::ContextEngine;
-use super::convert::{MessageInput, js, to_js_value};
-use crate::goals::GoalTree;
-
-/// The plan as the model and a viewer see it.
-#[derive(Serialize)]
-struct GoalPlan {
-    /// The plan block of the prompt's tail (R2.2).
-    prompt: String,
-    /// The brief todo list (R6.7).
-    todo: String,
-    /// Every goal's number (abandoned ones included), by goal id.
-    numbers: BTreeMap<String, String>,
-    /// The numbers the model sees: abandoned goals and what is under them left out.
-    display_numbers: BTreeMap<String, String>,
-}
-
-impl GoalPlan {
-    fn of(tree: &GoalTree) -> Self {
-        let map = |pairs: Vec<(crate::model::GoalId, String)>| pairs.into_iter().map(|(id, n)| (id.0, n)).collect();
-        GoalPlan {
-            prompt: tree.to_prompt(),
-            todo: tree.to_todo_string(),
-            numbers: map(tree.data_numbers()),
-            display_numbers: map(tree.display_numbers()),
-        }
-    }
-}
+use super::convert::{js, to_js_value};
+use crate::js_forms::{GoalPlan, MessageInput};
 
 /// Tool arguments from JS: JSON text as the model wrote it, or an object.
 fn arguments_text(arguments: JsValue) -> Result<String, JsValue> {

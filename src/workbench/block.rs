@@ -10,6 +10,7 @@ use crate::tokens::TokenCounter;
 
 /// Which turns a block replaces: turn indices (inclusive) and the raw message range.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct Replaces {
     pub start_turn: usize,
     pub end_turn: usize,
@@ -22,6 +23,7 @@ pub struct Replaces {
 
 /// A conclusion and the evidence pointers behind it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Learned {
     pub conclusion: String,
     #[serde(default)]
@@ -30,6 +32,7 @@ pub struct Learned {
 
 /// The content of a COMPRESSED_TURNS block.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct CompressedTurns {
     pub version: u32,
     pub replaces: Replaces,
@@ -48,6 +51,7 @@ pub struct CompressedTurns {
     /// Where a file reader finds the originals as plain text, when the trace is stored: the
     /// files of the first and last message replaced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
     pub originals: Option<(String, String)>,
 }
 

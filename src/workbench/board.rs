@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// A code anchor: a snippet copied from observed content, with where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Anchor {
     pub path: String,
     pub start_line: u32,
@@ -16,6 +17,7 @@ pub struct Anchor {
 /// A claim and the pointers that prove it (`file:src/a.py:L40-L55`, `cmd#12 exit=1`,
 /// `test#3 failed: …`). A fact whose evidence does not resolve is kept as unknown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Fact {
     pub text: String,
     #[serde(default)]
@@ -24,19 +26,27 @@ pub struct Fact {
 
 /// STATE_DELTA vN: what changed in the board. Empty fields leave the board as it is.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields = nullable))]
 #[serde(default, deny_unknown_fields)]
 pub struct StateDelta {
     /// Assigned by the engine when the delta is applied.
+    #[cfg_attr(test, ts(optional = nullable))]
     pub version: u32,
     pub current_goal: Option<String>,
     pub goal_shift_reason: Option<String>,
+    #[cfg_attr(test, ts(optional = nullable))]
     pub confirmed_facts: Vec<Fact>,
     /// Claims whose evidence did not check out, kept with the reason (R5.6).
+    #[cfg_attr(test, ts(optional = nullable))]
     pub unknown: Vec<String>,
+    #[cfg_attr(test, ts(optional = nullable))]
     pub open_questions: Vec<String>,
+    #[cfg_attr(test, ts(optional = nullable))]
     pub anchors: Vec<Anchor>,
+    #[cfg_attr(test, ts(optional = nullable))]
     pub exec_assertions: Vec<String>,
     pub status: Option<String>,
+    #[cfg_attr(test, ts(optional = nullable))]
     pub next_actions: Vec<String>,
 }
 
@@ -68,6 +78,7 @@ impl StateDelta {
 
 /// The board: every delta applied in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(default)]
 pub struct StateBoard {
     /// The version of the newest delta applied.

@@ -12,6 +12,7 @@ use crate::config::Prices;
 
 /// The numbers behind one rewrite decision, reported with every compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct RewriteCost {
     /// Prompt tokens before the first changed position, still served from the cache.
     pub kept_prefix_tokens: usize,

@@ -57,6 +57,7 @@ fn split_number<'a>(line: &'a str, separators: &[&str]) -> Option<(u32, &'a str)
 
 /// An item of a reply that failed its check, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Rejection {
     pub item: String,
     pub reason: String,

@@ -94,6 +94,7 @@ pub struct Repaired {
 
 /// One repair: the message it is about (its id in the repaired history) and what was done.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct RepairNote {
     pub message: MessageId,
     pub what: String,

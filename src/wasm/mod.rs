@@ -1,15 +1,17 @@
 //! The wasm-bindgen face of the engine: the only module that names wasm_bindgen, js_sys or
 //! JsValue. `ContextEngine` wraps `Engine<JsHost>` (its methods are spread over `engine.rs`,
 //! `calls.rs`, `goals.rs` and `store.rs` by concern); `TraceQuery` is the query API over a trace
-//! root; `ReplaySession` is the playground's replay; `ProxyCore` is the proxy's core for a JS server; the tokenizer's ranks can be loaded from
+//! root (with a viewer's reads of live sessions in `live.rs`); `ReplaySession` is the playground's replay; `facts.rs` exports the store format version and the default configuration; `ProxyCore` is the proxy's core for a JS server; the tokenizer's ranks can be loaded from
 //! bytes. Errors become JS `Error`s with a `code`.
 
 mod calls;
 mod convert;
 mod engine;
 mod error;
+mod facts;
 mod goals;
 mod host;
+mod live;
 mod proxy;
 mod ranks;
 mod replay;
@@ -18,6 +20,7 @@ mod types;
 mod types_data;
 
 pub use engine::ContextEngine;
+pub use facts::{default_config, resolve_config, store_format_version};
 pub use proxy::{
     ProxyCore, ReadRequest, ReplyReader, classify_route, proxy_error_body, proxy_stream_error_event, upstream_url,
 };

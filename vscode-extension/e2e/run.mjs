@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { startCodeServer } from './codeServer.mjs';
 import { CLAUDE_CODE_CHECKS, claudeCodeChecks } from './claudeCodeChecks.mjs';
 import { LIVE_CHECKS, liveSessionChecks } from './liveSessionChecks.mjs';
+import { RESTRICTED_CHECKS, restrictedModeChecks } from './restrictedModeChecks.mjs';
 import { checkCompaction, checkMention, checkToolsAndRules } from './requestChecks.mjs';
 import { E2E_ENGINE, E2E_WINDOW, TASKS, TASK_A, TASK_B, buildLog } from './scenario.mjs';
 import { startScriptedEndpoint, textOf } from './scriptedEndpoint.mjs';
@@ -485,6 +486,10 @@ try {
     }
   });
 
+  // A folder VS Code does not trust, in a code-server of its own with workspace trust on.
+  if (RESTRICTED_CHECKS.some((name) => !process.env.E2E_ONLY || new RegExp(process.env.E2E_ONLY).test(name))) {
+    await restrictedModeChecks({ check, browser, artifacts, runDir, vsix, settings });
+  }
   // Sessions other processes write, in a code-server of their own (skipped when E2E_ONLY selects none of them).
   if (LIVE_CHECKS.some((name) => !process.env.E2E_ONLY || new RegExp(process.env.E2E_ONLY).test(name))) {
     await liveSessionChecks({ check, browser, artifacts, runDir, vsix, settings });

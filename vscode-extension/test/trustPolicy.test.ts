@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NEEDS_TRUST, READ_ONLY, decide, decideTool, planDescription } from '../src/trust/trustPolicy';
+import { NEEDS_TRUST, READ_ONLY, decide, decideTool, planDescription, planMessage } from '../src/trust/trustPolicy';
 
 const manifest = JSON.parse(readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../package.json'), 'utf8'));
 const declared: string[] = manifest.contributes.commands.map((c: { command: string }) => c.command.replace(/^contextWorkbench\./, ''));
@@ -36,7 +36,10 @@ test('the plan tools that change the plan wait for trust; reading the plan does 
   assert.equal(decideTool('goal', true).run, true);
 });
 
-test("the Goal Plan's description says read-only in Restricted Mode, and finished when it is", () => {
+test("the Goal Plan's description and message say read-only in Restricted Mode, and finished when it is", () => {
+  assert.equal(planMessage('Now: Fix it · 0/2 done', true), 'Now: Fix it · 0/2 done');
+  assert.equal(planMessage('Now: Fix it · 0/2 done', false), 'Read-only (Restricted Mode) · Now: Fix it · 0/2 done');
+  assert.equal(planMessage(undefined, false), undefined, 'an empty plan leaves the welcome, which says it');
   assert.equal(planDescription(false, true), undefined);
   assert.equal(planDescription(true, true), 'finished');
   assert.equal(planDescription(false, false), 'read-only (Restricted Mode)');

@@ -41,3 +41,9 @@ export function planDescription(finished: boolean, trusted: boolean): string | u
   const parts = [...(finished ? ['finished'] : []), ...(trusted ? [] : ['read-only (Restricted Mode)'])];
   return parts.length > 0 ? parts.join(' · ') : undefined;
 }
+
+/** The Goal Plan's message line (its summary of the plan), led by `Read-only (Restricted Mode)` in Restricted Mode. */
+export function planMessage(summary: string | undefined, trusted: boolean): string | undefined {
+  if (trusted || summary === undefined) return summary;
+  return `Read-only (Restricted Mode) · ${summary}`;
+}

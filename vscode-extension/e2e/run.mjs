@@ -29,7 +29,7 @@ const STATUS_ID = 'context-workbench.context-workbench.contextWorkbench.status';
 function packageWebOnly(dir) {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  for (const name of ['README.md', 'LICENSE', '.vscodeignore', 'media', 'docs', 'dist/web', 'dist/engine', 'dist/dag']) {
+  for (const name of ['README.md', 'LICENSE', '.vscodeignore', 'media', 'dist/web', 'dist/engine', 'dist/dag']) {
     cpSync(path.join(extensionRoot, name), path.join(dir, name), { recursive: true });
   }
   const manifest = JSON.parse(readFileSync(path.join(extensionRoot, 'package.json'), 'utf8'));
@@ -37,7 +37,7 @@ function packageWebOnly(dir) {
   delete manifest.devDependencies;
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
   const out = path.join(dir, 'web-only.vsix');
-  execFileSync(path.join(extensionRoot, 'node_modules/.bin/vsce'), ['package', '--no-dependencies', '--no-rewrite-relative-links', '--out', out], { cwd: dir, stdio: 'pipe' });
+  execFileSync(path.join(extensionRoot, 'node_modules/.bin/vsce'), ['package', '--out', out], { cwd: dir, stdio: 'pipe' });
   return out;
 }
 

@@ -54,20 +54,39 @@ fn engine_dependencies(wasm: bool) -> BTreeSet<String> {
     seen
 }
 
-/// The Rust files under `dir`, with their text up to a `#[cfg(test)]` module (tests may do I/O).
+/// The Rust files under `dir`, with their text up to a `#[cfg(test)]` module (tests may do I/O);
+/// files that are test modules themselves (`#[cfg(test)] mod x;`) are left out.
 fn engine_sources(dir: &Path) -> Vec<(PathBuf, String)> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(engine_sources(&path));
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            let text = std::fs::read_to_string(&path).unwrap();
-            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default().to_owned();
-            out.push((path, code));
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(next) = stack.pop() {
+        for entry in std::fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push((path.clone(), std::fs::read_to_string(&path).unwrap()));
+            }
         }
     }
-    out
+    let test_modules: BTreeSet<PathBuf> = files
+        .iter()
+        .flat_map(|(path, text)| {
+            let dir = path.parent().unwrap().to_path_buf();
+            let lines: Vec<&str> = text.lines().collect();
+            let declared = lines.windows(2).filter(|pair| pair[0].trim() == "#[cfg(test)]");
+            let names = declared.filter_map(|pair| pair[1].trim().strip_prefix("mod ")?.strip_suffix(';'));
+            names.map(move |name| dir.join(format!("{name}.rs"))).collect::<Vec<_>>()
+        })
+        .collect();
+    files
+        .into_iter()
+        .filter(|(path, _)| !test_modules.contains(path))
+        .map(|(path, text)| {
+            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or_default().to_owned();
+            (path, code)
+        })
+        .collect()
 }
 
 fn shell_crates_in(dependencies: &BTreeSet<String>) -> Vec<&str> {

@@ -34,8 +34,9 @@ pub struct CallInput {
     pub tail_in_system: bool,
 }
 
-/// One assembled prompt and what it costs.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One assembled prompt and what it costs; saved as a trace's `prompt.json` and read back by
+/// viewers ([`crate::store::live`]).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Assembly {
     pub view: PromptView,
@@ -43,7 +44,9 @@ pub struct Assembly {
     pub tokens: usize,
     /// What the placement of the dynamic tail costs (R2.4): the tokens re-sent without the cache
     /// whenever the tail changes. At the tail, the tail's own tokens; in the system prompt, the
-    /// whole prompt, since everything after its first change is re-sent.
+    /// whole prompt, since everything after its first change is re-sent. (Absent from the
+    /// `prompt.json` that earlier builds of the VS Code extension wrote.)
+    #[serde(default)]
     pub tail_rewrite_tokens: usize,
     /// Byte offset of the first difference from the previous call's prompt (its canonical JSON);
     /// `None` on the first call or when nothing changed.

@@ -1,15 +1,17 @@
 //! The wasm-bindgen face of the engine: the only module that names wasm_bindgen, js_sys or
 //! JsValue. `ContextEngine` wraps `Engine<JsHost>` (its methods are spread over `engine.rs`,
 //! `calls.rs`, `goals.rs` and `store.rs` by concern); `TraceQuery` is the query API over a trace
-//! root; `ReplaySession` is the playground's replay; `ProxyCore` is the proxy's core for a JS server; the tokenizer's ranks can be loaded from
+//! root (with a viewer's reads of live sessions in `live.rs`); `ReplaySession` is the playground's replay; `facts.rs` exports the store format version and the default configuration; `ProxyCore` is the proxy's core for a JS server; the tokenizer's ranks can be loaded from
 //! bytes. Errors become JS `Error`s with a `code`.
 
 mod calls;
 mod convert;
 mod engine;
 mod error;
+mod facts;
 mod goals;
 mod host;
+mod live;
 mod paths;
 mod proxy;
 mod ranks;
@@ -19,6 +21,7 @@ mod types;
 mod types_data;
 
 pub use engine::ContextEngine;
+pub use facts::{default_config, resolve_config, store_format_version};
 pub use paths::normalize_workspace_path_js;
 pub use proxy::{
     ProxyCore, ProxyRequest, ReplyPump, config_from_file_js, parse_proxy_args, passes_to_agent_js,

@@ -81,8 +81,8 @@ fn prepare(host: JsValue, config: JsValue) -> Result<(JsHost, Config), JsValue> 
 /// writes; damaged files are notes in the answers.
 #[wasm_bindgen]
 pub struct TraceQuery {
-    host: Rc<JsHost>,
-    root: String,
+    pub(super) host: Rc<JsHost>,
+    pub(super) root: String,
 }
 
 /// Run one query on a fresh `TraceStore` over the shared host.

@@ -29,9 +29,11 @@ export async function freePort() {
 
 /**
  * Start code-server on `workspace` with `settings` as the user settings; the .vsix (or each of a
- * list) is installed first. Resolves to `{ url, logFile, stop }` once the server answers.
+ * list) is installed first. Resolves to `{ url, logFile, stop }` once the server answers. Workspace
+ * trust is off unless `trust` is true: then VS Code's own, and a folder opens in Restricted Mode
+ * until it is trusted (with no prompt at start, as `settings` should say).
  */
-export async function startCodeServer({ runDir, vsix, workspace, settings }) {
+export async function startCodeServer({ runDir, vsix, workspace, settings, trust = false }) {
   const userData = path.join(runDir, 'user-data');
   const extensions = path.join(runDir, 'extensions');
   const config = path.join(runDir, 'config.yaml');
@@ -49,7 +51,7 @@ export async function startCodeServer({ runDir, vsix, workspace, settings }) {
   const log = createWriteStream(logFile);
   const child = spawn(
     codeServer,
-    [...base, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', workspace],
+    [...base, '--bind-addr', `127.0.0.1:${port}`, '--auth', 'none', '--disable-telemetry', '--disable-update-check', ...(trust ? [] : ['--disable-workspace-trust']), '--disable-getting-started-override', workspace],
     { env: env(), stdio: ['ignore', 'pipe', 'pipe'], detached: true },
   );
   child.stdout.pipe(log);

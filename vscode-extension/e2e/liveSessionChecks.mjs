@@ -148,8 +148,8 @@ export async function liveSessionChecks({ check, browser, artifacts, runDir, vsi
         return r.length >= 4 && r.map((t) => t.replace(/\s+/g, ' '));
       });
       assert.ok(rows.some((r) => /claude-cli 2\.1\.328 · Fix the greeting in src\/greet\.js.*\d{4}-\d\d-\d\d \d\d:\d\d/.test(r)), `${rows}`);
-      assert.ok(rows.some((r) => /from-the-future.*written by a newer build \(store format 9/.test(r)), `${rows}`);
-      assert.ok(rows.some((r) => /damaged.*meta\.json is damaged/.test(r)), `${rows}`);
+      assert.ok(rows.some((r) => /from-the-future.*written by a newer build: unsupported format version 9/.test(r)), `${rows}`);
+      assert.ok(rows.some((r) => /damaged.*damaged: \.trace\/damaged\/meta\.json is not valid/.test(r)), `${rows}`);
       await page.screenshot('follow-session');
       copyFileSync(path.join(artifacts, 'follow-session.png'), path.join(docs, 'follow-session.png'));
       await page.pick('Fix the greeting in src/greet.js');

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { startCodeServer } from './codeServer.mjs';
 import { CLAUDE_CODE_CHECKS, claudeCodeChecks } from './claudeCodeChecks.mjs';
 import { LIVE_CHECKS, liveSessionChecks } from './liveSessionChecks.mjs';
+import { RESTRICTED_CHECKS, restrictedModeChecks } from './restrictedModeChecks.mjs';
 import { checkCompaction, checkMention, checkToolsAndRules } from './requestChecks.mjs';
 import { E2E_ENGINE, E2E_WINDOW, TASKS, TASK_A, TASK_B, buildLog } from './scenario.mjs';
 import { startScriptedEndpoint, textOf } from './scriptedEndpoint.mjs';
@@ -28,7 +29,7 @@ const STATUS_ID = 'context-workbench.context-workbench.contextWorkbench.status';
 function packageWebOnly(dir) {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
-  for (const name of ['README.md', 'LICENSE', '.vscodeignore', 'media', 'docs', 'dist/web', 'dist/engine', 'dist/dag']) {
+  for (const name of ['README.md', 'LICENSE', '.vscodeignore', 'media', 'dist/web', 'dist/engine', 'dist/dag']) {
     cpSync(path.join(extensionRoot, name), path.join(dir, name), { recursive: true });
   }
   const manifest = JSON.parse(readFileSync(path.join(extensionRoot, 'package.json'), 'utf8'));
@@ -36,7 +37,7 @@ function packageWebOnly(dir) {
   delete manifest.devDependencies;
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
   const out = path.join(dir, 'web-only.vsix');
-  execFileSync(path.join(extensionRoot, 'node_modules/.bin/vsce'), ['package', '--no-dependencies', '--no-rewrite-relative-links', '--out', out], { cwd: dir, stdio: 'pipe' });
+  execFileSync(path.join(extensionRoot, 'node_modules/.bin/vsce'), ['package', '--out', out], { cwd: dir, stdio: 'pipe' });
   return out;
 }
 
@@ -485,6 +486,10 @@ try {
     }
   });
 
+  // A folder VS Code does not trust, in a code-server of its own with workspace trust on.
+  if (RESTRICTED_CHECKS.some((name) => !process.env.E2E_ONLY || new RegExp(process.env.E2E_ONLY).test(name))) {
+    await restrictedModeChecks({ check, browser, artifacts, runDir, vsix, settings });
+  }
   // Sessions other processes write, in a code-server of their own (skipped when E2E_ONLY selects none of them).
   if (LIVE_CHECKS.some((name) => !process.env.E2E_ONLY || new RegExp(process.env.E2E_ONLY).test(name))) {
     await liveSessionChecks({ check, browser, artifacts, runDir, vsix, settings });

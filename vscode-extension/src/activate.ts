@@ -17,6 +17,7 @@ import { TerminalCommands } from './hosts/terminalCommands';
 import type { RealPath } from './hosts/workspaceFiles';
 import { WorkspaceFiles } from './hosts/workspaceFiles';
 import { LiveSessions } from './live/liveSessions';
+import { traceStoreOpener } from './live/openTraceStore';
 import type { StartProxy } from './proxy/proxyApi';
 import { ProxyControl } from './proxy/proxyControl';
 import { WorkbenchSession } from './session/workbenchSession';
@@ -24,6 +25,7 @@ import { DagPanel } from './views/dagPanel';
 import { GoalPlanView } from './views/goalPlanView';
 import { LAST_PROMPT_URI, PromptDocuments } from './views/promptDocument';
 import { PromptStatusBar } from './views/statusBar';
+import { followTrust, trustGated } from './trust/restrictedMode';
 
 export interface Platform {
   /** Which extension host runs this bundle, for the output channel. */
@@ -63,12 +65,14 @@ export function activateWith(context: vscode.ExtensionContext, platform: Platfor
     dag.update(tree);
   };
   session = new WorkbenchSession({ secrets: context.secrets, backend, realPath: platform.realPath, terminal, plan, prompts, status, output, onPlan, onAgentActive: () => live.agentActive() });
-  live = new LiveSessions({ output, plan, prompts, status, onPlan, agentTraceId: () => session.traceId(), agentBusy: () => session.busy });
+  const openStore = traceStoreOpener(() => loadEngine(context.extensionUri), platform.realPath);
+  live = new LiveSessions({ output, plan, prompts, status, onPlan, agentTraceId: () => session.traceId(), agentBusy: () => session.busy, openStore });
   const proxy = new ProxyControl(context, output, platform.startProxy, () => loadEngine(context.extensionUri), () => live.refresh());
   context.subscriptions.push(output, plan, status, terminal, dag, prompts, session, live, proxy, watchModel());
 
+  // In Restricted Mode, what runs the agent, starts a process or writes explains why it waits for trust.
   const command = (id: string, what: string, handler: (...args: never[]) => unknown) =>
-    context.subscriptions.push(vscode.commands.registerCommand(`contextWorkbench.${id}`, guarded(what, handler, output)));
+    context.subscriptions.push(vscode.commands.registerCommand(`contextWorkbench.${id}`, guarded(what, trustGated(id, what, handler), output)));
   command('runTask', 'Run Task', (task?: string) => runTaskCommand(session, output, typeof task === 'string' ? task : undefined));
   command('compressSelection', 'Compress Selection', () => compressSelection(session, prompts));
   command('compressTerminalOutput', 'Compress Terminal Output', () => compressTerminalOutput(session, prompts, terminal));
@@ -100,6 +104,10 @@ export function activateWith(context: vscode.ExtensionContext, platform: Platfor
   const provider = registerEndpointModelProvider(context.secrets, (text) => backend.countTokens(text));
   if (provider) context.subscriptions.push(provider);
   if (folders.length === 0) output.appendLine('Context Workbench: no folder is open; open one to run tasks.');
+  context.subscriptions.push(followTrust((trusted) => {
+    plan.setTrusted(trusted);
+    output.appendLine(trusted ? 'Context Workbench: the folder is trusted: every command runs.' : 'Context Workbench: Restricted Mode: the views show the trace folder read-only; running a task or the proxy waits until the folder is trusted.');
+  }));
   return { deactivate: () => proxy.close(DEACTIVATION_GRACE_MS) };
 }
 

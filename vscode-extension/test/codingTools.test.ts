@@ -18,6 +18,14 @@ test('read_file numbers lines and pages with offset/limit', async () => {
   assert.equal((await t.run('read_file', '{"path":"missing.txt"}')).isError, true);
 });
 
+test('the search tools skip the trace folder they are given, by its path', async () => {
+  const files = new MemoryFiles({ 'src/a.ts': 'answer', 'out/traces/t1/meta.json': '{"mission":"answer"}', 'docs/traces/notes.md': 'answer' });
+  const skipping = new CodingTools(files, declined, ['out/traces']);
+  assert.deepEqual((await skipping.run('grep', '{"pattern":"answer"}')).output.split('\n').sort(), ['docs/traces/notes.md:1:answer', 'src/a.ts:1:answer']);
+  assert.doesNotMatch((await skipping.run('glob', '{"pattern":"**/*.json"}')).output, /meta\.json/);
+  assert.match((await new CodingTools(files, declined).run('glob', '{"pattern":"**/*.json"}')).output, /out\/traces\/t1\/meta\.json/, 'without it the folder is searched');
+});
+
 test('edit_file replaces exactly one occurrence unless told otherwise', async () => {
   const { files, tools: t } = tools({ 'a.ts': 'let x = 1;\nlet y = 1;\n' });
   const ambiguous = await t.run('edit_file', JSON.stringify({ path: 'a.ts', old_string: '= 1', new_string: '= 2' }));

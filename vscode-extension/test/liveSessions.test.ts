@@ -1,13 +1,17 @@
+// The live views over a trace folder: sessions listed and named through the engine's TraceStore,
+// the followed one read as it grows, what the proxy saved computed by hand, and a light poll that
+// looks only at the followed session and new folders.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { DEFAULT_PRICES, pricesOf, savingPercent, savingsLines, savingsOf } from '../src/live/savings';
+import { type Host, type ProxyCallRecord, type TraceMeta, ContextEngine, defaultConfig, init } from 'context-workbench';
+import { idsOfRange } from '../src/live/rawRange';
+import { pricesOf, savingPercent, savingsLines, savingsOf } from '../src/live/savings';
 import { type SessionEntry, agentName, autoFollowed, byRecency, sessionItem, shortTime, trimmedMission } from '../src/live/sessionList';
 import { preparedOf, sessionHead, sessionStatus } from '../src/live/sessionViews';
 import { TraceReader } from '../src/live/traceReader';
-import { idsOfRange, parseCalls, parseMeta, parsePrompt } from '../src/live/traceRecords';
 import { renderPrompt } from '../src/views/promptText';
-import { callLine, meta, nodeTraceFiles, tempTraceFolder, write } from './traceFolderFiles';
+import { callLine, messageFile, meta, nodeFsHost, tempTraceFolder, traceStore, write } from './traceFolderFiles';
 
 // Three calls, figures computed by hand below.
 const CALLS = [
@@ -16,51 +20,76 @@ const CALLS = [
   callLine(3, { client_tokens: 6000, prompt_tokens: 2500, expected_cached_tokens: 1500, rewrites: ['tail_compaction 4..9'] }),
 ].join('\n') + '\n';
 
-test('calls.jsonl: a line still being written waits for the next read; a damaged line is named', () => {
-  const { calls, problems } = parseCalls(`${CALLS}not json\n${callLine(5).slice(0, 30)}`);
-  assert.deepEqual(calls.map((c) => c.call), [1, 2, 3]);
-  assert.deepEqual(problems, ['calls.jsonl line 4 is not a call record']);
+/** The records of a calls.jsonl text, as the engine hands them over. */
+const records = (text: string): ProxyCallRecord[] => text.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+
+/** A session the engine saved in `base` (its plan, its messages), as a proxy would leave it but for calls.jsonl and prompt.json. */
+async function savedSession(base: string, traceId: string): Promise<void> {
+  const { engine } = await ContextEngine.open(nodeFsHost(base, { now: () => 1_700_000_000_000 }), undefined, { traceId });
+  engine.record({ role: 'user', content: 'Fix the failing test' });
+  engine.callGoalTool('goal', { add: 'Read the test, Fix the parser' });
+  engine.callGoalTool('goal', { focus: '1' });
+  engine.record({ role: 'assistant', content: [{ type: 'tool_call', id: 'c1', name: 'Read', arguments: '{"file_path":"test.js"}' }] });
+  engine.recordToolResult({ call_id: 'c1', name: 'Read', status: 'ok', output: 'line\n'.repeat(200) });
+  engine.record({ role: 'assistant', content: 'Done reading.' });
+  engine.callGoalTool('goal', { done: 'read it' });
+  engine.callGoalTool('goal', { focus: '2' });
+  await engine.persist();
+  engine.dispose();
+}
+
+test('calls.jsonl through the engine: a line still being written waits for the next read; a damaged line is named', async (t) => {
+  const base = tempTraceFolder();
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  write(base, 's1/meta.json', meta('s1'));
+  write(base, 's1/calls.jsonl', `${CALLS}not json\n${callLine(4)}\n${callLine(5).slice(0, 30)}`);
+  const reader = new TraceReader(await traceStore(base));
+  const [entry] = await reader.sessions();
+  const { calls, problems } = await reader.detail(entry);
+  assert.deepEqual(calls.map((c) => c.call), [1, 2, 3, 4]);
+  assert.equal(problems.length, 1, problems.join('\n'));
+  assert.match(problems[0], /calls\.jsonl: line 4 is not a JSON record/);
   assert.equal(calls[0].agent, 'claude-cli/2.1.328');
   assert.equal(calls[2].usage, undefined);
   assert.deepEqual(calls[2].rewrites, ['tail_compaction 4..9']);
 });
 
-test('what it saved, by hand: tokens sent vs received, the cached share the provider reported, the cost at the prices', () => {
-  const s = savingsOf(parseCalls(CALLS).calls, DEFAULT_PRICES);
+test('what it saved, by hand: tokens sent vs received, the cached share the provider reported, the cost at the prices', async () => {
+  await init();
+  const defaults = defaultConfig().prices;
+  const s = savingsOf(records(CALLS), defaults);
   assert.equal(s.sentTokens, 10_000);
   assert.equal(s.upstreamTokens, 5_500);
   assert.ok(Math.abs(s.tokenSaving - 0.45) < 1e-12, String(s.tokenSaving));
   // (0 + 1000) read from the cache of (1000) + (200 + 1000 + 800) reported prompt tokens; call 3 reported none.
   assert.equal(s.cachedShare, 1000 / 3000);
   assert.equal(s.reportedCalls, 2);
+  // The engine's default prices: cache read 0.1, cache write 1.25 per uncached input token.
+  assert.deepEqual([defaults.cache_read, defaults.cache_write], [0.1, 1.25]);
   // Upstream: 1.25×1000; 0.1×1000 + 1.25×1000; 0.1×1500 + 1.25×1000.
   assert.equal(s.cost, 1250 + 1350 + 1400);
   // The agent's own: 1.25×1000; 0.1×1000 + 1.25×2000; 0.1×3000 + 1.25×3000.
   assert.equal(s.agentCost, 1250 + 2600 + 4050);
   assert.equal(savingPercent(s.costSaving), '−49%');
-  assert.deepEqual(savingsLines(s, DEFAULT_PRICES), [
+  assert.deepEqual(savingsLines(s, defaults), [
     'Prompt tokens: the agent sent 10000, the upstream received 5500 (−45%) over 3 calls',
     'Cached: 33% of the prompt tokens, as the provider reported (2 of 3 calls)',
     "Cost: 4000 against 7900 for the agent's own prompts (−49%), in uncached input tokens at cache read 0.1, cache write 1.25",
   ]);
-  // Other prices change the cost, not the tokens.
-  const dear = pricesOf({ prices: { cache_write: 2, output: 'x' } });
-  assert.deepEqual(dear, { ...DEFAULT_PRICES, cache_write: 2 });
-  assert.equal(savingsOf(parseCalls(CALLS).calls, dear).cost, 2000 + 2100 + 2150);
-  assert.equal(savingsOf([], DEFAULT_PRICES).tokenSaving, 0);
+  // Other prices change the cost, not the tokens; a configuration the engine refuses keeps its defaults, and says why.
+  const dear = pricesOf({ prices: { cache_write: 2 } });
+  assert.deepEqual(dear, { prices: { ...defaults, cache_write: 2 } });
+  assert.equal(savingsOf(records(CALLS), dear.prices).cost, 2000 + 2100 + 2150);
+  const refused = pricesOf({ prices: { cache_write: 2, output: 'x' } });
+  assert.deepEqual(refused.prices, defaults);
+  assert.match(refused.problem ?? '', /prices\.output/);
+  assert.equal(savingsOf([], defaults).tokenSaving, 0);
   assert.equal(savingPercent(-0.04), '+4%');
-  assert.match(savingsLines(savingsOf(parseCalls(callLine(1) + '\n').calls, DEFAULT_PRICES), DEFAULT_PRICES)[1], /not reported/);
-});
-
-test('meta.json: a newer store format or a damaged file is refused with a sentence', () => {
-  assert.equal(parseMeta(meta('a')).value?.trace_id, 'a');
-  assert.match(parseMeta(meta('b', { version: 2 })).problem ?? '', /written by a newer build \(store format 2; this extension reads up to 1\)/);
-  assert.match(parseMeta('{"trace_id": ').problem ?? '', /meta\.json is damaged/);
-  assert.match(parsePrompt('[]').problem ?? '', /prompt\.json is damaged/);
+  assert.match(savingsLines(savingsOf(records(callLine(1) + '\n'), defaults), defaults)[1], /not reported/);
 });
 
 test('sessions are named by agent, first user message and time; the newest proxied one is followed', () => {
-  const entry = (traceId: string, updated: number, proxied: boolean, agent = ''): SessionEntry => ({ traceId, proxied, agent, meta: parseMeta(meta(traceId, { updated_at: updated })).value });
+  const entry = (traceId: string, updated: number, proxied: boolean, agent = ''): SessionEntry => ({ traceId, proxied, agent, meta: JSON.parse(meta(traceId, { updated_at: updated })) as TraceMeta });
   assert.equal(agentName(entry('a', 1, true, 'claude-cli/2.1.328')), 'claude-cli 2.1.328');
   assert.equal(agentName(entry('a', 1, true)), 'an agent');
   assert.equal(agentName(entry('a', 1, false)), 'Context Workbench agent');
@@ -86,41 +115,38 @@ test('a raw range names every message it covers', () => {
 });
 
 test('the trace folder: sessions listed (a newer one and a damaged one with why), the followed one read as it grows', async (t) => {
-  const root = tempTraceFolder();
-  t.after(() => rmSync(root, { recursive: true, force: true }));
-  write(root, 'own/meta.json', meta('own', { updated_at: 1_500 }));
-  write(root, 'future/meta.json', meta('future', { version: 9 }));
-  write(root, 'broken/meta.json', '{"version": 1, "trace_');
-  write(root, 'creating/goal.json', '{}');
-  write(root, 's1/meta.json', meta('s1'));
-  write(root, 's1/calls.jsonl', CALLS);
-  write(root, 's1/goal.json', JSON.stringify({ version: 1, mission: 'Fix the failing test', current_id: '2', goals: [{ id: '1', type: 'normal', description: 'Read the test', status: 'completed' }, { id: '2', type: 'normal', description: 'Fix the parser', status: 'in_progress' }] }));
-  write(root, 's1/messages/m000001.json', JSON.stringify({ id: 'm000001', role: 'user', content: [{ type: 'text', text: 'Fix the failing test' }] }));
-  write(root, 's1/messages/m000002.json', JSON.stringify({ id: 'm000002', role: 'tool', content: [{ type: 'tool_result', call_id: 'c1', output: 'line\n'.repeat(200) }] }));
-  write(root, 's1/messages/m000003.json', JSON.stringify({ id: 'm000003', role: 'assistant', content: [{ type: 'text', text: 'Done reading.' }] }));
+  const base = tempTraceFolder();
+  t.after(() => rmSync(base, { recursive: true, force: true }));
+  write(base, 'own/meta.json', meta('own', { updated_at: 1_500 }));
+  write(base, 'future/meta.json', meta('future', { version: 9 }));
+  write(base, 'broken/meta.json', '{"version": 1, "trace_');
+  write(base, 'creating/goal.json', '{}');
+  // s1: the engine's trace (plan, messages), then what a proxy adds: its calls and the newest prompt.
+  await savedSession(base, 's1');
+  write(base, 's1/calls.jsonl', CALLS);
   const prompt = {
     view: {
       messages: [
         { role: 'system', layer: 'system', content: [{ type: 'text', text: 'You are Claude Code.' }] },
-        { role: 'user', layer: 'history', source: 'm000001', content: [{ type: 'text', text: 'Fix the failing test' }] },
+        { role: 'user', layer: 'history', source: 'm000000', content: [{ type: 'text', text: 'Fix the failing test' }] },
         { role: 'user', layer: 'history', content: [{ type: 'text', text: '<compressed_turns span="t" raw="m000002..m000003">\nread the test\n</compressed_turns>' }] },
       ],
       tools: [{ name: 'Read', description: 'read', parameters: {} }],
     },
-    tokens: 2500, tail_rewrite_tokens: 0, first_changed_byte: 120, expected_cached_tokens: 1500, rewrites: [{ mechanism: 'tail_compaction', position: 'tail' }], notes: [],
+    tokens: 2500, tail_rewrite_tokens: 0, first_changed_byte: 120, expected_cached_tokens: 1500, rewrites: [], notes: [],
   };
-  write(root, 's1/prompt.json', JSON.stringify(prompt));
+  write(base, 's1/prompt.json', JSON.stringify(prompt));
   // Claude Code's first message opens with reminders: the session is named by its own text.
-  write(root, 'cc/meta.json', meta('cc', { mission: '<system-reminder>…', updated_at: 1_000 }));
-  write(root, 'cc/calls.jsonl', callLine(1) + '\n');
-  write(root, 'cc/messages/m000000.json', JSON.stringify({ id: 'm000000', role: 'user', content: [{ type: 'text', text: '<system-reminder>\nAttribution…\n</system-reminder>\n' }, { type: 'text', text: 'Fix the greeting in src/greet.js' }] }));
-  const reader = new TraceReader(nodeTraceFiles(root));
+  write(base, 'cc/meta.json', meta('cc', { mission: '<system-reminder>…', updated_at: 1_000 }));
+  write(base, 'cc/calls.jsonl', callLine(1) + '\n');
+  write(base, 'cc/messages/m000000.json', messageFile('cc', 0, 'user', [{ type: 'text', text: '<system-reminder>\nAttribution…\n</system-reminder>\n' }, { type: 'text', text: 'Fix the greeting in src/greet.js' }]));
+  const reader = new TraceReader(await traceStore(base));
   const sessions = await reader.sessions();
   assert.equal(sessionItem(sessions.find((s) => s.traceId === 'cc')!).label, 'claude-cli 2.1.328 · Fix the greeting in src/greet.js');
   assert.deepEqual(sessions.map((s) => [s.traceId, s.proxied, s.problem ?? '']), [
-    ['broken', false, "meta.json is damaged (not the engine's trace metadata)"],
+    ['broken', false, 'damaged: .trace/broken/meta.json is not valid at `?`: EOF while parsing a string at line 1 column 22'],
     ['cc', true, ''],
-    ['future', false, 'written by a newer build (store format 9; this extension reads up to 1): update the extension to follow it'],
+    ['future', false, 'written by a newer build: unsupported format version 9 (this build reads up to 1); update the extension to follow it'],
     ['own', false, ''],
     ['s1', true, ''],
   ]);
@@ -128,56 +154,66 @@ test('the trace folder: sessions listed (a newer one and a damaged one with why)
   const s1 = sessions.find((s) => s.traceId === 's1')!;
   const detail = await reader.detail(s1);
   assert.deepEqual(detail.problems, []);
-  assert.deepEqual(detail.goal?.goals.map((g) => g.description), ['Read the test', 'Fix the parser']);
+  assert.deepEqual(detail.goal?.goals.map((g) => [g.description, g.status]), [['Read the test', 'completed'], ['Fix the parser', 'in_progress']]);
   assert.equal(detail.calls.length, 3);
-  assert.equal(reader.rawText('s1', 'm000001'), 'Fix the failing test');
-  assert.match(reader.rawText('s1', 'm000002..m000003') ?? '', /^──── raw#m000002 · tool ────\nline\n[\s\S]*──── raw#m000003 · assistant ────\nDone reading\.$/);
+  assert.equal(reader.rawText('s1', 'm000000'), 'Fix the failing test');
+  assert.match(reader.rawText('s1', 'm000002..m000003') ?? '', /^──── raw#m000002 · tool ────\n[\s\S]*line\n[\s\S]*──── raw#m000003 · assistant ────\nDone reading\.$/);
   // The Prompt View renders it with the session's figures at its head, the compaction block marked.
-  const head = sessionHead(detail, DEFAULT_PRICES);
+  const prices = defaultConfig().prices;
+  const head = sessionHead(detail, prices);
   assert.match(head[0], /^Session s1, updated /);
   const rendered = renderPrompt(preparedOf(detail.prompt!), (s) => reader.rawText('s1', s), 'Prompt', head);
   assert.match(rendered.text, /^# Prompt\n# Session s1, updated .*\n# Prompt tokens: the agent sent 10000, the upstream received 5500 \(−45%\)/);
   assert.match(rendered.text, /──── 3 · user · history · compaction of raw#m000002\.\.m000003 · \d+ characters compressed to \d+ ────/);
   assert.match(rendered.text, /tools offered: Read/);
-  assert.deepEqual(rendered.blocks.map((b) => [b.source, b.compressed]), [['m000001', false], ['m000002..m000003', true]]);
-  const status = sessionStatus(detail, DEFAULT_PRICES);
+  assert.deepEqual(rendered.blocks.map((b) => [b.source, b.compressed]), [['m000000', false], ['m000002..m000003', true]]);
+  const status = sessionStatus(detail, prices);
   // The last call: 2500 sent upstream, no usage reported, so the engine's expected 1500 cached.
   assert.equal(status.text, '2.5k sent · −45% · 60% cached');
   assert.match(status.tooltip, /^Following: claude-cli 2\.1\.328 · Fix the failing test\n/);
+  // Nothing changed: the same signature, from a stat per file.
+  assert.equal((await reader.detail(s1)).signature, detail.signature);
   // A call lands: the signature changes and the figures follow (1 − 8100/17000 = 52%); a half-written line waits.
-  const before = detail.signature;
-  write(root, 's1/calls.jsonl', `${CALLS}${callLine(4, { client_tokens: 7000, prompt_tokens: 2600, expected_cached_tokens: 2500 })}\n${callLine(5).slice(0, 40)}`);
+  write(base, 's1/calls.jsonl', `${CALLS}${callLine(4, { client_tokens: 7000, prompt_tokens: 2600, expected_cached_tokens: 2500 })}\n${callLine(5).slice(0, 40)}`);
   const grown = await reader.detail(s1);
-  assert.notEqual(grown.signature, before);
+  assert.notEqual(grown.signature, detail.signature);
   assert.equal(grown.calls.length, 4);
-  assert.equal(sessionStatus(grown, DEFAULT_PRICES).text, '2.6k sent · −52% · 96% cached');
+  assert.deepEqual(grown.problems, []);
+  assert.equal(sessionStatus(grown, prices).text, '2.6k sent · −52% · 96% cached');
   // Damage in the followed session is named; what can be read is still shown.
-  write(root, 's1/goal.json', '{"goals": [');
+  write(base, 's1/goal.json', '{"goals": [');
   const damaged = await reader.detail(s1);
-  assert.deepEqual(damaged.problems, ['goal.json is damaged (not JSON)']);
+  assert.equal(damaged.problems.length, 1);
+  assert.match(damaged.problems[0], /\.trace\/s1\/goal\.json is corrupted/);
+  assert.equal(damaged.goal, undefined);
   assert.equal(damaged.calls.length, 4);
 });
 
 test('a light listing (most polls) looks only at the followed session and new folders; a full one at every trace', async () => {
-  const root = tempTraceFolder();
+  const base = tempTraceFolder();
   try {
-    write(root, 'a/meta.json', meta('a', { updated_at: 1_000 }));
-    write(root, 'b/meta.json', meta('b', { updated_at: 2_000 }));
-    const files = nodeTraceFiles(root);
+    write(base, 'a/meta.json', meta('a', { updated_at: 1_000 }));
+    write(base, 'b/meta.json', meta('b', { updated_at: 2_000 }));
     let stats = 0;
-    const counted = { ...files, stat: (p: string) => { stats++; return files.stat(p); } };
-    const reader = new TraceReader(counted);
+    let reads = 0;
+    const counted = (host: Host): Host => ({ ...host, stat: (p: string) => { stats++; return host.stat(p); }, readFile: (p: string) => { reads++; return host.readFile(p); } });
+    const reader = new TraceReader(await traceStore(base, counted));
     await reader.sessions();
-    write(root, 'a/meta.json', meta('a', { updated_at: 5_000, mission: 'Grown' }));
-    write(root, 'b/meta.json', meta('b', { updated_at: 6_000, mission: 'Also grown' }));
-    write(root, 'c/meta.json', meta('c', { updated_at: 3_000 }));
+    write(base, 'a/meta.json', meta('a', { updated_at: 5_000, mission: 'Grown' }));
+    write(base, 'b/meta.json', meta('b', { updated_at: 6_000, mission: 'Also grown' }));
+    write(base, 'c/meta.json', meta('c', { updated_at: 3_000 }));
     stats = 0;
     const light = await reader.sessions((traceId) => traceId === 'b');
     assert.deepEqual(light.map((s) => [s.traceId, s.meta?.updated_at]), [['a', 1_000], ['b', 6_000], ['c', 3_000]]);
     assert.equal(stats, 4, 'meta.json and calls.jsonl of b and c only');
     const full = await reader.sessions();
     assert.deepEqual(full.map((s) => [s.traceId, s.meta?.updated_at]), [['a', 5_000], ['b', 6_000], ['c', 3_000]]);
+    // Nothing changed since: a full listing stats each trace's files and reads none of them again.
+    stats = 0;
+    reads = 0;
+    assert.deepEqual((await reader.sessions()).map((s) => s.meta?.updated_at), [5_000, 6_000, 3_000]);
+    assert.deepEqual([stats, reads], [6, 0]);
   } finally {
-    rmSync(root, { recursive: true, force: true });
+    rmSync(base, { recursive: true, force: true });
   }
 });

@@ -1,8 +1,11 @@
+// The manifest (package.json) against the engine and the code: the plan tools' schemas, the
+// commands' category, the trace folder's default, Restricted Mode's declaration.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { defaultConfig, init } from 'context-workbench';
 // @ts-expect-error: plain JavaScript build script
 import { planToolContributions } from '../scripts/planToolContributions.mjs';
 
@@ -22,4 +25,18 @@ test('every command the manifest declares has a title in the Context Workbench c
     assert.equal(c.category, 'Context Workbench');
   }
   assert.deepEqual(manifest.contributes.chatParticipants.map((p: { name: string }) => p.name), ['workbench']);
+});
+
+test("the trace folder's default is the engine's default store root, read from the engine", async () => {
+  await init();
+  assert.equal(manifest.contributes.configuration.properties['contextWorkbench.traceFolder'].default, defaultConfig().store.root);
+});
+
+test('Restricted Mode is declared: limited support, said in a sentence, and the settings a workspace may not set', () => {
+  const untrusted = manifest.capabilities.untrustedWorkspaces;
+  assert.equal(untrusted.supported, 'limited');
+  assert.match(untrusted.description, /Restricted Mode .* read-only/);
+  assert.deepEqual(untrusted.restrictedConfigurations, ['contextWorkbench.llm.url', 'contextWorkbench.proxy.upstream', 'contextWorkbench.engine']);
+  for (const key of untrusted.restrictedConfigurations) assert.ok(manifest.contributes.configuration.properties[key], key);
+  assert.deepEqual(manifest.contributes.viewsWelcome.map((w: { when: string }) => w.when), ['contextWorkbench.hasModel && isWorkspaceTrusted', '!contextWorkbench.hasModel && isWorkspaceTrusted', '!isWorkspaceTrusted']);
 });

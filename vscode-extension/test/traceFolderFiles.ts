@@ -1,39 +1,29 @@
-// A trace folder on disk for the live views' tests, read through Node's fs as the extension reads
-// it through VS Code's.
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+// A trace folder on disk for the live views' tests (`.trace/` of a temporary workspace), read
+// through the engine's TraceStore over the package's Node host as the extension reads it over
+// VS Code's files.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { TraceFiles } from '../src/live/traceReader';
+import { type Host, TraceStore } from 'context-workbench';
 
+/** The package's Node host: its `node` entry has it, the types the extension compiles against are the browser entry's. */
+export const { nodeFsHost } = (await import('context-workbench')) as unknown as { nodeFsHost(root: string, options?: { now?: () => number }): Host };
+
+/** A temporary workspace; its trace folder is `.trace/`. */
 export function tempTraceFolder(): string {
   return mkdtempSync(path.join(os.tmpdir(), 'cw-live-'));
 }
 
-export function write(root: string, relative: string, text: string): void {
-  mkdirSync(path.dirname(path.join(root, relative)), { recursive: true });
-  writeFileSync(path.join(root, relative), text);
+/** Write `relative` (a path under the trace folder) in the workspace `base`. */
+export function write(base: string, relative: string, text: string): void {
+  const file = path.join(base, '.trace', ...relative.split('/'));
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, text);
 }
 
-export function nodeTraceFiles(root: string): TraceFiles {
-  const at = (p: string) => path.join(root, ...p.split('/'));
-  return {
-    stat: async (p) => {
-      try {
-        const s = statSync(at(p));
-        return { size: s.size, mtimeMs: s.mtimeMs };
-      } catch {
-        return undefined;
-      }
-    },
-    readText: async (p) => readFileSync(at(p), 'utf8'),
-    directories: async (p) => {
-      try {
-        return readdirSync(at(p), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
-      } catch {
-        return [];
-      }
-    },
-  };
+/** The engine's store over the workspace's trace folder; `wrap` may count what the host is asked. */
+export function traceStore(base: string, wrap: (host: Host) => Host = (h) => h): Promise<TraceStore> {
+  return TraceStore.create(wrap(nodeFsHost(base)), { root: '.trace' });
 }
 
 export function meta(traceId: string, fields: Record<string, unknown> = {}): string {
@@ -45,4 +35,10 @@ export function callLine(call: number, fields: Record<string, unknown> = {}): st
     call, at_ms: 1_000 + call, model: 'claude-scripted', agent: 'claude-cli/2.1.328', stream: true, managed: true, messages: call * 2, new_messages: 2,
     client_tokens: 1000, prompt_tokens: 1000, expected_cached_tokens: 0, rewrites: [], status: 200, completed: true, notes: [], ...fields,
   });
+}
+
+/** A message file as the engine writes it (`messages/<id>.json`). */
+export function messageFile(traceId: string, sequence: number, role: string, content: unknown[]): string {
+  const id = `m${String(sequence).padStart(6, '0')}`;
+  return JSON.stringify({ id, trace_id: traceId, role, sequence, content, description: '', created_at_ms: 1_000 + sequence });
 }

@@ -23,8 +23,8 @@ export interface ToolRun {
   mtimeMs?: number;
 }
 
-/** Folders the search tools never walk into. */
-const SKIPPED = new Set(['.git', 'node_modules', '.trace', 'target', 'dist', '.e2e']);
+/** Folders the search tools never walk into, wherever they are (the trace folder is given by path). */
+const SKIPPED = new Set(['.git', 'node_modules', 'target', 'dist', '.e2e']);
 const MAX_WALK = 20_000;
 const MAX_GLOB_HITS = 1_000;
 const MAX_GREP_HITS = 500;
@@ -32,7 +32,8 @@ const MAX_GREP_FILE_BYTES = 2_000_000;
 const DEFAULT_READ_LINES = 2_000;
 
 export class CodingTools {
-  constructor(private readonly files: AgentFiles, private readonly commands: CommandRunner) {}
+  /** `skippedPaths`: workspace-relative folders the search tools never walk into either (the trace folder). */
+  constructor(private readonly files: AgentFiles, private readonly commands: CommandRunner, private readonly skippedPaths: readonly string[] = []) {}
 
   /** Run `name` with its JSON `argumentsJson`; a bad call is an error result the model can read. */
   async run(name: string, argumentsJson: string, signal?: AbortSignal): Promise<ToolRun> {
@@ -155,7 +156,7 @@ export class CodingTools {
       for (const entry of entries) {
         const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
         if (entry.isDir) {
-          if (!SKIPPED.has(entry.name)) queue.push(path);
+          if (!SKIPPED.has(entry.name) && !this.skippedPaths.includes(path)) queue.push(path);
         } else {
           yield path;
           if (++seen >= MAX_WALK) return;

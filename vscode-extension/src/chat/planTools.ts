@@ -3,6 +3,7 @@
 // schemas by scripts/sync-tool-schemas.mjs); `name` there is `contextWorkbench_<tool>`.
 import * as vscode from 'vscode';
 import type { WorkbenchSession } from '../session/workbenchSession';
+import { decideTool } from '../trust/trustPolicy';
 
 export const TOOL_PREFIX = 'contextWorkbench_';
 
@@ -11,6 +12,9 @@ export function registerPlanTools(session: WorkbenchSession, engineToolNames: re
   return engineToolNames.map((name) =>
     vscode.lm.registerTool<Record<string, unknown>>(`${TOOL_PREFIX}${name}`, {
       async invoke(options) {
+        // In Restricted Mode the plan is only read: the model is told why a change waits.
+        const decision = decideTool(name, vscode.workspace.isTrusted);
+        if (!decision.run) return new vscode.LanguageModelToolResult([new vscode.LanguageModelTextPart(`Refused: ${decision.message}`)]);
         const { engine } = await session.ensure();
         const answer = engine.callGoalTool(name, JSON.stringify(options.input ?? {}));
         session.planChanged();

@@ -3,10 +3,17 @@ import * as vscode from 'vscode';
 import type { TaskSink } from '../agent/agentLoop';
 import { outcomeText, toolCallLine } from '../agent/outcomeText';
 import type { WorkbenchSession } from '../session/workbenchSession';
+import { decide } from '../trust/trustPolicy';
 
 export function registerWorkbenchParticipant(session: WorkbenchSession, extensionUri: vscode.Uri, relativeOf: (uri: vscode.Uri) => string | undefined): vscode.Disposable | undefined {
   if (!vscode.chat || typeof vscode.chat.createChatParticipant !== 'function') return undefined;
   const participant = vscode.chat.createChatParticipant('context-workbench.workbench', async (request, _context, stream, token) => {
+    const trust = decide('runTask', '@workbench', vscode.workspace.isTrusted);
+    if (!trust.run) {
+      stream.markdown(trust.message);
+      stream.button({ command: 'workbench.trust.manage', title: 'Manage Workspace Trust' });
+      return;
+    }
     if (session.busy) {
       stream.markdown('A task is already running; wait for it or cancel it first.');
       return;

@@ -10,19 +10,24 @@ export interface Settings {
   window: number;
   maxRounds: number;
   engine: Record<string, unknown>;
+  /** The setting, else its default: the engine's default store root (the manifest test checks it). */
   traceFolder: string;
+  /** The user set the trace folder; otherwise the engine configuration's `store.root` decides where the agent saves. */
+  traceFolderSet: boolean;
 }
 
 export function readSettings(): Settings {
   const c = vscode.workspace.getConfiguration('contextWorkbench');
   const engine = c.get<unknown>('engine');
+  const folder = c.inspect<string>('traceFolder');
   return {
     llmUrl: (c.get<string>('llm.url') ?? '').trim(),
     llmModel: (c.get<string>('llm.model') ?? '').trim(),
     window: Math.max(0, Math.floor(c.get<number>('window') ?? 0)),
     maxRounds: Math.max(1, Math.floor(c.get<number>('maxRounds') ?? 40)),
     engine: engine && typeof engine === 'object' && !Array.isArray(engine) ? (engine as Record<string, unknown>) : {},
-    traceFolder: (c.get<string>('traceFolder') ?? '.trace').trim() || '.trace',
+    traceFolder: (c.get<string>('traceFolder') ?? '').trim() || String(folder?.defaultValue),
+    traceFolderSet: [folder?.globalValue, folder?.workspaceValue, folder?.workspaceFolderValue].some((v) => typeof v === 'string' && v.trim() !== ''),
   };
 }
 

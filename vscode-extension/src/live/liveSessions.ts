@@ -2,17 +2,19 @@
 // another process writes there (`workbench proxy`), updated as each call lands, found by a file
 // watcher and a modest poll (watchers miss changes on some remote file systems). On activation
 // the most recent trace comes back into the views. The extension's own agent takes the views
-// while it runs a task; the followed session takes them back when its next call lands.
+// while it runs a task; the followed session takes them back when its next call lands. The trace
+// folder is read through the engine's TraceStore (src/live/traceReader.ts), never parsed here.
 import * as vscode from 'vscode';
 import type { GoalTreeData } from '../engine/engineApi';
 import { readSettings } from '../config/settings';
 import type { GoalPlanView } from '../views/goalPlanView';
 import type { PromptDocuments } from '../views/promptDocument';
 import type { PromptStatusBar } from '../views/statusBar';
+import type { OpenTraceStore } from './openTraceStore';
 import { pricesOf } from './savings';
 import { type SessionEntry, autoFollowed, byRecency } from './sessionList';
 import { preparedOf, sessionHead, sessionStatus, sessionTitle } from './sessionViews';
-import { type SessionDetail, type TraceFiles, TraceReader } from './traceReader';
+import { type SessionDetail, TraceReader } from './traceReader';
 
 const POLL_MS = 1500;
 /** Every this many polls, every trace's files are looked at again (the others: the followed one and new folders). */
@@ -27,11 +29,16 @@ export interface LiveParts {
   /** The trace the extension's own agent has open, if any: never followed from disk. */
   agentTraceId: () => string | undefined;
   agentBusy: () => boolean;
+  /** The engine's store over the trace folder (read-only). */
+  openStore: OpenTraceStore;
 }
 
 export class LiveSessions implements vscode.Disposable {
   private reader?: TraceReader;
-  private root?: vscode.Uri;
+  private store?: { dispose(): void };
+  /** The store being opened for the current configuration; `generation` tells a stale one. */
+  private opening?: Promise<void>;
+  private generation = 0;
   private watcher?: vscode.FileSystemWatcher;
   private readonly timer: ReturnType<typeof setInterval>;
   private polls = 0;
@@ -68,12 +75,24 @@ export class LiveSessions implements vscode.Disposable {
     this.watcher?.dispose();
     this.watcher = undefined;
     this.reader = undefined;
+    this.store?.dispose();
+    this.store = undefined;
     this.first = true;
+    const generation = ++this.generation;
     const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder) return;
+    if (!folder) {
+      this.opening = undefined;
+      return;
+    }
     const traceFolder = readSettings().traceFolder;
-    this.root = vscode.Uri.joinPath(folder.uri, ...traceFolder.split('/').filter(Boolean));
-    this.reader = new TraceReader(filesUnder(this.root));
+    this.opening = this.parts.openStore(folder, traceFolder).then(
+      (store) => {
+        if (generation !== this.generation) return store.dispose();
+        this.store = store;
+        this.reader = new TraceReader(store);
+      },
+      (e) => this.tell(`open ${traceFolder}`, `Context Workbench: the trace folder ${traceFolder} cannot be read: ${e instanceof Error ? e.message : String(e)}`),
+    );
     this.watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(folder, `${traceFolder}/**`));
     const soon = () => {
       if (this.debounce) clearTimeout(this.debounce);
@@ -140,6 +159,7 @@ export class LiveSessions implements vscode.Disposable {
   }
 
   private async update(): Promise<void> {
+    await this.opening;
     const reader = this.reader;
     if (!reader) return;
     const full = this.full;
@@ -166,7 +186,8 @@ export class LiveSessions implements vscode.Disposable {
   }
 
   private push(detail: SessionDetail): void {
-    const prices = pricesOf(readSettings().engine);
+    const { prices, problem } = pricesOf(readSettings().engine);
+    if (problem) this.tell(`prices ${problem}`, `Context Workbench: the engine's default prices are used: contextWorkbench.engine is refused (${problem})`);
     const { entry } = detail;
     const title = sessionTitle(entry);
     const tree = detail.goal ?? { mission: entry.meta?.mission ?? '', goals: [] };
@@ -198,32 +219,7 @@ export class LiveSessions implements vscode.Disposable {
     clearInterval(this.timer);
     if (this.debounce) clearTimeout(this.debounce);
     this.watcher?.dispose();
+    this.store?.dispose();
     for (const s of this.subscriptions) s.dispose();
   }
-}
-
-/** The trace folder through `vscode.workspace.fs` (both extension hosts). */
-function filesUnder(root: vscode.Uri): TraceFiles {
-  const at = (path: string) => (path === '' ? root : vscode.Uri.joinPath(root, ...path.split('/')));
-  const decoder = new TextDecoder();
-  return {
-    stat: async (path) => {
-      try {
-        const s = await vscode.workspace.fs.stat(at(path));
-        return { size: s.size, mtimeMs: s.mtime };
-      } catch (e) {
-        if (e instanceof vscode.FileSystemError && e.code === 'FileNotFound') return undefined;
-        throw e;
-      }
-    },
-    readText: async (path) => decoder.decode(await vscode.workspace.fs.readFile(at(path))),
-    directories: async (path) => {
-      try {
-        return (await vscode.workspace.fs.readDirectory(at(path))).filter(([, type]) => type & vscode.FileType.Directory).map(([name]) => name);
-      } catch (e) {
-        if (e instanceof vscode.FileSystemError && e.code === 'FileNotFound') return [];
-        throw e;
-      }
-    },
-  };
 }

@@ -1,25 +1,22 @@
 // What the proxy saved a session, from its calls.jsonl: prompt tokens the agent sent against what
 // the upstream received, the provider-reported cached share, and the cost of both at the
-// configured prices. Pure.
+// configured prices (the engine's, with its defaults for what the configuration leaves out).
+// Pure once the engine is loaded.
+import { type Prices, type ProxyCallRecord, defaultConfig, resolveConfig } from 'context-workbench';
 import { compactCount } from '../views/statusText';
-import type { ProxyCallRecord } from './traceRecords';
 
-/** Prices relative to one uncached input token (the engine config's `prices`, src/config.rs). */
-export interface Prices { uncached_input: number; cache_read: number; cache_write: number; output: number }
+export type { Prices };
 
-export const DEFAULT_PRICES: Prices = { uncached_input: 1.0, cache_read: 0.1, cache_write: 1.25, output: 5.0 };
-
-/** The prices of an engine configuration object (`contextWorkbench.engine`), defaults for what it leaves out. */
-export function pricesOf(engineConfig: Record<string, unknown>): Prices {
-  const given = engineConfig.prices;
-  const out = { ...DEFAULT_PRICES };
-  if (given && typeof given === 'object') {
-    for (const key of Object.keys(out) as Array<keyof Prices>) {
-      const v = (given as Record<string, unknown>)[key];
-      if (typeof v === 'number' && Number.isFinite(v) && v >= 0) out[key] = v;
-    }
+/**
+ * The prices of an engine configuration object (`contextWorkbench.engine`) as the engine reads
+ * them; a configuration the engine refuses leaves its default prices, and says why.
+ */
+export function pricesOf(engineConfig: Record<string, unknown>): { prices: Prices; problem?: string } {
+  try {
+    return { prices: resolveConfig(engineConfig).prices };
+  } catch (e) {
+    return { prices: defaultConfig().prices, problem: e instanceof Error ? e.message : String(e) };
   }
-  return out;
 }
 
 export interface Savings {

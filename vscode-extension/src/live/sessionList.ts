@@ -1,10 +1,10 @@
 // The sessions under the trace folder as the picker and the status bar name them: the agent, the
 // first user message (trimmed) and the time; which one the views follow when none is chosen. Pure.
-import type { TraceMetaRecord } from './traceRecords';
+import type { TraceMeta } from 'context-workbench';
 
 export interface SessionEntry {
   traceId: string;
-  meta?: TraceMetaRecord;
+  meta?: TraceMeta;
   /** Written by a proxy (it has `calls.jsonl`). */
   proxied: boolean;
   /** The client's User-Agent product token from its calls, or empty. */

@@ -1,17 +1,17 @@
 // What the views show of a session read from the trace folder: the status bar's text and tooltip,
 // the Prompt View's head, and its prompt in the form the Prompt View renders. Pure.
+import type { Assembly } from 'context-workbench';
 import type { PreparedCall } from '../engine/engineApi';
 import { compactCount } from '../views/statusText';
 import { type Prices, savingPercent, savingsLines, savingsOf } from './savings';
 import { type SessionEntry, agentName, missionOf, shortTime, trimmedMission } from './sessionList';
 import type { SessionDetail } from './traceReader';
-import type { PromptRecord } from './traceRecords';
 
-/** The Prompt View's call from `prompt.json` (its `messages` are not needed: the view renders `view`). */
-export function preparedOf(record: PromptRecord): PreparedCall {
+/** The Prompt View's call from the engine's saved assembly (its `messages` are not needed: the view renders `view`). */
+export function preparedOf(record: Assembly): PreparedCall {
   return {
     messages: [],
-    tools: record.view.tools.map((t) => ({ type: 'function', function: { name: t.name, description: '', parameters: {} } })),
+    tools: record.view.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } })),
     tokens: record.tokens,
     expectedCachedTokens: record.expected_cached_tokens,
     firstChangedByte: record.first_changed_byte ?? undefined,

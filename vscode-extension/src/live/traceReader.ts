@@ -1,55 +1,41 @@
-// Reads the trace folder for the live views over any file system (VS Code's in the extension,
-// Node's in the tests): the sessions it holds and the followed one's plan, calls and prompt.
-// Reading never writes. A file is read again only when its size or time changed; messages are
-// written once, so their text is kept.
+// Reads the trace folder for the live views through the engine's TraceStore (over the workspace's
+// files in VS Code, Node's in the tests): the sessions it holds and the followed one's plan, calls
+// and prompt. The engine knows the store's layout and format; this file only keeps what it
+// answered. Reading never writes. A trace unchanged since the engine's stamp costs a stat per
+// file and is not read again; messages are written once, so their text is kept.
+import type { Assembly, ProxyCallRecord, TraceStore } from 'context-workbench';
 import type { GoalTreeData } from '../engine/engineApi';
 import { compactedRange, partsText } from '../views/promptText';
+import { idsOfRange } from './rawRange';
 import { type SessionEntry, withoutReminders } from './sessionList';
-import { type PromptRecord, type ProxyCallRecord, idsOfRange, parseCalls, parseMessage, parseMeta, parsePrompt } from './traceRecords';
 
-/** Paths are `/`-separated and relative to the trace folder. */
-export interface TraceFiles {
-  /** Size and modification time, or undefined when there is no such file. */
-  stat(path: string): Promise<{ size: number; mtimeMs: number } | undefined>;
-  readText(path: string): Promise<string>;
-  /** The sub-directories of `path` ('' for the folder itself); empty when it does not exist. */
-  directories(path: string): Promise<string[]>;
-}
+/** What the live views ask of the package's TraceStore. */
+export type LiveStore = Pick<TraceStore, 'traceIds' | 'sessionSummary' | 'sessionState' | 'message' | 'firstMessage'>;
 
 /** The followed session's state as the views show it. */
 export interface SessionDetail {
   entry: SessionEntry;
   goal?: GoalTreeData;
   calls: ProxyCallRecord[];
-  prompt?: PromptRecord;
+  prompt?: Assembly;
   /** What could not be read (a damaged line or file), for the output channel. */
   problems: string[];
   /** Changes whenever a call landed or the plan changed. */
   signature: string;
 }
 
-interface Cached<T> { key: string; value: T }
+/** A listed session and the engine's stamp of what it was read from. */
+type Listed = SessionEntry & { stamp?: string };
 
 export class TraceReader {
-  private readonly cache = new Map<string, Cached<unknown>>();
   private readonly rawTexts = new Map<string, { role: string; text: string }>();
   private readonly firsts = new Map<string, string | undefined>();
   /** The sessions as last listed. */
-  private listed = new Map<string, SessionEntry>();
+  private listed = new Map<string, Listed>();
+  /** The last state read of each followed session, with the engine's stamp. */
+  private readonly details = new Map<string, { stamp: string; detail: SessionDetail }>();
 
-  constructor(private readonly files: TraceFiles) {}
-
-  /** Parse `path` with `parse` unless its size and time are those of the last read; undefined when missing. */
-  private async readParsed<T>(path: string, parse: (text: string) => T): Promise<{ value: T; key: string } | undefined> {
-    const stat = await this.files.stat(path);
-    if (!stat) return undefined;
-    const key = `${stat.size}:${stat.mtimeMs}`;
-    const hit = this.cache.get(path);
-    if (hit && hit.key === key) return { value: hit.value as T, key };
-    const value = parse(await this.files.readText(path));
-    this.cache.set(path, { key, value });
-    return { value, key };
-  }
+  constructor(private readonly store: LiveStore) {}
 
   /**
    * Every session under the folder; one that cannot be read is listed with its problem. With
@@ -57,24 +43,25 @@ export class TraceReader {
    * (a poll checks the followed session and new folders, not every trace's files each time).
    */
   async sessions(recheck?: (traceId: string) => boolean): Promise<SessionEntry[]> {
-    const entries: SessionEntry[] = [];
-    for (const traceId of (await this.files.directories('')).sort()) {
+    const entries: Listed[] = [];
+    for (const traceId of await this.store.traceIds()) {
       const known = this.listed.get(traceId);
       if (known && recheck && !recheck(traceId)) {
         entries.push(known);
         continue;
       }
       try {
-        const meta = await this.readParsed(`${traceId}/meta.json`, parseMeta);
-        // A directory without meta.json yet is one being created: seen on a later read.
-        if (!meta) continue;
-        const calls = await this.readParsed(`${traceId}/calls.jsonl`, parseCalls);
-        const agent = calls?.value.calls.find((c) => c.agent)?.agent ?? '';
-        const mission = meta.value.value?.mission ?? '';
-        const firstMessage = withoutReminders(mission) === '' && meta.value.value ? await this.firstMessage(traceId) : undefined;
-        entries.push({ traceId, meta: meta.value.value, proxied: calls !== undefined, agent, problem: meta.value.problem, firstMessage });
+        const summary = await this.store.sessionSummary(traceId, known?.stamp);
+        if (!summary) {
+          entries.push(known!);
+          continue;
+        }
+        const firstMessage = withoutReminders(summary.meta.mission) === '' ? await this.firstMessage(traceId) : undefined;
+        entries.push({ traceId, meta: summary.meta, proxied: summary.proxied, agent: summary.agent, firstMessage, stamp: summary.stamp });
       } catch (e) {
-        entries.push({ traceId, proxied: false, agent: '', problem: `cannot be read: ${e instanceof Error ? e.message : String(e)}` });
+        // A directory without its metadata yet is one being created: seen on a later read.
+        if (codeOf(e) === 'host_not_found') continue;
+        entries.push({ traceId, proxied: false, agent: '', problem: problemOf(e) });
       }
     }
     this.listed = new Map(entries.map((e) => [e.traceId, e]));
@@ -83,36 +70,33 @@ export class TraceReader {
 
   /** The text of a trace's first message without reminders (messages are written once: kept). */
   private async firstMessage(traceId: string): Promise<string | undefined> {
-    const key = `${traceId}/first`;
-    if (this.firsts.has(key)) return this.firsts.get(key);
-    const path = `${traceId}/messages/m000000.json`;
-    if (!(await this.files.stat(path))) return undefined;
-    const message = parseMessage(await this.files.readText(path));
-    const texts = (message?.content ?? []).map((p) => (p && typeof p === 'object' && (p as { type?: string }).type === 'text' ? String((p as { text?: unknown }).text ?? '') : ''));
-    const text = withoutReminders(texts.join('\n')) || undefined;
-    this.firsts.set(key, text);
+    if (this.firsts.has(traceId)) return this.firsts.get(traceId);
+    const message = await this.store.firstMessage(traceId);
+    if (!message) return undefined;
+    const text = withoutReminders(message.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n')) || undefined;
+    this.firsts.set(traceId, text);
     return text;
   }
 
   /** The plan, calls and prompt of `entry`, with the raw originals its prompt's blocks render. */
   async detail(entry: SessionEntry): Promise<SessionDetail> {
-    const dir = entry.traceId;
-    const problems: string[] = [];
-    const goal = await this.readParsed(`${dir}/goal.json`, parseGoal);
-    if (goal?.value.problem) problems.push(goal.value.problem);
-    const calls = await this.readParsed(`${dir}/calls.jsonl`, parseCalls);
-    problems.push(...(calls?.value.problems ?? []));
-    const prompt = await this.readParsed(`${dir}/prompt.json`, parsePrompt);
-    if (prompt?.value.problem) problems.push(prompt.value.problem);
-    if (prompt?.value.value) await this.loadRaw(dir, prompt.value.value, problems);
-    return {
+    const known = this.details.get(entry.traceId);
+    const state = await this.store.sessionState(entry.traceId, known?.stamp);
+    if (!state && known) return { ...known.detail, entry, signature: signatureOf(entry, known.stamp) };
+    if (!state) throw new Error(`the engine answered no state for ${entry.traceId}`);
+    const problems = [...state.notes];
+    const prompt = state.prompt ?? undefined;
+    if (prompt) await this.loadRaw(entry.traceId, prompt, problems);
+    const detail: SessionDetail = {
       entry,
-      goal: goal?.value.value,
-      calls: calls?.value.calls ?? [],
-      prompt: prompt?.value.value,
+      goal: state.goal_tree ?? undefined,
+      calls: state.calls,
+      prompt,
       problems,
-      signature: [dir, entry.meta?.updated_at, goal?.key, calls?.key, prompt?.key].join('|'),
+      signature: signatureOf(entry, state.stamp),
     };
+    this.details.set(entry.traceId, { stamp: state.stamp, detail });
+    return detail;
   }
 
   /** The raw original of `source` (`m000012`, or a range `m000022..m000025`) in `traceId`, if read. */
@@ -124,30 +108,38 @@ export class TraceReader {
     return ids.map((id, i) => `──── raw#${id} · ${texts[i]!.role} ────\n${texts[i]!.text}`).join('\n\n');
   }
 
-  private async loadRaw(dir: string, prompt: PromptRecord, problems: string[]): Promise<void> {
+  private async loadRaw(traceId: string, prompt: Assembly, problems: string[]): Promise<void> {
     const wanted = new Set<string>();
     for (const m of prompt.view.messages) {
       const range = m.source ? undefined : compactedRange(partsText(m.content));
       for (const id of m.source ? [m.source] : range ? idsOfRange(range) : []) wanted.add(id);
     }
     for (const id of wanted) {
-      const key = `${dir}/${id}`;
-      if (this.rawTexts.has(key) || !/^[A-Za-z0-9_-]+$/.test(id)) continue;
-      const path = `${dir}/messages/${id}.json`;
-      if (!(await this.files.stat(path))) continue;
-      const message = parseMessage(await this.files.readText(path));
-      if (message) this.rawTexts.set(key, { role: message.role, text: partsText(message.content) });
-      else problems.push(`messages/${id}.json is damaged`);
+      const key = `${traceId}/${id}`;
+      if (this.rawTexts.has(key)) continue;
+      try {
+        const message = await this.store.message(traceId, id);
+        if (message) this.rawTexts.set(key, { role: message.role, text: partsText(message.content) });
+      } catch (e) {
+        problems.push(e instanceof Error ? e.message : String(e));
+      }
     }
   }
 }
 
-function parseGoal(text: string): { value?: GoalTreeData; problem?: string } {
-  try {
-    const v = JSON.parse(text) as GoalTreeData & { version?: number };
-    if (!v || typeof v !== 'object' || !Array.isArray(v.goals)) return { problem: 'goal.json is damaged (not a goal tree)' };
-    return { value: { mission: String(v.mission ?? ''), current_id: v.current_id ?? undefined, goals: v.goals, completed: v.completed } };
-  } catch {
-    return { problem: 'goal.json is damaged (not JSON)' };
-  }
+function signatureOf(entry: SessionEntry, stamp: string): string {
+  return [entry.traceId, entry.meta?.updated_at, stamp].join('|');
 }
+
+function codeOf(e: unknown): string | undefined {
+  return (e as { code?: unknown })?.code as string | undefined;
+}
+
+/** Why a session cannot be followed, as the picker and the output channel say it. */
+function problemOf(e: unknown): string {
+  const message = e instanceof Error ? e.message : String(e);
+  if (codeOf(e) === 'unsupported_version') return `written by a newer build: ${message}; update the extension to follow it`;
+  if (codeOf(e) === 'invalid_input') return `damaged: ${message.replace(/^invalid input: /, '')}`;
+  return `cannot be read: ${message}`;
+}
+

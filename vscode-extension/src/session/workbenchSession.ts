@@ -6,6 +6,7 @@ import { CodingTools } from '../agent/codingTools';
 import { type Settings, readSettings } from '../config/settings';
 import type { CompressedOutput, EngineApi, EngineBackend, GoalTreeData, PreparedCall, ToolOutput, TraceSummary } from '../engine/engineApi';
 import { engineHost } from '../hosts/engineHost';
+import { readOnlyHost } from '../hosts/readOnlyHost';
 import type { TerminalCommands } from '../hosts/terminalCommands';
 import { type RealPath, WorkspaceFiles } from '../hosts/workspaceFiles';
 import { configuredModel, windowOf } from '../llm/configuredModel';
@@ -29,7 +30,7 @@ export interface SessionParts {
   onAgentActive?: () => void;
 }
 
-interface Live { engine: EngineApi; model: ChatModel; files: WorkspaceFiles; window: number; lastCall?: PreparedCall }
+interface Live { engine: EngineApi; model: ChatModel; files: WorkspaceFiles; window: number }
 
 export class WorkbenchSession implements vscode.Disposable {
   private live?: Promise<Live>;
@@ -96,14 +97,7 @@ export class WorkbenchSession implements vscode.Disposable {
   async traceJsonOf(traceId: string): Promise<string> {
     const settings = readSettings();
     const files = new WorkspaceFiles(vscode.workspace.workspaceFolders ?? [], this.parts.realPath);
-    const host = this.hostOver(files, async () => {
-      throw new Error('reading a trace needs no model');
-    });
-    const refused = async () => {
-      throw Object.assign(new Error('this trace is only read here'), { code: 'io' });
-    };
-    const readOnly = { ...host, writeFile: refused, appendFile: refused, rename: refused, remove: refused };
-    const opened = await this.parts.backend.open(readOnly, { ...settings.engine, ...storeConfig(settings) }, traceId);
+    const opened = await this.parts.backend.open(readOnlyHost(files), { ...settings.engine, ...storeConfig(settings) }, traceId);
     try {
       return opened.engine.traceJson();
     } finally {
@@ -180,11 +174,10 @@ export class WorkbenchSession implements vscode.Disposable {
   private async runOn(live: Live, task: string, sink: TaskSink, signal: AbortSignal): Promise<TaskOutcome> {
     // The model as the settings name it now (they may have changed since the engine started).
     live.model = await configuredModel(readSettings(), this.parts.secrets);
-    const tools = new CodingTools(live.files, this.parts.terminal);
+    const tools = new CodingTools(live.files, this.parts.terminal, [readSettings().traceFolder]);
     const viewSink: TaskSink = {
       ...sink,
       prepared: (call) => {
-        live.lastCall = call;
         this.parts.prompts.update(call, `Prompt of the last call to ${live.model.label}`);
         this.parts.status.busy(`${call.tokens} tokens sent…`);
         sink.prepared(call);
@@ -203,32 +196,8 @@ export class WorkbenchSession implements vscode.Disposable {
       return await runTask({ engine: live.engine, model: live.model, tools, maxRounds: readSettings().maxRounds }, task, viewSink, signal);
     } finally {
       this.updatePlan(live.engine);
+      // The engine saves the last prompt beside the trace too (its prompt.json): a reload shows it.
       await this.persist(live.engine);
-      await this.savePrompt(live);
-    }
-  }
-
-  /**
-   * The last prompt beside the trace (`prompt.json`, the form the proxy writes), so that a reload
-   * shows it again; replaced atomically.
-   */
-  private async savePrompt(live: Live): Promise<void> {
-    const call = live.lastCall;
-    if (!call) return;
-    const record = {
-      view: { messages: call.view.messages, tools: call.tools.map((t) => ({ name: t.function.name, description: t.function.description ?? '', parameters: t.function.parameters ?? {} })) },
-      tokens: call.tokens,
-      first_changed_byte: call.firstChangedByte ?? null,
-      expected_cached_tokens: call.expectedCachedTokens,
-      rewrites: call.rewrites,
-      notes: call.notes,
-    };
-    const dir = `${readSettings().traceFolder}/${live.engine.traceId}`;
-    try {
-      await live.files.writeFile(`${dir}/prompt.json.tmp`, JSON.stringify(record));
-      await live.files.rename(`${dir}/prompt.json.tmp`, `${dir}/prompt.json`);
-    } catch (e) {
-      this.parts.output.appendLine(`✗ the last prompt could not be saved beside the trace: ${e instanceof Error ? e.message : String(e)}`);
     }
   }
 
@@ -271,7 +240,7 @@ export class WorkbenchSession implements vscode.Disposable {
   }
 }
 
-/** The engine keeps traces under `.trace` unless the trace folder setting names another folder. */
+/** The engine keeps traces under its configured store root unless the trace folder setting names one. */
 function storeConfig(settings: Settings): Record<string, unknown> {
-  return settings.traceFolder === '.trace' ? {} : { store: { ...(settings.engine.store as object | undefined), root: settings.traceFolder } };
+  return settings.traceFolderSet ? { store: { ...(settings.engine.store as object | undefined), root: settings.traceFolder } } : {};
 }

@@ -1,6 +1,7 @@
 // The "Goal Plan" tree view: the engine's goal tree, live from its events.
 import * as vscode from 'vscode';
 import type { GoalTreeData } from '../engine/engineApi';
+import { planDescription, planMessage } from '../trust/trustPolicy';
 import { countByStatus, currentPath, type PlanRow, planRows } from './planModel';
 
 export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Disposable {
@@ -10,6 +11,7 @@ export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Di
   private tree: GoalTreeData = { mission: '', goals: [] };
   private numbers: Record<string, string> = {};
   private showAbandoned = false;
+  private trusted = true;
   private readonly view: vscode.TreeView<PlanRow>;
 
   constructor() {
@@ -23,9 +25,16 @@ export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Di
     const counts = countByStatus(tree);
     const path = currentPath(this.rows);
     const hidden = !this.showAbandoned && counts.abandoned > 0 ? ` · ${counts.abandoned} abandoned hidden` : '';
-    this.view.message = tree.goals.length === 0 ? undefined : `${path ? `Now: ${path}` : 'No current goal'} · ${counts.completed}/${tree.goals.length - counts.abandoned} done${hidden}`;
-    this.view.description = tree.completed ? 'finished' : undefined;
+    const summary = tree.goals.length === 0 ? undefined : `${path ? `Now: ${path}` : 'No current goal'} · ${counts.completed}/${tree.goals.length - counts.abandoned} done${hidden}`;
+    this.view.message = planMessage(summary, this.trusted);
+    this.view.description = planDescription(tree.completed === true, this.trusted);
     this.changed.fire(undefined);
+  }
+
+  /** In Restricted Mode the view says it is read-only; trust granted later takes that away. */
+  setTrusted(trusted: boolean): void {
+    this.trusted = trusted;
+    this.update(this.tree);
   }
 
   toggleAbandoned(): boolean {

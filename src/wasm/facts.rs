@@ -1,0 +1,42 @@
+//! Facts of the engine that embedders read instead of copying them: the store format version
+//! this build writes and reads, the default configuration (prices included), and a
+//! configuration resolved against those defaults, checked as the engine checks it.
+
+use wasm_bindgen::prelude::*;
+
+use super::convert::{js, to_js_value};
+use super::engine::config_from_js;
+use crate::config::Config;
+use crate::store::STORE_FORMAT_VERSION;
+
+#[wasm_bindgen(typescript_custom_section)]
+const FACTS_TS: &'static str = r#"
+/** Prices relative to one uncached input token (the cache cost model and the replay). */
+export interface Prices { uncached_input: number; cache_read: number; cache_write: number; output: number; }
+/** A configuration with every field present: what was left out is the engine's default. */
+export type ResolvedConfig = Required<Omit<Config, "prices" | "store">> & {
+  prices: Prices;
+  store: Required<NonNullable<Config["store"]>>;
+};
+"#;
+
+/// The version of the trace store's layout this build writes and the newest it reads.
+#[wasm_bindgen(js_name = storeFormatVersion)]
+pub fn store_format_version() -> u32 {
+    STORE_FORMAT_VERSION
+}
+
+/// The engine's default configuration, every field present.
+#[wasm_bindgen(js_name = defaultConfig, unchecked_return_type = "ResolvedConfig")]
+pub fn default_config() -> Result<JsValue, JsValue> {
+    to_js_value(&Config::default())
+}
+
+/// `config` with the defaults for what it leaves out; `invalid_config` naming the key for an
+/// unknown or mistyped one, as the engine would refuse it.
+#[wasm_bindgen(js_name = resolveConfig, unchecked_return_type = "ResolvedConfig")]
+pub fn resolve_config(
+    #[wasm_bindgen(unchecked_param_type = "Config | undefined")] config: JsValue,
+) -> Result<JsValue, JsValue> {
+    to_js_value(&js(config_from_js(config))?)
+}

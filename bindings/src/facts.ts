@@ -1,7 +1,8 @@
 // The engine's facts, read from the wasm rather than copied: the store format version, the
-// default configuration (prices included), and a configuration resolved against the defaults.
+// default configuration (prices included), a configuration resolved against the defaults, and
+// the rule for workspace paths.
 // Each needs the engine loaded (`await init()` first).
-import { defaultConfig as wasmDefaultConfig, resolveConfig as wasmResolveConfig, storeFormatVersion as wasmStoreFormatVersion } from './wasm/context_workbench.js';
+import { defaultConfig as wasmDefaultConfig, normalizeWorkspacePath as wasmNormalizeWorkspacePath, resolveConfig as wasmResolveConfig, storeFormatVersion as wasmStoreFormatVersion } from './wasm/context_workbench.js';
 import type { Prices, ResolvedConfig } from './wasm/context_workbench.js';
 import type { Config } from './types.js';
 import { ContextWorkbenchError, asWorkbenchError } from './errors.js';
@@ -21,6 +22,15 @@ export function defaultConfig(): ResolvedConfig {
 /** `config` with the engine's defaults for what it leaves out; `invalid_config` naming the key the engine refuses. */
 export function resolveConfig(config?: Config): ResolvedConfig {
   return fromEngine(() => wasmResolveConfig(config));
+}
+
+/**
+ * The engine's one rule for workspace-relative paths, which every host applies: `path` in its
+ * normal form (`a/./b/../c/` → `a/c`, backslashes are separators, the root is `''`);
+ * `host_outside_workspace` when it is absolute, a URL, holds a NUL or climbs out.
+ */
+export function normalizeWorkspacePath(path: string): string {
+  return fromEngine(() => wasmNormalizeWorkspacePath(path));
 }
 
 /** Read from the loaded engine; before `init()` has finished, `not_loaded`. */

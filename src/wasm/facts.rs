@@ -9,17 +9,6 @@ use super::engine::config_from_js;
 use crate::config::Config;
 use crate::store::STORE_FORMAT_VERSION;
 
-#[wasm_bindgen(typescript_custom_section)]
-const FACTS_TS: &'static str = r#"
-/** Prices relative to one uncached input token (the cache cost model and the replay). */
-export interface Prices { uncached_input: number; cache_read: number; cache_write: number; output: number; }
-/** A configuration with every field present: what was left out is the engine's default. */
-export type ResolvedConfig = Required<Omit<Config, "prices" | "store">> & {
-  prices: Prices;
-  store: Required<NonNullable<Config["store"]>>;
-};
-"#;
-
 /// The version of the trace store's layout this build writes and the newest it reads.
 #[wasm_bindgen(js_name = storeFormatVersion)]
 pub fn store_format_version() -> u32 {

@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { init } from 'context-workbench';
 import { PathRefused, isInsideAny, normalizeRelative, splitFolder } from '../src/hosts/workspacePaths';
+
+test.before(() => init());
 
 test('relative paths are normalized to / without dots', () => {
   assert.equal(normalizeRelative('src/./a.ts'), 'src/a.ts');

@@ -1,5 +1,6 @@
 // Workspace-relative paths as the engine and the agent's tools use them: `/`-separated, no
-// leading slash, never leaving the workspace. Pure, so the rules are tested without VS Code.
+// leading slash, never leaving the workspace, by the engine's rule. Tested without VS Code.
+import { normalizeWorkspacePath } from 'context-workbench';
 
 /** A path was refused: absolute, escaping the workspace, or malformed. */
 export class PathRefused extends Error {
@@ -8,30 +9,27 @@ export class PathRefused extends Error {
     super(`${reason}: ${JSON.stringify(path)}`);
     this.name = 'PathRefused';
   }
+
+  /** The engine's refusal, whose message already names the path. */
+  static byEngine(path: string, message: string): PathRefused {
+    return Object.assign(new PathRefused(path, ''), { message });
+  }
 }
 
 /**
- * Normalize `input` to a workspace-relative path (`''` is the workspace root). Backslashes count
- * as separators; `.` segments go; `..` is refused wherever it would climb above the root.
+ * Normalize `input` to a workspace-relative path (`''` is the workspace root) by the engine's one
+ * rule for paths (`normalizeWorkspacePath`: backslashes are separators, `.` segments go, `..` is
+ * refused wherever it would climb above the root, absolute paths and URLs are refused). Needs the
+ * engine loaded, as everything that reaches a file here does.
  */
 export function normalizeRelative(input: string): string {
   if (typeof input !== 'string') throw new PathRefused(String(input), 'a path must be a string');
-  if (input.includes('\0')) throw new PathRefused(input, 'a path may not contain NUL');
-  const slashed = input.replace(/\\/g, '/');
-  if (slashed.startsWith('/') || /^[A-Za-z]:/.test(slashed) || /^[a-z][a-z0-9+.-]*:\/\//i.test(slashed)) {
-    throw new PathRefused(input, 'absolute paths are refused; give a path relative to the workspace');
+  try {
+    return normalizeWorkspacePath(input);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'host_outside_workspace') throw PathRefused.byEngine(input, (error as Error).message);
+    throw error;
   }
-  const kept: string[] = [];
-  for (const segment of slashed.split('/')) {
-    if (segment === '' || segment === '.') continue;
-    if (segment === '..') {
-      if (kept.length === 0) throw new PathRefused(input, 'the path leaves the workspace');
-      kept.pop();
-    } else {
-      kept.push(segment);
-    }
-  }
-  return kept.join('/');
 }
 
 /** Join a workspace-relative directory and an entry name. */

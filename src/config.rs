@@ -79,9 +79,10 @@ pub struct ProxyConfig {
     /// The largest request body the proxy reads, in bytes; a larger one is refused (413) in the
     /// provider's error shape.
     pub max_body_bytes: u64,
-    /// A request without tools whose system prompt and messages come to fewer tokens than this
-    /// is a side call (a title, a one-shot classification): it passes through unmanaged.
-    pub side_call_tokens: u32,
+    /// A request without tools that is one user turn (a title, a one-shot classification such
+    /// as Claude Code's auto-mode check, whatever its size) is a side call: it passes through
+    /// unmanaged and opens no session. Off, every conversation route is managed.
+    pub side_calls: bool,
     /// How long the upstream may take to start answering, and then between two pieces of its
     /// reply, in milliseconds.
     pub upstream_timeout_ms: u64,
@@ -100,7 +101,7 @@ impl Default for ProxyConfig {
     fn default() -> Self {
         ProxyConfig {
             max_body_bytes: 32 * 1024 * 1024,
-            side_call_tokens: 4_000,
+            side_calls: true,
             upstream_timeout_ms: 600_000,
             max_sessions: 256,
             body_timeout_ms: 60_000,

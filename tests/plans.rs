@@ -1,13 +1,15 @@
-//! Plans of other agents on the goal tree: every Claude Code session of `../shared/traces` with
-//! `TodoWrite` calls, recorded through an engine, ends with the last list as its plan and its
-//! messages attributed; a hand-written Codex `update_plan` sequence opens and closes spans.
+//! Plans of other agents on the goal tree, from the plan calls that ran (their results): every
+//! Claude Code session of `../shared/traces` with `TodoWrite` calls, recorded through an engine,
+//! ends with the last list as its plan and its messages attributed; a hand-written Codex
+//! `update_plan` sequence opens and closes spans; a refused call changes nothing; Claude Code's
+//! task tools make a plan.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::path::Path;
 
 use context_workbench::goals::{GoalStatus, GoalTree, PlanItem, PlanStatus, parse_plan_call};
 use context_workbench::import::import;
-use context_workbench::model::{Message, Role};
+use context_workbench::model::{Message, Role, ToolStatus};
 use context_workbench::{Config, Engine, MessageDraft};
 use context_workbench_testing::TestHost;
 
@@ -64,12 +66,22 @@ fn claude_code_sessions_end_with_their_last_todo_list_as_the_plan() {
             for item in &expected {
                 assert!(matches(&tree, item), "{}: {item:?} in\n{}", t.name, tree.to_todo_string());
             }
-            // Every message after a list with an item in progress belongs to that item's goal
-            // (the message with the call itself stays with the goal focused before it).
+            // From the successful result of a list with an item in progress on, every message
+            // belongs to that item's goal (the call itself stays with the goal focused before).
             let trace = engine.trace();
             let offset = t.messages.len() - trace.messages.len();
+            let plans: std::collections::BTreeMap<String, Vec<PlanItem>> = t
+                .messages
+                .iter()
+                .flat_map(|m| m.tool_calls())
+                .filter_map(|c| Some((c.id.to_string(), parse_plan_call(&c.name, &c.arguments)?.ok()?)))
+                .collect();
             let mut doing: Option<String> = None;
             for (i, m) in t.messages.iter().enumerate().skip(first) {
+                let ran = m.tool_results().filter(|r| r.status == ToolStatus::Ok);
+                if let Some(items) = ran.filter_map(|r| plans.get(r.call_id.as_str())).last() {
+                    doing = items.iter().find(|i| i.status == PlanStatus::InProgress).map(|i| i.text.clone());
+                }
                 let recorded = &trace.messages[i - offset];
                 if let Some(text) = &doing {
                     let goal = recorded.goal_id.as_ref().and_then(|g| tree.goal(g));
@@ -81,9 +93,6 @@ fn claude_code_sessions_end_with_their_last_todo_list_as_the_plan() {
                         recorded.id
                     );
                 }
-                if let Some(items) = plan_of(m) {
-                    doing = items.into_iter().find(|i| i.status == PlanStatus::InProgress).map(|i| i.text);
-                }
             }
             let _ = (first, calls.len());
             checked += 1;
@@ -94,11 +103,22 @@ fn claude_code_sessions_end_with_their_last_todo_list_as_the_plan() {
 
 #[test]
 fn a_codex_update_plan_sequence_drives_goals_spans_and_attribution() {
-    use context_workbench::model::{ContentPart, ToolCall};
+    use context_workbench::model::{ContentPart, ToolCall, ToolResult, ToolStatus};
     let engine = Engine::new(TestHost::default(), Config::default());
     let call = |n: u32, name: &str, args: &str| {
         let call = ToolCall { id: format!("c{n}").into(), name: name.into(), arguments: args.into() };
         engine.record(MessageDraft::new(Role::Assistant, vec![ContentPart::ToolCall(call)])).unwrap();
+        let result = ToolResult {
+            call_id: format!("c{n}").into(),
+            name: name.into(),
+            status: ToolStatus::Ok,
+            output: "Plan updated".into(),
+            stderr: None,
+            exit_code: None,
+        };
+        let mut draft = MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)]);
+        draft.tool_call_id = Some(format!("c{n}").into());
+        engine.record(draft).unwrap();
     };
     engine.record(MessageDraft::text(Role::User, "Fix the parser")).unwrap();
     call(
@@ -118,13 +138,82 @@ fn a_codex_update_plan_sequence_drives_goals_spans_and_attribution() {
     let got: Vec<(String, GoalStatus)> = tree.goals().iter().map(|g| (g.description.clone(), g.status)).collect();
     let want = vec![("find the bug".to_owned(), GoalStatus::Completed), ("fix it".to_owned(), GoalStatus::InProgress)];
     assert_eq!(got, want);
+    // A call belongs to the goal focused before it ran; its result, to the goal its plan focused.
     let goals: Vec<Option<String>> =
         engine.trace().messages.iter().map(|m| m.goal_id.as_ref().map(|g| g.to_string())).collect();
     let one = |s: &str| Some(s.to_owned());
-    assert_eq!(goals, vec![None, None, one("1"), one("1"), one("2"), one("2")]);
+    assert_eq!(goals, vec![None, None, one("1"), one("1"), one("1"), one("2"), one("2"), one("2"), one("2")]);
     let spans = engine.trace().spans;
     assert_eq!(spans.len(), 2);
-    assert_eq!((spans[0].start.as_str(), spans[0].end.as_ref().map(|e| e.as_str())), ("m000002", Some("m000003")));
+    assert_eq!((spans[0].start.as_str(), spans[0].end.as_ref().map(|e| e.as_str())), ("m000002", Some("m000004")));
     assert_eq!(spans[0].outcome.as_deref(), Some("find the bug"));
-    assert_eq!((spans[1].start.as_str(), spans[1].end.is_none()), ("m000004", true));
+    assert_eq!((spans[1].start.as_str(), spans[1].end.is_none()), ("m000005", true));
+}
+
+/// One tool call and its result, as an agent's session records them.
+fn call_and_result(engine: &Engine<TestHost>, id: &str, name: &str, args: &str, output: &str, failed: bool) {
+    use context_workbench::model::{ContentPart, ToolCall, ToolResult, ToolStatus};
+    let call = ToolCall { id: id.into(), name: name.into(), arguments: args.into() };
+    engine.record(MessageDraft::new(Role::Assistant, vec![ContentPart::ToolCall(call)])).unwrap();
+    let status = if failed { ToolStatus::Error } else { ToolStatus::Ok };
+    let result = ToolResult {
+        call_id: id.into(),
+        name: name.into(),
+        status,
+        output: output.into(),
+        stderr: None,
+        exit_code: None,
+    };
+    let mut draft = MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)]);
+    draft.tool_call_id = Some(id.into());
+    engine.record(draft).unwrap();
+}
+
+fn plan(engine: &Engine<TestHost>) -> Vec<(String, GoalStatus)> {
+    engine.goal_tree().goals().iter().map(|g| (g.description.clone(), g.status)).collect()
+}
+
+#[test]
+fn a_plan_call_the_agent_refused_changes_nothing() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    engine.record(MessageDraft::text(Role::User, "fix calc.py")).unwrap();
+    let todos = r#"{"todos":[{"content":"Read calc.py","status":"in_progress","activeForm":"Reading"}]}"#;
+    let refused = "<tool_use_error>Error: No such tool available: TodoWrite</tool_use_error>";
+    call_and_result(&engine, "t1", "TodoWrite", todos, refused, true);
+    assert_eq!(plan(&engine), [], "Claude Code refused the call: no plan");
+    call_and_result(&engine, "t2", "TodoWrite", todos, "Todos have been modified successfully.", false);
+    assert_eq!(plan(&engine), [("Read calc.py".to_owned(), GoalStatus::InProgress)]);
+}
+
+#[test]
+fn claude_code_task_tools_make_the_plan_from_their_results() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    engine.record(MessageDraft::text(Role::User, "fix calc.py")).unwrap();
+    let create = |id: &str, subject: &str, n: u32| {
+        let args = format!(r#"{{"subject":"{subject}","description":"{subject}, carefully"}}"#);
+        call_and_result(&engine, id, "TaskCreate", &args, &format!("Task #{n} created successfully: {subject}"), false);
+    };
+    create("a", "Read calc.py", 1);
+    create("b", "Fix the sign", 2);
+    create("c", "Run the tests", 3);
+    let update = |id: &str, task: u32, status: &str, output: &str| {
+        let args = format!(r#"{{"taskId":"{task}","status":"{status}"}}"#);
+        call_and_result(&engine, id, "TaskUpdate", &args, output, false);
+    };
+    update("d", 1, "in_progress", "Updated task #1 status");
+    update("e", 1, "completed", "Updated task #1 status");
+    update("f", 2, "in_progress", "Updated task #2 status");
+    update("g", 9, "completed", "Task #9 not found");
+    let owned = |items: &[(&str, GoalStatus)]| -> Vec<(String, GoalStatus)> {
+        items.iter().map(|(t, s)| ((*t).to_owned(), *s)).collect()
+    };
+    assert_eq!(
+        plan(&engine),
+        owned(&[
+            ("Read calc.py", GoalStatus::Completed),
+            ("Fix the sign", GoalStatus::InProgress),
+            ("Run the tests", GoalStatus::Pending)
+        ])
+    );
+    assert_eq!(engine.goal_tree().current().map(|g| g.description.clone()).as_deref(), Some("Fix the sign"));
 }

@@ -305,7 +305,7 @@ fn openai_requests_round_trip_through_the_engine() {
     });
     let request = parse(Format::OpenAi, &body);
     assert_eq!((request.system_text.as_str(), request.system_role.as_deref()), ("You are terse.", Some("developer")));
-    assert!(!request.is_side_call(&counter(), 4_000));
+    assert!(!request.is_side_call());
     let (engine, _) = block_on(Engine::open(TestHost::default(), Config::default(), Some("o1"))).unwrap();
     let mut session = ProxySession::new(engine, Format::OpenAi).unwrap();
     let sent: Value = serde_json::from_str(&block_on(session.prepare(&request)).body.unwrap()).unwrap();
@@ -319,11 +319,23 @@ fn openai_requests_round_trip_through_the_engine() {
 }
 
 #[test]
-fn side_calls_have_no_tools_and_a_short_prompt() {
+fn side_calls_are_one_shots_without_tools_whatever_their_size() {
     let title = json!({"model": "haiku", "messages": [{"role": "user", "content": "Title for: fix the test"}], "max_tokens": 50});
-    assert!(parse(Format::Anthropic, &title).is_side_call(&counter(), 4_000));
-    let long = json!({"model": "m", "messages": [{"role": "user", "content": "word ".repeat(5_000)}]});
-    assert!(!parse(Format::Anthropic, &long).is_side_call(&counter(), 4_000));
+    assert!(parse(Format::Anthropic, &title).is_side_call());
+    // Claude Code's auto-mode classifier: one large user turn holding a transcript, no tools.
+    let transcript = format!("<transcript>{}</transcript>\nIs the next action safe?", "step ".repeat(30_000));
+    let classifier =
+        json!({"model": "m", "system": "You classify actions.", "messages": [{"role": "user", "content": transcript}]});
+    assert!(parse(Format::Anthropic, &classifier).is_side_call(), "size alone never makes a session");
+    // An agent that acts through text (aider): a conversation without tools is a session.
+    let text_agent = json!({"model": "m", "messages": [
+        {"role": "user", "content": "fix calc.py"},
+        {"role": "assistant", "content": "calc.py\n<<<<<<< SEARCH\na-b\n=======\na+b\n>>>>>>> REPLACE"},
+        {"role": "user", "content": "The edit applied. Run the tests."},
+    ]});
+    assert!(!parse(Format::Anthropic, &text_agent).is_side_call());
+    let tools = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "t", "input_schema": {}}]});
+    assert!(!parse(Format::Anthropic, &tools).is_side_call());
 }
 
 /// An Anthropic stream: a thinking block with its signature in two pieces, text, a tool use

@@ -10,11 +10,11 @@ use super::Engine;
 use crate::compress::{Family, family_of, logs};
 use crate::config::Config;
 use crate::goals::{
-    Delivery, Event, EventKind, GoalTree, PlanItem, ProbeState, Step, ToolOutcome, call_tool, dump_tree,
-    dump_tree_json, focuses, goal_tool_specs, parse_plan_call, step_view, sync_plan, todo_probe,
+    Delivery, Event, EventKind, GoalTree, ProbeState, Step, TaskList, ToolOutcome, call_tool, dump_tree,
+    dump_tree_json, focuses, goal_tool_specs, is_task_tool, parse_plan_call, step_view, sync_plan, todo_probe,
 };
 use crate::host::Host;
-use crate::model::{GoalId, Message, MessageId, Role, Span, ToolStatus, Trace, tool_calls_by_id};
+use crate::model::{GoalId, Message, MessageId, Role, Span, ToolResult, ToolStatus, Trace, tool_calls_by_id};
 use crate::prompt::ToolSpec;
 
 /// What a plan tool call returns to the model.
@@ -120,18 +120,28 @@ impl<H: Host> Engine<H> {
         apply_outcome(tree, &mut state.trace, outcome)
     }
 
-    /// Map another agent's plan call (`TodoWrite`, `update_plan`, `todowrite`) in the newest
-    /// message, an assistant's, onto the goal tree, creating the tree on the mission if needed;
-    /// spans close and open as with [`Engine::call_goal_tool`]. The message itself stays with
-    /// the goal focused before the call (it was attributed when recorded). A malformed call,
-    /// or one the tree refuses, is skipped: recording never fails because of it.
-    pub(super) fn sync_agent_plan(&self) {
+    /// Map the agent's own plan onto the goal tree (creating the tree on the mission if needed)
+    /// from `results`, the tool message about to be recorded: each successful result of a plan
+    /// call (`TodoWrite`, `update_plan`, `todowrite`: the whole list; Claude Code's task tools:
+    /// the list replayed from every successful task call so far) reconciles the tree; spans
+    /// close and open as with [`Engine::call_goal_tool`]. A call the agent refused or that
+    /// failed changes nothing, nor does a malformed one or one the tree refuses: recording never
+    /// fails because of it.
+    pub(super) fn sync_agent_plan(&self, results: &Message) {
         let mut state = self.state.borrow_mut();
         let state = &mut *state;
-        let Some(last) = state.trace.messages.last().filter(|m| m.role == Role::Assistant) else { return };
-        let plans: Vec<Vec<PlanItem>> =
-            last.tool_calls().filter_map(|c| parse_plan_call(&c.name, &c.arguments)).filter_map(Result::ok).collect();
-        for items in plans {
+        for result in results.tool_results().filter(|r| r.status == ToolStatus::Ok) {
+            let history = &state.trace.messages;
+            let call = history.iter().rev().flat_map(Message::tool_calls).find(|c| c.id == result.call_id);
+            let Some(call) = call else { continue };
+            let items = if is_task_tool(&call.name) {
+                task_list(history, result).items().to_vec()
+            } else {
+                match parse_plan_call(&call.name, &call.arguments) {
+                    Some(Ok(items)) => items,
+                    _ => continue,
+                }
+            };
             let tree = state.goals.get_or_insert_with(|| self.new_tree(&state.trace.mission));
             if let Ok(outcome) = sync_plan(tree, &items) {
                 apply_outcome(tree, &mut state.trace, outcome);
@@ -275,4 +285,17 @@ fn attribute(tree: &mut GoalTree, message: &mut Message) {
         // A message for a goal the tree does not know stays unattributed in the stats.
         let _ = tree.record(message);
     }
+}
+
+/// Claude Code's task list after every successful task call of `history` and `last`.
+fn task_list(history: &[Message], last: &ToolResult) -> TaskList {
+    let calls = tool_calls_by_id(history);
+    let mut list = TaskList::default();
+    let results = history.iter().flat_map(Message::tool_results).chain(std::iter::once(last));
+    for result in results.filter(|r| r.status == ToolStatus::Ok) {
+        if let Some(call) = calls.get(result.call_id.as_str()).filter(|c| is_task_tool(&c.name)) {
+            list.apply(&call.name, &call.arguments, &result.output);
+        }
+    }
+    list
 }

@@ -32,6 +32,7 @@ use crate::host::{Completion, CompletionRequest, Host, Usage};
 use crate::model::{BranchId, ContentPart, GoalId, Message, MessageId, Role, Span, SpanId, ToolCallId, Trace, TraceId};
 use crate::prompt::assemble::Assembly;
 use crate::prompt::{PromptMessage, ToolSpec};
+use crate::store::SessionEnd;
 use crate::tokens::TokenCounter;
 
 /// The context engine over one trace.
@@ -81,6 +82,8 @@ struct State {
     /// An assistant message that focuses or plans with the engine's tools, waiting for those
     /// calls to run: it is then attributed to the goal focused (see [`Engine::record`]).
     unattributed: Option<usize>,
+    /// How the session ended, once its host says so; recording again reopens it.
+    ended: Option<SessionEnd>,
 }
 
 /// A message to record; the engine fills in id, sequence, description, tokens and time.
@@ -156,6 +159,7 @@ impl<H: Host> Engine<H> {
             delivered_events: 0,
             native_plan: false,
             unattributed: None,
+            ended: None,
         };
         Engine { host, config, counter, state: RefCell::new(state), store: RefCell::new(None) }
     }
@@ -186,14 +190,30 @@ impl<H: Host> Engine<H> {
         self.state.borrow().view.clone()
     }
 
+    /// A value the host keeps with the trace (`Trace::metadata`): saved with the engine's
+    /// state, so a resume gets it back exactly.
+    pub fn set_metadata(&self, key: &str, value: serde_json::Value) {
+        self.state.borrow_mut().trace.metadata.insert(key.to_owned(), value);
+    }
+
+    /// The value the host kept under `key`.
+    pub fn metadata(&self, key: &str) -> Option<serde_json::Value> {
+        self.state.borrow().trace.metadata.get(key).cloned()
+    }
+
+    /// The newest recorded message of the main line.
+    pub fn last_message(&self) -> Option<Message> {
+        self.state.borrow().trace.messages.last().cloned()
+    }
+
     /// A copy of the trace as recorded so far.
     pub fn trace(&self) -> Trace {
         self.state.borrow().trace.clone()
     }
 
-    /// Append a message to the trace; the first user message becomes the mission. An assistant
-    /// message calling another agent's plan tool (`TodoWrite`, `update_plan`) updates the goal
-    /// tree after it is attributed; one focusing or planning with the engine's `goal` or `step`
+    /// Append a message to the trace; the first user message becomes the mission. The successful
+    /// result of another agent's plan tool (`TodoWrite`, `update_plan`, Claude Code's task tools)
+    /// updates the goal tree before the result is attributed; one focusing or planning with the engine's `goal` or `step`
     /// tool is attributed once they ran (at the next record, call or save), to the goal focused.
     pub fn record(&self, draft: MessageDraft) -> Result<MessageId> {
         let role = draft.role.ok_or_else(|| Error::InvalidInput("a message needs a role".into()))?;
@@ -212,9 +232,12 @@ impl<H: Host> Engine<H> {
         {
             tree.reopen();
         }
+        state.ended = None;
         let mut message = draft.into_message(role, id.clone(), state.trace.id.clone(), sequence, now);
         self.counter.cache_message_tokens(&mut message);
         drop(state);
+        // The agent's plan follows its plan tools' calls that ran: their results.
+        self.sync_agent_plan(&message);
         if self.plan_calls_answered(&message) {
             self.attribute_pending();
         }
@@ -230,9 +253,6 @@ impl<H: Host> Engine<H> {
             state.unattributed = Some(sequence as usize);
         }
         drop(state);
-        if role == Role::Assistant {
-            self.sync_agent_plan();
-        }
         self.bound_at_first_sight(sequence as usize);
         self.deliver_events();
         Ok(id)

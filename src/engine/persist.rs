@@ -24,7 +24,7 @@ use crate::store::load::{
     parse_json, read_events, read_goal_tree, read_lines, read_messages, read_meta, read_optional,
 };
 use crate::store::records::{AgentSnapshot, BranchMeta, LogEntry, STORE_FORMAT_VERSION, TraceMeta};
-use crate::store::{Redactor, check_id};
+use crate::store::{Redactor, SessionEnd, check_id};
 use crate::workbench::recall::original;
 
 /// What `persist` wrote.
@@ -43,6 +43,8 @@ pub(super) struct Store {
     redactor: Redactor,
     created_at: u64,
     saved: Saved,
+    /// The trace root's `.gitignore`, until the first save has made sure it is there.
+    ignore_file: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -90,15 +92,15 @@ enum Mark {
 impl<H: Host> Engine<H> {
     /// Start or resume a trace under the config's `store.root`. With an id whose directory
     /// exists, everything is restored from it; otherwise a new trace is started (with that id,
-    /// or `trace-<now>`). The notes say what was degraded on resume, and suggest ignoring the
-    /// trace root in `.gitignore`. A trace that cannot be resumed without losing what it holds
+    /// or `trace-<now>`). The notes say what was degraded on resume. The first save puts a
+    /// `.gitignore` in the trace root, so traces stay out of commits and agents' searches. A trace that cannot be resumed without losing what it holds
     /// (a message file that is not JSON, a damaged `goal.json`, a newer format, message files
     /// removed, a directory without `meta.json`) is an error naming the file; nothing on disk is
     /// changed by opening.
     pub async fn open(host: H, config: Config, trace_id: Option<&str>) -> Result<(Self, Vec<String>)> {
         let root = config.store.root.clone();
         let redactor = Redactor::new(config.store.redact, &config.store.redact_patterns)?;
-        let mut notes = gitignore_note(&host, &root).await;
+        let mut notes = Vec::new();
         let engine = Engine::new(host, config);
         let id = match trace_id {
             Some(id) => id.to_owned(),
@@ -117,7 +119,8 @@ impl<H: Host> Engine<H> {
             )));
         }
         let created_at = engine.host.now_ms();
-        let mut store = Store { dir, redactor, created_at, saved: Saved::default() };
+        let ignore_file = Some(layout::ignore_file(&root));
+        let mut store = Store { dir, redactor, created_at, saved: Saved::default(), ignore_file };
         if exists {
             notes.extend(engine.restore(&mut store, &id).await?);
         } else {
@@ -135,7 +138,8 @@ impl<H: Host> Engine<H> {
         let redactor = Redactor::new(self.config.store.redact, &self.config.store.redact_patterns)?;
         let dir = TraceDir::new(root, self.trace_id().as_str())?;
         let created_at = self.state.borrow().trace.messages.first().map_or(self.host.now_ms(), |m| m.created_at_ms);
-        *self.store.borrow_mut() = Some(Store { dir, redactor, created_at, saved: Saved::default() });
+        let ignore_file = Some(layout::ignore_file(root));
+        *self.store.borrow_mut() = Some(Store { dir, redactor, created_at, saved: Saved::default(), ignore_file });
         Ok(())
     }
 
@@ -178,6 +182,7 @@ impl<H: Host> Engine<H> {
     /// goes on from there.
     pub async fn persist(&self) -> Result<PersistReport> {
         self.attribute_pending();
+        self.ignore_store_root().await?;
         let writes = {
             let store = self.store.borrow();
             let store = store.as_ref().ok_or_else(|| {
@@ -292,7 +297,12 @@ impl<H: Host> Engine<H> {
             created_at: store.created_at,
             updated_at: messages.last().map_or(store.created_at, |m| m.created_at_ms),
             message_count: messages.len() as u64,
-            status: if tree.is_some_and(GoalTree::is_completed) { "completed" } else { "running" }.to_owned(),
+            status: match state.ended {
+                _ if tree.is_some_and(GoalTree::is_completed) => "completed",
+                Some(end) => end.status(),
+                None => "running",
+            }
+            .to_owned(),
             branch_count: tree.map_or(0, |t| t.branches().len() as u64),
             event_count: tree.map_or(0, |t| t.events().last_id()),
             calls: state.calls as u64,
@@ -313,6 +323,25 @@ impl<H: Host> Engine<H> {
         }
         plan.replace_if_changed(dir.file(layout::STATE), &snapshot);
         plan.writes
+    }
+
+    /// Say how the session ended (`meta.json`'s status from the next save on), until it records
+    /// a message again.
+    pub fn end_session(&self, end: SessionEnd) {
+        self.state.borrow_mut().ended = Some(end);
+    }
+
+    /// Keep the trace root out of git and of the searches that follow `.gitignore` (ripgrep,
+    /// and so agents' own Grep): a `.gitignore` of `*` in it, written once when missing.
+    async fn ignore_store_root(&self) -> Result<()> {
+        let Some(path) = self.store.borrow().as_ref().and_then(|s| s.ignore_file.clone()) else { return Ok(()) };
+        if self.host.stat(&path).await?.is_none() {
+            self.host.write_file(&path, layout::IGNORE_TEXT).await?;
+        }
+        if let Some(store) = self.store.borrow_mut().as_mut() {
+            store.ignore_file = None;
+        }
+        Ok(())
     }
 
     /// Restore the state from the trace directory (see [`Engine::open`]).
@@ -554,19 +583,6 @@ fn check_sequence(messages: &[Message], dir: &str) -> Result<()> {
 }
 
 /// A note suggesting to ignore the trace root, when `.gitignore` exists and does not.
-async fn gitignore_note<H: Host>(host: &H, root: &str) -> Vec<String> {
-    let Ok(Some(text)) = read_optional(host, ".gitignore").await else { return Vec::new() };
-    let ignored = text.lines().map(str::trim).any(|l| {
-        let l = l.trim_start_matches('/').trim_end_matches('/');
-        l == root || l == format!("{root}/*") || l == "*"
-    });
-    if ignored || root == "." {
-        Vec::new()
-    } else {
-        vec![format!("traces are saved under `{root}/`; add `{root}/` to .gitignore to keep them out of commits")]
-    }
-}
-
 fn hash_of(text: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }

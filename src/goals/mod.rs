@@ -21,6 +21,7 @@ mod render;
 mod schema;
 mod stats;
 mod steps;
+mod tasks;
 mod text;
 mod tool;
 mod tree;
@@ -35,6 +36,7 @@ pub use probe::{Delivery, ProbeState, todo_probe};
 pub use schema::{explore_spec, goal_spec, goal_tool_specs, read_progress_spec, step_spec};
 pub use stats::{GoalStats, PREVIEW_RUNS, Preview, preview_label};
 pub use steps::{Step, StepStatus, StepType, goal_step_id, step_view};
+pub use tasks::{TaskList, is_task_tool};
 pub use tool::{
     EXPLORE_TOOL, GOAL_TOOL, READ_PROGRESS_TOOL, STEP_TOOL, ToolError, ToolOutcome, call_tool, explore_tool, focuses,
     goal_tool, parse_arguments, read_progress_tool, step_tool,

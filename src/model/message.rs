@@ -158,7 +158,12 @@ impl Message {
     /// a tool message by the tool's name; anything else by its first text.
     pub fn describe(role: Role, content: &[ContentPart]) -> String {
         let first_text = content.iter().find_map(|p| match p {
-            ContentPart::Text { text } if !text.trim().is_empty() => Some(text.trim()),
+            // A user's words, not what the agent injected around them (Claude Code's reminders).
+            ContentPart::Text { text } if role == Role::User => {
+                let words = without_reminders(text);
+                (!words.trim().is_empty()).then(|| words.trim().to_owned())
+            }
+            ContentPart::Text { text } if !text.trim().is_empty() => Some(text.trim().to_owned()),
             _ => None,
         });
         let description = match role {
@@ -179,7 +184,7 @@ impl Message {
                     .collect();
                 if names.is_empty() { String::new() } else { format!("tool call: {}", names.join(", ")) }
             }
-            _ => first_text.unwrap_or_default().to_owned(),
+            _ => first_text.unwrap_or_default(),
         };
         first_line_within(&description, 120)
     }
@@ -199,6 +204,21 @@ impl Message {
             _ => None,
         })
     }
+}
+
+/// `text` without the `<system-reminder>…</system-reminder>` blocks an agent injects into a
+/// user's message (an unclosed one runs to the end).
+pub fn without_reminders(text: &str) -> String {
+    const OPEN: &str = "<system-reminder>";
+    const CLOSE: &str = "</system-reminder>";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(OPEN) {
+        out.push_str(&rest[..start]);
+        rest = rest[start..].find(CLOSE).map_or("", |end| &rest[start + end + CLOSE.len()..]);
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Every tool call of `messages` by its id (the first call, where an id repeats).

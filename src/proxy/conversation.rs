@@ -24,6 +24,11 @@ impl<H: Host> Default for Conversation<H> {
 }
 
 impl<H: Host> Conversation<H> {
+    /// The traces of its sessions.
+    pub fn trace_ids(&self) -> Vec<String> {
+        self.sessions.iter().map(|s| s.engine().trace_id().0).collect()
+    }
+
     /// A call is prepared and its reply not finished yet.
     pub fn in_flight(&self) -> bool {
         self.current.is_some()

@@ -225,7 +225,7 @@ impl Gateway {
             return Decision::Forward { format, why: "passed through".into() };
         }
         match ClientRequest::parse(format, body, &self.counter) {
-            Ok(request) if request.is_side_call(&self.counter, self.limits.side_call_tokens as usize) => {
+            Ok(request) if self.limits.side_calls && request.is_side_call() => {
                 Decision::Forward { format, why: "side call, passed through".into() }
             }
             Ok(mut request) => {

@@ -130,10 +130,12 @@ impl ClientRequest {
         system + messages + tools
     }
 
-    /// A side call (a title, a one-shot classification): no tools and fewer than `max_tokens`
-    /// tokens of system prompt and messages. The proxy passes it through untouched.
-    pub fn is_side_call(&self, counter: &TokenCounter, max_tokens: usize) -> bool {
-        self.tools.is_empty() && self.tokens(counter) < max_tokens
+    /// A side call (a title, a one-shot classification such as Claude Code's auto-mode check):
+    /// no tools and one user turn, whatever its size. Never a conversation with history: a
+    /// multi-turn request without tools is the main loop of an agent that acts through text.
+    pub fn is_side_call(&self) -> bool {
+        let turns = self.messages.iter().filter(|m| !m.drafts.iter().all(|d| d.role == Some(Role::System)));
+        self.tools.is_empty() && turns.count() == 1 && self.messages.last().is_some_and(|m| !m.is_assistant())
     }
 
     /// The key of the conversation this request continues (see [`SessionKey`]).

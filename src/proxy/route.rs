@@ -17,6 +17,11 @@ impl Format {
         }
     }
 
+    /// The format `name` names (`anthropic`, `openai`).
+    pub fn from_name(name: &str) -> Option<Format> {
+        [Format::Anthropic, Format::OpenAi].into_iter().find(|f| f.name() == name)
+    }
+
     /// The provider's own API, where requests go unless the upstream is overridden.
     pub fn default_upstream(self) -> &'static str {
         match self {

@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 use super::reply::{ProviderUsage, ReplyOutcome};
-use super::request::{ClientRequest, draft};
+use super::request::{ClientMessage, ClientRequest, draft};
 use super::route::Format;
 use super::{anthropic, openai};
 use crate::engine::Engine;
@@ -16,7 +16,7 @@ use crate::error::Result;
 use crate::host::Host;
 use crate::model::{ContentPart, Role};
 use crate::prompt::CallInput;
-use crate::store::Redactor;
+use crate::store::{Redactor, SessionEnd};
 
 /// The file of a trace directory where the proxy appends one line per call: what was sent and
 /// what the provider reported (its cache reads and writes next to the engine's expectation).
@@ -101,17 +101,63 @@ pub struct ProxySession<H: Host> {
     recorded: Vec<u64>,
     /// The last reply that completed, until the agent's copy of it arrives.
     pending: Option<Vec<ContentPart>>,
+    /// The last recorded message is that reply as the upstream sent it, recorded when the
+    /// session closed: the agent's copy may differ a little (defaults filled in a call's input).
+    reply_recorded: bool,
     calls: u64,
     open: Option<CallRecord>,
     redactor: Redactor,
 }
+
+/// The key of [`Engine::metadata`] under which a session keeps what it needs to be resumed.
+const RESUME_KEY: &str = "proxy";
 
 impl<H: Host> ProxySession<H> {
     /// A session over `engine` (opened on its trace store) for requests of `format`.
     pub fn new(engine: Engine<H>, format: Format) -> Result<Self> {
         let store = &engine.config().store;
         let redactor = Redactor::new(store.redact, &store.redact_patterns)?;
-        Ok(ProxySession { engine, format, recorded: Vec::new(), pending: None, calls: 0, open: None, redactor })
+        let session = ProxySession {
+            engine,
+            format,
+            recorded: Vec::new(),
+            pending: None,
+            reply_recorded: false,
+            calls: 0,
+            open: None,
+            redactor,
+        };
+        session.keep_resume_state();
+        Ok(session)
+    }
+
+    /// The session a restored `engine` held (a proxy restarted, a conversation that made room
+    /// for others), as it was when it was last saved; `None` when the trace is no proxy
+    /// session's.
+    pub fn resume(engine: Engine<H>) -> Option<Result<Self>> {
+        let saved = engine.metadata(RESUME_KEY)?;
+        let format = Format::from_name(saved.get("format")?.as_str()?)?;
+        let recorded: Vec<u64> = serde_json::from_value(saved.get("fingerprints")?.clone()).ok()?;
+        let reply_recorded = saved.get("reply_recorded").and_then(serde_json::Value::as_bool).unwrap_or(false);
+        let calls = engine.metadata("proxy_calls").and_then(|c| c.as_u64()).unwrap_or(0);
+        Some(ProxySession::new(engine, format).map(|mut session| {
+            session.recorded = recorded;
+            session.reply_recorded = reply_recorded;
+            session.calls = calls;
+            session.keep_resume_state();
+            session
+        }))
+    }
+
+    /// What a resume needs, kept with the engine's state (saved with it, atomically).
+    fn keep_resume_state(&self) {
+        let state = serde_json::json!({
+            "format": self.format.name(),
+            "fingerprints": self.recorded,
+            "reply_recorded": self.reply_recorded,
+        });
+        self.engine.set_metadata(RESUME_KEY, state);
+        self.engine.set_metadata("proxy_calls", self.calls.into());
     }
 
     pub fn engine(&self) -> &Engine<H> {
@@ -126,12 +172,27 @@ impl<H: Host> ProxySession<H> {
         self.calls
     }
 
-    /// How `request` relates to this session's history.
+    /// How `request` relates to this session's history. A reply recorded at close stands for
+    /// the agent's copy of it, whatever small differences the copy has.
     pub fn extension(&self, request: &ClientRequest) -> Extension {
         if request.format != self.format {
             return Extension::Departs { at: 0 };
         }
-        extension(&self.recorded, &request.fingerprints())
+        let found = extension(&self.recorded, &request.fingerprints());
+        match found {
+            Extension::Departs { at }
+                if self.reply_recorded
+                    && at + 1 == self.recorded.len()
+                    && request.messages.get(at).is_some_and(ClientMessage::is_assistant) =>
+            {
+                if request.messages.len() == self.recorded.len() {
+                    Extension::Repeats
+                } else {
+                    Extension::Extends { from: self.recorded.len() }
+                }
+            }
+            other => other,
+        }
     }
 
     /// Record what `request` adds and prepare the engine's call. Never fails: when the engine
@@ -151,7 +212,14 @@ impl<H: Host> ProxySession<H> {
             client_tokens: request.tokens(&counter),
             ..CallRecord::default()
         };
-        match self.extension(request) {
+        let extension = self.extension(request);
+        if self.reply_recorded && !matches!(extension, Extension::Departs { .. }) {
+            // The agent's copy of the reply recorded at close takes its place in the history.
+            let at = self.recorded.len() - 1;
+            self.recorded[at] = request.messages[at].fingerprint;
+            self.reply_recorded = false;
+        }
+        match extension {
             Extension::Extends { from } => {
                 record.new_messages = request.messages.len() - from;
                 self.record_from(request, from, &mut record.notes);
@@ -163,6 +231,7 @@ impl<H: Host> ProxySession<H> {
                 return Prepared { body: None, record };
             }
         }
+        self.keep_resume_state();
         let input = CallInput {
             system_prompt: request.system_text.clone(),
             tools: request.tools.clone(),
@@ -227,11 +296,18 @@ impl<H: Host> ProxySession<H> {
     }
 
     /// End the session: the last completed reply is recorded (the agent never sent it back)
-    /// and the trace is saved.
+    /// and the trace is saved, `finished` when the conversation ended with the agent's answer
+    /// (a reply that calls no tool), else `stopped`.
     pub async fn close(&mut self) -> Result<()> {
         if let Some(parts) = self.pending.take() {
-            self.engine.record(draft(Role::Assistant, parts))?;
+            self.engine.record(draft(Role::Assistant, parts.clone()))?;
+            self.recorded.push(ClientMessage::new(vec![draft(Role::Assistant, parts)]).fingerprint);
+            self.reply_recorded = true;
+            self.keep_resume_state();
         }
+        let last = self.engine.last_message();
+        let answered = last.is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none());
+        self.engine.end_session(if answered { SessionEnd::Finished } else { SessionEnd::Stopped });
         if self.engine.trace_dir().is_some() {
             self.engine.persist().await?;
         }

@@ -10,11 +10,12 @@ use std::sync::{Arc, Mutex};
 use super::conversation::{Conversation, unmanaged};
 use super::reply::ReplyOutcome;
 use super::request::{ClientRequest, SessionKey};
-use super::session::{CallRecord, Prepared, ProxySession};
+use super::session::{CallRecord, Extension, Prepared, ProxySession};
 use super::session_config;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::host::Host;
+use crate::store::recover::mark_interrupted;
 
 /// The trace ids handed out in one proxy process, so no two sessions share one (workers on
 /// several threads share it).
@@ -25,6 +26,11 @@ impl TraceIds {
     /// Take `id`; false when another session has it.
     pub fn reserve(&self, id: &str) -> bool {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).insert(id.to_owned())
+    }
+
+    /// Give `id` back (its session closed: a later request may resume it).
+    pub fn release(&self, id: &str) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(id);
     }
 }
 
@@ -58,6 +64,20 @@ impl<H: Host + Clone> Worker<H> {
         &self.config
     }
 
+    /// At start, before any session: the traces a killed proxy left `running` are marked
+    /// `interrupted`. Returns the log line saying so, if there were any.
+    pub async fn recover(&self) -> Option<String> {
+        match mark_interrupted(&self.host, &self.config.store.root).await {
+            Ok(ids) if ids.is_empty() => None,
+            Ok(ids) => Some(format!(
+                "workbench proxy: {} session(s) left running by a proxy that was killed, marked interrupted: {}",
+                ids.len(),
+                ids.join(", ")
+            )),
+            Err(e) => Some(format!("workbench proxy: the store could not be checked for interrupted sessions: {e}")),
+        }
+    }
+
     /// Record `request` in its conversation (`key`'s) and prepare the call; `notes` go on its
     /// record. Never fails: without a session the request goes upstream unmanaged, and the
     /// record says why.
@@ -71,8 +91,11 @@ impl<H: Host + Clone> Worker<H> {
             notes.push(format!("{BUSY}; sent unmanaged"));
             return unmanaged(notes);
         };
-        let (host, config, ids) = (&self.host, &self.config, &self.ids);
         let open = async || {
+            if let Some(session) = self.stored_session(key, request).await {
+                return Ok(session);
+            }
+            let (host, config, ids) = (&self.host, &self.config, &self.ids);
             let id = fresh_trace_id(host, &config.store.root, &key.trace_base(), |id| ids.reserve(id)).await;
             let (engine, _notes) =
                 Engine::open(host.clone(), config.clone(), Some(&id)).await.map_err(|e| e.to_string())?;
@@ -110,9 +133,45 @@ impl<H: Host + Clone> Worker<H> {
         }
     }
 
+    /// The stored session of `key` that `request` continues (after a restart of the proxy, or
+    /// once the conversation had made room for others): of the key's traces not open here, the
+    /// one whose history the request extends most, restored exactly as it was saved.
+    async fn stored_session(&self, key: &SessionKey, request: &ClientRequest) -> Option<ProxySession<H>> {
+        let (root, base) = (&self.config.store.root, key.trace_base());
+        let mut best: Option<(usize, ProxySession<H>)> = None;
+        for n in 1.. {
+            let id = if n == 1 { base.clone() } else { format!("{base}-{n}") };
+            if !matches!(self.host.stat(&format!("{root}/{id}/meta.json")).await, Ok(Some(_))) {
+                break;
+            }
+            if !self.ids.reserve(&id) {
+                continue;
+            }
+            let opened = Engine::open(self.host.clone(), self.config.clone(), Some(&id)).await.ok();
+            let session = opened.and_then(|(engine, _)| ProxySession::resume(engine)?.ok());
+            let fits = session.as_ref().and_then(|s| match s.extension(request) {
+                Extension::Extends { from } => Some(from),
+                Extension::Repeats => Some(request.messages.len()),
+                Extension::Departs { .. } => None,
+            });
+            match (session, fits) {
+                (Some(session), Some(from)) if best.as_ref().is_none_or(|(b, _)| from > *b) => {
+                    if let Some((_, replaced)) = best.replace((from, session)) {
+                        self.ids.release(replaced.engine().trace_id().as_str());
+                    }
+                }
+                _ => self.ids.release(&id),
+            }
+        }
+        best.map(|(_, session)| session)
+    }
+
     /// Save and close the key's sessions; returns what could not be saved.
     pub async fn close(&self, name: &str) -> Vec<String> {
         let taken = self.conversations.borrow_mut().remove(name);
+        if let Some(conversation) = taken.as_ref().and_then(|slot| slot.conversation.as_ref()) {
+            conversation.trace_ids().iter().for_each(|id| self.ids.release(id));
+        }
         match taken {
             Some(Slot { conversation: Some(mut conversation), .. }) => conversation.close_all().await,
             Some(Slot { trace_base, conversation: None }) => {

@@ -1,6 +1,7 @@
 //! Where a trace lives under the trace root (R8.1), and which ids may name a directory.
 //!
 //! ```text
+//! {root}/.gitignore                      `*`: the store stays out of git and of agents' searches
 //! {root}/{trace_id}/meta.json            trace metadata (replaced atomically)
 //!                   goal.json            the main line's goal tree (replaced atomically)
 //!                   prompt.json          the newest call's prompt as sent, with its figures (replaced atomically)
@@ -35,6 +36,16 @@ pub const PARTS: &str = "parts.jsonl";
 /// The proxy's record of each call: what it sent, what the provider reported (`crate::proxy`).
 pub const CALLS: &str = "calls.jsonl";
 pub const BRANCHES: &str = "branches";
+
+/// The trace root's own `.gitignore`, which keeps every trace out of git and of the searches
+/// that honour it (ripgrep, agents' Grep).
+pub fn ignore_file(root: &str) -> String {
+    join(root, ".gitignore")
+}
+
+/// What that `.gitignore` says.
+pub const IGNORE_TEXT: &str =
+    "# Context Workbench's trace store: sessions and their raw history, kept out of git and searches.\n*\n";
 
 /// Paths of one trace under a root; every id in them has been checked by [`check_id`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,10 +14,11 @@ pub mod live;
 pub mod load;
 pub mod query;
 pub mod records;
+pub mod recover;
 pub mod redact;
 
 pub use layout::{DEFAULT_ROOT, TraceDir, check_id};
 pub use live::{LiveTraces, SessionState, SessionSummary};
 pub use query::{BranchDetail, CallsPage, EventsPage, GoalMessages, GoalTreeView, TraceDetail, TraceList, TraceStore};
-pub use records::{AgentSnapshot, BranchMeta, LogEntry, STORE_FORMAT_VERSION, TraceMeta};
+pub use records::{AgentSnapshot, BranchMeta, INTERRUPTED, LogEntry, STORE_FORMAT_VERSION, SessionEnd, TraceMeta};
 pub use redact::Redactor;

@@ -21,7 +21,9 @@ pub struct TraceMeta {
     pub created_at: u64,
     pub updated_at: u64,
     pub message_count: u64,
-    /// `running` or `completed`.
+    /// `running` (a host has it open), `completed` (its task was answered), `finished` (its
+    /// conversation ended with the agent's answer), `stopped` (closed mid-task: the proxy
+    /// stopped, say) or `interrupted` (its host was killed; found at the next start).
     pub status: String,
     #[serde(default)]
     pub branch_count: u64,
@@ -31,6 +33,27 @@ pub struct TraceMeta {
     #[serde(default)]
     pub calls: u64,
 }
+
+/// How a session ended, as `meta.json`'s `status` says it (until the session records more).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionEnd {
+    /// The conversation ended with the agent's answer.
+    Finished,
+    /// It was closed in the middle of a task.
+    Stopped,
+}
+
+impl SessionEnd {
+    pub fn status(self) -> &'static str {
+        match self {
+            SessionEnd::Finished => "finished",
+            SessionEnd::Stopped => "stopped",
+        }
+    }
+}
+
+/// The status of a trace a host still had open when it was killed.
+pub const INTERRUPTED: &str = "interrupted";
 
 /// One line of `log.jsonl`: a tool's input and output as they happened (R8.3), never rewritten.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -101,6 +101,14 @@ impl ProxyCore {
         to_js_value(self.inner.worker.config())
     }
 
+    /// At start, before any request: the traces a killed proxy left `running` are marked
+    /// `interrupted`; resolves to the log line saying so, if there were any.
+    #[wasm_bindgen(unchecked_return_type = "Promise<string | undefined>")]
+    pub fn recover(&self) -> Promise {
+        let inner = Rc::clone(&self.inner);
+        future_to_promise(async move { Ok(inner.worker.recover().await.map_or(JsValue::UNDEFINED, JsValue::from)) })
+    }
+
     /// What the bin prints on stdout once listening on `url`.
     pub fn banner(&self, url: &str) -> String {
         self.inner.gateway.banner(url)

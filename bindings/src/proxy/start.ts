@@ -57,6 +57,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   const host = guardHost(nodeFsHost(workspace), { onEvent() {}, onProgress() {} });
   const flags = typeof options.upstream === 'string' ? [options.upstream] : options.upstream ?? [];
   const core = guarded(() => new ProxyCore(host, options.config, flags, options.window, workspace, root));
+  // Before any request: what a killed proxy left running is marked interrupted.
+  const recovered = (await core.recover()) as string | undefined;
   const proxy = new Proxy(core, options.log ?? ((line) => process.stderr.write(`${line}\n`)), options.onCall);
   const server = createServer((req, res) => void proxy.handle(req, res));
   const port = options.port ?? 8787;
@@ -76,6 +78,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   const url = `http://127.0.0.1:${bound}`;
   const storeDir = path.join(workspace, root);
   proxy.log(core.startLine(url, storeDir));
+  if (recovered) proxy.log(recovered);
   let closing: Promise<void> | undefined;
   return {
     url,

@@ -398,6 +398,107 @@ fn fifty_sessions_at_once_stay_apart(build: Build) {
     assert_eq!(upstream.requests().len(), 150);
 }
 
+fn meta(store: &Path, trace: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(store.join(trace).join("meta.json")).unwrap()).unwrap()
+}
+
+fn sessions_are_titled_by_the_users_words_and_end_finished_stopped_or_interrupted(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("status");
+    let store = dir.join(".trace");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages", proxy.url);
+    let reminded = |steps: usize| {
+        let mut messages = conversation("Fix the parser", steps);
+        messages[0]["content"] = json!([
+            {"type": "text", "text": "<system-reminder>\nThe date is 2026-11-26.\n</system-reminder>"},
+            {"type": "text", "text": "Fix the parser"},
+        ]);
+        messages
+    };
+    for steps in 0..4 {
+        post(&url, &request("done", &reminded(steps)), &headers());
+    }
+    post(&url, &request("midway", &conversation("Half a task", 1)), &headers());
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    assert_eq!(meta(&store, "done")["mission"], "Fix the parser", "the user's words, not the agent's reminder");
+    assert_eq!(meta(&store, "done")["status"], "finished", "the conversation ended with the agent's answer");
+    assert_eq!(meta(&store, "midway")["status"], "stopped", "closed in the middle of its task");
+
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    post(&format!("{}/v1/messages", proxy.url), &request("killed", &conversation("Kill me", 1)), &headers());
+    assert_eq!(meta(&store, "killed")["status"], "running");
+    drop(proxy); // SIGKILL: nothing is saved at the end
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let (_, log) = proxy.stop();
+    assert_eq!(meta(&store, "killed")["status"], "interrupted", "{log}");
+    assert!(log.contains("1 session(s) left running by a proxy that was killed, marked interrupted: killed"), "{log}");
+    assert_eq!(meta(&store, "done")["status"], "finished", "what ended is left as it ended");
+    let ignored = std::fs::read_to_string(store.join(".gitignore")).unwrap();
+    assert!(ignored.lines().any(|l| l == "*"), "the store keeps out of git: {ignored}");
+}
+
+fn trace_dirs(store: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(store)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_session(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("resume");
+    let store = dir.join(".trace");
+    let start = || Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let turn = |proxy: &Proxy, steps: usize| {
+        let (status, _, body) =
+            post(&format!("{}/v1/messages", proxy.url), &request("r", &conversation("Resume me", steps)), &headers());
+        assert_eq!(status, 200, "{body}");
+    };
+    let proxy = start();
+    turn(&proxy, 0);
+    turn(&proxy, 1);
+    assert!(proxy.stop().0.success());
+    let proxy = start();
+    turn(&proxy, 2);
+    drop(proxy); // SIGKILL after the third call: its reply was never echoed back
+    let proxy = start();
+    turn(&proxy, 3);
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    assert_eq!(trace_dirs(&store), ["r"], "one conversation, one trace");
+    let roles: Vec<String> =
+        message_files(&store, "r").iter().map(|m| m["role"].as_str().unwrap().to_owned()).collect();
+    assert_eq!(
+        roles,
+        ["user", "assistant", "tool", "assistant", "tool", "assistant", "tool", "assistant"],
+        "nothing twice"
+    );
+    let calls = calls(&store, "r");
+    let numbers: Vec<u64> = calls.iter().map(|c| c["call"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, [1, 2, 3, 4], "the calls go on counting");
+    let new: Vec<u64> = calls.iter().map(|c| c["new_messages"].as_u64().unwrap()).collect();
+    assert_eq!(new, [1, 2, 1, 2], "after a resume only what is new is recorded");
+    assert!(calls.iter().all(|c| c["managed"] == json!(true)), "{calls:?}");
+
+    // Past proxy.max_sessions the least recently used conversation makes room; it resumes.
+    std::fs::write(dir.join("one.toml"), "[proxy]\nmax_sessions = 1\n").unwrap();
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url, "--config", "one.toml"]);
+    let url = format!("{}/v1/messages", proxy.url);
+    post(&url, &request("a", &conversation("Task a", 0)), &headers());
+    post(&url, &request("b", &conversation("Task b", 0)), &headers());
+    post(&url, &request("a", &conversation("Task a", 1)), &headers());
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    assert_eq!(trace_dirs(&store), ["a", "b", "r"], "{log}");
+    assert_eq!(message_files(&store, "a").len(), 4, "a's history once, and its last reply");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Agreement with the replay
 
@@ -468,7 +569,7 @@ fn the_proxy_and_the_replays_workbench_strategy_agree_call_by_call(build: Build)
         let dir = scratch(&format!("agree-{window}"));
         // The log records no tools, so the client sends none; then no request is a side call.
         // The replay keeps no store: forms and blocks name no plain-text originals in either.
-        let config = "[proxy]\nside_call_tokens = 0\n\n[store]\nname_originals = false\n";
+        let config = "[proxy]\nside_calls = false\n\n[store]\nname_originals = false\n";
         std::fs::write(dir.join("agree.toml"), config).unwrap();
         let args = ["--upstream", &upstream.url, "--window", &window.to_string(), "--config", "agree.toml"];
         let proxy = Proxy::start_build(build, &dir, &args);
@@ -531,4 +632,6 @@ both_shells!(
     a_history_that_departs_starts_a_new_session,
     fifty_sessions_at_once_stay_apart,
     the_proxy_and_the_replays_workbench_strategy_agree_call_by_call,
+    sessions_are_titled_by_the_users_words_and_end_finished_stopped_or_interrupted,
+    a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_session,
 );

@@ -359,7 +359,8 @@ fn host_message_ids_never_become_paths_and_removed_files_or_a_cut_first_save_are
     drop(engine);
     let written: Vec<PathBuf> = snapshot(&dir).into_keys().collect();
     let messages = dir.join(".trace/h/messages");
-    assert!(written.iter().all(|p| p.starts_with(dir.join(".trace/h"))), "{written:?}");
+    let ignore = dir.join(".trace/.gitignore");
+    assert!(written.iter().all(|p| p.starts_with(dir.join(".trace/h")) || *p == ignore), "{written:?}");
     assert_eq!(written.iter().filter(|p| p.starts_with(&messages)).count(), 3, "{written:?}");
     assert!(messages.join("plain-1.json").is_file(), "a plain id names its file");
     let (resumed, _) = block_on(Engine::open(host(&dir), config(), Some("h"))).unwrap();
@@ -458,8 +459,7 @@ fn traversal_ids_damaged_files_and_newer_versions_are_refused_without_writing() 
 fn secrets_are_redacted_on_disk_only() {
     let dir = scratch("secrets");
     std::fs::write(dir.join(".gitignore"), "target/\n").unwrap();
-    let (engine, notes) = block_on(Engine::open(host(&dir), config(), Some("s"))).unwrap();
-    assert!(notes.iter().any(|n| n.contains("add `.trace/` to .gitignore")), "{notes:?}");
+    let (engine, _) = block_on(Engine::open(host(&dir), config(), Some("s"))).unwrap();
     let key = "sk-proj-Zx81abcdefghijklmnopqrstuv";
     engine.record(MessageDraft::text(Role::User, format!("Use OPENAI_API_KEY={key} to call the API"))).unwrap();
     let input = CallInput::default();
@@ -473,6 +473,9 @@ fn secrets_are_redacted_on_disk_only() {
     }
     let message = std::fs::read_to_string(dir.join(".trace/s/messages/m000000.json")).unwrap();
     assert!(message.contains("OPENAI_API_KEY=[REDACTED:"), "{message}");
+    let ignored = std::fs::read_to_string(dir.join(".trace/.gitignore")).unwrap();
+    assert!(ignored.lines().any(|l| l == "*"), "the store keeps itself out of git: {ignored}");
+    assert_eq!(std::fs::read_to_string(dir.join(".gitignore")).unwrap(), "target/\n", "the project's is left alone");
     drop(engine);
     let (resumed, notes) = block_on(Engine::open(host(&dir), config(), Some("s"))).unwrap();
     assert!(notes.iter().any(|n| n.contains("redacted secrets (the first: m000000)")), "{notes:?}");

@@ -72,6 +72,7 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
     let endpoint = LlmEndpoint::from_flags_and_env(url, model, |k| std::env::var(k).ok()).map_err(|e| e.message)?;
     let gateway = Arc::new(Gateway::new(&config, upstreams));
     let setup = WorkerSetup::new(fs, endpoint.map(OpenAiCompatibleClient::new), config.clone());
+    let recovered = setup.recover();
     let timeout = Duration::from_millis(config.proxy.upstream_timeout_ms);
     let grace = Duration::from_millis(config.proxy.shutdown_grace_ms);
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
@@ -87,6 +88,9 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
         ));
         println!("{}", gateway.banner(&address));
         app.log.line(&gateway.start_line(&address, &store_dir.display().to_string()));
+        if let Some(line) = recovered {
+            app.log.line(&line);
+        }
         let router = axum::Router::new().fallback(handler::handle).with_state(Arc::clone(&app));
         let served = axum::serve(listener, router).with_graceful_shutdown(stop(Arc::clone(&app), grace)).await;
         app.log.finish();

@@ -28,6 +28,11 @@ impl WorkerSetup {
         WorkerSetup { fs, llm, config, ids: Arc::default() }
     }
 
+    /// What a killed proxy left in the store, marked (the log line, if any).
+    pub fn recover(&self) -> Option<String> {
+        pollster::block_on(self.worker().recover())
+    }
+
     fn worker(&self) -> Worker<NativeHost> {
         let host = NativeHost::new(self.fs.clone(), self.llm.clone());
         Worker::new(host, self.config.clone(), self.llm.is_some(), Arc::clone(&self.ids))

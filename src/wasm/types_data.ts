@@ -30,7 +30,8 @@ export type ArchivedSummary = {
 };
 
 /**
- * One assembled prompt and what it costs.
+ * One assembled prompt and what it costs; saved as a trace's `prompt.json` and read back by
+ * viewers ([`crate::store::live`]).
  */
 export type Assembly = {
   view: PromptView,
@@ -41,7 +42,8 @@ export type Assembly = {
   /**
    * What the placement of the dynamic tail costs (R2.4): the tokens re-sent without the cache
    * whenever the tail changes. At the tail, the tail's own tokens; in the system prompt, the
-   * whole prompt, since everything after its first change is re-sent.
+   * whole prompt, since everything after its first change is re-sent. (Absent from the
+   * `prompt.json` that earlier builds of the VS Code extension wrote.)
    */
   tail_rewrite_tokens: number,
   /**
@@ -624,10 +626,11 @@ export type ProxyConfig = {
    */
   max_body_bytes: number,
   /**
-   * A request without tools whose system prompt and messages come to fewer tokens than this
-   * is a side call (a title, a one-shot classification): it passes through unmanaged.
+   * A request without tools that is one user turn (a title, a one-shot classification such
+   * as Claude Code's auto-mode check, whatever its size) is a side call: it passes through
+   * unmanaged and opens no session. Off, every conversation route is managed.
    */
-  side_call_tokens: number,
+  side_calls: boolean,
   /**
    * How long the upstream may take to start answering, and then between two pieces of its
    * reply, in milliseconds.
@@ -1051,7 +1054,9 @@ export type TraceMeta = {
    */
   created_at: number, updated_at: number, message_count: number,
   /**
-   * `running` or `completed`.
+   * `running` (a host has it open), `completed` (its task was answered), `finished` (its
+   * conversation ended with the agent's answer), `stopped` (closed mid-task: the proxy
+   * stopped, say) or `interrupted` (its host was killed; found at the next start).
    */
   status: string, branch_count: number, event_count: number,
   /**

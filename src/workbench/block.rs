@@ -114,35 +114,67 @@ impl CompressedTurns {
 
     /// Drop items until the block fits `budget` tokens: questions, then assertions, then
     /// conclusions, then anchors (largest first), oldest first within each list. Returns how many
-    /// items were dropped.
+    /// items were dropped. The same drops as one at a time until it fits, found with a number of
+    /// renderings that grows with the log of the drops (a block built from thousands of turns
+    /// would otherwise be counted again after each of thousands of drops).
     pub fn fit(&mut self, budget: usize, counter: &TokenCounter) -> usize {
-        let mut dropped = 0;
-        while counter.count(&self.render()) > budget {
-            let removed = if !self.open_questions.is_empty() {
-                self.open_questions.remove(0);
-                true
-            } else if self.exec_assertions.len() > 1 {
-                self.exec_assertions.remove(0);
-                true
-            } else if self.what_we_learned.len() > 1 {
-                self.what_we_learned.remove(0);
-                true
-            } else if let Some(i) = largest(&self.anchors) {
-                self.anchors.remove(i);
-                true
-            } else if !self.exec_assertions.is_empty() || !self.what_we_learned.is_empty() {
-                self.exec_assertions.clear();
-                self.what_we_learned.clear();
-                true
-            } else {
-                shorten(&mut self.goal) || self.next_actions.pop().is_some()
-            };
-            if !removed {
+        let fits_after = |drops: usize| {
+            let mut probe = self.clone();
+            let done = probe.drop_items(drops);
+            (done, counter.count(&probe.render()) <= budget)
+        };
+        if fits_after(0).1 {
+            return 0;
+        }
+        // Every drop shrinks the block: gallop to a number of drops after which it fits (or
+        // nothing is left to drop), then bisect for the fewest.
+        let (mut short, mut enough) = (0, 1);
+        loop {
+            let (done, fits) = fits_after(enough);
+            if done < enough {
+                enough = done;
+                if !fits {
+                    return self.drop_items(done);
+                }
                 break;
             }
-            dropped += 1;
+            if fits {
+                break;
+            }
+            (short, enough) = (enough, enough * 2);
         }
-        dropped
+        while enough - short > 1 {
+            let middle = short + (enough - short) / 2;
+            if fits_after(middle).1 { enough = middle } else { short = middle }
+        }
+        self.drop_items(enough)
+    }
+
+    /// Drop up to `n` items in [`CompressedTurns::fit`]'s order; returns how many went.
+    fn drop_items(&mut self, n: usize) -> usize {
+        (0..n).take_while(|_| self.drop_one()).count()
+    }
+
+    fn drop_one(&mut self) -> bool {
+        if !self.open_questions.is_empty() {
+            self.open_questions.remove(0);
+            true
+        } else if self.exec_assertions.len() > 1 {
+            self.exec_assertions.remove(0);
+            true
+        } else if self.what_we_learned.len() > 1 {
+            self.what_we_learned.remove(0);
+            true
+        } else if let Some(i) = largest(&self.anchors) {
+            self.anchors.remove(i);
+            true
+        } else if !self.exec_assertions.is_empty() || !self.what_we_learned.is_empty() {
+            self.exec_assertions.clear();
+            self.what_we_learned.clear();
+            true
+        } else {
+            shorten(&mut self.goal) || self.next_actions.pop().is_some()
+        }
     }
 }
 

@@ -499,6 +499,31 @@ fn a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_se
     assert_eq!(message_files(&store, "a").len(), 4, "a's history once, and its last reply");
 }
 
+/// A resume after a restart sends a long history at once: 10,000 messages (5,000 tool results,
+/// about 200,000 tokens) prepared in seconds, not minutes (the bound is generous: a debug build
+/// on a loaded machine; `cargo bench --bench long_history` has the figures).
+fn a_long_history_arriving_at_once_is_prepared_in_seconds(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("long");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": "Fix the parser"}]})];
+    for n in 0..4_999 {
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": format!("toolu_l{n}"), "name": "Bash", "input": {"command": format!("sed -n {n}p src/parse.rs")}}]}));
+        let output = format!("{n}: fn parse_{n}(input: &str) -> Result<Token, Error> {{ lex(input, {n}) }}");
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_l{n}"), "content": output}]}));
+    }
+    let started = std::time::Instant::now();
+    let (status, _, body) = post(&format!("{}/v1/messages", proxy.url), &request("long", &messages), &headers());
+    let took = started.elapsed();
+    assert_eq!(status, 200, "{body}");
+    assert!(took < std::time::Duration::from_secs(120), "10,000 messages took {took:?}");
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let call = &calls(&dir.join(".trace"), "long")[0];
+    assert_eq!((call["managed"].as_bool(), call["new_messages"].as_u64()), (Some(true), Some(9_999)), "{call}");
+    assert!(call["client_tokens"].as_u64().unwrap() > 150_000, "{call}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Agreement with the replay
 
@@ -634,4 +659,5 @@ both_shells!(
     the_proxy_and_the_replays_workbench_strategy_agree_call_by_call,
     sessions_are_titled_by_the_users_words_and_end_finished_stopped_or_interrupted,
     a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_session,
+    a_long_history_arriving_at_once_is_prepared_in_seconds,
 );

@@ -14,8 +14,7 @@ use context_workbench::replay::ReplayHost;
 use context_workbench::{Config, Engine, MessageDraft};
 
 fn session(messages: usize) -> Engine<ReplayHost> {
-    let mut config = Config::default();
-    config.window = 200_000;
+    let mut config = Config { window: 200_000, ..Config::default() };
     config.workbench.llm_compactor = false;
     let engine = Engine::new(ReplayHost::default(), config);
     engine.record(MessageDraft::text(Role::User, "Fix the failing parser tests in src/parse.rs")).unwrap();

@@ -446,13 +446,21 @@ fn non_trajectories_fail_at_line_one() {
 }
 
 #[test]
-fn truncated_files_fail_at_the_torn_line() {
-    // A JSON-lines file whose last line is cut in the middle.
+fn truncated_files_fail_at_the_torn_line_unless_it_is_the_last() {
+    // A JSON-lines file whose last line is cut in the middle (a log still being written): the
+    // rest imports, and a note names the line left out.
     let text = read("claude-code/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl");
     let lines: Vec<&str> = text.lines().collect();
     let last = lines.len();
     let torn = format!("{}\n{}", lines[..last - 1].join("\n"), &lines[last - 1][..lines[last - 1].len() / 2]);
-    assert_eq!(trajectory_error("session.jsonl", &torn), ("session.jsonl".to_owned(), last));
+    let whole = import("session.jsonl", &lines[..last - 1].join("\n")).unwrap();
+    let imported = import("session.jsonl", &torn).unwrap();
+    assert_eq!(
+        imported.iter().map(|t| t.messages.len()).collect::<Vec<_>>(),
+        whole.iter().map(|t| t.messages.len()).collect::<Vec<_>>()
+    );
+    let note = format!("line {last}, the last, is not whole (a log still being written, or cut): it is left out");
+    assert!(imported.iter().all(|t| t.notes.contains(&note)), "{:?}", imported[0].notes);
     // A line torn in the middle of the file.
     let middle = format!("{}\n{}\n{}", lines[..4].join("\n"), &lines[4][..20], lines[5..].join("\n"));
     assert_eq!(trajectory_error("session.jsonl", &middle).1, 5);

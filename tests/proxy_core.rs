@@ -495,3 +495,23 @@ fn the_same_requests_give_the_same_bytes() {
     };
     assert_eq!(bodies(()), bodies(()));
 }
+
+#[test]
+fn json_nested_deeper_than_the_engine_reads_goes_upstream_as_it_came() {
+    let gateway = Gateway::new(&Config::default(), Upstreams::default());
+    let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers: Vec::new() };
+    let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+    let tool_input = format!(
+        r#"{{"model":"m","tools":[{{"name":"t","input_schema":{{}}}}],"messages":[{{"role":"user","content":"go"}},{{"role":"assistant","content":[{{"type":"tool_use","id":"a","name":"t","input":{{"x":{deep}}}}}]}}]}}"#
+    );
+    let metadata = format!(
+        r#"{{"model":"m","tools":[{{"name":"t","input_schema":{{}}}}],"metadata":{{"user_id":"u","deep":{deep}}},"messages":[{{"role":"user","content":"go"}}]}}"#
+    );
+    for body in [tool_input, metadata] {
+        assert!(serde_json::from_str::<serde_json::Value>(&body).is_err(), "deeper than serde_json's default");
+        match gateway.decide(&head, Route::Managed(Format::Anthropic), body.as_bytes()) {
+            Decision::Forward { why, .. } => assert!(why.contains("deeper than the engine reads"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}

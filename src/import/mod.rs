@@ -62,7 +62,7 @@ pub struct Trajectory {
 /// Detect the format of `text` and import every agent context in it. `file` names the file in
 /// errors, which also give the first offending line.
 pub fn import(file: &str, text: &str) -> Result<Vec<Trajectory>> {
-    let input = Input::parse(file, text)?;
+    let (input, torn) = Input::parse(file, text)?;
     let Some(format) = detect(file, &input) else {
         return Err(error(file, input.first_line(), "matches no known trajectory format"));
     };
@@ -82,6 +82,11 @@ pub fn import(file: &str, text: &str) -> Result<Vec<Trajectory>> {
         }
         (Input::Lines(_), _) => return Err(error(file, input.first_line(), "matches no known trajectory format")),
     };
+    let mut trajectories = trajectories;
+    if let Some(line) = torn {
+        let note = format!("line {line}, the last, is not whole (a log still being written, or cut): it is left out");
+        trajectories.iter_mut().for_each(|t| t.notes.push(note.clone()));
+    }
     Ok(trajectories)
 }
 
@@ -112,15 +117,16 @@ enum Input {
 
 impl Input {
     /// One JSON document if the whole text is one; JSON lines if the first non-blank line is a
-    /// JSON value on its own (a torn line is then an error naming it); else the document's
-    /// parse error with serde_json's line.
-    fn parse(file: &str, text: &str) -> Result<Input> {
+    /// JSON value on its own (a torn line is then an error naming it, except the last: a log
+    /// still being written, left out and returned); else the document's parse error with
+    /// serde_json's line.
+    fn parse(file: &str, text: &str) -> Result<(Input, Option<usize>)> {
         let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         if text.trim().is_empty() {
             return Err(error(file, 1, "empty file"));
         }
         let document_error = match serde_json::from_str::<Value>(text) {
-            Ok(value) => return Ok(Input::Document(value)),
+            Ok(value) => return Ok((Input::Document(value), None)),
             Err(e) => e,
         };
         let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !l.trim().is_empty());
@@ -129,16 +135,19 @@ impl Input {
             return Err(error(file, document_error.line(), format!("not a JSON document: {document_error}")));
         }
         let mut values = Vec::new();
+        let mut torn = None;
+        let last = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()).map(|(i, _)| i + 1).last();
         for (number, line) in text.lines().enumerate().map(|(i, l)| (i + 1, l)) {
             if line.trim().is_empty() {
                 continue;
             }
             match serde_json::from_str::<Value>(line) {
                 Ok(value) => values.push((number, value)),
+                Err(_) if Some(number) == last => torn = Some(number),
                 Err(e) => return Err(error(file, number, format!("not a JSON line (truncated?): {e}"))),
             }
         }
-        Ok(Input::Lines(values))
+        Ok((Input::Lines(values), torn))
     }
 
     /// The line an error about the whole file points at.

@@ -35,7 +35,7 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
     let mut cache_control = None;
     let (system_text, system_blocks) = system(&body.value("system"), &mut cache_control)?;
     let tools = tools(&body.value("tools"))?;
-    let agent_session = agent_session(&body.value("metadata"));
+    let agent_session = agent_session(&body.field::<Value>("metadata").map_err(invalid)?.unwrap_or(Value::Null));
 
     let names = tool_names(&raw_messages);
     let mut reader = Reader { counter, names: &names, cache_control, system_messages: false };

@@ -9,7 +9,7 @@ use serde_json::Value;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::route::Format;
-use super::wire::RawObject;
+use super::wire::{RawObject, TOO_DEEP};
 use super::{anthropic, openai};
 use crate::engine::MessageDraft;
 use crate::model::{ContentPart, OpaquePart, Role};
@@ -89,9 +89,11 @@ pub struct RequestError {
 }
 
 impl RequestError {
-    /// A refusal; `message` is kept to one bounded line (it may echo what the agent sent).
+    /// A refusal; `message` is kept to one bounded line (it may echo what the agent sent). JSON
+    /// nested deeper than the engine reads is no refusal: the request goes as it came.
     pub fn invalid(message: impl Into<String>) -> RequestError {
-        RequestError { status: 400, message: super::report::one_line(&message.into()), pass_through: false }
+        let message = super::report::one_line(&message.into());
+        RequestError { status: 400, pass_through: message.contains(TOO_DEEP), message }
     }
 
     pub fn unreadable(message: impl Into<String>) -> RequestError {

@@ -8,6 +8,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+/// Why a well-formed request is passed through: serde_json reads 128 levels of nesting; a body
+/// that nests deeper is valid JSON the provider may accept, so it goes upstream as it came.
+pub const TOO_DEEP: &str = "it nests JSON deeper than the engine reads (128 levels)";
+
+fn is_too_deep(error: &serde_json::Error) -> bool {
+    error.to_string().contains("recursion limit exceeded")
+}
+
 /// The fields of one JSON object, in their order, each value as its raw JSON text.
 #[derive(Debug, Clone, Default)]
 pub struct RawObject {
@@ -18,7 +26,9 @@ impl RawObject {
     /// Parse a JSON object; anything else (an array, invalid JSON) is an error saying what.
     pub fn parse(bytes: &[u8]) -> Result<RawObject, String> {
         serde_json::from_slice::<RawObject>(bytes).map_err(|e| {
-            if e.is_data() {
+            if is_too_deep(&e) {
+                TOO_DEEP.to_owned()
+            } else if e.is_data() {
                 "the body is JSON but not an object".to_owned()
             } else {
                 format!("the body is not JSON: {e}")
@@ -35,7 +45,10 @@ impl RawObject {
     pub fn field<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, String> {
         match self.get(key) {
             None => Ok(None),
-            Some(raw) => serde_json::from_str(raw.get()).map(Some).map_err(|e| format!("`{key}`: {e}")),
+            Some(raw) => serde_json::from_str(raw.get()).map(Some).map_err(|e| match is_too_deep(&e) {
+                true => format!("`{key}`: {TOO_DEEP}"),
+                false => format!("`{key}`: {e}"),
+            }),
         }
     }
 

@@ -12,6 +12,8 @@ mod sessions;
 mod upstream;
 
 use std::net::Ipv4Addr;
+
+use axum::serve::ListenerExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -92,6 +94,10 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
             app.log.line(&line);
         }
         let router = axum::Router::new().fallback(handler::handle).with_state(Arc::clone(&app));
+        // Small replies go out at once, not after a delayed ACK (~40 ms per keep-alive request).
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         let served = axum::serve(listener, router).with_graceful_shutdown(stop(Arc::clone(&app), grace)).await;
         app.log.finish();
         app.log.line(&stopping_line());

@@ -230,6 +230,7 @@ pub fn anthropic_usage(prompt: u64, cached: u64) -> Value {
 /// One behavioural suite for both shells: each `case(build: Build)` becomes a test against
 /// `workbench proxy` and one against the npm package's bin, `#[ignore]`d because it needs the
 /// package built (`.ci/test` runs them after `npm run build`, with `--ignored`).
+#[allow(unused_macros)]
 macro_rules! both_shells {
     ($($case:ident),* $(,)?) => {
         mod native {

@@ -188,17 +188,16 @@ class Proxy {
     }
     const reply = this.core.replyPump(request, response.status, response.headers.get('content-type') ?? undefined);
     try {
-      let finished: Promise<void> | undefined;
       res.writeHead(response.status, replyHeaders(response));
       const end: End = await pump(response, this.#timeoutMs, async (bytes) => {
-        // The whole reply goes to its session before the agent has its last bytes.
-        if (reply.feed(bytes)) finished = this.core.finish(request, reply).then((f) => this.#called(f));
+        // The whole reply goes to its session (and its record to calls.jsonl) before the agent
+        // has its last bytes, so the agent's next request finds it recorded.
+        if (reply.feed(bytes)) this.#called(await this.core.finish(request, reply));
         return write(res, bytes);
       }, cut);
       const trailer = reply.end(end, this.#timeoutMs);
       if (trailer) await write(res, new TextEncoder().encode(trailer));
       res.end();
-      await finished;
       if (reply.ready) this.#called(await this.core.finish(request, reply));
     } finally {
       reply.free();

@@ -1,6 +1,6 @@
 //! The Claude Code session the end-to-end test plays: a scratch Python project with three bugs
-//! and a large build log, and the scripted model's 32 steps (TodoWrite, Bash, Grep, Read, Edit)
-//! that find and fix them. Claude Code runs the tools for real; the upstream only decides
+//! and a large build log, and the scripted model's steps (a plan with the task tools, Bash,
+//! Grep, Read, Edit) that find and fix them. Claude Code runs the tools for real; the upstream only decides
 //! which call comes next, from the id of the newest tool result it received.
 
 use std::path::Path;
@@ -73,100 +73,129 @@ pub fn workspace(dir: &Path) {
     }
 }
 
-fn todos(done: usize, all: &[&str]) -> Value {
-    let items: Vec<Value> = all
-        .iter()
-        .enumerate()
-        .map(|(i, text)| {
-            let status = if i < done {
-                "completed"
-            } else if i == done {
-                "in_progress"
-            } else {
-                "pending"
-            };
-            json!({"content": text, "status": status, "activeForm": format!("Working on: {text}")})
-        })
-        .collect();
-    json!({"todos": items})
-}
-
-/// The plan the session keeps with TodoWrite.
+/// The plan the session keeps with Claude Code's task tools (loaded through `ToolSearch`, as
+/// Claude Code 2.1 does by default): task `k + 1` is `PLAN[k]`.
 pub const PLAN: [&str; 5] =
     ["Find the failing tests", "Fix total_value", "Fix restock", "Fix the report header", "Run the whole suite"];
 
-/// Step `n`'s tool call (name, input) in the workspace `dir`, or `None` past the last step.
-pub fn step(n: usize, dir: &Path) -> Option<(&'static str, Value)> {
+/// A step of the work, or a point where the plan moves on.
+enum Step {
+    Call(&'static str, Value),
+    /// Load the task tools, create the tasks, start the first.
+    Plan,
+    /// Task `k` (from 1) is done; the next one starts.
+    Done(usize),
+}
+
+fn task_update(task: usize, status: &str) -> (&'static str, Value) {
+    ("TaskUpdate", json!({"taskId": task.to_string(), "status": status}))
+}
+
+/// Every tool call of the session in order, in the workspace `dir`.
+fn calls(dir: &Path) -> Vec<(&'static str, Value)> {
     let file = |path: &str| dir.join(path).display().to_string();
     let test = json!({"command": "python3 -m unittest discover -s tests -v 2>&1 | tail -n 40", "description": "Run the tests"});
-    let call = match n {
-        0 => ("TodoWrite", todos(0, &PLAN)),
-        1 => ("Bash", json!({"command": "ls -R", "description": "List the files"})),
-        2 => ("Bash", test.clone()),
-        3 => (
+    let work = vec![
+        Step::Plan,
+        Step::Call("Bash", json!({"command": "ls -R", "description": "List the files"})),
+        Step::Call("Bash", test.clone()),
+        Step::Call(
             "Grep",
             json!({"pattern": "def total_value", "path": file("inventory"), "output_mode": "content", "-n": true}),
         ),
-        4 => ("Read", json!({"file_path": file("inventory/stock.py")})),
-        5 => {
-            ("Grep", json!({"pattern": "ERROR", "path": file("logs/build.log"), "output_mode": "content", "-n": true}))
-        }
-        6 => {
-            ("Bash", json!({"command": "head -n 700 logs/build.log", "description": "Read the start of the build log"}))
-        }
-        7 => ("TodoWrite", todos(1, &PLAN)),
-        8 => (
+        Step::Call("Read", json!({"file_path": file("inventory/stock.py")})),
+        Step::Call(
+            "Grep",
+            json!({"pattern": "ERROR", "path": file("logs/build.log"), "output_mode": "content", "-n": true}),
+        ),
+        Step::Call(
+            "Bash",
+            json!({"command": "head -n 700 logs/build.log", "description": "Read the start of the build log"}),
+        ),
+        Step::Done(1),
+        Step::Call(
             "Edit",
             json!({"file_path": file("inventory/stock.py"), "old_string": "    return sum(item.price for item in items)", "new_string": "    return sum(item.price * item.quantity for item in items)"}),
         ),
-        9 => ("Bash", test.clone()),
-        10 => ("Read", json!({"file_path": file("tests/test_stock.py")})),
-        11 => {
-            ("Grep", json!({"pattern": "def restock", "path": file("inventory"), "output_mode": "content", "-n": true}))
-        }
-        12 => ("TodoWrite", todos(2, &PLAN)),
-        13 => (
+        Step::Call("Bash", test.clone()),
+        Step::Call("Read", json!({"file_path": file("tests/test_stock.py")})),
+        Step::Call(
+            "Grep",
+            json!({"pattern": "def restock", "path": file("inventory"), "output_mode": "content", "-n": true}),
+        ),
+        Step::Done(2),
+        Step::Call(
             "Edit",
             json!({"file_path": file("inventory/stock.py"), "old_string": "    item.quantity = amount", "new_string": "    item.quantity += amount"}),
         ),
-        14 => ("Bash", test.clone()),
-        15 => ("TodoWrite", todos(3, &PLAN)),
-        16 => ("Read", json!({"file_path": file("inventory/report.py")})),
-        17 => {
-            ("Bash", json!({"command": "sed -n 700,1500p logs/build.log", "description": "Read more of the build log"}))
-        }
-        18 => (
+        Step::Call("Bash", test.clone()),
+        Step::Done(3),
+        Step::Call("Read", json!({"file_path": file("inventory/report.py")})),
+        Step::Call(
+            "Bash",
+            json!({"command": "sed -n 700,1500p logs/build.log", "description": "Read more of the build log"}),
+        ),
+        Step::Call(
             "Edit",
             json!({"file_path": file("inventory/report.py"), "old_string": "    lines = [\"Inventory report\"]", "new_string": "    lines = [\"INVENTORY REPORT\"]"}),
         ),
-        19 => ("Bash", test.clone()),
-        20 => ("Bash", json!({"command": "grep -c ERROR logs/build.log", "description": "Count the errors"})),
-        21 => ("Read", json!({"file_path": file("logs/build.log"), "offset": 1500, "limit": 600})),
-        22 => ("Bash", json!({"command": "git status --short", "description": "What changed"})),
-        23 => ("Bash", json!({"command": "git diff", "description": "The changes"})),
-        24 => (
+        Step::Call("Bash", test.clone()),
+        Step::Call("Bash", json!({"command": "grep -c ERROR logs/build.log", "description": "Count the errors"})),
+        Step::Call("Read", json!({"file_path": file("logs/build.log"), "offset": 1500, "limit": 600})),
+        Step::Call("Bash", json!({"command": "git status --short", "description": "What changed"})),
+        Step::Call("Bash", json!({"command": "git diff", "description": "The changes"})),
+        Step::Call(
             "Grep",
             json!({"pattern": "discount_1[0-9]", "path": file("inventory"), "output_mode": "content", "-n": true}),
         ),
-        25 => ("Read", json!({"file_path": file("inventory/stock.py"), "offset": 1, "limit": 40})),
-        26 => (
+        Step::Call("Read", json!({"file_path": file("inventory/stock.py"), "offset": 1, "limit": 40})),
+        Step::Call(
             "Edit",
             json!({"file_path": file("inventory/stock.py"), "old_string": "def restock(item, amount):\n", "new_string": "def restock(item, amount):\n    \"\"\"Add `amount` to the item's stock.\"\"\"\n"}),
         ),
-        27 => ("Bash", json!({"command": "wc -l inventory/*.py tests/*.py logs/build.log", "description": "Sizes"})),
-        28 => (
+        Step::Call(
+            "Bash",
+            json!({"command": "wc -l inventory/*.py tests/*.py logs/build.log", "description": "Sizes"}),
+        ),
+        Step::Call(
             "Bash",
             json!({"command": "python3 -c \"from inventory.stock import Item, total_value; print(total_value([Item('x', 2.5, 4)]))\"", "description": "Check by hand"}),
         ),
-        29 => ("TodoWrite", todos(4, &PLAN)),
-        30 => ("Bash", test),
-        31 => ("TodoWrite", todos(5, &PLAN)),
-        _ => return None,
-    };
-    Some(call)
+        Step::Done(4),
+        Step::Call("Bash", test),
+        Step::Done(5),
+    ];
+    let mut calls = Vec::new();
+    for step in work {
+        match step {
+            Step::Call(name, input) => calls.push((name, input)),
+            Step::Plan => {
+                calls.push(("ToolSearch", json!({"query": "select:TaskCreate,TaskUpdate,TaskList", "max_results": 3})));
+                for subject in PLAN {
+                    calls.push(("TaskCreate", json!({"subject": subject, "description": format!("{subject}, then check it"), "activeForm": format!("Working on: {subject}")})));
+                }
+                calls.push(task_update(1, "in_progress"));
+            }
+            Step::Done(task) => {
+                calls.push(task_update(task, "completed"));
+                if task < PLAN.len() {
+                    calls.push(task_update(task + 1, "in_progress"));
+                }
+            }
+        }
+    }
+    calls
+}
+
+/// The tools Claude Code is allowed to use in the session.
+pub const ALLOWED_TOOLS: &str = "Read,Grep,Edit,Write,Bash,ToolSearch,TaskCreate,TaskUpdate,TaskList";
+
+/// Step `n`'s tool call (name, input) in the workspace `dir`, or `None` past the last step.
+pub fn step(n: usize, dir: &Path) -> Option<(&'static str, Value)> {
+    calls(dir).into_iter().nth(n)
 }
 
 /// The number of scripted tool steps.
 pub fn steps(dir: &Path) -> usize {
-    (0..).take_while(|&n| step(n, dir).is_some()).count()
+    calls(dir).len()
 }

@@ -74,6 +74,8 @@ const second = [...first,
   { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'Todos have been modified successfully.' }] }];
 const request = (messages, session = 'npm-proxy-session') => ({ model: 'claude-test', max_tokens: 100, stream: true, system: 'You are Claude Code.', tools: TOOLS, metadata: { user_id: JSON.stringify({ session_id: session }) }, messages });
 const sessionOf = (body) => JSON.parse(body.metadata.user_id).session_id;
+/** The traces under a store: its directories (the store also keeps a `.gitignore` of itself). */
+const traceDirs = async (store) => (await readdir(store, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
 
 test('a conversation goes through the engine and is saved as workbench proxy saves it', async () => {
   const workspace = await mkdtemp(path.join(tmpdir(), 'cw-npm-proxy-'));
@@ -95,7 +97,7 @@ test('a conversation goes through the engine and is saved as workbench proxy sav
     assert.ok(up.received[1].body.system.some((b) => b.cache_control), 'the engine marks the stable prefix');
     const store = path.join(workspace, '.trace');
     assert.equal(proxy.storeDir, store);
-    const [trace] = await readdir(store);
+    const [trace] = await traceDirs(store);
     assert.equal(trace, 'npm-proxy-session');
     const records = (await readFile(path.join(store, trace, 'calls.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(records.map((r) => [r.call, r.managed, r.completed, r.agent, r.new_messages]), [[1, true, true, 'claude-cli/2.1.328', 1], [2, true, true, 'claude-cli/2.1.328', 2]]);
@@ -135,7 +137,7 @@ test('a port in use, an upstream that is down and a bad upstream get clear error
     assert.equal(error.type, 'error');
     assert.match(error.error.message, new RegExp(`^workbench proxy: upstream ${down.url.replace(/\./g, '\\.')}: cannot connect$`));
     await proxy.close();
-    const [trace] = await readdir(path.join(workspace, '.trace'));
+    const [trace] = await traceDirs(path.join(workspace, '.trace'));
     const record = JSON.parse(await readFile(path.join(workspace, '.trace', trace, 'calls.jsonl'), 'utf8'));
     assert.equal(record.status, 502);
     assert.ok(record.notes.some((n) => /cannot connect/.test(n)), record.notes.join());
@@ -158,7 +160,7 @@ test('close finishes the reply in flight and saves the session', async () => {
     await closed;
     assert.match(text, /event: message_stop/, 'the reply came whole');
     await assert.rejects(post(proxy.url, request(first)), 'no new connection after close');
-    const [trace] = await readdir(path.join(workspace, '.trace'));
+    const [trace] = await traceDirs(path.join(workspace, '.trace'));
     const files = await readdir(path.join(workspace, '.trace', trace));
     assert.ok(['calls.jsonl', 'meta.json', 'state.json', 'prompt.json', 'goal.json'].every((f) => files.includes(f)), files.join());
   } finally {
@@ -193,7 +195,7 @@ test('a close with a grace cuts short what is still in flight, and every session
     assert.match(lines.at(-1), /^workbench proxy: stopping: saving every session$/);
 
     const store = path.join(workspace, '.trace');
-    assert.deepEqual((await readdir(store)).sort(), ['done', 'silent', 'streaming']);
+    assert.deepEqual((await traceDirs(store)).sort(), ['done', 'silent', 'streaming']);
     const messages = async (trace) => Promise.all((await readdir(path.join(store, trace, 'messages'))).map(async (f) => JSON.parse(await readFile(path.join(store, trace, 'messages', f), 'utf8'))))
       .then((all) => all.sort((a, b) => a.sequence - b.sequence));
     const done = await messages('done');

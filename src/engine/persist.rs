@@ -143,6 +143,11 @@ impl<H: Host> Engine<H> {
         Ok(())
     }
 
+    /// The host back, the engine gone (what it saved stays where the host keeps it).
+    pub fn into_host(self) -> H {
+        self.host
+    }
+
     /// The same engine over another host (the state, the config and the store move over).
     pub fn rehost<H2: Host>(self, host: H2) -> Engine<H2> {
         Engine { host, config: self.config, counter: self.counter, state: self.state, store: self.store }

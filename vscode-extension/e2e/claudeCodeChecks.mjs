@@ -189,7 +189,7 @@ export async function claudeCodeChecks({ check, browser, artifacts, runDir, vsix
       await newTerminalRun(page, `echo "[$ANTHROPIC_BASE_URL]" > ${env}`);
       assert.equal(await until('the terminal wrote its environment', async () => existsSync(env) && readFileSync(env, 'utf8').trim()), '[]');
       // Claude Code's session, not the one-call session of the check above (readdir's order is the file system's).
-      const metas = readdirSync(path.join(workspace, '.trace')).map((trace) => JSON.parse(readFileSync(path.join(workspace, '.trace', trace, 'meta.json'), 'utf8')));
+      const metas = readdirSync(path.join(workspace, '.trace'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name).map((trace) => JSON.parse(readFileSync(path.join(workspace, '.trace', trace, 'meta.json'), 'utf8')));
       const meta = metas.find((m) => m.trace_id !== 'e2e-upstream-down');
       assert.ok(meta?.calls >= 10, `the session is saved with its calls: ${JSON.stringify(metas)}`);
     });

@@ -245,7 +245,8 @@ try {
   });
 
   await check('the trace is saved under .trace/ by the engine', async () => {
-    const traces = readdirSync(path.join(workspace, '.trace'));
+    // The traces are the store's directories (it also keeps a .gitignore of itself).
+    const traces = readdirSync(path.join(workspace, '.trace'), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
     assert.equal(traces.length, 1, `one trace: ${traces}`);
     const meta = JSON.parse(readFileSync(path.join(workspace, '.trace', traces[0], 'meta.json'), 'utf8'));
     assert.match(meta.mission, /^TASK-A/);
@@ -334,7 +335,7 @@ try {
 
   await check('Open Trace Folder and Replay: a saved trace reopens; one from a newer version is refused, untouched', async () => {
     const traceRoot = path.join(workspace, '.trace');
-    const [saved] = readdirSync(traceRoot);
+    const [saved] = readdirSync(traceRoot, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
     const future = path.join(traceRoot, 'from-the-future');
     cpSync(path.join(traceRoot, saved), future, { recursive: true });
     const meta = JSON.parse(readFileSync(path.join(future, 'meta.json'), 'utf8'));

@@ -59,7 +59,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   const core = guarded(() => new ProxyCore(host, options.config, flags, options.window, workspace, root));
   // Before any request: what a killed proxy left running is marked interrupted.
   const recovered = (await core.recover()) as string | undefined;
-  const proxy = new Proxy(core, options.log ?? ((line) => process.stderr.write(`${line}\n`)), options.onCall);
+  const proxy = new Proxy(core, safely(options.log ?? ((line) => process.stderr.write(`${line}\n`))), options.onCall);
   const server = createServer((req, res) => void proxy.handle(req, res));
   const port = options.port ?? 8787;
   await new Promise<void>((resolve, reject) => {
@@ -206,7 +206,11 @@ class Proxy {
 
   #called(finished: { record: ProxyCallRecord; trace_id: string; line: string }): void {
     this.log(finished.line);
-    this.onCall?.({ traceId: finished.trace_id, record: finished.record });
+    try {
+      this.onCall?.({ traceId: finished.trace_id, record: finished.record });
+    } catch {
+      // An embedder's callback that fails never fails the request.
+    }
   }
 
   #answer(res: ServerResponse, answer: { status: number; body: string; line: string }): void {
@@ -256,6 +260,17 @@ class Proxy {
     }, Math.max(0, ms));
     this.#cutTimer.unref();
   }
+}
+
+/** A log that never throws: a closed output (an editor's channel at shutdown) must not stop a session's save. */
+function safely(log: (line: string) => void): (line: string) => void {
+  return (line) => {
+    try {
+      log(line);
+    } catch {
+      // The line is lost; what matters is that saving goes on.
+    }
+  };
 }
 
 /** The body; undefined when it is over `limit` bytes or the agent cut it short; `timeout` when it did not arrive in time. */

@@ -2,7 +2,7 @@
 // the same next prompt, and queried with TraceStore (over nodeFsHost and memoryHost).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ContextEngine, TraceStore, memoryHost, nodeFsHost } from '../dist/node.js';
@@ -23,8 +23,7 @@ test('a saved engine resumes with the same next prompt, and the store answers qu
   try {
     const host = nodeFsHost(base, { now: () => Date.UTC(2026, 0, 1) });
     await writeFile(path.join(base, '.gitignore'), 'node_modules/\n');
-    const { engine, notes } = await ContextEngine.open(host, undefined, { traceId: 'session-1' });
-    assert.ok(notes.some((n) => /\.gitignore/.test(n)), notes.join());
+    const { engine } = await ContextEngine.open(host, undefined, { traceId: 'session-1' });
     assert.equal(engine.traceId, 'session-1');
     assert.equal(engine.traceDir, '.trace/session-1');
     session(engine);
@@ -33,6 +32,9 @@ test('a saved engine resumes with the same next prompt, and the store answers qu
     assert.equal(report.files_written >= 0 && report.redactions >= 0, true);
     const files = await readdir(path.join(base, '.trace/session-1'));
     assert.ok(['meta.json', 'goal.json', 'events.jsonl', 'state.json', 'messages'].every((f) => files.includes(f)), files.join());
+    // The store keeps itself out of git; the project's own .gitignore is left alone.
+    assert.match(await readFile(path.join(base, '.trace/.gitignore'), 'utf8'), /^\*$/m);
+    assert.equal(await readFile(path.join(base, '.gitignore'), 'utf8'), 'node_modules/\n');
 
     engine.record({ role: 'assistant', content: 'lex() splits on spaces only.' });
     await engine.persist();

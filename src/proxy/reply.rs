@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::anthropic::reply_parts;
@@ -16,7 +16,7 @@ use crate::model::{ContentPart, ToolCall, ToolCallId};
 use crate::tokens::TokenCounter;
 
 /// Token usage as the provider reported it for one reply.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProviderUsage {
     /// Prompt tokens read without the cache (Anthropic's `input_tokens`; OpenAI's
     /// `prompt_tokens` less its cached ones).
@@ -50,8 +50,9 @@ impl ProviderUsage {
     }
 }
 
-/// What a reply came to.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// What a reply came to (passed as JSON between the threads of a proxy that runs its engines on
+/// workers).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ReplyOutcome {
     /// The reply ended as the provider ends a reply (`message_stop`, `[DONE]`, a whole body).
     pub completed: bool,

@@ -5,7 +5,7 @@
 //! completed is never recorded. A request that does not extend the recorded history belongs
 //! to another session: the caller opens one ([`Extension::Departs`]).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::reply::{ProviderUsage, ReplyOutcome};
 use super::request::{ClientMessage, ClientRequest, draft};
@@ -47,7 +47,8 @@ pub fn extension(recorded: &[u64], request: &[u64]) -> Extension {
 }
 
 /// What one call did, as the log line and `calls.jsonl` report it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CallRecord {
     /// The session's trace (not saved: `calls.jsonl` is in the trace's directory).
     #[serde(skip)]

@@ -1,22 +1,15 @@
 //! The proxy's core for a JS server (the npm package's `startProxy` and bin): every decision is
 //! the library's `proxy` module's, as in `workbench proxy`; the JS side reads bytes, keeps
-//! timers and orders each conversation's requests. `ProxyCore` holds the gateway, the session
-//! table and the worker of every conversation; `ProxyRequest` is one request on its way;
-//! `ReplyPump` one managed reply.
+//! timers and orders each conversation's requests. `ProxyGateway` decides on the server's own
+//! thread (`ProxyRequest` is one request on its way, `ReplyPump` one managed reply); the
+//! engines run in `ProxyWorker`s (`proxy_worker.rs`), one per worker thread.
 
-use std::cell::RefCell;
-use std::rc::Rc;
-use std::sync::Arc;
-
-use js_sys::Promise;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen_futures::future_to_promise;
 
-use super::convert::{js, to_js_value};
+use super::convert::{from_js, js, to_js_value};
 use super::engine::config_from_js;
 use super::error::{js_error, to_js_error};
-use super::host::JsHost;
 use crate::config::Config;
 use crate::error::Error;
 use crate::proxy::args::{ProxyArgs, StoreLocation, config_from_file, usage};
@@ -24,22 +17,9 @@ use crate::proxy::gateway::{cut_line, passes_to_agent, passes_to_upstream, stopp
 use crate::proxy::pump::no_reply;
 use crate::proxy::{
     Admission, Answer, CallRecord, Cause, Decision, End, Failure, Gateway, ReplyOutcome, RequestHead, Route,
-    SessionKey, SessionTable, TraceIds, Upstreams, Worker,
+    SessionKey, SessionTable, Upstreams,
 };
 use crate::tokens::{TokenCounter, require_ranks};
-
-/// The proxy of one process; see the module's doc.
-#[wasm_bindgen]
-pub struct ProxyCore {
-    inner: Rc<Inner>,
-}
-
-struct Inner {
-    gateway: Gateway,
-    worker: Worker<JsHost>,
-    /// The keys held, for eviction; the worker holds their conversations.
-    table: RefCell<SessionTable<()>>,
-}
 
 /// An answer the proxy gives itself, as JS sends it.
 #[derive(Serialize)]
@@ -53,123 +33,114 @@ fn answer_js(answer: &Answer) -> Result<JsValue, JsValue> {
     to_js_value(&AnswerJs { status: answer.status, body: &answer.body, line: &answer.line })
 }
 
-/// What `prepare` resolves to.
-#[derive(Serialize)]
-struct PreparedJs<'a> {
-    /// The body for the upstream; absent: send the agent's own request.
-    body: Option<&'a str>,
-    record: &'a CallRecord,
-}
-
-/// What `finish` resolves to: the call's record and its log line.
-#[derive(Serialize)]
-struct FinishedJs<'a> {
-    record: &'a CallRecord,
-    trace_id: &'a str,
-    line: String,
+/// The proxy's decisions for the JS server's own thread: everything but the engines, which
+/// run in `ProxyWorker`s on worker threads (a long prepare in one conversation then never holds
+/// up another, nor a side call, nor a forwarded request).
+#[wasm_bindgen]
+pub struct ProxyGateway {
+    gateway: Gateway,
+    /// The session configuration the workers are to run with.
+    config: Config,
+    /// The keys held, for eviction; the workers hold their conversations.
+    table: SessionTable<()>,
 }
 
 #[wasm_bindgen]
-impl ProxyCore {
-    /// Sessions are saved through `host` (its `complete` is not used: the embedded compactor
-    /// writes blocks) in the trace root `root` of `workspace` (see `proxyStoreLocation`);
-    /// `upstream` holds the `--upstream` flags. Throws `invalid_input` on a bad flag, `config`
-    /// on a bad configuration, and when the tokenizer's ranks are not loaded.
+impl ProxyGateway {
+    /// The proxy of `config` (the `Config` keys; checked, throws `invalid_config`) toward the
+    /// `--upstream` flags (throws `invalid_input`), saving sessions in the trace root `root`
+    /// of `workspace` (see `proxyStoreLocation`), at `window` tokens when given.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "Host")] host: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Config | undefined")] config: JsValue,
         upstream: Vec<String>,
         window: Option<u32>,
         workspace: String,
         root: String,
-    ) -> Result<ProxyCore, JsValue> {
-        let host = JsHost::new(host).map_err(|e| to_js_error(e.into()))?;
+    ) -> Result<ProxyGateway, JsValue> {
         let upstreams = Upstreams::from_flags(&upstream).map_err(invalid)?;
         let location = StoreLocation { workspace, root };
         let config = js(location.session_config(js(config_from_js(config))?, window))?;
         js(require_ranks(config.encoding))?;
-        let gateway = Gateway::new(&config, upstreams);
-        let table = RefCell::new(SessionTable::new(config.proxy.max_sessions as usize));
-        let worker = Worker::new(host, config, false, Arc::new(TraceIds::default()));
-        Ok(ProxyCore { inner: Rc::new(Inner { gateway, worker, table }) })
+        let table = SessionTable::new(config.proxy.max_sessions as usize);
+        Ok(ProxyGateway { gateway: Gateway::new(&config, upstreams), config, table })
     }
 
-    /// The configuration in effect (its `proxy` limits among it).
-    #[wasm_bindgen(unchecked_return_type = "Required<Config>")]
+    /// The configuration in effect, for the workers (its `proxy` limits among it).
+    #[wasm_bindgen(unchecked_return_type = "ResolvedConfig")]
     pub fn config(&self) -> Result<JsValue, JsValue> {
-        to_js_value(self.inner.worker.config())
-    }
-
-    /// At start, before any request: the traces a killed proxy left `running` are marked
-    /// `interrupted`; resolves to the log line saying so, if there were any.
-    #[wasm_bindgen(unchecked_return_type = "Promise<string | undefined>")]
-    pub fn recover(&self) -> Promise {
-        let inner = Rc::clone(&self.inner);
-        future_to_promise(async move { Ok(inner.worker.recover().await.map_or(JsValue::UNDEFINED, JsValue::from)) })
+        to_js_value(&self.config)
     }
 
     /// What the bin prints on stdout once listening on `url`.
     pub fn banner(&self, url: &str) -> String {
-        self.inner.gateway.banner(url)
+        self.gateway.banner(url)
     }
 
     /// The first log line, once listening.
     #[wasm_bindgen(js_name = startLine)]
     pub fn start_line(&self, url: &str, store_dir: &str) -> String {
-        self.inner.gateway.start_line(url, store_dir)
+        self.gateway.start_line(url, store_dir)
     }
 
     /// The running totals (`N requests, M managed: …`).
     pub fn progress(&self) -> String {
-        self.inner.gateway.progress()
+        self.gateway.progress()
     }
 
     /// A request's route from its head (`raw_headers`: Node's `rawHeaders`, names and values in
     /// turn), or its refusal when the body it declares is over the limit.
     pub fn admit(&self, method: String, target: String, raw_headers: Vec<String>) -> ProxyRequest {
-        let headers = raw_headers.chunks_exact(2).map(|pair| (pair[0].to_ascii_lowercase(), pair[1].clone())).collect();
-        let head = RequestHead { method, target, headers };
-        let (route, limit, answer) = match self.inner.gateway.admit(&head) {
+        let head = head_of(method, target, &raw_headers);
+        let (route, limit, answer) = match self.gateway.admit(&head) {
             Admission::Read { route, limit } => (route, limit, None),
             Admission::Refuse(answer) => (head_route(&head), 0, Some(answer)),
         };
-        ProxyRequest { head, route, limit, answer, decision: None, key: None }
+        ProxyRequest { head, route, limit, answer, why: None, key: None }
     }
 
     /// Decide on `request` with its `body` (absent: over the limit or cut short). Returns the
-    /// action: `forward` (send it as it came; `why`), `manage` (`prepare` it) or `answer`
-    /// (send `answer()`).
+    /// action: `forward` (send it as it came), `manage` (its worker prepares it; `key`,
+    /// `traceBase`) or `answer` (send `answer()`).
     pub fn decide(&self, request: &mut ProxyRequest, body: Option<Vec<u8>>) -> String {
-        let gateway = &self.inner.gateway;
         let decision = match body {
-            None => Decision::Answer(gateway.body_refused(&request.head, request.route.format())),
-            Some(body) => gateway.decide(&request.head, request.route, &body),
+            None => Decision::Answer(self.gateway.body_refused(&request.head, request.route.format())),
+            Some(body) => self.gateway.decide(&request.head, request.route, &body),
         };
-        let action = match &decision {
-            Decision::Forward { .. } => "forward",
+        match decision {
+            Decision::Forward { why, .. } => {
+                request.why = Some(why);
+                "forward"
+            }
             Decision::Manage { key, .. } => {
-                request.key = Some(key.clone());
+                request.key = Some(key);
                 "manage"
             }
             Decision::Answer(answer) => {
-                request.answer = Some(answer.clone());
+                request.answer = Some(answer);
                 "answer"
             }
-        };
-        request.decision = Some(decision);
-        action.to_owned()
+        }
+        .to_owned()
+    }
+
+    /// A managed request's key, now the most recently used, and the key that made room for it
+    /// (its worker then closes it), if any; `in_flight`: the keys with a request in flight.
+    pub fn touch(&mut self, request: &ProxyRequest, in_flight: Vec<String>) -> Result<Option<String>, JsValue> {
+        let key = request.key.as_ref().ok_or_else(|| invalid("touch takes a managed request".into()))?;
+        let busy = |key: &SessionKey, _: &()| in_flight.contains(&key.name());
+        Ok(self.table.touch(key, || (), busy).1.map(|(evicted, ())| evicted.name()))
     }
 
     /// Where `request` goes upstream.
     #[wasm_bindgen(js_name = upstreamUrl)]
     pub fn upstream_url(&self, request: &ProxyRequest) -> String {
-        self.inner.gateway.upstream_url(request.route.format(), &request.head)
+        self.gateway.upstream_url(request.route.format(), &request.head)
     }
 
     /// The log line of a forwarded request, with the upstream's status.
     pub fn forwarded(&self, request: &ProxyRequest, status: u16) -> String {
-        self.inner.gateway.forwarded(&request.head, &request.why(), status)
+        self.gateway.forwarded(&request.head, request.why(), status)
     }
 
     /// The answer to a forwarded request the upstream gave no reply to: `failure` is
@@ -183,92 +154,12 @@ impl ProxyCore {
     ) -> Result<JsValue, JsValue> {
         let failure = self.failure(request, failure, cause.as_deref())?;
         let format = request.route.format();
-        answer_js(&self.inner.gateway.forward_failed(&request.head, format, &request.why(), &failure))
+        answer_js(&self.gateway.forward_failed(&request.head, format, request.why(), &failure))
     }
 
-    /// The answer to a request that failed inside the JS server.
-    #[wasm_bindgen(js_name = internalError, unchecked_return_type = "{ status: number; body: string; line: string }")]
-    pub fn internal_error(&self, request: &ProxyRequest, why: &str) -> Result<JsValue, JsValue> {
-        answer_js(&self.inner.gateway.internal_error(&request.head, request.route.format(), why))
-    }
-
-    /// The answer to a request whose body did not arrive within `proxy.body_timeout_ms`.
-    #[wasm_bindgen(js_name = bodyTimedOut, unchecked_return_type = "{ status: number; body: string; line: string }")]
-    pub fn body_timed_out(&self, request: &ProxyRequest) -> Result<JsValue, JsValue> {
-        answer_js(&self.inner.gateway.body_timed_out(&request.head, request.route.format()))
-    }
-
-    /// The answer to a request that arrives while the proxy stops.
-    #[wasm_bindgen(unchecked_return_type = "{ status: number; body: string; line: string }")]
-    pub fn stopping(&self, request: &ProxyRequest) -> Result<JsValue, JsValue> {
-        answer_js(&self.inner.gateway.stopping(&request.head, request.route.format()))
-    }
-
-    /// Record a managed request in its conversation and prepare the call: resolves to
-    /// `{ body?, record }` (no body: the agent's request goes as it came, `record.notes` say
-    /// why). Never rejects for the engine's sake; throws when `request` is not to be managed.
-    #[wasm_bindgen(unchecked_return_type = "Promise<{ body?: string; record: ProxyCallRecord }>")]
-    pub fn prepare(&self, request: &mut ProxyRequest) -> Result<Promise, JsValue> {
-        let Some(Decision::Manage { key, request: client }) = request.decision.take() else {
-            return Err(invalid("prepare takes a request whose action is `manage`".into()));
-        };
-        let inner = Rc::clone(&self.inner);
-        Ok(future_to_promise(async move {
-            let evicted = {
-                let busy = |key: &SessionKey, _: &()| inner.worker.in_flight(&key.name());
-                inner.table.borrow_mut().touch(&key, || (), busy).1
-            };
-            // What the conversation closed to make room could not save goes on this call.
-            let notes = match evicted {
-                Some((evicted, ())) => inner.worker.close(&evicted.name()).await,
-                None => Vec::new(),
-            };
-            let prepared = inner.worker.prepare(&key, &client, notes).await;
-            to_js_value(&PreparedJs { body: prepared.body.as_deref(), record: &prepared.record })
-        }))
-    }
-
-    /// A pump for the reply of `request` with `status` and `contentType`.
-    #[wasm_bindgen(js_name = replyPump)]
-    pub fn reply_pump(&self, request: &ProxyRequest, status: u16, content_type: Option<String>) -> ReplyPump {
-        let gateway = &self.inner.gateway;
-        let format = request.route.format();
-        ReplyPump {
-            pump: Some(crate::proxy::ReplyPump::new(format, status, content_type.as_deref(), gateway.body_limit())),
-            status,
-            outcome: None,
-            counter: *gateway.counter(),
-        }
-    }
-
-    /// The reply of `request`'s call (after `prepare`), read by `pump` (once `feed` said it is
-    /// whole, or after `end`). Resolves to `{ record, trace_id, line }`.
-    #[wasm_bindgen(unchecked_return_type = "Promise<{ record: ProxyCallRecord; trace_id: string; line: string }>")]
-    pub fn finish(&self, request: &ProxyRequest, pump: &mut ReplyPump) -> Result<Promise, JsValue> {
-        let name = request.key_name()?;
-        let status = pump.status;
-        let outcome = pump.outcome.take().ok_or_else(|| invalid("the pump has no reply ready".into()))?;
-        let inner = Rc::clone(&self.inner);
-        Ok(future_to_promise(async move { inner.finished(&name, status, outcome).await }))
-    }
-
-    /// The call of `request` got no reply (`failure` as for `forwardFailed`). Resolves to `{
-    /// record, trace_id, line }`; the agent's answer is `callFailed`'s.
-    #[wasm_bindgen(js_name = finishFailed, unchecked_return_type = "Promise<{ record: ProxyCallRecord; trace_id: string; line: string }>")]
-    pub fn finish_failed(
-        &self,
-        request: &ProxyRequest,
-        failure: &str,
-        cause: Option<String>,
-    ) -> Result<Promise, JsValue> {
-        let name = request.key_name()?;
-        let failure = self.failure(request, failure, cause.as_deref())?;
-        let inner = Rc::clone(&self.inner);
-        Ok(future_to_promise(async move { inner.finished(&name, failure.status(), no_reply(failure.message())).await }))
-    }
-
-    /// The answer to a managed call the upstream gave no reply to.
-    #[wasm_bindgen(js_name = callFailed, unchecked_return_type = "{ status: number; body: string }")]
+    /// The answer to a managed call the upstream gave no reply to, and the outcome its worker
+    /// records: `{ status, body, outcome }`.
+    #[wasm_bindgen(js_name = callFailed, unchecked_return_type = "{ status: number; body: string; outcome: unknown }")]
     pub fn call_failed(
         &self,
         request: &ProxyRequest,
@@ -276,27 +167,62 @@ impl ProxyCore {
         cause: Option<String>,
     ) -> Result<JsValue, JsValue> {
         let failure = self.failure(request, failure, cause.as_deref())?;
-        let (status, body) = self.inner.gateway.call_failed(request.route.format(), &failure);
-        to_js_value(&serde_json::json!({"status": status, "body": body}))
+        let (status, body) = self.gateway.call_failed(request.route.format(), &failure);
+        to_js_value(&serde_json::json!({"status": status, "body": body, "outcome": no_reply(failure.message())}))
     }
 
-    /// Save and close every session; resolves to the log lines of what could not be saved,
-    /// after the stopping line.
-    #[wasm_bindgen(js_name = closeAll, unchecked_return_type = "Promise<string[]>")]
-    pub fn close_all(&self) -> Promise {
-        let inner = Rc::clone(&self.inner);
-        future_to_promise(async move {
-            inner.table.borrow_mut().drain();
-            let mut lines = vec![stopping_line()];
-            lines.extend(inner.worker.close_all().await.iter().map(|f| unsaved_line(f)));
-            to_js_value(&lines)
-        })
+    /// The answer to a request that failed inside the JS server.
+    #[wasm_bindgen(js_name = internalError, unchecked_return_type = "{ status: number; body: string; line: string }")]
+    pub fn internal_error(&self, request: &ProxyRequest, why: &str) -> Result<JsValue, JsValue> {
+        answer_js(&self.gateway.internal_error(&request.head, request.route.format(), why))
+    }
+
+    /// The answer to a request whose body did not arrive within `proxy.body_timeout_ms`.
+    #[wasm_bindgen(js_name = bodyTimedOut, unchecked_return_type = "{ status: number; body: string; line: string }")]
+    pub fn body_timed_out(&self, request: &ProxyRequest) -> Result<JsValue, JsValue> {
+        answer_js(&self.gateway.body_timed_out(&request.head, request.route.format()))
+    }
+
+    /// The answer to a request that arrives while the proxy stops.
+    #[wasm_bindgen(unchecked_return_type = "{ status: number; body: string; line: string }")]
+    pub fn stopping(&self, request: &ProxyRequest) -> Result<JsValue, JsValue> {
+        answer_js(&self.gateway.stopping(&request.head, request.route.format()))
+    }
+
+    /// A pump for the reply of `request` with `status` and `contentType`.
+    #[wasm_bindgen(js_name = replyPump)]
+    pub fn reply_pump(&self, request: &ProxyRequest, status: u16, content_type: Option<String>) -> ReplyPump {
+        let format = request.route.format();
+        let limit = self.gateway.body_limit();
+        ReplyPump {
+            pump: Some(crate::proxy::ReplyPump::new(format, status, content_type.as_deref(), limit)),
+            status,
+            outcome: None,
+            counter: *self.gateway.counter(),
+        }
+    }
+
+    /// The log line of a managed call (its record and trace id from its worker), counted.
+    #[wasm_bindgen(js_name = callLine)]
+    pub fn call_line(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProxyCallRecord")] record: JsValue,
+        trace_id: String,
+    ) -> Result<String, JsValue> {
+        let record = CallRecord { trace_id, ..from_js::<CallRecord>(record, "record")? };
+        Ok(self.gateway.call_line(&record))
     }
 
     /// The log line of requests cut short after the shutdown grace.
     #[wasm_bindgen(js_name = cutLine)]
     pub fn cut_line(&self, in_flight: usize, grace_ms: f64) -> String {
         cut_line(in_flight, grace_ms.max(0.0) as u64)
+    }
+
+    /// The log lines of the shutdown: the stopping line, then what could not be saved.
+    #[wasm_bindgen(js_name = closingLines)]
+    pub fn closing_lines(&self, failures: Vec<String>) -> Vec<String> {
+        std::iter::once(stopping_line()).chain(failures.iter().map(|f| unsaved_line(f))).collect()
     }
 
     fn failure(&self, request: &ProxyRequest, kind: &str, cause: Option<&str>) -> Result<Failure, JsValue> {
@@ -316,12 +242,9 @@ impl ProxyCore {
     }
 }
 
-impl Inner {
-    async fn finished(&self, name: &str, status: u16, outcome: ReplyOutcome) -> Result<JsValue, JsValue> {
-        let record = self.worker.finish(name, status, outcome).await;
-        let line = self.gateway.call_line(&record);
-        to_js_value(&FinishedJs { record: &record, trace_id: &record.trace_id, line })
-    }
+fn head_of(method: String, target: String, raw_headers: &[String]) -> RequestHead {
+    let headers = raw_headers.chunks_exact(2).map(|pair| (pair[0].to_ascii_lowercase(), pair[1].clone())).collect();
+    RequestHead { method, target, headers }
 }
 
 /// One request on its way through the proxy.
@@ -332,7 +255,8 @@ pub struct ProxyRequest {
     /// The body limit to read up to.
     limit: usize,
     answer: Option<Answer>,
-    decision: Option<Decision>,
+    /// Why it is forwarded as it came.
+    why: Option<String>,
     key: Option<SessionKey>,
 }
 
@@ -356,6 +280,12 @@ impl ProxyRequest {
         self.key.as_ref().map(SessionKey::name)
     }
 
+    /// The name the key's traces start with: the conversations of one base run on one worker.
+    #[wasm_bindgen(getter, js_name = traceBase)]
+    pub fn trace_base(&self) -> Option<String> {
+        self.key.as_ref().map(SessionKey::trace_base)
+    }
+
     /// The proxy's own answer, when it gives one: `{ status, body, line }`.
     #[wasm_bindgen(unchecked_return_type = "{ status: number; body: string; line: string } | undefined")]
     pub fn answer(&self) -> Result<JsValue, JsValue> {
@@ -365,15 +295,14 @@ impl ProxyRequest {
         }
     }
 
-    fn key_name(&self) -> Result<String, JsValue> {
-        self.key.as_ref().map(SessionKey::name).ok_or_else(|| invalid("a managed request was expected".into()))
+    /// Send it as it came after all (its worker is gone), `why` in its log line.
+    #[wasm_bindgen(js_name = passAs)]
+    pub fn pass_as(&mut self, why: String) {
+        self.why = Some(why);
     }
 
-    fn why(&self) -> String {
-        match &self.decision {
-            Some(Decision::Forward { why, .. }) => why.clone(),
-            _ => "passed through".into(),
-        }
+    fn why(&self) -> &str {
+        self.why.as_deref().unwrap_or("passed through")
     }
 }
 
@@ -395,7 +324,7 @@ pub struct ReplyPump {
 #[wasm_bindgen]
 impl ReplyPump {
     /// Read the next piece of the reply (the JS side gives it to the agent as it is); true
-    /// once the reply is whole: `finish` it then, before writing the piece.
+    /// once the reply is whole: its worker finishes it then, before the piece is written.
     pub fn feed(&mut self, bytes: &[u8]) -> bool {
         let outcome = self.pump.as_mut().and_then(|pump| pump.feed(bytes, &self.counter));
         let whole = outcome.is_some();
@@ -426,10 +355,25 @@ impl ReplyPump {
         Ok(ending.trailer)
     }
 
-    /// Whether the reply is ready for `finish` (whole, or ended).
+    /// Whether the reply is ready for its worker (whole, or ended).
     #[wasm_bindgen(getter)]
     pub fn ready(&self) -> bool {
         self.outcome.is_some()
+    }
+
+    /// The reply's HTTP status.
+    #[wasm_bindgen(getter)]
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The reply for its worker's `finish`, once ready (taken: a second call has none).
+    #[wasm_bindgen(js_name = takeOutcome)]
+    pub fn take_outcome(&mut self) -> Result<JsValue, JsValue> {
+        match self.outcome.take() {
+            Some(outcome) => to_js_value(&outcome),
+            None => Err(invalid("the reply is not ready".into())),
+        }
     }
 }
 
@@ -499,6 +443,6 @@ pub fn passes_to_agent_js(name: &str, decoded: bool) -> bool {
     passes_to_agent(name, decoded)
 }
 
-fn invalid(message: String) -> JsValue {
+pub(super) fn invalid(message: String) -> JsValue {
     to_js_error(Error::InvalidInput(message))
 }

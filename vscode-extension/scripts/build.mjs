@@ -1,5 +1,6 @@
 // Bundle the extension with esbuild: dist/extension.js (desktop, Node extension host) and
-// dist/web/extension.js (web extension host), the engine's .wasm and rank files in dist/engine/
+// dist/web/extension.js (web extension host), dist/proxyWorker.mjs (the proxy's engine thread,
+// desktop), the engine's .wasm and rank files in dist/engine/
 // (both hosts read them through vscode.workspace.fs), and the unit tests (dist/test/*.test.mjs,
 // which load the npm package from node_modules). Needs the package built (bindings: npm run build).
 import { build } from 'esbuild';
@@ -28,6 +29,8 @@ mkdirSync(path.join(dist, 'engine'), { recursive: true });
 // extension always calls init() with the bytes instead (src/engine/loadEngine.ts).
 const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'es2022', external: ['vscode'], logOverride: { 'empty-import-meta': 'silent' } };
 await build({ ...common, entryPoints: { extension: 'src/extension.ts' }, outdir: dist, platform: 'node', format: 'cjs' });
+// The proxy's engine thread (a worker_threads script of its own; an ES module for its top-level await).
+await build({ ...common, entryPoints: { proxyWorker: path.join(bindings, 'dist/proxy/worker.js') }, outdir: dist, platform: 'node', format: 'esm', outExtension: { '.js': '.mjs' } });
 await build({ ...common, entryPoints: { extension: 'src/extension.web.ts' }, outdir: path.join(dist, 'web'), platform: 'browser', format: 'cjs', define: { 'process.env.NODE_ENV': '"production"' } });
 for (const file of engineFiles) copyFileSync(file, path.join(dist, 'engine', path.basename(file)));
 

@@ -3,4 +3,5 @@
 import '../platform-node.js';
 
 export { startProxy, type ProxyOptions, type RunningProxy } from './start.js';
+export type { EngineThreads } from './pool.js';
 export type { ProxyCallRecord } from '../types.js';

@@ -1,16 +1,16 @@
 // startProxy: the engine in front of an agent, from Node, as `workbench proxy` puts it. Every
-// decision is the engine's (wasm `ProxyCore`: routes, limits, errors in the provider's shape,
-// sessions, the reply pump, log lines); this is the I/O: a node:http server on 127.0.0.1, fetch to
-// the upstream, one request of a conversation at a time, and the shutdown's timer.
+// decision is the engine's (wasm `ProxyGateway` on this thread: routes, limits, errors in the
+// provider's shape, the session table, the reply pump, log lines; `ProxyWorker`s on engine threads:
+// the sessions); this is the I/O: a node:http server on 127.0.0.1, fetch to the upstream, one
+// request of a conversation at a time, the engine threads, and the shutdown's timer.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import path from 'node:path';
 import { mkdir, realpath } from 'node:fs/promises';
-import { ProxyCore, type ProxyRequest, proxyStoreLocation } from '../wasm/context_workbench.js';
+import { ProxyGateway, type ProxyRequest, proxyStoreLocation } from '../wasm/context_workbench.js';
 import { ContextWorkbenchError, asWorkbenchError, guarded } from '../errors.js';
-import { guardHost } from '../host.js';
-import { nodeFsHost } from '../hosts/node-fs.js';
 import { ensureEncoding } from '../init.js';
 import type { Config, ProxyCallRecord } from '../types.js';
+import { EnginePool, type EngineThreads } from './pool.js';
 import { type End, SendError, pump, replyHeaders, send } from './upstream.js';
 
 export interface ProxyOptions {
@@ -30,6 +30,8 @@ export interface ProxyOptions {
   log?: (line: string) => void;
   /** Each call's record once its reply ended, with its session's trace id. */
   onCall?: (call: { traceId: string; record: ProxyCallRecord }) => void;
+  /** The engine threads: how many, and where their script and the engine are when a bundler moved them. */
+  engineThreads?: EngineThreads;
 }
 
 export interface RunningProxy {
@@ -54,12 +56,18 @@ export interface RunningProxy {
 export async function startProxy(options: ProxyOptions = {}): Promise<RunningProxy> {
   await ensureEncoding((options.config?.encoding ?? 'o200k_base') as 'o200k_base');
   const { workspace, root } = await storeLocation(options.workspace ?? process.cwd(), options.store ?? '.trace');
-  const host = guardHost(nodeFsHost(workspace), { onEvent() {}, onProgress() {} });
   const flags = typeof options.upstream === 'string' ? [options.upstream] : options.upstream ?? [];
-  const core = guarded(() => new ProxyCore(host, options.config, flags, options.window, workspace, root));
+  const gateway = guarded(() => new ProxyGateway(options.config, flags, options.window, workspace, root));
+  let pool: EnginePool;
+  try {
+    pool = await EnginePool.start({ workspace, config: gateway.config() }, options.engineThreads);
+  } catch (error) {
+    gateway.free();
+    throw error;
+  }
   // Before any request: what a killed proxy left running is marked interrupted.
-  const recovered = (await core.recover()) as string | undefined;
-  const proxy = new Proxy(core, safely(options.log ?? ((line) => process.stderr.write(`${line}\n`))), options.onCall);
+  const recovered = await pool.call<string | undefined>(0, 'recover');
+  const proxy = new Proxy(gateway, pool, safely(options.log ?? ((line) => process.stderr.write(`${line}\n`))), options.onCall);
   const server = createServer((req, res) => void proxy.handle(req, res));
   const port = options.port ?? 8787;
   await new Promise<void>((resolve, reject) => {
@@ -67,8 +75,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
       ? new ContextWorkbenchError('port_in_use', `cannot listen on 127.0.0.1:${port}: the address is in use (--port 0 picks a free port)`)
       : new ContextWorkbenchError('io', `cannot listen on 127.0.0.1:${port}: ${error.message}`)));
     server.listen(port, '127.0.0.1', () => resolve());
-  }).catch((error) => {
-    core.free();
+  }).catch(async (error) => {
+    await pool.terminate();
+    gateway.free();
     throw error;
   });
   // Small replies go out at once, not after a delayed ACK (~40 ms per request on keep-alive).
@@ -77,15 +86,15 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   const bound = typeof address === 'object' && address ? address.port : port;
   const url = `http://127.0.0.1:${bound}`;
   const storeDir = path.join(workspace, root);
-  proxy.log(core.startLine(url, storeDir));
+  proxy.log(gateway.startLine(url, storeDir));
   if (recovered) proxy.log(recovered);
   let closing: Promise<void> | undefined;
   return {
     url,
     port: bound,
     storeDir,
-    banner: core.banner(url),
-    progress: () => core.progress(),
+    banner: gateway.banner(url),
+    progress: () => gateway.progress(),
     close: (options) => {
       proxy.cutAfter(server, options?.graceMs ?? proxy.graceMs);
       closing ??= proxy.close(server);
@@ -97,6 +106,8 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
 class Proxy {
   /** The tail of each conversation's queue: one request of a key at a time, reply included. */
   readonly #turns = new Map<string, Promise<void>>();
+  /** Each conversation key's engine thread. */
+  readonly #threadOfKey = new Map<string, number>();
   /** Each request in flight, with what cuts it short (see `cutAfter`). */
   readonly #inFlight = new Map<Promise<void>, AbortController>();
   #closing = false;
@@ -106,26 +117,27 @@ class Proxy {
   readonly #bodyTimeoutMs: number;
   readonly graceMs: number;
 
-  constructor(private readonly core: ProxyCore, readonly log: (line: string) => void, private readonly onCall?: ProxyOptions['onCall']) {
-    const limits = (core.config() as Required<Config>).proxy as { upstream_timeout_ms: number; body_timeout_ms: number; shutdown_grace_ms: number };
+  constructor(private readonly gateway: ProxyGateway, private readonly pool: EnginePool, readonly log: (line: string) => void,
+    private readonly onCall?: ProxyOptions['onCall']) {
+    const limits = (gateway.config() as Required<Config>).proxy as { upstream_timeout_ms: number; body_timeout_ms: number; shutdown_grace_ms: number };
     this.#timeoutMs = limits.upstream_timeout_ms;
     this.#bodyTimeoutMs = limits.body_timeout_ms;
     this.graceMs = limits.shutdown_grace_ms;
   }
 
   handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const request = this.core.admit(req.method ?? 'GET', req.url ?? '/', req.rawHeaders);
+    const request = this.gateway.admit(req.method ?? 'GET', req.url ?? '/', req.rawHeaders);
     if (this.#closing) {
       // A request on a kept-alive connection after close began: not taken, as none on a new one.
       res.shouldKeepAlive = false;
-      this.#answer(res, this.core.stopping(request));
+      this.#answer(res, this.gateway.stopping(request));
       request.free();
       return Promise.resolve();
     }
     const cut = new AbortController();
     const done = this.#handle(req, res, request, cut.signal).catch((error) => {
       // Nothing reaches the connection unanswered: an unexpected failure is a 500 in the provider's shape.
-      const answer = this.core.internalError(request, asWorkbenchError(error).message);
+      const answer = this.gateway.internalError(request, asWorkbenchError(error).message);
       if (!res.headersSent) this.#answer(res, answer);
       else {
         this.log(answer.line);
@@ -146,9 +158,9 @@ class Proxy {
     const body = await readBody(req, request.limit, this.#bodyTimeoutMs);
     if (body === 'timeout') {
       res.shouldKeepAlive = false; // the rest of the body is never read
-      return this.#answer(res, this.core.bodyTimedOut(request));
+      return this.#answer(res, this.gateway.bodyTimedOut(request));
     }
-    const action = this.core.decide(request, body);
+    const action = this.gateway.decide(request, body);
     if (action === 'answer') return this.#answer(res, request.answer()!);
     if (action === 'forward') return this.#forward(req, res, request, body!, cut);
     const release = await this.#turn(request.key!);
@@ -163,54 +175,83 @@ class Proxy {
   async #forward(req: IncomingMessage, res: ServerResponse, request: ProxyRequest, body: Uint8Array, cut: AbortSignal): Promise<void> {
     let response: Response;
     try {
-      response = await send(this.core.upstreamUrl(request), req.method ?? 'GET', req.headers, body, this.#timeoutMs, cut);
+      response = await send(this.gateway.upstreamUrl(request), req.method ?? 'GET', req.headers, body, this.#timeoutMs, cut);
     } catch (error) {
       const failure = sendFailure(error);
-      return this.#answer(res, this.core.forwardFailed(request, failure.kind, failure.cause));
+      return this.#answer(res, this.gateway.forwardFailed(request, failure.kind, failure.cause));
     }
-    this.log(this.core.forwarded(request, response.status));
+    this.log(this.gateway.forwarded(request, response.status));
     res.writeHead(response.status, replyHeaders(response));
     await pump(response, this.#timeoutMs, (bytes) => write(res, bytes), cut);
     res.end();
   }
 
   async #managed(req: IncomingMessage, res: ServerResponse, request: ProxyRequest, body: Uint8Array, cut: AbortSignal): Promise<void> {
-    const prepared = await this.core.prepare(request);
+    const key = request.key!;
+    const thread = this.pool.threadOf(request.traceBase!);
+    // Past proxy.max_sessions the least recently used idle conversation makes room; what it
+    // could not save goes on this call's record.
+    const evicted = this.gateway.touch(request, [...this.#turns.keys()].filter((k) => k !== key));
+    const notes = evicted === undefined ? [] : await this.#engines<string[]>(this.#threadOfKey.get(evicted), 'close', evicted);
+    if (evicted !== undefined) this.#threadOfKey.delete(evicted);
+    this.#threadOfKey.set(key, thread);
+    let prepared: { body?: string; record: ProxyCallRecord };
+    try {
+      prepared = await this.pool.call(thread, 'prepare', req.method ?? 'POST', req.url ?? '/', req.rawHeaders, body, request.format, notes);
+    } catch (error) {
+      // The engine thread is gone: the request goes as it came, as when a session cannot open.
+      request.passAs(`the session is gone (${asWorkbenchError(error).message}), passed through`);
+      return this.#forward(req, res, request, body, cut);
+    }
     let response: Response;
     try {
-      response = await send(this.core.upstreamUrl(request), req.method ?? 'POST', req.headers, prepared.body ?? body, this.#timeoutMs, cut);
+      response = await send(this.gateway.upstreamUrl(request), req.method ?? 'POST', req.headers, prepared.body ?? body, this.#timeoutMs, cut);
     } catch (error) {
       const failure = sendFailure(error);
-      const answer = this.core.callFailed(request, failure.kind, failure.cause);
-      this.#called(await this.core.finishFailed(request, failure.kind, failure.cause));
+      const answer = this.gateway.callFailed(request, failure.kind, failure.cause);
+      await this.#finish(thread, key, answer.status, answer.outcome);
       respond(res, answer.status, answer.body);
       return;
     }
-    const reply = this.core.replyPump(request, response.status, response.headers.get('content-type') ?? undefined);
+    const reply = this.gateway.replyPump(request, response.status, response.headers.get('content-type') ?? undefined);
     try {
       res.writeHead(response.status, replyHeaders(response));
       const end: End = await pump(response, this.#timeoutMs, async (bytes) => {
         // The whole reply goes to its session (and its record to calls.jsonl) before the agent
         // has its last bytes, so the agent's next request finds it recorded.
-        if (reply.feed(bytes)) this.#called(await this.core.finish(request, reply));
+        if (reply.feed(bytes)) await this.#finish(thread, key, reply.status, reply.takeOutcome());
         return write(res, bytes);
       }, cut);
       const trailer = reply.end(end, this.#timeoutMs);
       if (trailer) await write(res, new TextEncoder().encode(trailer));
       res.end();
-      if (reply.ready) this.#called(await this.core.finish(request, reply));
+      if (reply.ready) await this.#finish(thread, key, reply.status, reply.takeOutcome());
     } finally {
       reply.free();
     }
   }
 
-  #called(finished: { record: ProxyCallRecord; trace_id: string; line: string }): void {
-    this.log(finished.line);
+  /** The reply's outcome to its session on its engine thread; the call's log line and record out. */
+  async #finish(thread: number, key: string, status: number, outcome: unknown): Promise<void> {
+    let finished: { record: ProxyCallRecord; trace_id: string };
+    try {
+      finished = await this.pool.call(thread, 'finish', key, status, outcome);
+    } catch (error) {
+      this.log(`workbench proxy: the reply was not recorded: ${asWorkbenchError(error).message}`);
+      return;
+    }
+    this.log(this.gateway.callLine(finished.record, finished.trace_id));
     try {
       this.onCall?.({ traceId: finished.trace_id, record: finished.record });
     } catch {
       // An embedder's callback that fails never fails the request.
     }
+  }
+
+  /** `op` on `thread`, or nothing when the key has no thread (it never opened a session). */
+  async #engines<T>(thread: number | undefined, op: string, ...args: unknown[]): Promise<T | []> {
+    if (thread === undefined) return [];
+    return this.pool.call<T>(thread, op, ...args).catch((error) => [asWorkbenchError(error).message] as T);
   }
 
   #answer(res: ServerResponse, answer: { status: number; body: string; line: string }): void {
@@ -240,8 +281,11 @@ class Proxy {
     clearTimeout(this.#cutTimer);
     server.closeAllConnections();
     await stopped;
-    for (const line of (await this.core.closeAll()) as string[]) this.log(line);
-    this.core.free();
+    const failures = (await Promise.all([...Array(this.pool.size).keys()].map((thread) =>
+      this.pool.call<string[]>(thread, 'closeAll').catch((error) => [asWorkbenchError(error).message])))).flat();
+    for (const line of this.gateway.closingLines(failures)) this.log(line);
+    await this.pool.terminate();
+    this.gateway.free();
   }
 
   /** Cut short what is still in flight `ms` from now (sooner than an earlier call said): its agents get an error. */
@@ -253,7 +297,7 @@ class Proxy {
     this.#cutTimer = setTimeout(() => {
       const n = this.#inFlight.size;
       if (n === 0) return;
-      this.log(this.core.cutLine(n, ms));
+      this.log(this.gateway.cutLine(n, ms));
       for (const cut of this.#inFlight.values()) cut.abort();
       // What waits on an agent (a body still arriving, a connection that is full) ends with the connection.
       setTimeout(() => server.closeAllConnections(), 500).unref();

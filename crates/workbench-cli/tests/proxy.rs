@@ -499,6 +499,52 @@ fn a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_se
     assert_eq!(message_files(&store, "a").len(), 4, "a's history once, and its last reply");
 }
 
+/// A conversation of 10,000 messages (5,000 tool results, about 200,000 tokens).
+fn long_history() -> Vec<Value> {
+    let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": "Fix the parser"}]})];
+    for n in 0..4_999 {
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": format!("toolu_l{n}"), "name": "Bash", "input": {"command": format!("sed -n {n}p src/parse.rs")}}]}));
+        let output = format!("{n}: fn parse_{n}(input: &str) -> Result<Token, Error> {{ lex(input, {n}) }}");
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_l{n}"), "content": output}]}));
+    }
+    messages
+}
+
+/// While one conversation's long history is prepared, a side call, a forwarded request and
+/// another conversation's call are answered: each before the long one is.
+fn a_long_prepare_in_one_session_holds_up_no_other_request(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("stall");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages", proxy.url);
+    let long = {
+        let url = url.clone();
+        std::thread::spawn(move || {
+            let (status, _, body) = post(&url, &request("long", &long_history()), &headers());
+            assert_eq!(status, 200, "{body}");
+            std::time::Instant::now()
+        })
+    };
+    // The long request is on its way and being prepared (it takes seconds).
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    if !long.is_finished() {
+        let side = br#"{"model": "m", "max_tokens": 20, "messages": [{"role": "user", "content": "Title for: fix the parser"}]}"#;
+        let (status, _, _) = post(&url, side, &headers());
+        assert_eq!(status, 200);
+        let (status, _, _) = post(&url, &request("other", &conversation("Another task", 0)), &headers());
+        assert_eq!(status, 200);
+        let models = proxy_support::client().get(format!("{}/v1/models", proxy.url)).header("x-api-key", KEY).call();
+        assert_eq!(models.unwrap().status().as_u16(), 200);
+        let others_done = std::time::Instant::now();
+        let long_done = long.join().unwrap();
+        assert!(others_done < long_done, "the other requests waited for the long one");
+        let (status, log) = proxy.stop();
+        assert!(status.success(), "{log}");
+        return;
+    }
+    panic!("the long request was answered before the others were sent: nothing was measured");
+}
+
 /// A resume after a restart sends a long history at once: 10,000 messages (5,000 tool results,
 /// about 200,000 tokens) prepared in seconds, not minutes (the bound is generous: a debug build
 /// on a loaded machine; `cargo bench --bench long_history` has the figures).
@@ -506,14 +552,8 @@ fn a_long_history_arriving_at_once_is_prepared_in_seconds(build: Build) {
     let upstream = scripted();
     let dir = scratch("long");
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
-    let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": "Fix the parser"}]})];
-    for n in 0..4_999 {
-        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": format!("toolu_l{n}"), "name": "Bash", "input": {"command": format!("sed -n {n}p src/parse.rs")}}]}));
-        let output = format!("{n}: fn parse_{n}(input: &str) -> Result<Token, Error> {{ lex(input, {n}) }}");
-        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_l{n}"), "content": output}]}));
-    }
     let started = std::time::Instant::now();
-    let (status, _, body) = post(&format!("{}/v1/messages", proxy.url), &request("long", &messages), &headers());
+    let (status, _, body) = post(&format!("{}/v1/messages", proxy.url), &request("long", &long_history()), &headers());
     let took = started.elapsed();
     assert_eq!(status, 200, "{body}");
     assert!(took < std::time::Duration::from_secs(120), "10,000 messages took {took:?}");
@@ -660,4 +700,5 @@ both_shells!(
     sessions_are_titled_by_the_users_words_and_end_finished_stopped_or_interrupted,
     a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_session,
     a_long_history_arriving_at_once_is_prepared_in_seconds,
+    a_long_prepare_in_one_session_holds_up_no_other_request,
 );

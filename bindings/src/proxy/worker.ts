@@ -1,0 +1,33 @@
+// One engine thread of the npm proxy (`node:worker_threads`): a ProxyWorker holds the
+// conversations the server assigns this thread, over the workspace's files. The server posts
+// `{ id, op, args }` (an operation of ProxyWorker) and gets `{ id, result }` or `{ id, error }`.
+import { parentPort, workerData } from 'node:worker_threads';
+import '../platform-node.js';
+import { ProxyWorker } from '../wasm/context_workbench.js';
+import { asWorkbenchError } from '../errors.js';
+import { guardHost } from '../host.js';
+import { nodeFsHost } from '../hosts/node-fs.js';
+import { type Encoding, ensureEncoding, init } from '../init.js';
+import type { EngineThreadData } from './pool.js';
+
+const data = workerData as EngineThreadData;
+await init({ wasm: data.wasm, ranks: data.ranks });
+await ensureEncoding(data.config.encoding as Encoding);
+const engines = new ProxyWorker(guardHost(nodeFsHost(data.workspace), { onEvent() {}, onProgress() {} }), data.config);
+const operations: Record<string, (...args: never[]) => unknown> = {
+  recover: () => engines.recover(),
+  prepare: (...args: Parameters<ProxyWorker['prepare']>) => engines.prepare(...args),
+  finish: (...args: Parameters<ProxyWorker['finish']>) => engines.finish(...args),
+  close: (key: string) => engines.close(key),
+  closeAll: () => engines.closeAll(),
+};
+
+parentPort!.on('message', async ({ id, op, args }: { id: number; op: string; args: never[] }) => {
+  try {
+    parentPort!.postMessage({ id, result: await operations[op]!(...args) });
+  } catch (error) {
+    const e = asWorkbenchError(error);
+    parentPort!.postMessage({ id, error: { message: e.message, code: e.code } });
+  }
+});
+parentPort!.postMessage({ ready: true });

@@ -1,0 +1,127 @@
+//! The proxy's engines for a JS worker thread: `ProxyWorker` holds the conversations of the keys
+//! the server's `ProxyGateway` assigns it (the library's `Worker`), reads each managed request
+//! again on its own thread and prepares it, finishes its reply, and saves its sessions. What
+//! crosses between the threads is plain data: a request's head and body, a reply's outcome, a
+//! call's record.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use js_sys::Promise;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::future_to_promise;
+
+use super::convert::{from_js, js, to_js_value};
+use super::engine::config_from_js;
+use super::error::to_js_error;
+use super::host::JsHost;
+use super::proxy::invalid;
+use crate::proxy::{CallRecord, Decision, Gateway, ReplyOutcome, RequestHead, Route, TraceIds, Upstreams, Worker};
+use crate::tokens::require_ranks;
+
+/// The engines of one worker thread.
+#[wasm_bindgen]
+pub struct ProxyWorker {
+    inner: Rc<Inner>,
+}
+
+struct Inner {
+    /// Reads the requests (the same decisions as the server's gateway).
+    gateway: Gateway,
+    worker: Worker<JsHost>,
+}
+
+/// What `prepare` resolves to.
+#[derive(Serialize)]
+struct PreparedJs<'a> {
+    /// The body for the upstream; absent: send the agent's own request.
+    body: Option<&'a str>,
+    record: &'a CallRecord,
+}
+
+/// What `finish` resolves to.
+#[derive(Serialize)]
+struct FinishedJs<'a> {
+    record: &'a CallRecord,
+    trace_id: &'a str,
+}
+
+#[wasm_bindgen]
+impl ProxyWorker {
+    /// Sessions saved through `host` (its `complete` is not used: the embedded compactor writes
+    /// blocks) with `config`, the session configuration of the server's `ProxyGateway`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "Host")] host: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "ResolvedConfig")] config: JsValue,
+    ) -> Result<ProxyWorker, JsValue> {
+        let host = JsHost::new(host).map_err(|e| to_js_error(e.into()))?;
+        let config = js(config_from_js(config))?;
+        js(require_ranks(config.encoding))?;
+        let gateway = Gateway::new(&config, Upstreams::default());
+        let worker = Worker::new(host, config, false, Arc::new(TraceIds::default()));
+        Ok(ProxyWorker { inner: Rc::new(Inner { gateway, worker }) })
+    }
+
+    /// At start, before any request: the traces a killed proxy left `running` are marked
+    /// `interrupted`; resolves to the log line saying so, if there were any.
+    #[wasm_bindgen(unchecked_return_type = "Promise<string | undefined>")]
+    pub fn recover(&self) -> Promise {
+        let inner = Rc::clone(&self.inner);
+        future_to_promise(async move { Ok(inner.worker.recover().await.map_or(JsValue::UNDEFINED, JsValue::from)) })
+    }
+
+    /// Record a managed request (its head as the server received it, its body) in its
+    /// conversation and prepare the call; `notes` go on its record. Resolves to `{ body?,
+    /// record }` (no body: the agent's request goes as it came, `record.notes` say why).
+    #[wasm_bindgen(unchecked_return_type = "Promise<{ body?: string; record: ProxyCallRecord }>")]
+    pub fn prepare(
+        &self,
+        method: String,
+        target: String,
+        raw_headers: Vec<String>,
+        body: Vec<u8>,
+        format: &str,
+        notes: Vec<String>,
+    ) -> Result<Promise, JsValue> {
+        let format = crate::proxy::Format::from_name(format).ok_or_else(|| invalid(format!("format `{format}`")))?;
+        let headers = raw_headers.chunks_exact(2).map(|pair| (pair[0].to_ascii_lowercase(), pair[1].clone())).collect();
+        let head = RequestHead { method, target, headers };
+        let Decision::Manage { key, request } = self.inner.gateway.decide(&head, Route::Managed(format), &body) else {
+            return Err(invalid("prepare takes a request the gateway manages".into()));
+        };
+        let inner = Rc::clone(&self.inner);
+        Ok(future_to_promise(async move {
+            let prepared = inner.worker.prepare(&key, &request, notes).await;
+            to_js_value(&PreparedJs { body: prepared.body.as_deref(), record: &prepared.record })
+        }))
+    }
+
+    /// The reply of the call in flight of the key named `key`: `outcome` from the server's
+    /// `ReplyPump` (or its `callFailed`). Resolves to `{ record, trace_id }`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<{ record: ProxyCallRecord; trace_id: string }>")]
+    pub fn finish(&self, key: String, status: u16, outcome: JsValue) -> Result<Promise, JsValue> {
+        let outcome: ReplyOutcome = from_js(outcome, "outcome")?;
+        let inner = Rc::clone(&self.inner);
+        Ok(future_to_promise(async move {
+            let record = inner.worker.finish(&key, status, outcome).await;
+            to_js_value(&FinishedJs { record: &record, trace_id: &record.trace_id })
+        }))
+    }
+
+    /// Save and close the sessions of the key named `key` (it made room for another); resolves
+    /// to what could not be saved.
+    #[wasm_bindgen(unchecked_return_type = "Promise<string[]>")]
+    pub fn close(&self, key: String) -> Promise {
+        let inner = Rc::clone(&self.inner);
+        future_to_promise(async move { to_js_value(&inner.worker.close(&key).await) })
+    }
+
+    /// Save and close every session; resolves to what could not be saved.
+    #[wasm_bindgen(js_name = closeAll, unchecked_return_type = "Promise<string[]>")]
+    pub fn close_all(&self) -> Promise {
+        let inner = Rc::clone(&self.inner);
+        future_to_promise(async move { to_js_value(&inner.worker.close_all().await) })
+    }
+}

@@ -293,10 +293,12 @@ mod tests {
         assert_eq!(line_of(import("f", "[]")), 1);
         assert_eq!(line_of(import("f", "42")), 1);
         assert_eq!(line_of(import("f", "{\n  \"trajectory\": [\n")), 3);
-        assert_eq!(
-            line_of(import("f", "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n{\"type\":")),
-            2
-        );
+        let user = "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}";
+        assert_eq!(line_of(import("f", &format!("{user}\n{{\"type\":\n{user}\n"))), 2);
+        // A cut last line is a log still being written: the rest is read and the cut named.
+        let cut = import("f", &format!("{user}\n{{\"type\":")).unwrap();
+        assert_eq!(cut[0].messages.len(), 1);
+        assert!(cut[0].notes[0].starts_with("line 2, the last, is not whole"), "{:?}", cut[0].notes);
         assert_eq!(line_of(import("f", "\n\n{\"a\":1}\n{\"b\":2}\n")), 3);
     }
 

@@ -9,6 +9,8 @@ mod references;
 mod trace;
 
 pub use ids::{BranchId, GoalId, MessageId, SpanId, ToolCallId, TraceId};
-pub use message::{ContentPart, Message, OpaquePart, Role, ToolCall, ToolResult, ToolStatus, tool_calls_by_id};
+pub use message::{
+    ContentPart, Message, OpaquePart, Role, ToolCall, ToolResult, ToolStatus, tool_calls_by_id, without_reminders,
+};
 pub use references::{argument_texts, is_code_identifier, references_in};
 pub use trace::{Round, Span, TRACE_FORMAT_VERSION, Trace, rounds};

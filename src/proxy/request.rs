@@ -12,7 +12,7 @@ use super::route::Format;
 use super::wire::{RawObject, TOO_DEEP};
 use super::{anthropic, openai};
 use crate::engine::MessageDraft;
-use crate::model::{ContentPart, OpaquePart, Role};
+use crate::model::{ContentPart, OpaquePart, Role, without_reminders};
 use crate::prompt::ToolSpec;
 use crate::store::Redactor;
 use crate::tokens::{MESSAGE_OVERHEAD, TokenCounter};
@@ -130,6 +130,20 @@ impl ClientRequest {
         let tools: usize =
             self.tools.iter().map(|t| counter.count(&serde_json::to_string(t).unwrap_or_default())).sum();
         system + messages + tools
+    }
+
+    /// The history an agent starts again with after compacting its own (Claude Code's
+    /// auto-compact and `/compact`): its first user message is the summary of what came before.
+    pub fn continues_a_compacted_history(&self) -> bool {
+        const MARKERS: [&str; 1] = ["This session is being continued from a previous conversation"];
+        let first = self.messages.iter().flat_map(|m| &m.drafts).find(|d| d.role == Some(Role::User));
+        let text = first.and_then(|d| {
+            d.content.iter().find_map(|p| match p {
+                ContentPart::Text { text } => Some(without_reminders(text)),
+                _ => None,
+            })
+        });
+        text.is_some_and(|t| MARKERS.iter().any(|m| t.trim_start().starts_with(m)))
     }
 
     /// A side call (a title, a one-shot classification such as Claude Code's auto-mode check):

@@ -15,6 +15,7 @@ use super::session_config;
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::host::Host;
+use crate::store::CONTINUES_KEY;
 use crate::store::recover::mark_interrupted;
 
 /// The trace ids handed out in one proxy process, so no two sessions share one (workers on
@@ -96,9 +97,15 @@ impl<H: Host + Clone> Worker<H> {
                 return Ok(session);
             }
             let (host, config, ids) = (&self.host, &self.config, &self.ids);
-            let id = fresh_trace_id(host, &config.store.root, &key.trace_base(), |id| ids.reserve(id)).await;
+            let base = key.trace_base();
+            let n = fresh_trace_number(host, &config.store.root, &base, |id| ids.reserve(id)).await;
+            let id = numbered(&base, n);
             let (engine, _notes) =
                 Engine::open(host.clone(), config.clone(), Some(&id)).await.map_err(|e| e.to_string())?;
+            // The agent compacted its own history: the session goes on from the one before.
+            if n > 1 && request.continues_a_compacted_history() {
+                engine.set_metadata(CONTINUES_KEY, numbered(&base, n - 1).into());
+            }
             ProxySession::new(engine, request.format).map_err(|e| e.to_string())
         };
         let prepared = conversation.prepare(request, open, notes).await;
@@ -140,7 +147,7 @@ impl<H: Host + Clone> Worker<H> {
         let (root, base) = (&self.config.store.root, key.trace_base());
         let mut best: Option<(usize, ProxySession<H>)> = None;
         for n in 1.. {
-            let id = if n == 1 { base.clone() } else { format!("{base}-{n}") };
+            let id = numbered(&base, n);
             if !matches!(self.host.stat(&format!("{root}/{id}/meta.json")).await, Ok(Some(_))) {
                 break;
             }
@@ -211,16 +218,21 @@ pub fn without_session(note: &str) -> Prepared {
     unmanaged(vec![note.to_owned()])
 }
 
-/// A trace id of `base`, `base-2`, … that no directory under the trace root `root`
-/// (workspace-relative) has, reserved with `reserve` (false: another session has it) before the
-/// directory is looked at, so two sessions opening at once never get the same one.
-async fn fresh_trace_id<H: Host>(host: &H, root: &str, base: &str, reserve: impl Fn(&str) -> bool) -> String {
+/// The number `n` of a trace id `base`, `base-2`, … ([`numbered`]) that no directory under the
+/// trace root `root` (workspace-relative) has, reserved with `reserve` (false: another session
+/// has it) before the directory is looked at, so two sessions opening at once never get the same.
+async fn fresh_trace_number<H: Host>(host: &H, root: &str, base: &str, reserve: impl Fn(&str) -> bool) -> usize {
     let mut n = 1;
     loop {
-        let id = if n == 1 { base.to_owned() } else { format!("{base}-{n}") };
+        let id = numbered(base, n);
         if reserve(&id) && matches!(host.stat(&format!("{root}/{id}")).await, Ok(None)) {
-            return id;
+            return n;
         }
         n += 1;
     }
+}
+
+/// The `n`th trace id of `base`: `base`, `base-2`, `base-3`, …
+fn numbered(base: &str, n: usize) -> String {
+    if n == 1 { base.to_owned() } else { format!("{base}-{n}") }
 }

@@ -20,5 +20,7 @@ pub mod redact;
 pub use layout::{DEFAULT_ROOT, TraceDir, check_id};
 pub use live::{LiveTraces, SessionState, SessionSummary};
 pub use query::{BranchDetail, CallsPage, EventsPage, GoalMessages, GoalTreeView, TraceDetail, TraceList, TraceStore};
-pub use records::{AgentSnapshot, BranchMeta, INTERRUPTED, LogEntry, STORE_FORMAT_VERSION, SessionEnd, TraceMeta};
+pub use records::{
+    AgentSnapshot, BranchMeta, CONTINUES_KEY, INTERRUPTED, LogEntry, STORE_FORMAT_VERSION, SessionEnd, TraceMeta,
+};
 pub use redact::Redactor;

@@ -32,7 +32,15 @@ pub struct TraceMeta {
     /// The prompt calls prepared so far.
     #[serde(default)]
     pub calls: u64,
+    /// The trace this one goes on from: the agent compacted its own history (Claude Code's
+    /// `/compact`), and its session went on here with the summary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub continues: Option<String>,
 }
+
+/// The key of `Trace::metadata` that names the trace a session goes on from (`meta.json`'s
+/// `continues`).
+pub const CONTINUES_KEY: &str = "continues";
 
 /// How a session ended, as `meta.json`'s `status` says it (until the session records more).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -56,5 +56,6 @@ async fn adopted<H: Host>(host: &H, dir: &TraceDir, id: &str) -> Result<TraceMet
         branch_count: 0,
         event_count: 0,
         calls: 0,
+        continues: None,
     })
 }

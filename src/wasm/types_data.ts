@@ -1063,6 +1063,11 @@ export type TraceMeta = {
    * The prompt calls prepared so far.
    */
   calls: number,
+  /**
+   * The trace this one goes on from: the agent compacted its own history (Claude Code's
+   * `/compact`), and its session went on here with the summary.
+   */
+  continues?: string | null,
 };
 
 /**

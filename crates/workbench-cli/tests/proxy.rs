@@ -361,6 +361,12 @@ fn a_history_that_departs_starts_a_new_session(build: Build) {
     let store = dir.join(".trace");
     assert_eq!(message_files(&store, "s").len(), 5 + 1);
     assert_eq!(message_files(&store, "s-2").len(), 5 + 1, "the other history in its own session");
+    assert_eq!(meta(&store, "s-2").get("continues"), None, "an edit is not a compaction");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let summary = "This session is being continued from a previous conversation that ran out of context. Summary: …";
+    post(&format!("{}/v1/messages", proxy.url), &request("s", &conversation(summary, 1)), &headers());
+    proxy.stop();
+    assert_eq!(meta(&store, "s-3")["continues"], json!("s-2"), "the agent's own compaction links back");
 }
 
 fn fifty_sessions_at_once_stay_apart(build: Build) {

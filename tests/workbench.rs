@@ -411,9 +411,13 @@ fn an_oversized_llm_block_is_fitted_and_a_failing_llm_falls_back() {
     });
     // Outputs large enough that even a full 7,200-token block pays for its rewrite.
     let engine = ready_to_compact(TestHost::default().with_reply(reply.to_string()), 600);
-    block_on(engine.prepare_call(&input())).unwrap();
+    let big = block_on(engine.prepare_call(&input())).unwrap();
     let block = only_block(&engine);
     assert_eq!(block.compactor, "llm");
+    assert!(block.delta.is_empty() && block.delta_text.is_empty(), "{:?}", block.delta);
+    let sent = (0..big.view.messages.len()).map(|i| text_of(&big.view, i));
+    assert!(sent.clone().all(|t| !t.contains("<state_delta")), "an empty delta is not sent");
+    assert!(sent.clone().any(|t| t.starts_with("<compressed_turns")));
     let tokens = engine.count_tokens(&block.text);
     assert!(tokens <= 800 + 6_000 + 400, "{tokens} tokens: block, anchors and index budgets");
     assert!(!block.content.anchors.is_empty());

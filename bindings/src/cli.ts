@@ -51,9 +51,9 @@ async function main(argv: string[]): Promise<number> {
     else process.stderr.write(`${line}\n`);
   };
   running = await startProxy({ port: flags.port, upstream: flags.upstream, store: flags.store, window: flags.window, config, log });
-  process.stdout.write(`${running.banner}\n`);
   const proxy = running;
-  await new Promise<void>((resolve) => {
+  // The signals are taken over before the address is announced, so one that comes at once stops it cleanly.
+  const stopped = new Promise<void>((resolve) => {
     let signals = 0;
     const stop = () => {
       // The first signal stops with the grace; the next cuts what is still in flight at once.
@@ -64,6 +64,8 @@ async function main(argv: string[]): Promise<number> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  process.stdout.write(`${proxy.banner}\n`);
+  await stopped;
   if (terminal) process.stderr.write('\n');
   await proxy.close();
   return 0;

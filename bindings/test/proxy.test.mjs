@@ -100,7 +100,7 @@ test('a conversation goes through the engine and is saved as workbench proxy sav
     const [trace] = await traceDirs(store);
     assert.equal(trace, 'npm-proxy-session');
     const records = (await readFile(path.join(store, trace, 'calls.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(records.map((r) => [r.call, r.managed, r.completed, r.agent, r.new_messages]), [[1, true, true, 'claude-cli/2.1.328', 1], [2, true, true, 'claude-cli/2.1.328', 2]]);
+    assert.deepEqual(records.map((r) => [r.call, r.managed, r.completed, r.agent, r.new_messages]), [[1, true, true, 'Claude Code 2.1.328', 1], [2, true, true, 'Claude Code 2.1.328', 2]]);
     assert.deepEqual(calls.map((c) => [c.traceId, c.record.call]), [[trace, 1], [trace, 2]]);
     const prompt = JSON.parse(await readFile(path.join(store, trace, 'prompt.json'), 'utf8'));
     assert.equal(prompt.tokens, records[1].prompt_tokens);
@@ -108,7 +108,7 @@ test('a conversation goes through the engine and is saved as workbench proxy sav
     assert.deepEqual(JSON.stringify(goals).match(/Find the bug|Fix it/g), ['Find the bug', 'Fix it'], "Claude Code's TodoWrite is the plan");
     // The log: the lines of `workbench proxy`.
     assert.match(lines[0], /^workbench proxy: listening on http:\/\/127\.0\.0\.1:\d+; upstreams /);
-    assert.match(lines[1], /^workbench proxy: npm-proxy-session #1 claude-test: 1 new of 1 messages, \d+ → \d+ prompt tokens \(\d+% fewer\), cached 0 of 40 \(0%; engine expected 0%\), status 200$/);
+    assert.match(lines[1], /^workbench proxy: npm-proxy-session #1 claude-test \(Claude Code 2\.1\.328\): 1 new of 1 messages, \d+ → \d+ prompt tokens \(\d+% fewer\), cached 0 of 40 \(0%; engine expected 0%\), status 200$/);
     assert.match(lines.at(-1), /^workbench proxy: stopping: saving every session$/);
     for (const file of await readdir(path.join(store, trace), { recursive: true })) {
       const text = await readFile(path.join(store, trace, file), 'utf8').catch(() => '');

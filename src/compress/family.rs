@@ -96,6 +96,8 @@ const BUILT_IN: &[(&str, Family)] = &[
     ("todowrite", Family::TodoWrite),
     ("todo_write", Family::TodoWrite),
     ("update_plan", Family::TodoWrite),
+    ("write_todos", Family::TodoWrite),
+    ("todo__write", Family::TodoWrite),
     ("task", Family::Default),
 ];
 

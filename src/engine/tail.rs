@@ -296,7 +296,7 @@ impl<H: Host> Engine<H> {
             start: window.start,
             end: window.end,
             text: block.render(),
-            delta_text: render_delta(&delta),
+            delta_text: if delta.is_empty() { String::new() } else { render_delta(&delta) },
             compactor: compactor.into(),
             content: block,
             delta,

@@ -1,6 +1,13 @@
-//! Plans of other agents mapped onto the goal tree (issue 7 item 10): Claude Code `TodoWrite`
-//! and OpenCode `todowrite` (`{"todos": [{"content", "status"}]}`) and Codex `update_plan`
-//! (`{"plan": [{"step", "status"}]}`). These tools rewrite the whole list on every call, so
+//! Plans of other agents mapped onto the goal tree (issue 7 item 10). Each agent's plan tool
+//! rewrites its whole list on every call:
+//!
+//! | tool | agent | arguments |
+//! |---|---|---|
+//! | `TodoWrite`, `todowrite`, `todo_write` | Claude Code, OpenCode, Qwen Code | `{"todos": [{"content", "status"}]}` |
+//! | `write_todos` | Gemini CLI | `{"todos": [{"description", "status"}]}` |
+//! | `update_plan` | Codex | `{"plan": [{"step", "status"}]}` |
+//! | `todo__write` | goose | `{"content": "- [ ] a\n- [x] b"}`, a Markdown checklist |
+//!
 //! [`sync_plan`] reconciles the list with the top-level goals: it matches by text, adds new
 //! items, completes, abandons, reopens, and focuses the item in progress.
 
@@ -29,13 +36,15 @@ pub enum PlanStatus {
     Cancelled,
 }
 
-/// The items of a plan-tool call: `None` when `tool_name` is no plan tool (`todowrite`,
-/// `update_plan`, any case); `Err` naming what is malformed. Never guesses: one bad item fails
-/// the whole call.
+/// The items of a plan-tool call: `None` when `tool_name` is no plan tool (see the module's
+/// table; any case); `Err` naming what is malformed. Never guesses: one bad item fails the
+/// whole call.
 pub fn parse_plan_call(tool_name: &str, arguments: &str) -> Option<Result<Vec<PlanItem>, String>> {
     let (list, field) = match tool_name.trim().to_ascii_lowercase().as_str() {
-        "todowrite" => ("todos", "content"),
+        "todowrite" | "todo_write" => ("todos", "content"),
+        "write_todos" => ("todos", "description"),
         "update_plan" => ("plan", "step"),
+        "todo__write" => ("content", ""),
         _ => return None,
     };
     let tool = tool_name.trim();
@@ -44,11 +53,43 @@ pub fn parse_plan_call(tool_name: &str, arguments: &str) -> Option<Result<Vec<Pl
         Err(e) => return Some(Err(e.message)),
     };
     let items = match args.get(list) {
-        Some(Value::Array(items)) => items,
+        Some(Value::String(text)) if field.is_empty() => return Some(checklist(tool, text)),
+        Some(Value::Array(items)) if !field.is_empty() => items,
+        Some(_) if field.is_empty() => return Some(Err(format!("{tool}: `{list}` must be text"))),
         Some(_) => return Some(Err(format!("{tool}: `{list}` must be an array"))),
         None => return Some(Err(format!("{tool}: `{list}` is missing"))),
     };
     Some(items.iter().enumerate().map(|(k, item)| parse_item(tool, k + 1, item, field)).collect())
+}
+
+/// The items of a Markdown checklist: each `- [ ] text` (or `*`, `+`, a numbered item) is
+/// pending, `[x]` completed, `[-]` or `[~]` in progress; other lines (headings, notes) are not
+/// items. A checklist without one item is an error.
+fn checklist(tool: &str, text: &str) -> Result<Vec<PlanItem>, String> {
+    let items: Vec<PlanItem> = text
+        .lines()
+        .filter_map(|line| {
+            let line = line.trim_start();
+            let rest = line.strip_prefix(['-', '*', '+']).or_else(|| {
+                let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+                line[digits..].strip_prefix('.').filter(|_| digits > 0)
+            })?;
+            let rest = rest.trim_start().strip_prefix('[')?;
+            let (mark, text) = rest.split_once(']')?;
+            let status = match mark.trim() {
+                "" => PlanStatus::Pending,
+                "x" | "X" => PlanStatus::Completed,
+                "-" | "~" => PlanStatus::InProgress,
+                _ => return None,
+            };
+            let text = text.trim();
+            (!text.is_empty()).then(|| PlanItem { text: text.to_owned(), status })
+        })
+        .collect();
+    if items.is_empty() {
+        return Err(format!("{tool}: `content` has no checklist item (`- [ ] …`)"));
+    }
+    Ok(items)
 }
 
 fn parse_item(tool: &str, n: usize, item: &Value, field: &str) -> Result<PlanItem, String> {
@@ -268,8 +309,12 @@ mod tests {
 
     use PlanStatus::{Cancelled, Completed, InProgress, Pending};
 
+    fn err_of(name: &str, args: &str) -> String {
+        parse_plan_call(name, args).unwrap().unwrap_err()
+    }
+
     #[test]
-    fn parses_the_three_shapes_and_names_what_is_malformed() {
+    fn parses_every_agents_shape_and_names_what_is_malformed() {
         let claude = r#"{"todos":[{"content":"a","status":"in_progress","activeForm":"A-ing"}]}"#;
         assert_eq!(parse_plan_call("TodoWrite", claude), Some(Ok(plan(&[("a", InProgress)]))));
         let codex =
@@ -277,6 +322,22 @@ mod tests {
         assert_eq!(parse_plan_call("update_plan", codex), Some(Ok(plan(&[("b", Completed), ("c", Pending)]))));
         let open = r#"{"todos":[{"content":"d","status":"cancelled","priority":"high","id":"1"}]}"#;
         assert_eq!(parse_plan_call("todowrite", open), Some(Ok(plan(&[("d", Cancelled)]))));
+        let qwen = r#"{"todos":[{"id":"1","content":"e","status":"pending"}]}"#;
+        assert_eq!(parse_plan_call("todo_write", qwen), Some(Ok(plan(&[("e", Pending)]))));
+        let gemini = r#"{"todos":[{"description":"f","status":"in_progress"}]}"#;
+        assert_eq!(parse_plan_call("write_todos", gemini), Some(Ok(plan(&[("f", InProgress)]))));
+        let goose = r##"{"content":"# Fix\n- [x] read calc.py\n  * [ ] fix total\n1. [-] run tests\nnotes: [x] no"}"##;
+        let items = [("read calc.py", Completed), ("fix total", Pending), ("run tests", InProgress)];
+        assert_eq!(parse_plan_call("todo__write", goose), Some(Ok(plan(&items))));
+        assert_eq!(
+            parse_plan_call("todo__write", r#"{"content":"just notes"}"#).unwrap().unwrap_err(),
+            "todo__write: `content` has no checklist item (`- [ ] …`)"
+        );
+        assert_eq!(err_of("todo__write", r#"{"content":[]}"#), "todo__write: `content` must be text");
+        assert_eq!(
+            err_of("write_todos", r#"{"todos":[{"status":"pending"}]}"#),
+            "write_todos: item 1 has no `description` text"
+        );
         assert_eq!(parse_plan_call("Bash", "{}"), None);
         assert_eq!(parse_plan_call("goal", "{}"), None);
         let err = |name: &str, args: &str| parse_plan_call(name, args).unwrap().unwrap_err();

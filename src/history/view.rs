@@ -55,6 +55,7 @@ pub struct TailBlock {
     pub start: usize,
     pub end: usize,
     pub text: String,
+    /// The STATE_DELTA as sent; empty (nothing sent) when the delta says nothing.
     pub delta_text: String,
     /// `extractive` or `llm`.
     pub compactor: String,
@@ -135,7 +136,9 @@ impl HistoryView {
             let summarised = self.summary.as_ref().is_some_and(|s| (s.start..s.end).contains(&i));
             if let Some(block) = blocks.peek().filter(|b| b.start == i && !summarised) {
                 out.push(block_message(&block.text));
-                out.push(block_message(&block.delta_text));
+                if !block.delta_text.is_empty() {
+                    out.push(block_message(&block.delta_text));
+                }
                 skip_to = block.end;
                 blocks.next();
                 continue;

@@ -15,15 +15,17 @@ pub fn usage(program: &str) -> String {
 
 /// The flags and what they do, after `usage: PROGRAM `.
 const USAGE: &str = "\
-proxy [--port N] [--upstream URL | anthropic=URL | openai=URL]... [--store DIR] [--window N] [--config FILE]
+proxy [--port N] [--upstream URL | NAME=URL]... [--store DIR] [--window N] [--config FILE]
 
 Puts the Context Workbench engine in front of an agent that speaks Anthropic Messages or OpenAI
 Chat Completions (Claude Code, Cline, OpenCode, ...): listens on 127.0.0.1, sends the engine's
 prompt upstream and saves each conversation in the trace store.
 
   --port N          the port on 127.0.0.1 (default 8787; 0 picks a free one)
-  --upstream URL    where requests go: a URL for every route, or anthropic=URL / openai=URL
-                    (repeatable; default https://api.anthropic.com and https://api.openai.com)
+  --upstream URL    where requests go: a URL for every API, or NAME=URL for one of anthropic
+                    (default https://api.anthropic.com), openai (https://api.openai.com; Chat
+                    Completions, Responses) and gemini (https://generativelanguage.googleapis.com);
+                    repeatable. Each request goes by its path to its API's upstream
   --store DIR       the trace root every session is saved under (default .trace)
   --window N        the model's context window in tokens (default: the config's window, 200000)
   --config FILE     the engine's configuration, TOML (or JSON when it ends in .json)
@@ -39,7 +41,7 @@ cuts at once.";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxyArgs {
     pub port: u16,
-    /// `URL` (every route) or `anthropic=URL` / `openai=URL`, in order.
+    /// `URL` (every API) or `NAME=URL` (`anthropic`, `openai`, `gemini`), in order.
     pub upstream: Vec<String>,
     pub store: String,
     pub window: Option<u32>,

@@ -3,12 +3,12 @@
 
 use serde_json::json;
 
-use super::route::Format;
+use super::route::Provider;
 
 /// The error body a provider sends with `status`, carrying `message`.
-pub fn error_body(format: Format, status: u16, message: &str) -> String {
-    match format {
-        Format::Anthropic => {
+pub fn error_body(provider: Provider, status: u16, message: &str) -> String {
+    match provider {
+        Provider::Anthropic => {
             let kind = match status {
                 400 | 422 => "invalid_request_error",
                 401 => "authentication_error",
@@ -21,7 +21,7 @@ pub fn error_body(format: Format, status: u16, message: &str) -> String {
             };
             json!({"type": "error", "error": {"type": kind, "message": message}}).to_string()
         }
-        Format::OpenAi => {
+        Provider::OpenAi => {
             let kind = match status {
                 400 | 404 | 413 | 422 => "invalid_request_error",
                 401 | 403 => "authentication_error",
@@ -30,15 +30,28 @@ pub fn error_body(format: Format, status: u16, message: &str) -> String {
             };
             json!({"error": {"message": message, "type": kind, "param": null, "code": null}}).to_string()
         }
+        Provider::Gemini => {
+            let kind = match status {
+                400 | 413 | 422 => "INVALID_ARGUMENT",
+                401 => "UNAUTHENTICATED",
+                403 => "PERMISSION_DENIED",
+                404 => "NOT_FOUND",
+                408 | 504 => "DEADLINE_EXCEEDED",
+                429 => "RESOURCE_EXHAUSTED",
+                502 | 503 => "UNAVAILABLE",
+                _ => "INTERNAL",
+            };
+            json!({"error": {"code": status, "message": message, "status": kind}}).to_string()
+        }
     }
 }
 
 /// The server-sent event that tells the agent its stream ended in an error (Anthropic's `error`
-/// event; for OpenAI a chunk with an `error` object, as OpenAI-compatible servers send).
-pub fn stream_error_event(format: Format, message: &str) -> String {
-    match format {
-        Format::Anthropic => format!("event: error\ndata: {}\n\n", error_body(format, 500, message)),
-        Format::OpenAi => format!("data: {}\n\n", error_body(format, 500, message)),
+/// event; for the others an event whose data is the error body, as their servers send).
+pub fn stream_error_event(provider: Provider, message: &str) -> String {
+    match provider {
+        Provider::Anthropic => format!("event: error\ndata: {}\n\n", error_body(provider, 500, message)),
+        Provider::OpenAi | Provider::Gemini => format!("data: {}\n\n", error_body(provider, 500, message)),
     }
 }
 
@@ -49,13 +62,17 @@ mod tests {
     #[test]
     fn errors_take_the_providers_shapes() {
         assert_eq!(
-            error_body(Format::Anthropic, 413, "too big"),
+            error_body(Provider::Anthropic, 413, "too big"),
             r#"{"error":{"message":"too big","type":"request_too_large"},"type":"error"}"#
         );
         assert_eq!(
-            error_body(Format::OpenAi, 502, "down"),
+            error_body(Provider::OpenAi, 502, "down"),
             r#"{"error":{"code":null,"message":"down","param":null,"type":"server_error"}}"#
         );
-        assert!(stream_error_event(Format::Anthropic, "cut").starts_with("event: error\ndata: {"));
+        assert_eq!(
+            error_body(Provider::Gemini, 413, "too big"),
+            r#"{"error":{"code":413,"message":"too big","status":"INVALID_ARGUMENT"}}"#
+        );
+        assert!(stream_error_event(Provider::Anthropic, "cut").starts_with("event: error\ndata: {"));
     }
 }

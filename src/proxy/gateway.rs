@@ -5,17 +5,18 @@
 
 use std::sync::Mutex;
 
+use super::agents::agent_name;
 use super::errors::error_body;
 use super::report::{self, Totals};
-use super::request::{ClientRequest, SessionKey, agent_name};
-use super::route::{Format, Route, classify};
+use super::request::{ClientRequest, SessionKey};
+use super::route::{HeaderHints, Provider, Route, classify};
 use super::session::CallRecord;
 use super::upstreams::{Upstreams, origin, without_credentials};
 use crate::config::{Config, ProxyConfig};
 use crate::tokens::TokenCounter;
 
 /// Headers an agent may name its session with, besides a session id in the body.
-pub const SESSION_HEADERS: [&str; 2] = ["x-claude-code-session-id", "x-session-id"];
+pub const SESSION_HEADERS: [&str; 4] = ["x-claude-code-session-id", "x-session-id", "session-id", "agent-session-id"];
 
 /// What a shell knows of a request before its body: header names in lower case. A header
 /// whose value is not text is left out here (it still crosses as it came).
@@ -37,9 +38,11 @@ impl RequestHead {
         self.target.split(['?', '#']).next().unwrap_or("/")
     }
 
-    fn route(&self) -> Route {
+    /// The request's route ([`classify`]).
+    pub fn route(&self) -> Route {
         let anthropic = self.header("x-api-key").is_some() || self.header("anthropic-version").is_some();
-        classify(&self.method, &self.target, anthropic)
+        let hints = HeaderHints { anthropic, gemini: self.header("x-goog-api-key").is_some() };
+        classify(&self.method, &self.target, hints)
     }
 }
 
@@ -65,7 +68,7 @@ pub enum Admission {
 #[derive(Debug)]
 pub enum Decision {
     /// Send it upstream as it came, the reply back as it comes; `why` goes in its log line.
-    Forward { format: Format, why: String },
+    Forward { route: Route, why: String },
     /// Record it in the session of `key` and send the engine's prompt.
     Manage { key: SessionKey, request: Box<ClientRequest> },
     /// The proxy answers itself.
@@ -192,61 +195,61 @@ impl Gateway {
         let route = head.route();
         let declared = head.header("content-length").and_then(|v| v.trim().parse::<u64>().ok());
         if declared.is_some_and(|length| length > self.limits.max_body_bytes) {
-            return Admission::Refuse(self.body_refused(head, route.format()));
+            return Admission::Refuse(self.body_refused(head, route));
         }
         Admission::Read { route, limit: self.body_limit() }
     }
 
     /// The answer to a body over the limit, cut short by the agent, or never finished.
-    pub fn body_refused(&self, head: &RequestHead, format: Format) -> Answer {
+    pub fn body_refused(&self, head: &RequestHead, route: Route) -> Answer {
         let limit = self.body_limit();
         let message = format!(
             "workbench proxy: the request body is over the limit of {limit} bytes (proxy.max_body_bytes) or was cut short"
         );
         let line = format!("{} {}: refused, body over {limit} bytes or cut short", head.method, head.path());
-        self.answer(format, 413, &message, &line)
+        self.answer(route, 413, &message, &line)
     }
 
     /// The answer to a body that did not arrive within `proxy.body_timeout_ms`.
-    pub fn body_timed_out(&self, head: &RequestHead, format: Format) -> Answer {
+    pub fn body_timed_out(&self, head: &RequestHead, route: Route) -> Answer {
         let seconds = self.limits.body_timeout_ms / 1000;
         let message =
             format!("workbench proxy: the request body did not arrive within {seconds} s (proxy.body_timeout_ms)");
         let line = format!("{} {}: refused, the body did not arrive within {seconds} s", head.method, head.path());
-        self.answer(format, 408, &message, &line)
+        self.answer(route, 408, &message, &line)
     }
 
     /// What to do with a request of `route` whose body is `body`. Reading a managed request's
     /// body is the engine's heaviest step outside a session: a shell with threads runs it off
     /// its event loop.
     pub fn decide(&self, head: &RequestHead, route: Route, body: &[u8]) -> Decision {
-        let format = route.format();
-        if let Route::Passthrough(_) = route {
-            return Decision::Forward { format, why: "passed through".into() };
-        }
+        let format = match route {
+            Route::Managed(format) => format,
+            Route::Passthrough { why, .. } => return Decision::Forward { route, why: why.into() },
+        };
         match ClientRequest::parse(format, body, &self.counter) {
             Ok(request) if self.limits.side_calls && request.is_side_call() => {
-                Decision::Forward { format, why: "side call, passed through".into() }
+                Decision::Forward { route, why: "side call, passed through".into() }
             }
             Ok(mut request) => {
-                request.agent = agent_name(head.header("user-agent").unwrap_or(""));
+                request.agent = agent_name(head.header("user-agent").unwrap_or(""), &request.system_text);
                 let header_session = SESSION_HEADERS.iter().find_map(|h| head.header(h));
                 let key = request.session_key(header_session);
                 Decision::Manage { key, request: Box::new(request) }
             }
             Err(e) if e.pass_through => {
-                Decision::Forward { format, why: format!("passed through unmanaged ({})", e.message) }
+                Decision::Forward { route, why: format!("passed through unmanaged ({})", e.message) }
             }
             Err(e) => {
                 let line = format!("{} {}: refused ({}): {}", head.method, head.path(), e.status, e.message);
-                Decision::Answer(self.answer(format, e.status, &format!("workbench proxy: {}", e.message), &line))
+                Decision::Answer(self.answer(route, e.status, &format!("workbench proxy: {}", e.message), &line))
             }
         }
     }
 
-    /// The upstream URL of a request for `format`.
-    pub fn upstream_url(&self, format: Format, head: &RequestHead) -> String {
-        self.upstreams.url(format, &head.target)
+    /// The upstream URL of a request of `route`.
+    pub fn upstream_url(&self, route: Route, head: &RequestHead) -> String {
+        self.upstreams.url(route, &head.target)
     }
 
     /// The log line of a request sent on as it came, with the upstream's status.
@@ -255,26 +258,29 @@ impl Gateway {
     }
 
     /// The answer to a forwarded request the upstream gave no reply to.
-    pub fn forward_failed(&self, head: &RequestHead, format: Format, why: &str, failure: &Failure) -> Answer {
+    pub fn forward_failed(&self, head: &RequestHead, route: Route, why: &str, failure: &Failure) -> Answer {
         let line = format!("{} {}: {why}, {}", head.method, head.path(), failure.message());
-        self.answer(format, failure.status(), &format!("workbench proxy: {}", failure.message()), &line)
+        self.answer(route, failure.status(), &format!("workbench proxy: {}", failure.message()), &line)
     }
 
     /// The answer to a managed call the upstream gave no reply to (its log line is the call's).
-    pub fn call_failed(&self, format: Format, failure: &Failure) -> (u16, String) {
-        (failure.status(), error_body(format, failure.status(), &format!("workbench proxy: {}", failure.message())))
+    pub fn call_failed(&self, route: Route, failure: &Failure) -> (u16, String) {
+        (
+            failure.status(),
+            error_body(route.provider(), failure.status(), &format!("workbench proxy: {}", failure.message())),
+        )
     }
 
     /// The answer to a request that failed inside the shell, unexpectedly.
-    pub fn internal_error(&self, head: &RequestHead, format: Format, why: &str) -> Answer {
+    pub fn internal_error(&self, head: &RequestHead, route: Route, why: &str) -> Answer {
         let line = format!("{} {}: failed: {why}", head.method, head.path());
-        self.answer(format, 500, &format!("workbench proxy: {why}"), &line)
+        self.answer(route, 500, &format!("workbench proxy: {why}"), &line)
     }
 
     /// The answer to a request that arrives while the proxy stops.
-    pub fn stopping(&self, head: &RequestHead, format: Format) -> Answer {
+    pub fn stopping(&self, head: &RequestHead, route: Route) -> Answer {
         let line = format!("{} {}: refused, the proxy is stopping", head.method, head.path());
-        self.answer(format, 503, "workbench proxy: the proxy is stopping", &line)
+        self.answer(route, 503, "workbench proxy: the proxy is stopping", &line)
     }
 
     /// The log line of a managed call, counted in the totals.
@@ -294,12 +300,19 @@ impl Gateway {
         format!("{url}\nANTHROPIC_BASE_URL={url}\nOPENAI_BASE_URL={url}/v1")
     }
 
-    /// The first log line, once listening.
+    /// The first log line, once listening: where each provider's requests go.
     pub fn start_line(&self, url: &str, store_dir: &str) -> String {
+        let upstreams: Vec<String> = [
+            (Provider::Anthropic, "Anthropic Messages"),
+            (Provider::OpenAi, "OpenAI Chat Completions and Responses"),
+            (Provider::Gemini, "Gemini"),
+        ]
+        .iter()
+        .map(|&(provider, api)| format!("{} ({api})", without_credentials(self.upstreams.base(provider))))
+        .collect();
         format!(
-            "workbench proxy: listening on {url}; upstreams {} (Anthropic Messages) and {} (OpenAI Chat Completions); sessions saved under {store_dir}",
-            without_credentials(self.upstreams.base(Format::Anthropic)),
-            without_credentials(self.upstreams.base(Format::OpenAi)),
+            "workbench proxy: listening on {url}; upstreams {}; sessions saved under {store_dir}",
+            upstreams.join(", ")
         )
     }
 
@@ -308,8 +321,8 @@ impl Gateway {
         report::one_line(&format!("workbench proxy: {text}"))
     }
 
-    fn answer(&self, format: Format, status: u16, message: &str, line: &str) -> Answer {
-        Answer { status, body: error_body(format, status, message), line: self.request_line(line) }
+    fn answer(&self, route: Route, status: u16, message: &str, line: &str) -> Answer {
+        Answer { status, body: error_body(route.provider(), status, message), line: self.request_line(line) }
     }
 }
 
@@ -357,8 +370,14 @@ mod tests {
         assert_eq!(answer.status, 413);
         assert!(answer.body.contains("request_too_large"), "{}", answer.body);
         assert_eq!(answer.line, "workbench proxy: POST /v1/messages: refused, body over 100 bytes or cut short");
+        let gemini = head("POST", "/v1beta/models/g:generateContent?key=k", &[("content-length", "101")]);
+        let Admission::Refuse(answer) = gateway.admit(&gemini) else { panic!("admitted") };
+        assert!(answer.body.contains(r#""status":"INVALID_ARGUMENT""#), "Gemini's shape: {}", answer.body);
         let fine = head("POST", "/v1/chat/completions", &[("content-length", "100")]);
-        assert_eq!(gateway.admit(&fine), Admission::Read { route: Route::Managed(Format::OpenAi), limit: 100 });
+        assert_eq!(
+            gateway.admit(&fine),
+            Admission::Read { route: Route::Managed(super::super::Format::OpenAi), limit: 100 }
+        );
     }
 
     #[test]
@@ -386,5 +405,6 @@ mod tests {
         let line = Gateway::new(&Config::default(), upstreams).start_line("http://127.0.0.1:1", "/s");
         assert!(!line.contains("pass"), "{line}");
         assert!(line.contains("https://gateway.example/v1 (Anthropic Messages)"), "{line}");
+        assert!(line.contains("https://gateway.example/v1 (Gemini)"), "every provider is named: {line}");
     }
 }

@@ -18,6 +18,7 @@
 //!    usage and keeps it; [`Worker::close`] saves the sessions. Every log line is the
 //!    [`Gateway`]'s ([`report`]).
 
+mod agents;
 mod anthropic;
 pub mod args;
 pub mod conversation;
@@ -36,13 +37,14 @@ pub mod upstreams;
 pub mod wire;
 pub mod worker;
 
+pub use agents::agent_name;
 pub use anthropic::MAX_BREAKPOINTS;
 pub use errors::{error_body, stream_error_event};
 pub use gateway::{Admission, Answer, Cause, Decision, Failure, Gateway, RequestHead};
 pub use pump::{End, Ending, ReplyPump};
 pub use reply::{ProviderUsage, ReplyOutcome, ReplyReader};
-pub use request::{ClientMessage, ClientRequest, RequestError, SessionKey, agent_name};
-pub use route::{Format, Route, classify, upstream_url};
+pub use request::{ClientMessage, ClientRequest, RequestError, SessionKey};
+pub use route::{Format, HeaderHints, Provider, Route, classify, upstream_url};
 pub use session::{CALLS_FILE, CallRecord, Extension, Prepared, ProxySession};
 pub use table::SessionTable;
 pub use upstreams::Upstreams;

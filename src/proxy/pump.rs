@@ -100,7 +100,7 @@ impl ReplyPump {
             _ => None,
         };
         let why = if cut { note } else { unfinished };
-        let trailer = why.map(|why| stream_error_event(self.format, &format!("workbench proxy: {why}")));
+        let trailer = why.map(|why| stream_error_event(self.format.provider(), &format!("workbench proxy: {why}")));
         Ending { trailer, outcome }
     }
 }

@@ -39,13 +39,17 @@ impl Totals {
     }
 }
 
-/// `session #call model: A → B tokens (−N%), cached X% (expected Y%), rewrites, status, notes`.
+/// `session #call model (agent on the first call): A → B tokens (−N%), cached X% (expected Y%), rewrites, status, notes`.
 pub fn describe(record: &CallRecord) -> String {
     let mut line = if record.trace_id.is_empty() {
         "workbench proxy: (no session)".to_owned()
     } else {
         format!("workbench proxy: {} #{} {}", record.trace_id, record.call, record.model)
     };
+    // A session's first call names its agent.
+    if record.call == 1 && !record.agent.is_empty() {
+        line.push_str(&format!(" ({})", record.agent));
+    }
     if record.managed {
         let fewer =
             share(record.client_tokens.saturating_sub(record.prompt_tokens) as u64, record.client_tokens as u64);

@@ -174,12 +174,6 @@ impl ClientRequest {
     }
 }
 
-/// The agent a `User-Agent` header names: its first product token (`claude-cli/2.1.328`), at
-/// most 64 characters of it.
-pub fn agent_name(user_agent: &str) -> String {
-    user_agent.split_whitespace().next().unwrap_or("").chars().filter(|c| !c.is_control()).take(64).collect()
-}
-
 /// Which conversation a request belongs to: the agent's session id when it sends one (Claude
 /// Code's `metadata.user_id`, an `x-session-id`-like header) and a hash of the first message
 /// (which tells a session's sub-agents apart); without a session id, the hash also covers the

@@ -1,6 +1,8 @@
-//! Which requests the proxy manages, which provider a request is for, and where it goes.
+//! Which API a request is for, whether the proxy manages it, and where it goes. A request is
+//! classified by its path and method (what the API is), its headers deciding only for paths
+//! every provider has (`/v1/models`).
 
-/// The wire format of a provider's API.
+/// The wire format of a conversation API the engine manages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Format {
     /// Anthropic Messages (`POST /v1/messages`).
@@ -22,11 +24,51 @@ impl Format {
         [Format::Anthropic, Format::OpenAi].into_iter().find(|f| f.name() == name)
     }
 
+    /// The provider whose API this is.
+    pub fn provider(self) -> Provider {
+        match self {
+            Format::Anthropic => Provider::Anthropic,
+            Format::OpenAi => Provider::OpenAi,
+        }
+    }
+
+    /// The API's own path (`/v1/messages`), which a client may send without its `/v1`.
+    fn path(self) -> &'static str {
+        match self {
+            Format::Anthropic => "/v1/messages",
+            Format::OpenAi => "/v1/chat/completions",
+        }
+    }
+}
+
+/// Whose API a request is for: the upstream it goes to and the shape of the proxy's own errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Provider {
+    Anthropic,
+    /// OpenAI and every server compatible with it (Chat Completions, Responses, `/v1/models`).
+    OpenAi,
+    /// Google's Gemini API (`/v1beta/models/{model}:generateContent`).
+    Gemini,
+}
+
+impl Provider {
+    pub const ALL: [Provider; 3] = [Provider::Anthropic, Provider::OpenAi, Provider::Gemini];
+
+    /// Its name in `--upstream NAME=URL` and in log lines.
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "anthropic",
+            Provider::OpenAi => "openai",
+            Provider::Gemini => "gemini",
+        }
+    }
+
     /// The provider's own API, where requests go unless the upstream is overridden.
     pub fn default_upstream(self) -> &'static str {
         match self {
-            Format::Anthropic => "https://api.anthropic.com",
-            Format::OpenAi => "https://api.openai.com",
+            Provider::Anthropic => "https://api.anthropic.com",
+            Provider::OpenAi => "https://api.openai.com",
+            Provider::Gemini => "https://generativelanguage.googleapis.com",
         }
     }
 }
@@ -36,76 +78,162 @@ impl Format {
 pub enum Route {
     /// A conversation turn the engine manages (unless it is a side call).
     Managed(Format),
-    /// Anything else (`/v1/models`, `/v1/messages/count_tokens`, unknown routes): sent to the
-    /// provider's upstream unchanged.
-    Passthrough(Format),
+    /// Anything else (`/v1/models`, `/v1/messages/count_tokens`, APIs not managed yet): sent to
+    /// the provider's upstream unchanged; `why` goes in its log line.
+    Passthrough { provider: Provider, why: &'static str },
 }
 
 impl Route {
-    pub fn format(self) -> Format {
+    /// The format of a managed route.
+    pub fn managed(self) -> Option<Format> {
         match self {
-            Route::Managed(format) | Route::Passthrough(format) => format,
+            Route::Managed(format) => Some(format),
+            Route::Passthrough { .. } => None,
+        }
+    }
+
+    pub fn provider(self) -> Provider {
+        match self {
+            Route::Managed(format) => format.provider(),
+            Route::Passthrough { provider, .. } => provider,
         }
     }
 }
 
-/// The route of a request. `path` may carry a query string (`/v1/messages?beta=true`), which is
-/// kept as it is when the request is forwarded. `anthropic_headers` says whether the request
-/// carries `x-api-key` or `anthropic-version` (how a pass-through request is told apart).
-pub fn classify(method: &str, path: &str, anthropic_headers: bool) -> Route {
-    let bare = path.split(['?', '#']).next().unwrap_or("").trim_end_matches('/');
-    let post = method.eq_ignore_ascii_case("POST");
-    if post && bare == "/v1/messages" {
-        return Route::Managed(Format::Anthropic);
-    }
-    if post && (bare == "/v1/chat/completions" || bare == "/chat/completions") {
-        return Route::Managed(Format::OpenAi);
-    }
-    let anthropic = anthropic_headers || bare.starts_with("/v1/messages") || bare.starts_with("/v1/complete");
-    Route::Passthrough(if anthropic { Format::Anthropic } else { Format::OpenAi })
+/// What a request's headers say of its provider, for the paths that do not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeaderHints {
+    /// `x-api-key` or `anthropic-version`.
+    pub anthropic: bool,
+    /// `x-goog-api-key`.
+    pub gemini: bool,
 }
 
-/// The upstream URL of a request: `base` (a server, or a `…/v1` base) joined with the request's
-/// path and query, without doubling a `/v1`.
-pub fn upstream_url(base: &str, path: &str) -> String {
-    let base = base.trim_end_matches('/');
-    let path = if path.starts_with('/') { path.to_owned() } else { format!("/{path}") };
-    match path.strip_prefix("/v1/") {
-        Some(rest) if base.ends_with("/v1") => format!("{base}/{rest}"),
-        _ => format!("{base}{path}"),
+/// The route of a request. `path` may carry a query string (`/v1/messages?beta=true`), which is
+/// kept as it is when the request is forwarded.
+pub fn classify(method: &str, path: &str, hints: HeaderHints) -> Route {
+    let bare = path.split(['?', '#']).next().unwrap_or("").trim_end_matches('/');
+    let unversioned = bare.strip_prefix("/v1").filter(|rest| rest.starts_with('/')).unwrap_or(bare);
+    let post = method.eq_ignore_ascii_case("POST");
+    let pass = |provider, why| Route::Passthrough { provider, why };
+    match unversioned {
+        "/messages" if post => Route::Managed(Format::Anthropic),
+        "/chat/completions" if post => Route::Managed(Format::OpenAi),
+        _ if is_gemini(bare) || hints.gemini => pass(Provider::Gemini, "Gemini API, not managed yet, passed through"),
+        p if p == "/responses" || p.starts_with("/responses/") => {
+            pass(Provider::OpenAi, "OpenAI Responses API, not managed yet, passed through")
+        }
+        p if hints.anthropic || p.starts_with("/messages") || p.starts_with("/complete") => {
+            pass(Provider::Anthropic, "passed through")
+        }
+        _ => pass(Provider::OpenAi, "passed through"),
     }
+}
+
+/// A Gemini API path: under `/v1beta` or `/v1alpha`, or a model's method
+/// (`/v1/models/gemini-2.5-pro:generateContent`); OpenAI's `/v1/models/{id}` has no method.
+fn is_gemini(bare: &str) -> bool {
+    let first = bare.trim_start_matches('/').split('/').next().unwrap_or("");
+    let method = bare.rsplit('/').next().is_some_and(|last| last.contains(':'));
+    first == "v1beta" || first == "v1alpha" || (bare.contains("/models/") && method)
+}
+
+/// The upstream URL of a request of `route`: `base` (a server, or an API base with a path such
+/// as `…/v1`) joined with the request's path and query. A managed API's path gets its version
+/// toward a bare server (`/messages` → `/v1/messages`); a path is never given a segment its base
+/// already ends with (`…/v1` + `/v1/models` → `…/v1/models`, `…/v1beta` + `/v1beta/models/…`).
+pub fn upstream_url(base: &str, route: Route, target: &str) -> String {
+    let base = base.trim_end_matches('/');
+    let target = if target.starts_with('/') { target.to_owned() } else { format!("/{target}") };
+    let (path, query) = target.split_at(target.find(['?', '#']).unwrap_or(target.len()));
+    let bare_server = base.split_once("://").is_none_or(|(_, rest)| !rest.contains('/'));
+    let path = match route {
+        Route::Managed(format) if bare_server && !path.starts_with("/v1/") => format.path().to_owned(),
+        _ => path.to_owned(),
+    };
+    let last = base.rsplit('/').next().unwrap_or("");
+    let path = match path.strip_prefix('/').and_then(|p| p.strip_prefix(last)) {
+        Some(rest) if !bare_server && (rest.is_empty() || rest.starts_with('/')) => rest.to_owned(),
+        _ => path,
+    };
+    format!("{base}{path}{query}")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn routes_by_method_and_path() {
-        assert_eq!(classify("POST", "/v1/messages?beta=true", true), Route::Managed(Format::Anthropic));
-        assert_eq!(classify("POST", "/v1/chat/completions", false), Route::Managed(Format::OpenAi));
-        assert_eq!(classify("POST", "/chat/completions", false), Route::Managed(Format::OpenAi));
-        assert_eq!(
-            classify("POST", "/v1/messages/count_tokens?beta=true", true),
-            Route::Passthrough(Format::Anthropic)
-        );
-        assert_eq!(classify("GET", "/v1/messages", false), Route::Passthrough(Format::Anthropic));
-        assert_eq!(classify("GET", "/v1/models", true), Route::Passthrough(Format::Anthropic));
-        assert_eq!(classify("GET", "/v1/models", false), Route::Passthrough(Format::OpenAi));
-        assert_eq!(classify("HEAD", "/api/hello", false), Route::Passthrough(Format::OpenAi));
+    const NONE: HeaderHints = HeaderHints { anthropic: false, gemini: false };
+    const ANTHROPIC: HeaderHints = HeaderHints { anthropic: true, gemini: false };
+
+    fn provider(method: &str, path: &str, hints: HeaderHints) -> Provider {
+        classify(method, path, hints).provider()
     }
 
     #[test]
-    fn upstream_urls_keep_the_query_and_one_v1() {
+    fn routes_by_api_then_by_header() {
+        assert_eq!(classify("POST", "/v1/messages?beta=true", ANTHROPIC), Route::Managed(Format::Anthropic));
+        assert_eq!(classify("POST", "/messages", NONE), Route::Managed(Format::Anthropic), "Cline's form");
+        assert_eq!(classify("POST", "/v1/chat/completions", NONE), Route::Managed(Format::OpenAi));
+        assert_eq!(classify("POST", "/chat/completions/", ANTHROPIC), Route::Managed(Format::OpenAi));
+        assert_eq!(provider("POST", "/v1/messages/count_tokens?beta=true", NONE), Provider::Anthropic);
+        assert_eq!(provider("GET", "/v1/messages", NONE), Provider::Anthropic);
+        assert_eq!(provider("GET", "/v1/models", ANTHROPIC), Provider::Anthropic);
+        assert_eq!(provider("GET", "/v1/models", NONE), Provider::OpenAi);
+        assert_eq!(provider("GET", "/v1/models/gpt-4o", NONE), Provider::OpenAi);
+        assert_eq!(provider("HEAD", "/api/hello", NONE), Provider::OpenAi);
+        let responses = classify("POST", "/v1/responses", ANTHROPIC);
+        assert_eq!(responses.provider(), Provider::OpenAi, "the path decides, not a stray header");
+        assert!(matches!(responses, Route::Passthrough { why, .. } if why.contains("Responses")));
+        assert_eq!(provider("GET", "/responses/resp_1", NONE), Provider::OpenAi);
+        let gemini = "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse";
+        assert_eq!(provider("POST", gemini, NONE), Provider::Gemini);
+        assert_eq!(provider("POST", "/v1/models/gemini-2.5-flash:generateContent", NONE), Provider::Gemini);
+        assert_eq!(provider("GET", "/v1beta/models", NONE), Provider::Gemini);
+        assert_eq!(provider("GET", "/v1/models", HeaderHints { gemini: true, anthropic: false }), Provider::Gemini);
+    }
+
+    fn url(base: &str, route: Route, target: &str) -> String {
+        upstream_url(base, route, target)
+    }
+
+    #[test]
+    fn upstream_urls_keep_the_query_and_never_double_a_prefix() {
+        let messages = Route::Managed(Format::Anthropic);
+        let chat = Route::Managed(Format::OpenAi);
+        let other = |provider| Route::Passthrough { provider, why: "" };
         assert_eq!(
-            upstream_url("https://api.anthropic.com", "/v1/messages?beta=true"),
+            url("https://api.anthropic.com", messages, "/v1/messages?beta=true"),
             "https://api.anthropic.com/v1/messages?beta=true"
         );
+        assert_eq!(url("https://api.anthropic.com/", messages, "/messages"), "https://api.anthropic.com/v1/messages");
         assert_eq!(
-            upstream_url("http://127.0.0.1:9/v1/", "/v1/chat/completions"),
+            url("https://api.openai.com", chat, "/chat/completions"),
+            "https://api.openai.com/v1/chat/completions"
+        );
+        assert_eq!(
+            url("http://127.0.0.1:9/v1/", chat, "/v1/chat/completions"),
             "http://127.0.0.1:9/v1/chat/completions"
         );
-        assert_eq!(upstream_url("http://h/base", "/v1/models"), "http://h/base/v1/models");
-        assert_eq!(upstream_url("http://h/v1", "/chat/completions"), "http://h/v1/chat/completions");
+        assert_eq!(url("http://h/v1", chat, "/chat/completions"), "http://h/v1/chat/completions");
+        assert_eq!(
+            url("https://generativelanguage.googleapis.com/v1beta/openai", chat, "/chat/completions"),
+            "https://generativelanguage.googleapis.com/v1beta/openai/chat/completions"
+        );
+        assert_eq!(url("http://h/base", other(Provider::OpenAi), "/v1/models"), "http://h/base/v1/models");
+        let gemini = "/v1beta/models/g:streamGenerateContent?alt=sse";
+        assert_eq!(
+            url("https://generativelanguage.googleapis.com", other(Provider::Gemini), gemini),
+            "https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(
+            url("http://gw/v1beta", other(Provider::Gemini), gemini),
+            "http://gw/v1beta/models/g:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(
+            url("http://gw/v1", other(Provider::OpenAi), "/v1beta/x"),
+            "http://gw/v1/v1beta/x",
+            "a whole segment"
+        );
     }
 }

@@ -57,7 +57,7 @@ pub struct CallRecord {
     pub call: u64,
     pub at_ms: u64,
     pub model: String,
-    /// The agent that sent it (its `User-Agent`'s first product token), or empty.
+    /// The agent that sent it ([`super::agent_name`]: `Claude Code 2.1.328`), or empty.
     pub agent: String,
     pub stream: bool,
     /// The engine's prompt went upstream (false: the agent's own request went through, and

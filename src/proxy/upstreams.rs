@@ -1,58 +1,51 @@
 //! Where the proxy sends each provider's requests: the `--upstream` flags read once for every
 //! shell, and the URL of a request under its upstream.
 
-use super::route::{Format, upstream_url};
+use super::route::{Provider, Route, upstream_url};
 
-/// The upstream base URL of each format.
+/// The upstream base URL of each provider.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Upstreams {
-    pub anthropic: String,
-    pub openai: String,
+    bases: [String; 3],
 }
 
 impl Default for Upstreams {
     fn default() -> Self {
-        Upstreams {
-            anthropic: Format::Anthropic.default_upstream().to_owned(),
-            openai: Format::OpenAi.default_upstream().to_owned(),
-        }
+        Upstreams { bases: Provider::ALL.map(|p| p.default_upstream().to_owned()) }
     }
 }
 
 impl Upstreams {
-    /// The providers' own APIs unless a flag names another: `URL` (every route) or
-    /// `anthropic=URL` / `openai=URL`, later flags winning.
+    /// The providers' own APIs unless a flag names another: `URL` (every provider) or
+    /// `NAME=URL` (`anthropic`, `openai`, `gemini`), later flags winning.
     pub fn from_flags<S: AsRef<str>>(flags: &[S]) -> Result<Upstreams, String> {
         let mut upstreams = Upstreams::default();
         for flag in flags.iter().map(AsRef::as_ref) {
-            let (target, url) = match flag.split_once('=') {
-                Some(("anthropic", url)) => (Some(Format::Anthropic), url),
-                Some(("openai", url)) => (Some(Format::OpenAi), url),
-                _ => (None, flag),
-            };
+            let named = flag.split_once('=').and_then(|(name, url)| {
+                let provider = Provider::ALL.into_iter().find(|p| p.name() == name)?;
+                Some((Some(provider), url))
+            });
+            let (target, url) = named.unwrap_or((None, flag));
             if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(format!("--upstream `{flag}`: expected URL, anthropic=URL or openai=URL with http(s)://"));
+                return Err(format!(
+                    "--upstream `{flag}`: expected URL, anthropic=URL, openai=URL or gemini=URL with http(s)://"
+                ));
             }
-            let url = url.trim_end_matches('/').to_owned();
-            match target {
-                Some(Format::Anthropic) => upstreams.anthropic = url,
-                Some(Format::OpenAi) => upstreams.openai = url,
-                None => (upstreams.anthropic, upstreams.openai) = (url.clone(), url),
+            let url = url.trim_end_matches('/');
+            for provider in Provider::ALL.into_iter().filter(|p| target.is_none_or(|t| t == *p)) {
+                upstreams.bases[provider as usize] = url.to_owned();
             }
         }
         Ok(upstreams)
     }
 
-    pub fn base(&self, format: Format) -> &str {
-        match format {
-            Format::Anthropic => &self.anthropic,
-            Format::OpenAi => &self.openai,
-        }
+    pub fn base(&self, provider: Provider) -> &str {
+        &self.bases[provider as usize]
     }
 
-    /// Where a request for `format` with this path and query goes.
-    pub fn url(&self, format: Format, target: &str) -> String {
-        upstream_url(self.base(format), target)
+    /// Where a request of `route` with this path and query goes.
+    pub fn url(&self, route: Route, target: &str) -> String {
+        upstream_url(self.base(route.provider()), route, target)
     }
 }
 
@@ -78,14 +71,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn flags_name_one_upstream_or_both() {
-        let both = Upstreams::from_flags(&["http://127.0.0.1:9/"]).unwrap();
-        assert_eq!((both.anthropic.as_str(), both.openai.as_str()), ("http://127.0.0.1:9", "http://127.0.0.1:9"));
-        let one = Upstreams::from_flags(&["openai=https://openrouter.ai/api/v1"]).unwrap();
-        assert_eq!(one.anthropic, "https://api.anthropic.com");
-        assert_eq!(one.url(Format::OpenAi, "/v1/chat/completions"), "https://openrouter.ai/api/v1/chat/completions");
+    fn flags_name_one_upstream_or_every_one() {
+        let every = Upstreams::from_flags(&["http://127.0.0.1:9/"]).unwrap();
+        assert!(Provider::ALL.iter().all(|&p| every.base(p) == "http://127.0.0.1:9"));
+        let one = Upstreams::from_flags(&["openai=https://openrouter.ai/api/v1", "gemini=http://g"]).unwrap();
+        assert_eq!(one.base(Provider::Anthropic), "https://api.anthropic.com");
+        assert_eq!(one.base(Provider::Gemini), "http://g");
+        let chat = Route::Managed(super::super::Format::OpenAi);
+        assert_eq!(one.url(chat, "/v1/chat/completions"), "https://openrouter.ai/api/v1/chat/completions");
         let error = Upstreams::from_flags(&["ftp://x"]).unwrap_err();
-        assert_eq!(error, "--upstream `ftp://x`: expected URL, anthropic=URL or openai=URL with http(s)://");
+        assert_eq!(
+            error,
+            "--upstream `ftp://x`: expected URL, anthropic=URL, openai=URL or gemini=URL with http(s)://"
+        );
     }
 
     #[test]

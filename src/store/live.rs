@@ -25,7 +25,8 @@ pub struct SessionSummary {
     pub meta: TraceMeta,
     /// A proxy wrote it: the trace has the proxy's `calls.jsonl`.
     pub proxied: bool,
-    /// The agent of its calls (the first call that names one, as `claude-cli/2.1.3`), or empty.
+    /// The agent of its calls (the first call that names one, as `Claude Code 2.1.328`; older
+    /// stores have the User-Agent product, `claude-cli/2.1.3`), or empty.
     pub agent: String,
     /// Changes whenever `meta.json` or `calls.jsonl` changed.
     pub stamp: String,

@@ -20,7 +20,7 @@ export interface SessionSummary {
   meta: TraceMeta;
   /** A proxy wrote it (it has the proxy's record of each call). */
   proxied: boolean;
-  /** The agent of its calls (`claude-cli/2.1.3`), or empty. */
+  /** The agent of its calls (`Claude Code 2.1.328`; older stores: `claude-cli/2.1.3`), or empty. */
   agent: string;
   /** Pass it back to learn cheaply whether the trace changed. */
   stamp: string;

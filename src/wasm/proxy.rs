@@ -94,7 +94,7 @@ impl ProxyGateway {
         let head = head_of(method, target, &raw_headers);
         let (route, limit, answer) = match self.gateway.admit(&head) {
             Admission::Read { route, limit } => (route, limit, None),
-            Admission::Refuse(answer) => (head_route(&head), 0, Some(answer)),
+            Admission::Refuse(answer) => (head.route(), 0, Some(answer)),
         };
         ProxyRequest { head, route, limit, answer, why: None, key: None }
     }
@@ -104,7 +104,7 @@ impl ProxyGateway {
     /// `traceBase`) or `answer` (send `answer()`).
     pub fn decide(&self, request: &mut ProxyRequest, body: Option<Vec<u8>>) -> String {
         let decision = match body {
-            None => Decision::Answer(self.gateway.body_refused(&request.head, request.route.format())),
+            None => Decision::Answer(self.gateway.body_refused(&request.head, request.route)),
             Some(body) => self.gateway.decide(&request.head, request.route, &body),
         };
         match decision {
@@ -135,7 +135,7 @@ impl ProxyGateway {
     /// Where `request` goes upstream.
     #[wasm_bindgen(js_name = upstreamUrl)]
     pub fn upstream_url(&self, request: &ProxyRequest) -> String {
-        self.gateway.upstream_url(request.route.format(), &request.head)
+        self.gateway.upstream_url(request.route, &request.head)
     }
 
     /// The log line of a forwarded request, with the upstream's status.
@@ -153,8 +153,7 @@ impl ProxyGateway {
         cause: Option<String>,
     ) -> Result<JsValue, JsValue> {
         let failure = self.failure(request, failure, cause.as_deref())?;
-        let format = request.route.format();
-        answer_js(&self.gateway.forward_failed(&request.head, format, request.why(), &failure))
+        answer_js(&self.gateway.forward_failed(&request.head, request.route, request.why(), &failure))
     }
 
     /// The answer to a managed call the upstream gave no reply to, and the outcome its worker
@@ -167,39 +166,44 @@ impl ProxyGateway {
         cause: Option<String>,
     ) -> Result<JsValue, JsValue> {
         let failure = self.failure(request, failure, cause.as_deref())?;
-        let (status, body) = self.gateway.call_failed(request.route.format(), &failure);
+        let (status, body) = self.gateway.call_failed(request.route, &failure);
         to_js_value(&serde_json::json!({"status": status, "body": body, "outcome": no_reply(failure.message())}))
     }
 
     /// The answer to a request that failed inside the JS server.
     #[wasm_bindgen(js_name = internalError, unchecked_return_type = "{ status: number; body: string; line: string }")]
     pub fn internal_error(&self, request: &ProxyRequest, why: &str) -> Result<JsValue, JsValue> {
-        answer_js(&self.gateway.internal_error(&request.head, request.route.format(), why))
+        answer_js(&self.gateway.internal_error(&request.head, request.route, why))
     }
 
     /// The answer to a request whose body did not arrive within `proxy.body_timeout_ms`.
     #[wasm_bindgen(js_name = bodyTimedOut, unchecked_return_type = "{ status: number; body: string; line: string }")]
     pub fn body_timed_out(&self, request: &ProxyRequest) -> Result<JsValue, JsValue> {
-        answer_js(&self.gateway.body_timed_out(&request.head, request.route.format()))
+        answer_js(&self.gateway.body_timed_out(&request.head, request.route))
     }
 
     /// The answer to a request that arrives while the proxy stops.
     #[wasm_bindgen(unchecked_return_type = "{ status: number; body: string; line: string }")]
     pub fn stopping(&self, request: &ProxyRequest) -> Result<JsValue, JsValue> {
-        answer_js(&self.gateway.stopping(&request.head, request.route.format()))
+        answer_js(&self.gateway.stopping(&request.head, request.route))
     }
 
     /// A pump for the reply of `request` with `status` and `contentType`.
     #[wasm_bindgen(js_name = replyPump)]
-    pub fn reply_pump(&self, request: &ProxyRequest, status: u16, content_type: Option<String>) -> ReplyPump {
-        let format = request.route.format();
+    pub fn reply_pump(
+        &self,
+        request: &ProxyRequest,
+        status: u16,
+        content_type: Option<String>,
+    ) -> Result<ReplyPump, JsValue> {
+        let format = request.route.managed().ok_or_else(|| invalid("replyPump takes a managed request".into()))?;
         let limit = self.gateway.body_limit();
-        ReplyPump {
+        Ok(ReplyPump {
             pump: Some(crate::proxy::ReplyPump::new(format, status, content_type.as_deref(), limit)),
             status,
             outcome: None,
             counter: *self.gateway.counter(),
-        }
+        })
     }
 
     /// The log line of a managed call (its record and trace id from its worker), counted.
@@ -262,10 +266,10 @@ pub struct ProxyRequest {
 
 #[wasm_bindgen]
 impl ProxyRequest {
-    /// `anthropic` or `openai`: the provider whose shapes its answers take.
+    /// A managed request's API format (`anthropic`, `openai`).
     #[wasm_bindgen(getter)]
-    pub fn format(&self) -> String {
-        self.route.format().name().to_owned()
+    pub fn format(&self) -> Option<String> {
+        self.route.managed().map(|format| format.name().to_owned())
     }
 
     /// The most body bytes to read; 0 when the request is refused at once (`answer()`).
@@ -304,11 +308,6 @@ impl ProxyRequest {
     fn why(&self) -> &str {
         self.why.as_deref().unwrap_or("passed through")
     }
-}
-
-fn head_route(head: &RequestHead) -> Route {
-    let anthropic = head.header("x-api-key").is_some() || head.header("anthropic-version").is_some();
-    crate::proxy::classify(&head.method, &head.target, anthropic)
 }
 
 /// A managed reply on its way to the agent (see the library's `ReplyPump`).

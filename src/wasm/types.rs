@@ -59,7 +59,7 @@ export type PreparedCall = Assembly & (
 );
 /** One line of a proxied session's `calls.jsonl`: what the agent sent, what went upstream, what the provider reported. */
 export interface ProxyCallRecord {
-  call: number; at_ms: number; model: string; /** The agent's User-Agent product (`claude-cli/2.1.328`), or empty. */ agent: string;
+  call: number; at_ms: number; model: string; /** The agent as the proxy names it (`Claude Code 2.1.328`), or empty. */ agent: string;
   stream: boolean; /** The engine's prompt went upstream (else `notes` say why not). */ managed: boolean;
   messages: number; new_messages: number; /** Prompt tokens the agent sent. */ client_tokens: number;
   /** Prompt tokens the upstream received. */ prompt_tokens: number; expected_cached_tokens: number;

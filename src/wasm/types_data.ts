@@ -969,7 +969,11 @@ export type StoreConfig = {
  * the same bytes on every later call.
  */
 export type TailBlock = {
-  start: number, end: number, text: string, delta_text: string,
+  start: number, end: number, text: string,
+  /**
+   * The STATE_DELTA as sent; empty (nothing sent) when the delta says nothing.
+   */
+  delta_text: string,
   /**
    * `extractive` or `llm`.
    */

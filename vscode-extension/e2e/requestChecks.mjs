@@ -31,13 +31,14 @@ export function checkToolsAndRules(agentRequests, expectedGoalTools) {
 export function checkCompaction(agentRequests) {
   const logText = buildLog();
   const isLogRead = (m) => m.role === 'tool' && textOf(m).includes('INFO step 1: compiled module m1') && textOf(m).length >= logText.length;
-  const blockAt = (r) => r.body.messages.findIndex((m) => m.role === 'system' && textOf(m).startsWith('<compressed_turns'));
+  // Past the leading system prompt the engine's blocks travel as user text under a `[system]` line.
+  const blockAt = (r) => r.body.messages.findIndex((m) => m.role === 'user' && textOf(m).startsWith('[system]\n<compressed_turns'));
   const c = agentRequests.findIndex((r) => blockAt(r) >= 0);
   assert.ok(c > 0, 'some request carries a compaction block (<compressed_turns …>)');
   const [before, after] = [agentRequests[c - 1], agentRequests[c]];
   assert.ok(before.body.messages.some(isLogRead), 'before the compaction the first read of the log was sent whole');
   const at = blockAt(after);
-  const block = textOf(after.body.messages[at]);
+  const block = textOf(after.body.messages[at]).replace(/^\[system\]\n/, '');
   assert.match(block, /raw="m\d+\.\.m\d+"/, 'the block names the raw messages it replaces');
   const firstRead = before.body.messages.findIndex(isLogRead);
   assert.ok(firstRead >= at, `the first read (message ${firstRead}) lay inside the compacted part (from message ${at})`);

@@ -91,6 +91,7 @@ test('what it saved, by hand: tokens sent vs received, the cached share the prov
 test('sessions are named by agent, first user message and time; the newest proxied one is followed', () => {
   const entry = (traceId: string, updated: number, proxied: boolean, agent = ''): SessionEntry => ({ traceId, proxied, agent, meta: JSON.parse(meta(traceId, { updated_at: updated })) as TraceMeta });
   assert.equal(agentName(entry('a', 1, true, 'claude-cli/2.1.328')), 'claude-cli 2.1.328');
+  assert.equal(agentName(entry('a', 1, true, 'Claude Code 2.1.328')), 'Claude Code 2.1.328', 'as the proxy names it now');
   assert.equal(agentName(entry('a', 1, true)), 'an agent');
   assert.equal(agentName(entry('a', 1, false)), 'Context Workbench agent');
   assert.equal(trimmedMission('<system-reminder>\nAs you answer…\n</system-reminder>\n  Fix   the\nparser '), 'Fix the parser');

@@ -16,7 +16,7 @@ import { type End, SendError, pump, replyHeaders, send } from './upstream.js';
 export interface ProxyOptions {
   /** 127.0.0.1's port; 8787 by default, 0 picks a free one. */
   port?: number;
-  /** `URL` (both routes) or `anthropic=URL` / `openai=URL`, in order; the providers' own by default. */
+  /** `URL` (every API) or `NAME=URL` (`anthropic`, `openai`, `gemini`), in order; the providers' own by default. */
   upstream?: string | string[];
   /** The directory sessions belong to (`CODE_LAW.md` is read there); `process.cwd()` by default. */
   workspace?: string;
@@ -197,7 +197,7 @@ class Proxy {
     this.#threadOfKey.set(key, thread);
     let prepared: { body?: string; record: ProxyCallRecord };
     try {
-      prepared = await this.pool.call(thread, 'prepare', req.method ?? 'POST', req.url ?? '/', req.rawHeaders, body, request.format, notes);
+      prepared = await this.pool.call(thread, 'prepare', req.method ?? 'POST', req.url ?? '/', req.rawHeaders, body, request.format ?? '', notes);
     } catch (error) {
       // The engine thread is gone: the request goes as it came, as when a session cannot open.
       request.passAs(`the session is gone (${asWorkbenchError(error).message}), passed through`);

@@ -109,7 +109,7 @@ enum Command {
     /// (`ANTHROPIC_BASE_URL=…`, `OPENAI_BASE_URL=…`); Ctrl-C saves and stops.
     #[command(disable_help_flag = true)]
     Proxy {
-        /// `--port N`, `--upstream URL` (or `anthropic=URL` / `openai=URL`, repeatable), `--store
+        /// `--port N`, `--upstream URL` (or `NAME=URL` for anthropic, openai or gemini, repeatable), `--store
         /// DIR`, `--window N`, `--config FILE`; `workbench proxy --help` says more.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "FLAGS")]
         args: Vec<String>,

@@ -1,20 +1,36 @@
-//! The signal the servers (`serve`, `proxy`) stop on.
+//! The signals the servers (`serve`, `proxy`) stop on: Ctrl-C, and SIGTERM where there are Unix
+//! signals.
 
-/// Ctrl-C, or SIGTERM where there are Unix signals.
-pub async fn stop_signal() {
+/// The stop signals, taken over from the moment it is made: a server makes it before it
+/// announces its address, so a signal that arrives at once stops it cleanly instead of ending
+/// the process unsaved (the default action). Make it inside the runtime.
+pub struct StopSignal {
     #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            },
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
+    interrupt: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignal {
+    pub fn listen() -> Result<StopSignal, String> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let take = |kind| signal(kind).map_err(|e| format!("cannot take over the stop signals: {e}"));
+            Ok(StopSignal { interrupt: take(SignalKind::interrupt())?, terminate: take(SignalKind::terminate())? })
         }
+        #[cfg(not(unix))]
+        Ok(StopSignal {})
     }
-    #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
+
+    /// The next stop signal.
+    pub async fn recv(&mut self) {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }

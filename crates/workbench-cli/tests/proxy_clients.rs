@@ -267,7 +267,8 @@ fn claude_code_session(build: Build) {
     assert!(records.iter().filter(|c| c["completed"] != json!(true)).count() <= 1, "only a reply the kill cut: {log}");
     assert!(!log.contains("differs from the upstream's"), "the proxy read each reply as Claude Code did:\n{log}");
     // Each call names its agent, and `prompt.json` holds what the upstream received last.
-    assert!(records.iter().all(|c| c["agent"].as_str().is_some_and(|a| a.starts_with("claude-cli/"))), "{log}");
+    assert!(records.iter().all(|c| c["agent"] == json!("Claude Code 2.1.328")), "the pinned CLI: {log}");
+    assert!(log.contains("(Claude Code 2.1.328): "), "the first call's line names it: {log}");
     let prompt: Value =
         serde_json::from_str(&std::fs::read_to_string(store.join(&trace).join("prompt.json")).unwrap()).unwrap();
     assert_eq!(prompt["tokens"], records.last().unwrap()["prompt_tokens"], "prompt.json is the newest call's");

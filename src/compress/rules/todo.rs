@@ -1,4 +1,4 @@
-//! TodoWrite (and Codex's `update_plan`): a recap of the list, never the list itself.
+//! A plan tool's output (`TodoWrite`, `update_plan`, `write_todos`, …): a recap of the list, never the list itself.
 
 use serde_json::Value;
 
@@ -9,7 +9,7 @@ pub fn todo_write<'a>(cx: &Context<'_>, output: &'a str) -> Draft<'a> {
     let Some(items) = items else { return super::bash::fallback(cx, output) };
     let status = |item: &Value| item.get("status").and_then(Value::as_str).unwrap_or("pending").to_owned();
     let title = |item: &Value| {
-        let keys = ["content", "step", "title", "activeForm"];
+        let keys = ["content", "step", "description", "title", "activeForm"];
         keys.iter().find_map(|k| item.get(*k).and_then(Value::as_str)).unwrap_or("").to_owned()
     };
     let count = |s: &str| items.iter().filter(|i| status(i) == s).count();

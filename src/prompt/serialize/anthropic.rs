@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{is_sendable, joined_text, tool_calls, tool_result_text, tool_results};
+use super::{in_place_label, is_sendable, joined_text, tool_calls, tool_result_text, tool_results};
 use crate::model::{ContentPart, OpaquePart, Role, ToolCall, ToolResult, ToolStatus};
 use crate::prompt::{Layer, PromptMessage, PromptView};
 
@@ -111,8 +111,7 @@ pub fn to_anthropic_with(view: &PromptView, options: AnthropicOptions) -> Value 
         push(&mut turns, Side::User, result_blocks(content, message.role == Role::Tool));
         let (side, texts) = match message.role {
             Role::System if options.system_messages => (Side::System, user_blocks(content)),
-            Role::System => (Side::User, labelled("[system]", content)),
-            Role::Summary => (Side::User, labelled("[summary]", content)),
+            Role::System | Role::Summary => (Side::User, labelled(in_place_label(message.role), content)),
             Role::Tool if tool_results(content).next().is_some() => (Side::User, text_blocks(content)),
             Role::Tool => (Side::User, user_blocks(content)),
             Role::User | Role::Assistant => (Side::User, user_blocks(content)),

@@ -32,6 +32,12 @@ pub use react::to_react;
 use super::PromptView;
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult};
 
+/// The label line of a system or summary message sent in a user turn (where a format has no
+/// system message in the middle of a conversation): `[system]` or `[summary]`.
+pub(crate) fn in_place_label(role: Role) -> &'static str {
+    if role == Role::Summary { "[summary]" } else { "[system]" }
+}
+
 /// The prefix that marks an exit code in a tool result's text.
 const EXIT_CODE_PREFIX: &str = "exit code: ";
 

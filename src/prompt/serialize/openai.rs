@@ -2,17 +2,21 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{joined_text, tool_calls, tool_result_text, tool_results};
+use super::{in_place_label, joined_text, tool_calls, tool_result_text, tool_results};
 use crate::model::{ContentPart, OpaquePart, Role, ToolCall};
-use crate::prompt::{PromptMessage, PromptView, ToolSpec};
+use crate::prompt::{Layer, PromptMessage, PromptView, ToolSpec};
 
 /// OpenAI chat completions: `{"messages": [...], "tools": [...]}`, `tools` left out when the view
 /// has none. Each tool is `{"type": "function", "function": {"name", "description",
 /// "parameters"}}`.
 ///
 /// Messages map one to one, in order:
-/// - `System` and `Summary` messages, wherever they are (the System and Rules layers, archived
-///   summaries in history, tail reminders), are `{"role": "system", "content": text}`;
+/// - the leading `System` messages (the System and Rules layers) are `{"role": "system",
+///   "content": text}`; every later `System` or `Summary` message (an archived summary, a block
+///   and its state in history, the tail's reminders) is a user message whose text starts with a
+///   label line (`[system]`, `[summary]`): many OpenAI-compatible servers' chat templates refuse a
+///   system message after the first, and folding them into the first would rewrite the cached
+///   prefix at every change;
 /// - `User` messages are `{"role": "user", "content": text}`;
 /// - `Assistant` messages are `{"role": "assistant", "content": text or null, "tool_calls":
 ///   [{"id", "type": "function", "function": {"name", "arguments"}}]}`, `tool_calls` left out
@@ -59,7 +63,11 @@ pub(crate) fn push_message(messages: &mut Vec<Value>, message: &PromptMessage) {
         }
         Role::System | Role::Summary | Role::User => {
             push_results(messages, &message.content, "", false);
-            let role = if message.role == Role::User { "user" } else { "system" };
+            // Only the leading system prompt is sent as the system's; later ones are labelled user text.
+            let in_place = message.role != Role::User && !matches!(message.layer, Layer::System | Layer::Rules);
+            let role = if message.role == Role::System && !in_place { "system" } else { "user" };
+            let text =
+                if in_place && !text.is_empty() { format!("{}\n{text}", in_place_label(message.role)) } else { text };
             push_text(messages, role, text, &message.content);
             push_calls(messages, &message.content);
         }

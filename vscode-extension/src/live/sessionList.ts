@@ -7,7 +7,7 @@ export interface SessionEntry {
   meta?: TraceMeta;
   /** Written by a proxy (it has `calls.jsonl`). */
   proxied: boolean;
-  /** The client's User-Agent product token from its calls, or empty. */
+  /** The agent of its calls as the proxy names it (`Claude Code 2.1.328`; older stores: `claude-cli/2.1.3`), or empty. */
   agent: string;
   /** Why it cannot be followed (a newer build, damage); the other sessions are unaffected. */
   problem?: string;
@@ -15,7 +15,7 @@ export interface SessionEntry {
   firstMessage?: string;
 }
 
-/** The agent as a person reads it: `claude-cli 2.1.328`; a session of the extension's own agent says so. */
+/** The agent as a person reads it: `Claude Code 2.1.328` (`claude-cli 2.1.3` from an older store); a session of the extension's own agent says so. */
 export function agentName(entry: SessionEntry): string {
   if (!entry.proxied) return 'Context Workbench agent';
   if (!entry.agent) return 'an agent';

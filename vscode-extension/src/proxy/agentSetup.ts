@@ -28,7 +28,7 @@ export function terminalEnvironment(url: string): Record<string, string> {
   return { ANTHROPIC_BASE_URL: base, OPENAI_BASE_URL: `${base}/v1` };
 }
 
-/** The upstream setting as the proxy takes it: one URL, or `anthropic=URL` / `openai=URL` entries; empty: the providers' own. */
+/** The upstream setting as the proxy takes it: one URL, or `NAME=URL` entries (anthropic, openai, gemini); empty: the providers' own. */
 export function upstreamOption(setting: string): string | string[] | undefined {
   const parts = setting.split(/[\s,]+/).map((s) => s.trim()).filter(Boolean);
   if (parts.length === 0) return undefined;

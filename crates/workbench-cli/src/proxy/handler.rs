@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use context_workbench::proxy::pump::no_reply;
 use context_workbench::proxy::{
-    Admission, Answer, ClientRequest, Decision, End, Format, Gateway, ReplyPump, RequestHead, Route, SessionKey,
+    Admission, Answer, ClientRequest, Decision, End, Gateway, ReplyPump, RequestHead, Route, SessionKey,
 };
 use tokio::sync::watch;
 
@@ -92,20 +92,20 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
         Admission::Read { route, limit } => (route, limit),
     };
     if app.stopping.load(Ordering::SeqCst) {
-        return app.answer(app.gateway.stopping(&head, route.format()));
+        return app.answer(app.gateway.stopping(&head, route));
     }
     let timeout = std::time::Duration::from_millis(app.gateway.limits().body_timeout_ms);
     let body = match tokio::time::timeout(timeout, axum::body::to_bytes(body, limit)).await {
         Ok(Ok(body)) => body,
-        Ok(Err(_)) => return app.answer(app.gateway.body_refused(&head, route.format())),
-        Err(_) => return app.answer(app.gateway.body_timed_out(&head, route.format())),
+        Ok(Err(_)) => return app.answer(app.gateway.body_refused(&head, route)),
+        Err(_) => return app.answer(app.gateway.body_timed_out(&head, route)),
     };
     let decision = decide(&app.gateway, &head, route, &body).await;
     let request = Forwarding { head, headers: parts.headers, body, guard };
     match decision {
-        Decision::Forward { format, why } => forward(&app, request, format, &why).await,
+        Decision::Forward { route, why } => forward(&app, request, route, &why).await,
         Decision::Answer(answer) => app.answer(answer),
-        Decision::Manage { key, request: client } => manage(&app, request, route.format(), key, *client).await,
+        Decision::Manage { key, request: client } => manage(&app, request, route, key, *client).await,
     }
 }
 
@@ -113,10 +113,7 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
 async fn decide(gateway: &Arc<Gateway>, head: &RequestHead, route: Route, body: &Bytes) -> Decision {
     let (gateway, head_copy, bytes) = (Arc::clone(gateway), head.clone(), body.clone());
     let decided = tokio::task::spawn_blocking(move || gateway.decide(&head_copy, route, &bytes)).await;
-    decided.unwrap_or_else(|_| Decision::Forward {
-        format: route.format(),
-        why: "unreadable by the engine, passed through".into(),
-    })
+    decided.unwrap_or_else(|_| Decision::Forward { route, why: "unreadable by the engine, passed through".into() })
 }
 
 /// A request with what the upstream needs of it.
@@ -128,8 +125,8 @@ struct Forwarding {
 }
 
 /// The agent's request sent on as it came, the reply back as it comes.
-async fn forward(app: &Arc<App>, request: Forwarding, format: Format, why: &str) -> Response {
-    let url = app.gateway.upstream_url(format, &request.head);
+async fn forward(app: &Arc<App>, request: Forwarding, route: Route, why: &str) -> Response {
+    let url = app.gateway.upstream_url(route, &request.head);
     let cut = app.cut.subscribe();
     let sent = app.upstream.send(&url, &request.head.method, &request.headers, request.body, false, cut.clone()).await;
     match sent {
@@ -145,30 +142,25 @@ async fn forward(app: &Arc<App>, request: Forwarding, format: Format, why: &str)
             });
             (status, headers, body).into_response()
         }
-        Err(failure) => app.answer(app.gateway.forward_failed(&request.head, format, why, &failure)),
+        Err(failure) => app.answer(app.gateway.forward_failed(&request.head, route, why, &failure)),
     }
 }
 
 /// A conversation turn through the engine.
-async fn manage(
-    app: &Arc<App>,
-    request: Forwarding,
-    format: Format,
-    key: SessionKey,
-    client: ClientRequest,
-) -> Response {
+async fn manage(app: &Arc<App>, request: Forwarding, route: Route, key: SessionKey, client: ClientRequest) -> Response {
+    let format = client.format;
     let (turn, notes) = app.registry.turn(&key).await;
     let Some(prepared) = turn.prepare(key, client, notes).await else {
-        return forward(app, request, format, "the session is gone, passed through").await;
+        return forward(app, request, route, "the session is gone, passed through").await;
     };
-    let url = app.gateway.upstream_url(format, &request.head);
+    let url = app.gateway.upstream_url(route, &request.head);
     let outgoing = prepared.body.map_or(request.body, Bytes::from);
     let cut = app.cut.subscribe();
     let response =
         match app.upstream.send(&url, &request.head.method, &request.headers, outgoing, true, cut.clone()).await {
             Ok(response) => response,
             Err(failure) => {
-                let (status, body) = app.gateway.call_failed(format, &failure);
+                let (status, body) = app.gateway.call_failed(route, &failure);
                 if let Some(record) = turn.finish(status, no_reply(failure.message())).await {
                     app.log.line(&app.gateway.call_line(&record));
                 }

@@ -25,6 +25,7 @@ use context_workbench::proxy::gateway::{cut_line, stopping_line, unsaved_line};
 use context_workbench::proxy::{Gateway, Upstreams};
 use workbench_cli::native::{LlmEndpoint, OpenAiCompatibleClient, WorkspaceFs};
 
+use crate::signal::StopSignal;
 use handler::App;
 use sessions::{Registry, WorkerSetup};
 use upstream::Upstream;
@@ -88,17 +89,18 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
             Upstream::new(timeout)?,
             Registry::new(setup, config.proxy.max_sessions as usize),
         ));
-        println!("{}", gateway.banner(&address));
+        let signal = StopSignal::listen()?;
         app.log.line(&gateway.start_line(&address, &store_dir.display().to_string()));
         if let Some(line) = recovered {
             app.log.line(&line);
         }
+        println!("{}", gateway.banner(&address));
         let router = axum::Router::new().fallback(handler::handle).with_state(Arc::clone(&app));
         // Small replies go out at once, not after a delayed ACK (~40 ms per keep-alive request).
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        let served = axum::serve(listener, router).with_graceful_shutdown(stop(Arc::clone(&app), grace)).await;
+        let served = axum::serve(listener, router).with_graceful_shutdown(stop(Arc::clone(&app), grace, signal)).await;
         app.log.finish();
         app.log.line(&stopping_line());
         for failure in app.registry.close_all().await {
@@ -110,13 +112,13 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
 
 /// Resolves at the first stop signal, once no new request is taken; then cuts what is still in
 /// flight after the grace, or at a second signal.
-async fn stop(app: Arc<App>, grace: Duration) {
-    crate::signal::stop_signal().await;
+async fn stop(app: Arc<App>, grace: Duration, mut signal: StopSignal) {
+    signal.recv().await;
     app.begin_stopping();
     tokio::spawn(async move {
         tokio::select! {
             () = tokio::time::sleep(grace) => {}
-            () = crate::signal::stop_signal() => {}
+            () = signal.recv() => {}
         }
         let in_flight = app.in_flight();
         if in_flight > 0 {

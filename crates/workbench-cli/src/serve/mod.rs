@@ -60,13 +60,14 @@ fn serve(root: &Path, port: u16) -> Result<(), String> {
             .await
             .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e} (--port 0 picks a free port)"))?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
+        let mut signal = crate::signal::StopSignal::listen()?;
         let mut stdout = std::io::stdout();
         writeln!(stdout, "http://{address}").and_then(|()| stdout.flush()).map_err(|e| e.to_string())?;
         let state = AppState::new(fs);
         let stop = Arc::clone(&state.stopping);
         axum::serve(listener, routes::router(state))
             .with_graceful_shutdown(async move {
-                crate::signal::stop_signal().await;
+                signal.recv().await;
                 eprintln!("workbench: serve: stopping");
                 stop.send_replace(true);
                 let _ = tokio::time::timeout(CLOSE_GRACE, stop.closed()).await;

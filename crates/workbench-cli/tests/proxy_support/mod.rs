@@ -80,6 +80,10 @@ impl Upstream {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 address_tx.send(listener.local_addr().unwrap()).unwrap();
                 let app = axum::Router::new().fallback(answer).with_state(shared);
+                // As a provider's server does: no delayed-ACK wait between the pieces of a reply.
+                let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
                 let _ = axum::serve(listener, app).with_graceful_shutdown(async { drop(stopped.await) }).await;
             });
         });

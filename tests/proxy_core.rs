@@ -234,6 +234,10 @@ fn a_session_records_only_what_is_new_and_the_reply_the_agent_kept() {
     block_on(session.finish(200, ReplyOutcome { completed: false, ..ReplyOutcome::default() }));
     block_on(session.close()).unwrap();
     assert_eq!(session.engine().trace().messages.len(), 8);
+    // What a resume needs is in the trace's metadata, which crosses to JavaScript: no number
+    // there may pass 2^53 (the message fingerprints are 64-bit hashes).
+    let metadata = serde_json::to_value(&session.engine().trace().metadata).unwrap();
+    assert!(js_safe(&metadata), "{metadata}");
 
     // The agent compacted its history: another session's.
     let compacted = parse(Format::Anthropic, &claude_code(json!([{"role": "user", "content": "summary of it all"}])));
@@ -243,6 +247,16 @@ fn a_session_records_only_what_is_new_and_the_reply_the_agent_kept() {
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0]["usage"]["cache_read_tokens"], json!(90));
     assert_eq!(lines[2]["completed"], json!(false));
+}
+
+/// Whether every number in `value` is exact in JavaScript.
+fn js_safe(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => n.as_u64().is_none_or(|n| n <= 1 << 53) && n.as_i64().is_none_or(|n| n.abs() <= 1 << 53),
+        Value::Array(items) => items.iter().all(js_safe),
+        Value::Object(map) => map.values().all(js_safe),
+        _ => true,
+    }
 }
 
 #[test]

@@ -138,7 +138,8 @@ impl<H: Host> ProxySession<H> {
     pub fn resume(engine: Engine<H>) -> Option<Result<Self>> {
         let saved = engine.metadata(RESUME_KEY)?;
         let format = Format::from_name(saved.get("format")?.as_str()?)?;
-        let recorded: Vec<u64> = serde_json::from_value(saved.get("fingerprints")?.clone()).ok()?;
+        let hex: Vec<String> = serde_json::from_value(saved.get("fingerprints")?.clone()).ok()?;
+        let recorded = hex.iter().map(|f| u64::from_str_radix(f, 16).ok()).collect::<Option<Vec<u64>>>()?;
         let reply_recorded = saved.get("reply_recorded").and_then(serde_json::Value::as_bool).unwrap_or(false);
         let calls = engine.metadata("proxy_calls").and_then(|c| c.as_u64()).unwrap_or(0);
         Some(ProxySession::new(engine, format).map(|mut session| {
@@ -150,11 +151,14 @@ impl<H: Host> ProxySession<H> {
         }))
     }
 
-    /// What a resume needs, kept with the engine's state (saved with it, atomically).
+    /// What a resume needs, kept with the engine's state (saved with it, atomically). The
+    /// fingerprints are hex text: the trace's metadata crosses to JavaScript, whose numbers
+    /// stop being exact at 2^53.
     fn keep_resume_state(&self) {
+        let fingerprints: Vec<String> = self.recorded.iter().map(|f| format!("{f:016x}")).collect();
         let state = serde_json::json!({
             "format": self.format.name(),
-            "fingerprints": self.recorded,
+            "fingerprints": fingerprints,
             "reply_recorded": self.reply_recorded,
         });
         self.engine.set_metadata(RESUME_KEY, state);

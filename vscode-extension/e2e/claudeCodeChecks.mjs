@@ -139,7 +139,7 @@ export async function claudeCodeChecks({ check, browser, artifacts, runDir, vsix
       assert.ok(Number(/−(\d+)%/.exec(status)[1]) >= 30, status);
       await page.runCommand('Context Workbench: Show Last Prompt');
       await page.page.locator('.tab', { hasText: 'last-prompt.md' }).waitFor();
-      await until('the Prompt View shows the newest call', async () => /claude-cli [\d.]+ · Fix the greeting/.test(await page.editorText()));
+      await until('the Prompt View shows the newest call', async () => /Claude Code [\d.]+ · Fix the greeting/.test(await page.editorText()));
       await page.page.locator('.editor-group-container.active .view-lines').click();
       await page.page.keyboard.press('Control+F');
       await page.page.keyboard.type('compaction of raw#');

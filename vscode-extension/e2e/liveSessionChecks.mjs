@@ -124,7 +124,7 @@ export async function liveSessionChecks({ check, browser, artifacts, runDir, vsi
       });
       assert.match(text, new RegExp(`the agent sent ${sent}, the upstream received ${received} `));
       assert.match(text, /Cached: \d+% of the prompt tokens, as the provider reported \(4 of 4 calls\)/);
-      assert.match(text, /claude-cli 2\.1\.328 · Fix the greeting in src\/greet\.js/);
+      assert.match(text, /Claude Code 2\.1\.328 · Fix the greeting in src\/greet\.js/);
       assert.match(text, /──── \d+ · tool · history · raw#m\d+ · compressed from \d+ to \d+ characters/);
       await page.screenshot('live-session');
       copyFileSync(path.join(artifacts, 'live-session.png'), path.join(docs, 'live-session.png'));
@@ -147,7 +147,7 @@ export async function liveSessionChecks({ check, browser, artifacts, runDir, vsi
         const r = await page.page.locator('.quick-input-widget .monaco-list-row').allInnerTexts();
         return r.length >= 4 && r.map((t) => t.replace(/\s+/g, ' '));
       });
-      assert.ok(rows.some((r) => /claude-cli 2\.1\.328 · Fix the greeting in src\/greet\.js.*\d{4}-\d\d-\d\d \d\d:\d\d/.test(r)), `${rows}`);
+      assert.ok(rows.some((r) => /Claude Code 2\.1\.328 · Fix the greeting in src\/greet\.js.*\d{4}-\d\d-\d\d \d\d:\d\d/.test(r)), `${rows}`);
       assert.ok(rows.some((r) => /from-the-future.*written by a newer build: unsupported format version 9/.test(r)), `${rows}`);
       assert.ok(rows.some((r) => /damaged.*damaged: \.trace\/damaged\/meta\.json is not valid/.test(r)), `${rows}`);
       await page.screenshot('follow-session');

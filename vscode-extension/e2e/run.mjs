@@ -362,7 +362,7 @@ try {
       const results = last.filter((m) => m.role === 'tool').slice(-3).map(textOf);
       assert.match(results[0], /symbolic link leads outside the workspace/, results[0]);
       assert.match(results[1], /leaves the workspace/, results[1]);
-      assert.match(results[2], /absolute paths are refused/, results[2]);
+      assert.match(results[2], /is absolute; give a path relative to the workspace/, results[2]);
       assert.ok(!results.some((r) => r.includes('not for the agent')));
       assert.ok(!existsSync('/tmp/escaped.txt'));
     } finally {

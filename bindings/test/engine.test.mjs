@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContextEngine, ContextWorkbenchError, TraceStore, memoryHost } from '../dist/node.js';
@@ -350,7 +350,10 @@ test('bad hosts and configs are refused by name; a disposed engine says so', asy
 });
 
 test('wasm counts equal native counts on every shared trace', async () => {
-  const bin = process.env.WORKBENCH_BIN ?? path.resolve(root, process.env.CARGO_TARGET_DIR ?? 'target', 'release/workbench');
+  const target = path.resolve(root, process.env.CARGO_TARGET_DIR ?? 'target');
+  const bin = [process.env.WORKBENCH_BIN, path.join(target, 'release/workbench'), path.join(target, 'debug/workbench')]
+    .find((candidate) => candidate && existsSync(candidate));
+  assert.ok(bin, 'the native CLI is built (cargo build --bin workbench)');
   const traces = path.resolve(root, '../shared/traces');
   const lines = execFileSync(bin, ['count', traces], { encoding: 'utf8', maxBuffer: 1 << 24 }).trim().split('\n');
   const engine = await ContextEngine.create(memoryHost());

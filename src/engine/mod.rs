@@ -211,7 +211,8 @@ impl<H: Host> Engine<H> {
         self.state.borrow().trace.clone()
     }
 
-    /// Append a message to the trace; the first user message becomes the mission. The successful
+    /// Append a message to the trace; the first user message with the user's words (not only an
+    /// agent's context block) becomes the mission. The successful
     /// result of another agent's plan tool (`TodoWrite`, `update_plan`, Claude Code's task tools)
     /// updates the goal tree before the result is attributed; one focusing or planning with the engine's `goal` or `step`
     /// tool is attributed once they ran (at the next record, call or save), to the goal focused.
@@ -271,7 +272,7 @@ impl<H: Host> Engine<H> {
             message.trace_id = trace_id.clone();
             self.counter.cache_message_tokens(message);
         }
-        if let Some(first) = state.trace.messages.iter().find(|m| m.role == Role::User) {
+        if let Some(first) = state.trace.messages.iter().find(|m| m.role == Role::User && !m.description.is_empty()) {
             state.trace.mission = first.description.clone();
         }
         state.view = HistoryView::default();

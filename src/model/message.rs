@@ -158,10 +158,11 @@ impl Message {
     /// a tool message by the tool's name; anything else by its first text.
     pub fn describe(role: Role, content: &[ContentPart]) -> String {
         let first_text = content.iter().find_map(|p| match p {
-            // A user's words, not what the agent injected around them (Claude Code's reminders).
+            // A user's words, not what the agent injected around them (Claude Code's reminders,
+            // Codex's `<environment_context>`, Gemini CLI's `<session_context>`).
             ContentPart::Text { text } if role == Role::User => {
                 let words = without_reminders(text);
-                (!words.trim().is_empty()).then(|| words.trim().to_owned())
+                (!words.trim().is_empty() && !is_context_block(&words)).then(|| words.trim().to_owned())
             }
             ContentPart::Text { text } if !text.trim().is_empty() => Some(text.trim().to_owned()),
             _ => None,
@@ -204,6 +205,16 @@ impl Message {
             _ => None,
         })
     }
+}
+
+/// Whether `text` is one block of context an agent put in a user's turn, not the user's words:
+/// `<name>…</name>` (`<environment_context>`, `<session_context>`, `<user_instructions>`).
+pub fn is_context_block(text: &str) -> bool {
+    let text = text.trim();
+    let Some(rest) = text.strip_prefix('<') else { return false };
+    let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')).collect();
+    let opens = rest[name.len()..].starts_with(['>', ' ', '\n']);
+    !name.is_empty() && opens && text.ends_with(&format!("</{name}>"))
 }
 
 /// `text` without the `<system-reminder>…</system-reminder>` blocks an agent injects into a

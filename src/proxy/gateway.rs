@@ -7,9 +7,10 @@ use std::sync::Mutex;
 
 use super::agents::agent_name;
 use super::errors::error_body;
+use super::gemini;
 use super::report::{self, Totals};
 use super::request::{ClientRequest, SessionKey};
-use super::route::{HeaderHints, Provider, Route, classify};
+use super::route::{Format, HeaderHints, Provider, Route, classify};
 use super::session::CallRecord;
 use super::upstreams::{Upstreams, origin, without_credentials};
 use crate::config::{Config, ProxyConfig};
@@ -232,6 +233,9 @@ impl Gateway {
                 Decision::Forward { route, why: "side call, passed through".into() }
             }
             Ok(mut request) => {
+                if format == Format::Gemini {
+                    (request.model, request.stream) = gemini::model_in_path(head.path());
+                }
                 request.agent = agent_name(head.header("user-agent").unwrap_or(""), &request.system_text);
                 let header_session = SESSION_HEADERS.iter().find_map(|h| head.header(h));
                 let key = request.session_key(header_session);

@@ -1,5 +1,5 @@
 //! The proxy's translation core: the engine in front of an agent that speaks a provider's API
-//! (Anthropic Messages, OpenAI Chat Completions). Sans-IO like the rest of the crate: request
+//! (Anthropic Messages, OpenAI Chat Completions and Responses, Gemini). Sans-IO like the rest of the crate: request
 //! bytes in, the upstream's request out; the upstream's reply bytes in (they go to the agent
 //! unchanged), what the engine records out. The CLI's `workbench proxy` drives it with a server
 //! and an HTTP client; a JS host can drive the same API from wasm.
@@ -24,11 +24,13 @@ pub mod args;
 pub mod conversation;
 pub mod errors;
 pub mod gateway;
+mod gemini;
 mod openai;
 pub mod pump;
 pub mod reply;
 pub mod report;
 pub mod request;
+mod responses;
 pub mod route;
 pub mod session;
 pub mod sse;

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::anthropic::reply_parts;
 use super::route::Format;
 use super::sse::{SseEvent, SseParser};
+use super::{gemini, responses};
 use crate::host::Usage;
 use crate::model::{ContentPart, ToolCall, ToolCallId};
 use crate::tokens::TokenCounter;
@@ -77,6 +78,9 @@ pub struct ReplyReader {
     body: Vec<u8>,
     blocks: BTreeMap<u64, Block>,
     calls: BTreeMap<u64, (String, String, String)>,
+    /// Responses: the output items, as `response.output_item.done` events or the final
+    /// response give them. Gemini: the parts of the reply's chunks, in order.
+    items: Vec<Value>,
     text: String,
     usage: Option<ProviderUsage>,
     stop_reason: Option<String>,
@@ -108,6 +112,7 @@ impl ReplyReader {
             body: Vec::new(),
             blocks: BTreeMap::new(),
             calls: BTreeMap::new(),
+            items: Vec::new(),
             text: String::new(),
             usage: None,
             stop_reason: None,
@@ -159,7 +164,7 @@ impl ReplyReader {
         }
         let completed = self.error.is_none()
             && match self.format {
-                Format::Anthropic => self.done,
+                Format::Anthropic | Format::Responses | Format::Gemini => self.done,
                 Format::OpenAi => self.done || self.stop_reason.is_some(),
             };
         if self.stream && !completed && self.error.is_none() {
@@ -186,6 +191,8 @@ impl ReplyReader {
                 }
                 parts
             }
+            Format::Responses => responses::reply_parts(&self.items, counter),
+            Format::Gemini => gemini::reply_parts(&gemini::join_streamed(std::mem::take(&mut self.items)), counter),
         }
     }
 
@@ -203,7 +210,71 @@ impl ReplyReader {
         match self.format {
             Format::Anthropic => self.anthropic_event(&data),
             Format::OpenAi => self.openai_chunk(&data),
+            Format::Responses => self.responses_event(&data),
+            Format::Gemini => self.gemini_chunk(&data),
         }
+    }
+
+    /// A Gemini chunk (or the whole reply): its candidate's parts, its finish reason (the
+    /// reply's end) and the usage so far.
+    fn gemini_chunk(&mut self, data: &Value) {
+        if data.get("error").is_some_and(|e| !e.is_null()) {
+            self.error.get_or_insert_with(|| "the upstream sent an error in its stream".to_owned());
+            return;
+        }
+        if let Some(usage) = data.get("usageMetadata").filter(|u| u.is_object()) {
+            let number = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+            let cached = number("cachedContentTokenCount");
+            self.usage = Some(ProviderUsage {
+                input_tokens: number("promptTokenCount").saturating_sub(cached),
+                cache_read_tokens: cached,
+                cache_write_tokens: 0,
+                output_tokens: number("candidatesTokenCount") + number("thoughtsTokenCount"),
+            });
+        }
+        let Some(candidate) = data.pointer("/candidates/0") else { return };
+        let parts = candidate.pointer("/content/parts").and_then(Value::as_array);
+        self.items.extend(parts.into_iter().flatten().cloned());
+        if let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) {
+            self.stop_reason = Some(reason.to_owned());
+            self.done = true;
+        }
+    }
+
+    /// A Responses stream: output items as they finish, then the whole response with its
+    /// usage (`response.completed`, or `response.incomplete` when a limit cut it).
+    fn responses_event(&mut self, data: &Value) {
+        match data.get("type").and_then(Value::as_str).unwrap_or_default() {
+            "response.output_item.done" => self.items.extend(data.get("item").cloned()),
+            "response.completed" | "response.incomplete" => self.response(data.get("response").unwrap_or(&Value::Null)),
+            "response.failed" | "error" => {
+                let code = data.pointer("/response/error/code").or(data.get("code")).and_then(Value::as_str);
+                self.error
+                    .get_or_insert_with(|| format!("the upstream's response failed ({})", code.unwrap_or("error")));
+            }
+            _ => {}
+        }
+    }
+
+    /// A Responses response object: its `output` (when it lists it), status and usage.
+    fn response(&mut self, response: &Value) {
+        if let Some(output) = response.get("output").and_then(Value::as_array).filter(|o| !o.is_empty()) {
+            self.items = output.clone();
+        }
+        let status = response.get("status").and_then(Value::as_str).unwrap_or("completed");
+        let reason = response.pointer("/incomplete_details/reason").and_then(Value::as_str);
+        self.stop_reason = Some(reason.map_or(status.to_owned(), |r| format!("{status}: {r}")));
+        if let Some(usage) = response.get("usage").filter(|u| u.is_object()) {
+            let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+            let cached = number("/input_tokens_details/cached_tokens");
+            self.usage = Some(ProviderUsage {
+                input_tokens: number("/input_tokens").saturating_sub(cached),
+                cache_read_tokens: cached,
+                cache_write_tokens: 0,
+                output_tokens: number("/output_tokens"),
+            });
+        }
+        self.done = true;
     }
 
     fn anthropic_event(&mut self, data: &Value) {
@@ -332,6 +403,13 @@ impl ReplyReader {
                 self.stop_reason = choice.get("finish_reason").and_then(Value::as_str).map(str::to_owned);
                 self.done = true;
             }
+            Format::Gemini if body.get("candidates").is_some_and(Value::is_array) => {
+                self.gemini_chunk(body);
+                self.done = true;
+            }
+            Format::Gemini => self.error = Some("the upstream's reply has no `candidates`".to_owned()),
+            Format::Responses if body.get("output").is_some_and(Value::is_array) => self.response(body),
+            Format::Responses => self.error = Some("the upstream's reply has no `output`".to_owned()),
         }
     }
 }

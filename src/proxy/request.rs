@@ -1,7 +1,7 @@
 //! An agent's request, read into the engine's model: the messages as drafts the engine records,
 //! each client message with a fingerprint of its normalised content; the system prompt, the
-//! tools, and every other field as it came. The formats' readers are `anthropic.rs` and
-//! `openai.rs`.
+//! tools, and every other field as it came. The formats' readers are `anthropic.rs`,
+//! `openai.rs`, `responses.rs` and `gemini.rs`.
 
 use std::sync::LazyLock;
 
@@ -10,7 +10,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use super::route::Format;
 use super::wire::{RawObject, TOO_DEEP};
-use super::{anthropic, openai};
+use super::{anthropic, gemini, openai, responses};
 use crate::engine::MessageDraft;
 use crate::model::{ContentPart, OpaquePart, Role, without_reminders};
 use crate::prompt::ToolSpec;
@@ -113,6 +113,8 @@ impl ClientRequest {
         match format {
             Format::Anthropic => anthropic::parse_request(object, counter),
             Format::OpenAi => openai::parse_request(object, counter),
+            Format::Responses => responses::parse_request(object, counter),
+            Format::Gemini => gemini::parse_request(object, counter),
         }
     }
 

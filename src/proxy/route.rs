@@ -9,6 +9,11 @@ pub enum Format {
     Anthropic,
     /// OpenAI Chat Completions (`POST /v1/chat/completions`).
     OpenAi,
+    /// OpenAI Responses (`POST /v1/responses`).
+    Responses,
+    /// Google's Gemini API (`POST /v1beta/models/{model}:generateContent` and
+    /// `:streamGenerateContent`).
+    Gemini,
 }
 
 impl Format {
@@ -16,27 +21,33 @@ impl Format {
         match self {
             Format::Anthropic => "anthropic",
             Format::OpenAi => "openai",
+            Format::Responses => "responses",
+            Format::Gemini => "gemini",
         }
     }
 
-    /// The format `name` names (`anthropic`, `openai`).
+    /// The format `name` names (`anthropic`, `openai`, `responses`, `gemini`).
     pub fn from_name(name: &str) -> Option<Format> {
-        [Format::Anthropic, Format::OpenAi].into_iter().find(|f| f.name() == name)
+        [Format::Anthropic, Format::OpenAi, Format::Responses, Format::Gemini].into_iter().find(|f| f.name() == name)
     }
 
     /// The provider whose API this is.
     pub fn provider(self) -> Provider {
         match self {
             Format::Anthropic => Provider::Anthropic,
-            Format::OpenAi => Provider::OpenAi,
+            Format::OpenAi | Format::Responses => Provider::OpenAi,
+            Format::Gemini => Provider::Gemini,
         }
     }
 
-    /// The API's own path (`/v1/messages`), which a client may send without its `/v1`.
-    fn path(self) -> &'static str {
+    /// The API's own path (`/v1/messages`), which a client may send without its `/v1`; `None`
+    /// for Gemini, whose paths always carry their version and model.
+    fn path(self) -> Option<&'static str> {
         match self {
-            Format::Anthropic => "/v1/messages",
-            Format::OpenAi => "/v1/chat/completions",
+            Format::Anthropic => Some("/v1/messages"),
+            Format::OpenAi => Some("/v1/chat/completions"),
+            Format::Responses => Some("/v1/responses"),
+            Format::Gemini => None,
         }
     }
 }
@@ -119,10 +130,10 @@ pub fn classify(method: &str, path: &str, hints: HeaderHints) -> Route {
     match unversioned {
         "/messages" if post => Route::Managed(Format::Anthropic),
         "/chat/completions" if post => Route::Managed(Format::OpenAi),
-        _ if is_gemini(bare) || hints.gemini => pass(Provider::Gemini, "Gemini API, not managed yet, passed through"),
-        p if p == "/responses" || p.starts_with("/responses/") => {
-            pass(Provider::OpenAi, "OpenAI Responses API, not managed yet, passed through")
-        }
+        "/responses" if post => Route::Managed(Format::Responses),
+        _ if post && is_gemini(bare) && bare.ends_with("enerateContent") => Route::Managed(Format::Gemini),
+        _ if is_gemini(bare) || hints.gemini => pass(Provider::Gemini, "passed through"),
+        p if p.starts_with("/responses/") => pass(Provider::OpenAi, "passed through"),
         p if hints.anthropic || p.starts_with("/messages") || p.starts_with("/complete") => {
             pass(Provider::Anthropic, "passed through")
         }
@@ -148,7 +159,7 @@ pub fn upstream_url(base: &str, route: Route, target: &str) -> String {
     let (path, query) = target.split_at(target.find(['?', '#']).unwrap_or(target.len()));
     let bare_server = base.split_once("://").is_none_or(|(_, rest)| !rest.contains('/'));
     let path = match route {
-        Route::Managed(format) if bare_server && !path.starts_with("/v1/") => format.path().to_owned(),
+        Route::Managed(format) if bare_server && !path.starts_with("/v1/") => format.path().unwrap_or(path).to_owned(),
         _ => path.to_owned(),
     };
     let last = base.rsplit('/').next().unwrap_or("");
@@ -183,12 +194,18 @@ mod tests {
         assert_eq!(provider("GET", "/v1/models/gpt-4o", NONE), Provider::OpenAi);
         assert_eq!(provider("HEAD", "/api/hello", NONE), Provider::OpenAi);
         let responses = classify("POST", "/v1/responses", ANTHROPIC);
-        assert_eq!(responses.provider(), Provider::OpenAi, "the path decides, not a stray header");
-        assert!(matches!(responses, Route::Passthrough { why, .. } if why.contains("Responses")));
-        assert_eq!(provider("GET", "/responses/resp_1", NONE), Provider::OpenAi);
+        assert_eq!(responses, Route::Managed(Format::Responses), "the path decides, not a stray header");
+        assert_eq!(classify("POST", "/responses", NONE), Route::Managed(Format::Responses));
+        assert_eq!(provider("GET", "/responses/resp_1", ANTHROPIC), Provider::OpenAi);
+        assert_eq!(provider("POST", "/v1/responses/compact", NONE), Provider::OpenAi);
         let gemini = "/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse";
-        assert_eq!(provider("POST", gemini, NONE), Provider::Gemini);
-        assert_eq!(provider("POST", "/v1/models/gemini-2.5-flash:generateContent", NONE), Provider::Gemini);
+        assert_eq!(classify("POST", gemini, ANTHROPIC), Route::Managed(Format::Gemini));
+        assert_eq!(
+            classify("POST", "/v1/models/gemini-2.5-flash:generateContent", NONE),
+            Route::Managed(Format::Gemini)
+        );
+        assert_eq!(provider("POST", "/v1beta/models/gemini-2.5-pro:countTokens", NONE), Provider::Gemini);
+        assert!(classify("POST", "/v1beta/models/gemini-2.5-pro:countTokens", NONE).managed().is_none());
         assert_eq!(provider("GET", "/v1beta/models", NONE), Provider::Gemini);
         assert_eq!(provider("GET", "/v1/models", HeaderHints { gemini: true, anthropic: false }), Provider::Gemini);
     }
@@ -225,6 +242,11 @@ mod tests {
         assert_eq!(
             url("https://generativelanguage.googleapis.com", other(Provider::Gemini), gemini),
             "https://generativelanguage.googleapis.com/v1beta/models/g:streamGenerateContent?alt=sse"
+        );
+        assert_eq!(
+            url("http://gw", Route::Managed(Format::Gemini), gemini),
+            "http://gw/v1beta/models/g:streamGenerateContent?alt=sse",
+            "a Gemini path keeps its own version"
         );
         assert_eq!(
             url("http://gw/v1beta", other(Provider::Gemini), gemini),

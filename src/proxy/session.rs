@@ -10,12 +10,13 @@ use serde::{Deserialize, Serialize};
 use super::reply::{ProviderUsage, ReplyOutcome};
 use super::request::{ClientMessage, ClientRequest, draft};
 use super::route::Format;
-use super::{anthropic, openai};
+use super::{anthropic, gemini, openai, responses};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::host::Host;
 use crate::model::{ContentPart, Role};
 use crate::prompt::CallInput;
+use crate::prompt::serialize::UNNAMED_CALL;
 use crate::store::{Redactor, SessionEnd};
 
 /// The file of a trace directory where the proxy appends one line per call: what was sent and
@@ -254,6 +255,8 @@ impl<H: Host> ProxySession<H> {
                 Some(match self.format {
                     Format::Anthropic => anthropic::upstream_body(request, &assembly.view),
                     Format::OpenAi => openai::upstream_body(request, &assembly.view),
+                    Format::Responses => responses::upstream_body(request, &assembly.view),
+                    Format::Gemini => gemini::upstream_body(request, &assembly.view),
                 })
             }
             Err(e) => {
@@ -330,7 +333,7 @@ impl<H: Host> ProxySession<H> {
                 let copy: Vec<ContentPart> = message.drafts.iter().flat_map(|d| d.content.clone()).collect();
                 if !message.is_assistant() {
                     notes.push("the agent did not keep the previous reply; it is not recorded".into());
-                } else if outline(&copy) != outline(reply) {
+                } else if !same_reply(&copy, reply) {
                     notes.push(
                         "the agent's copy of the previous reply differs from the upstream's; its copy is recorded"
                             .into(),
@@ -347,14 +350,24 @@ impl<H: Host> ProxySession<H> {
     }
 }
 
-/// What must match between a reply and the agent's copy of it: its texts, and its calls' ids and
-/// names (agents may fill in defaults in a call's input, as Claude Code does for `Edit`).
-fn outline(parts: &[ContentPart]) -> Vec<String> {
+/// Whether the agent's copy of a reply is the reply: the same texts, and calls of the same names
+/// and ids (agents may fill in defaults in a call's input, as Claude Code does for `Edit`; a
+/// call the model made without an id may have one in the copy, as Gemini CLI gives them).
+fn same_reply(copy: &[ContentPart], reply: &[ContentPart]) -> bool {
+    let (copy, reply) = (outline(copy), outline(reply));
+    copy.len() == reply.len()
+        && copy.iter().zip(&reply).all(|((text, id), (reply_text, reply_id))| {
+            text == reply_text && (id == reply_id || reply_id.as_deref().is_some_and(|r| r.starts_with(UNNAMED_CALL)))
+        })
+}
+
+/// A reply's texts and calls: (text or name, call id).
+fn outline(parts: &[ContentPart]) -> Vec<(&str, Option<&str>)> {
     parts
         .iter()
         .filter_map(|part| match part {
-            ContentPart::Text { text } if !text.trim().is_empty() => Some(text.clone()),
-            ContentPart::ToolCall(call) => Some(format!("{} {}", call.id, call.name)),
+            ContentPart::Text { text } if !text.trim().is_empty() => Some((text.as_str(), None)),
+            ContentPart::ToolCall(call) => Some((call.name.as_str(), Some(call.id.as_str()))),
             _ => None,
         })
         .collect()

@@ -222,8 +222,8 @@ fn each_api_goes_to_its_own_upstream_by_its_path(build: Build) {
     assert_eq!(anthropic.requests()[0].path, "/v1/messages", "given the version the real API needs");
     let (_, log) = proxy.stop();
     assert!(log.contains(&format!("{}/v1beta (Gemini)", gemini.url)), "the start line names every upstream:\n{log}");
-    assert!(log.contains("Gemini API, not managed yet, passed through"), "{log}");
-    assert!(log.contains("OpenAI Responses API, not managed yet, passed through"), "{log}");
+    assert!(log.contains("streamGenerateContent: side call, passed through"), "a one-turn call without tools: {log}");
+    assert!(log.contains("unmanaged (`previous_response_id`: the history is kept by the server"), "{log}");
     assert_no_key(&dir, &log);
 }
 

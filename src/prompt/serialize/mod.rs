@@ -1,11 +1,12 @@
 //! The serializations of one prompt view (R2.3): OpenAI chat completions ([`to_openai_chat`]),
-//! Anthropic messages ([`to_anthropic`]) and seed 001 E1's ReAct text ([`to_react`]).
+//! OpenAI Responses ([`to_openai_responses`]), Anthropic messages ([`to_anthropic`]), Gemini
+//! ([`to_gemini`]) and seed 001 E1's ReAct text ([`to_react`]).
 //!
-//! All three are faithful: they send what the view holds, in its order, and never repair it
+//! All of them are faithful: they send what the view holds, in its order, and never repair it
 //! (that is the history's job, before assembly). They never panic, whatever the view holds, and
 //! the same view always gives the same bytes.
 //!
-//! Rules shared by the three formats:
+//! Rules shared by the formats:
 //! - a tool result is sent as the text of [`tool_result_text`];
 //! - blank text parts (empty or only whitespace) are never sent; a message left with nothing to
 //!   send is left out;
@@ -21,13 +22,17 @@
 //!   or a result.
 
 mod anthropic;
+mod gemini;
 mod openai;
 mod react;
+mod responses;
 
 pub use anthropic::{AnthropicOptions, CONTINUED, to_anthropic, to_anthropic_with, tool_input};
+pub use gemini::{UNNAMED_CALL, to_gemini};
 pub use openai::to_openai_chat;
 pub(crate) use openai::{push_message, tool_values};
 pub use react::to_react;
+pub use responses::{ResponsesOptions, to_openai_responses};
 
 use super::PromptView;
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult};
@@ -41,7 +46,7 @@ pub(crate) fn in_place_label(role: Role) -> &'static str {
 /// The prefix that marks an exit code in a tool result's text.
 const EXIT_CODE_PREFIX: &str = "exit code: ";
 
-/// A tool result as the text all three formats send: a first line `exit code: N` when there is
+/// A tool result as the text every format sends: a first line `exit code: N` when there is
 /// an exit code and the output does not already start with `exit code: `; then the output; then,
 /// when stderr is not empty, `stderr:` and the stderr on the lines after. The parts are joined
 /// by one newline each; a part that is empty is left out with its newline.

@@ -79,9 +79,10 @@ pub struct ProxyConfig {
     /// The largest request body the proxy reads, in bytes; a larger one is refused (413) in the
     /// provider's error shape.
     pub max_body_bytes: u64,
-    /// A request without tools that is one user turn (a title, a one-shot classification such
-    /// as Claude Code's auto-mode check, whatever its size) is a side call: it passes through
-    /// unmanaged and opens no session. Off, every conversation route is managed.
+    /// A request without tools and without an assistant turn (a title, a one-shot
+    /// classification such as Claude Code's auto-mode check, whatever its size) is a side call:
+    /// it passes through unmanaged and opens no session. Off, every conversation route is
+    /// managed.
     pub side_calls: bool,
     /// How long the upstream may take to start answering, and then between two pieces of its
     /// reply, in milliseconds.

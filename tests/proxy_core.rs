@@ -341,6 +341,21 @@ fn side_calls_are_one_shots_without_tools_whatever_their_size() {
     let classifier =
         json!({"model": "m", "system": "You classify actions.", "messages": [{"role": "user", "content": transcript}]});
     assert!(parse(Format::Anthropic, &classifier).is_side_call(), "size alone never makes a session");
+    // OpenCode's title call: a system prompt and two user messages, no tools.
+    let opencode = json!({"model": "m", "messages": [
+        {"role": "system", "content": "You are a title generator. You output ONLY a thread title."},
+        {"role": "user", "content": "Generate a title for this conversation:\n"},
+        {"role": "user", "content": "\"fix calc.py\""},
+    ]});
+    assert!(parse(Format::OpenAi, &opencode).is_side_call(), "a one-shot asked in two messages");
+    // aider's first call: its edit format's examples are turns of the assistant.
+    let aider = json!({"model": "m", "messages": [
+        {"role": "system", "content": "Act as an expert software developer."},
+        {"role": "user", "content": "Change get_factorial() to use math.factorial"},
+        {"role": "assistant", "content": "mathweb/flask/app.py\n<<<<<<< SEARCH\nfrom flask import Flask\n=======\nimport math\n>>>>>>> REPLACE"},
+        {"role": "user", "content": "fix calc.py"},
+    ]});
+    assert!(!parse(Format::OpenAi, &aider).is_side_call(), "a text-protocol agent is managed from its first call");
     // An agent that acts through text (aider): a conversation without tools is a session.
     let text_agent = json!({"model": "m", "messages": [
         {"role": "user", "content": "fix calc.py"},

@@ -159,10 +159,15 @@ impl Message {
     pub fn describe(role: Role, content: &[ContentPart]) -> String {
         let first_text = content.iter().find_map(|p| match p {
             // A user's words, not what the agent injected around them (Claude Code's reminders,
-            // Codex's `<environment_context>`, Gemini CLI's `<session_context>`).
+            // Codex's `<environment_context>`, Gemini CLI's `<session_context>`, goose's
+            // `<turn-context>`, the quotes OpenCode puts around them).
             ContentPart::Text { text } if role == Role::User => {
                 let words = without_reminders(text);
-                (!words.trim().is_empty() && !is_context_block(&words)).then(|| words.trim().to_owned())
+                let words = without_context_blocks(&words);
+                let quoted = words.len() > 2 && words.starts_with('"') && words.ends_with('"');
+                let words =
+                    if quoted && !words[1..words.len() - 1].contains('"') { &words[1..words.len() - 1] } else { words };
+                (!words.is_empty()).then(|| words.to_owned())
             }
             ContentPart::Text { text } if !text.trim().is_empty() => Some(text.trim().to_owned()),
             _ => None,
@@ -207,14 +212,33 @@ impl Message {
     }
 }
 
-/// Whether `text` is one block of context an agent put in a user's turn, not the user's words:
-/// `<name>…</name>` (`<environment_context>`, `<session_context>`, `<user_instructions>`).
-pub fn is_context_block(text: &str) -> bool {
-    let text = text.trim();
-    let Some(rest) = text.strip_prefix('<') else { return false };
-    let name: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-')).collect();
-    let opens = rest[name.len()..].starts_with(['>', ' ', '\n']);
-    !name.is_empty() && opens && text.ends_with(&format!("</{name}>"))
+/// `text` (trimmed) without the blocks of context an agent puts before or after a user's words:
+/// `<name>…</name>` (`<environment_context>`, `<session_context>`, `<turn-context>`).
+pub fn without_context_blocks(text: &str) -> &str {
+    let mut text = text.trim();
+    loop {
+        let leading = tag_name(text).and_then(|name| {
+            let close = format!("</{name}>");
+            text.find(&close).map(|end| end + close.len())
+        });
+        let trailing = text.strip_suffix('>').and_then(|t| t.rfind("</")).and_then(|at| {
+            let name = &text[at + 2..text.len() - 1];
+            let open = text[..at].rfind(&format!("<{name}"))?;
+            (tag_name(&text[open..]) == Some(name)).then_some(open)
+        });
+        text = match (leading, trailing) {
+            (Some(end), _) => text[end..].trim(),
+            (None, Some(start)) => text[..start].trim(),
+            (None, None) => return text,
+        };
+    }
+}
+
+/// The name of the tag `text` opens with (`<name>` or `<name attr…>`).
+fn tag_name(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix('<')?;
+    let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-')))?;
+    (end > 0 && rest[end..].starts_with(['>', ' ', '\n'])).then_some(&rest[..end])
 }
 
 /// `text` without the `<system-reminder>…</system-reminder>` blocks an agent injects into a
@@ -255,6 +279,17 @@ fn first_line_within(text: &str, max_chars: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_users_words_are_read_without_an_agents_context_blocks() {
+        let words = |text: &str| Message::describe(Role::User, &[ContentPart::Text { text: text.into() }]);
+        assert_eq!(words("<environment_context>\n  <cwd>/w</cwd>\n</environment_context>"), "");
+        assert_eq!(words("fix it\n<turn-context>\ntime: now\n</turn-context>"), "fix it");
+        assert_eq!(words("<session_context>\nGemini CLI\n</session_context>\nfix it"), "fix it");
+        assert_eq!(words("\"fix it\""), "fix it", "OpenCode's quotes");
+        assert_eq!(words("use <b>bold</b> here"), "use <b>bold</b> here", "markup in the words stays");
+        assert_eq!(words("<b>bold</b> first"), "first", "a leading whole block is context");
+    }
 
     fn call(name: &str) -> ContentPart {
         ContentPart::ToolCall(ToolCall { id: "c1".into(), name: name.into(), arguments: "{}".into() })

@@ -149,11 +149,12 @@ impl ClientRequest {
     }
 
     /// A side call (a title, a one-shot classification such as Claude Code's auto-mode check):
-    /// no tools and one user turn, whatever its size. Never a conversation with history: a
-    /// multi-turn request without tools is the main loop of an agent that acts through text.
+    /// no tools and no assistant turn, whatever its size (OpenCode asks for its title in two
+    /// user messages). Never a conversation with history: a request without tools whose history
+    /// has the assistant's turns is the main loop of an agent that acts through text (aider's
+    /// first call already has its examples' turns).
     pub fn is_side_call(&self) -> bool {
-        let turns = self.messages.iter().filter(|m| !m.drafts.iter().all(|d| d.role == Some(Role::System)));
-        self.tools.is_empty() && turns.count() == 1 && self.messages.last().is_some_and(|m| !m.is_assistant())
+        self.tools.is_empty() && !self.messages.iter().any(ClientMessage::is_assistant)
     }
 
     /// The key of the conversation this request continues (see [`SessionKey`]).

@@ -3,6 +3,7 @@
 //! real `workbench proxy` binary, and a plain HTTP client.
 #![allow(dead_code)]
 
+pub mod coder;
 pub mod session;
 
 use std::io::{BufRead, BufReader};

@@ -5,7 +5,7 @@
 //! trace with every model call managed, the upstream received fewer tokens than the agent sent,
 //! calls and results pair in every upstream body, and the agent's plan is in the store where it
 //! made one. Each run leaves its row for the README's table under `target/agent-matrix/`
-//! (`node scripts/agent-table.mjs` writes the table).
+//! (`node scripts/agent-table.mjs` writes the table from them).
 #![cfg(not(target_arch = "wasm32"))]
 
 #[macro_use]
@@ -48,6 +48,10 @@ fn agent(program: impl AsRef<std::ffi::OsStr>, work: &Path, home: &Path) -> Comm
     let mut command = Command::new(program);
     // `PWD` too: some agents (OpenCode) take it for their directory.
     command.current_dir(work).env("PWD", work).env("HOME", home);
+    for (name, dir) in [("XDG_CONFIG_HOME", ".config"), ("XDG_DATA_HOME", ".local/share"), ("XDG_CACHE_HOME", ".cache")]
+    {
+        command.env(name, home.join(dir));
+    }
     for name in ["OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GEMINI_API_KEY"] {
         command.env_remove(name);
     }
@@ -134,9 +138,22 @@ fn continue_cn(work: &Path, home: &Path, proxy: &str) -> Command {
     command
 }
 
-/// Where each run leaves its row for the README's table.
-fn matrix_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/agent-matrix")
+/// A Python agent's command in its virtual environment under `tests/clients` (`.ci/setup`).
+fn python_agent(venv: &str, program: &str, work: &Path, home: &Path) -> Command {
+    let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients").join(venv).join("bin").join(program);
+    assert!(bin.exists(), "{venv} is not installed: run `bash .ci/setup`");
+    agent(bin, work, home)
+}
+
+/// mini-swe-agent with its tool-calling config (one `bash` tool, replies not streamed).
+fn mini_swe_agent(work: &Path, home: &Path, proxy: &str) -> Command {
+    let mut command = python_agent(".venv-mini", "mini", work, home);
+    command.args(["-y", "--exit-immediately", "-m", "openai/m", "-c", "mini.yaml", "-t", TASK]);
+    command.arg("-c").arg(format!("model.model_kwargs.api_base={proxy}/v1"));
+    command.arg("-c").arg(format!("model.model_kwargs.api_key={KEY}"));
+    command.env("LITELLM_LOCAL_MODEL_COST_MAP", "True").env("MSWEA_CONFIGURED", "true");
+    command.env("MSWEA_COST_TRACKING", "ignore_errors");
+    command
 }
 
 /// Run `agent` through the proxy of `build` and check what the matrix asserts.
@@ -210,7 +227,9 @@ fn run(build: Build, agent: &Agent) {
     let (sent, agent_tokens) = (sum("prompt_tokens"), sum("client_tokens"));
     assert!(sent < agent_tokens, "the upstream received fewer tokens: {sent} vs {agent_tokens}\n{said}");
     let meta: Value = serde_json::from_str(&std::fs::read_to_string(trace.join("meta.json")).unwrap()).unwrap();
-    assert_eq!(meta["mission"], TASK, "titled by the task's words");
+    // Titled by the task's words (mini-swe-agent's template puts "Please solve this issue:" first).
+    let mission = meta["mission"].as_str().unwrap_or_default();
+    assert!(mission.contains(TASK) && mission.len() < TASK.len() + 40, "titled {mission:?}");
     let plan: Value =
         std::fs::read_to_string(trace.join("goal.json")).map_or(Value::Null, |t| serde_json::from_str(&t).unwrap());
     let goals: Vec<(&str, &str)> = plan["goals"]
@@ -230,20 +249,8 @@ fn run(build: Build, agent: &Agent) {
         eprintln!("{}: the answer is not on its standard output", agent.name);
     }
 
-    let row = json!({
-        "agent": named,
-        "api": format!("{:?}", agent.api),
-        "build": format!("{build:?}"),
-        "calls": records.len(),
-        "plan": if agent.plans { json!(goals.len()) } else { Value::Null },
-        "window": WINDOW,
-        "client_tokens": agent_tokens,
-        "prompt_tokens": sent,
-    });
-    eprintln!("{row}");
-    std::fs::create_dir_all(matrix_dir()).unwrap();
-    let file = matrix_dir().join(format!("{}-{build:?}.json", agent.name.replace(' ', "-")));
-    std::fs::write(file, format!("{row}\n")).unwrap();
+    let api = format!("{:?}", agent.api);
+    coder::matrix_row(build, &api, WINDOW, agent.plans.then_some(goals.len()), &records);
 }
 
 /// Whether a request body offers tools (a main-loop call, not a title).
@@ -257,6 +264,7 @@ const GEMINI_CLI: Agent = Agent { name: "Gemini CLI", api: Api::Gemini, plans: t
 const OPENCODE: Agent = Agent { name: "OpenCode", api: Api::Chat, plans: true, launch: opencode };
 const QWEN_CODE: Agent = Agent { name: "Qwen Code", api: Api::Chat, plans: false, launch: qwen_code };
 const GOOSE: Agent = Agent { name: "goose", api: Api::Chat, plans: false, launch: goose };
+const MINI_SWE_AGENT: Agent = Agent { name: "mini-swe-agent", api: Api::Chat, plans: false, launch: mini_swe_agent };
 const CONTINUE: Agent = Agent { name: "Continue", api: Api::Chat, plans: false, launch: continue_cn };
 
 fn opencode_session(build: Build) {
@@ -275,6 +283,10 @@ fn continue_session(build: Build) {
     run(build, &CONTINUE);
 }
 
+fn mini_swe_agent_session(build: Build) {
+    run(build, &MINI_SWE_AGENT);
+}
+
 fn codex_session(build: Build) {
     run(build, &CODEX);
 }
@@ -283,4 +295,12 @@ fn gemini_cli_session(build: Build) {
     run(build, &GEMINI_CLI);
 }
 
-both_shells!(codex_session, gemini_cli_session, opencode_session, qwen_code_session, goose_session, continue_session);
+both_shells!(
+    codex_session,
+    gemini_cli_session,
+    opencode_session,
+    qwen_code_session,
+    goose_session,
+    continue_session,
+    mini_swe_agent_session
+);

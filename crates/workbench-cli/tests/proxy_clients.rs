@@ -354,6 +354,7 @@ fn claude_code_session(build: Build) {
     let served = served["calls"].as_array().unwrap();
     assert_eq!(served.len(), records.len());
     assert!(served.iter().all(|c| c["usage"]["cache_read_tokens"].is_u64() && c["expected_cached_tokens"].is_u64()));
+    proxy_support::coder::matrix_row(build, "Messages", 60_000, Some(goals.len()), &records);
 }
 
 /// One line per message: its role and the start of its content (for failures).

@@ -153,6 +153,9 @@ fn last_step(body: &Value) -> Option<usize> {
         .max()
 }
 
+/// The command output that ends a mini-swe-agent run.
+const SUBMIT: &str = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT";
+
 /// How many pieces of the log the agent reads before it plans.
 const READS: usize = 4;
 
@@ -176,6 +179,8 @@ fn next_turn(body: &Value, tools: &[(String, Value)]) -> Turn {
         }
         n if n == READS + 1 => command("sed -i 's/Helo/Hello/' notes.txt"),
         n if n == READS + 2 => command("cat notes.txt"),
+        // mini-swe-agent ends its run on a command's output, not on an answer.
+        _ if body.to_string().contains(SUBMIT) => command(&format!("echo {SUBMIT}")),
         _ => Turn::Answer(DONE.into()),
     }
 }
@@ -328,6 +333,30 @@ fn reply(api: Api, stream: bool, turn: &Turn) -> Reply {
             if stream { events(vec![(String::new(), chunk)]) } else { json(200, chunk) }
         }
     }
+}
+
+/// Leave an agent's row for the README's table (`node scripts/agent-table.mjs`) in
+/// `target/agent-matrix/`: its name as the proxy gave it, its API, the shell, its calls, the
+/// plan items read (`None`: it offers no plan tool) and the tokens it sent and the engine sent.
+pub fn matrix_row(build: super::Build, api: &str, window: u32, plan: Option<usize>, records: &[Value]) {
+    let sum = |key: &str| -> u64 { records.iter().map(|c| c[key].as_u64().unwrap_or(0)).sum() };
+    let agent = records.first().and_then(|c| c["agent"].as_str()).unwrap_or("unknown").to_owned();
+    let row = json!({
+        "agent": agent,
+        "api": api,
+        "build": format!("{build:?}"),
+        "calls": records.len(),
+        "managed": records.iter().all(|c| c["managed"] == json!(true)),
+        "plan": plan,
+        "window": window,
+        "client_tokens": sum("client_tokens"),
+        "prompt_tokens": sum("prompt_tokens"),
+    });
+    eprintln!("{row}");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/agent-matrix");
+    std::fs::create_dir_all(&dir).unwrap();
+    let name: String = agent.split(' ').take_while(|w| !w.starts_with(char::is_numeric)).collect::<Vec<_>>().join("-");
+    std::fs::write(dir.join(format!("{name}-{build:?}.json")), format!("{row}\n")).unwrap();
 }
 
 /// A number no reply used before (message ids must differ).

@@ -138,6 +138,18 @@ fn continue_cn(work: &Path, home: &Path, proxy: &str) -> Command {
     command
 }
 
+/// Cline's CLI through its OpenAI-compatible provider, its own compaction off (the engine's
+/// does the work; Cline's rewrites the history it sends).
+fn cline(work: &Path, home: &Path, proxy: &str) -> Command {
+    let settings = json!({"version": 1, "lastUsedProvider": "openai-compatible", "modes": {}, "providers": {"openai-compatible": {
+        "settings": {"provider": "openai-compatible", "apiKey": KEY, "model": "m", "baseUrl": format!("{proxy}/v1")},
+        "updatedAt": "2026-01-01T00:00:00.000Z", "tokenSource": "manual"}}});
+    write(home.join(".cline/data/settings/providers.json"), &settings.to_string());
+    let mut command = agent(client("@cline/cli-linux-x64/bin/cline"), work, home);
+    command.args(["--auto-approve", "true", "--compaction", "off", TASK]);
+    command
+}
+
 /// A Python agent's command in its virtual environment under `tests/clients` (`.ci/setup`).
 fn python_agent(venv: &str, program: &str, work: &Path, home: &Path) -> Command {
     let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/clients").join(venv).join("bin").join(program);
@@ -178,6 +190,7 @@ fn run(build: Build, agent: &Agent) {
         let _ = child.kill();
     }
     let exit = child.wait().unwrap();
+    stop_left_behind(&home);
     let (stdout, stderr) =
         (std::fs::read_to_string(&out).unwrap_or_default(), std::fs::read_to_string(&err).unwrap_or_default());
     let (status, log) = proxy.stop();
@@ -253,6 +266,19 @@ fn run(build: Build, agent: &Agent) {
     coder::matrix_row(build, &api, WINDOW, agent.plans.then_some(goals.len()), &records);
 }
 
+/// Stop what the agent left running (Cline's hub daemon): the processes whose `HOME` is the
+/// scratch home.
+fn stop_left_behind(home: &Path) {
+    let marker = format!("HOME={}\0", home.display());
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if String::from_utf8_lossy(&environ).contains(&marker) {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+    }
+}
+
 /// Whether a request body offers tools (a main-loop call, not a title).
 fn tools_of(body: &Value) -> bool {
     body["tools"].as_array().is_some_and(|t| !t.is_empty())
@@ -264,6 +290,7 @@ const GEMINI_CLI: Agent = Agent { name: "Gemini CLI", api: Api::Gemini, plans: t
 const OPENCODE: Agent = Agent { name: "OpenCode", api: Api::Chat, plans: true, launch: opencode };
 const QWEN_CODE: Agent = Agent { name: "Qwen Code", api: Api::Chat, plans: false, launch: qwen_code };
 const GOOSE: Agent = Agent { name: "goose", api: Api::Chat, plans: false, launch: goose };
+const CLINE: Agent = Agent { name: "Cline", api: Api::Chat, plans: false, launch: cline };
 const MINI_SWE_AGENT: Agent = Agent { name: "mini-swe-agent", api: Api::Chat, plans: false, launch: mini_swe_agent };
 const CONTINUE: Agent = Agent { name: "Continue", api: Api::Chat, plans: false, launch: continue_cn };
 
@@ -281,6 +308,10 @@ fn goose_session(build: Build) {
 
 fn continue_session(build: Build) {
     run(build, &CONTINUE);
+}
+
+fn cline_session(build: Build) {
+    run(build, &CLINE);
 }
 
 fn mini_swe_agent_session(build: Build) {
@@ -302,5 +333,6 @@ both_shells!(
     qwen_code_session,
     goose_session,
     continue_session,
-    mini_swe_agent_session
+    mini_swe_agent_session,
+    cline_session
 );

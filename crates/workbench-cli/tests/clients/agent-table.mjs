@@ -37,7 +37,7 @@ const npmPins = JSON.parse(readFileSync(path.join(here, 'package.json'), 'utf8')
 const pipPins = Object.fromEntries(
   readFileSync(path.join(here, 'mini-swe-agent.txt'), 'utf8').split('\n').map((l) => l.split('==')),
 );
-const pinned = { Continue: npmPins['@continuedev/cli'], goose: npmPins['@aaif/goose-binary-linux-x64'], 'mini-swe-agent': pipPins['mini-swe-agent'] };
+const pinned = { Cline: npmPins.cline, Continue: npmPins['@continuedev/cli'], goose: npmPins['@aaif/goose-binary-linux-x64'], 'mini-swe-agent': pipPins['mini-swe-agent'] };
 
 const lines = [
   '| agent | version | API | managed through | plan read | calls | tokens upstream ÷ the agent\'s (window) |',

@@ -3,8 +3,8 @@
 // `workbench proxy` from the npm package. The flags, their usage text, the config file's format and
 // every line printed are the engine's, as in `workbench proxy`: the address and the lines to paste on
 // stdout, one log line per request on stderr (and a progress line on a terminal). The first Ctrl-C or
-// SIGTERM stops new requests and gives those in flight the shutdown grace; a second cuts at once;
-// every session is saved, exit 0.
+// SIGTERM (or the end of the process that started it: `npx` stopped) stops new requests and gives
+// those in flight the shutdown grace; a second cuts at once; every session is saved, exit 0.
 import { readFile } from 'node:fs/promises';
 import './platform-node.js';
 import { init } from './init.js';
@@ -63,6 +63,15 @@ async function main(argv: string[]): Promise<number> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // Under `npx`/`npm exec`, a SIGTERM stops npm but never reaches this process (the `sh -c`
+    // between them does not pass it on): a parent gone is a stop too.
+    const parent = process.ppid;
+    const orphaned = setInterval(() => {
+      if (process.ppid === parent) return;
+      clearInterval(orphaned);
+      stop();
+    }, 250);
+    orphaned.unref();
   });
   process.stdout.write(`${proxy.banner}\n`);
   await stopped;

@@ -233,3 +233,25 @@ test('the bin refuses bad flags with a clear message and exit code 2', async () 
   assert.equal(help.code, 0);
   assert.match(help.stdout, /^usage: context-workbench proxy/);
 });
+
+test('the bin stops and saves when the process that started it is gone (npx stopped by a SIGTERM)', async () => {
+  const { spawn } = await import('node:child_process');
+  const workspace = await mkdtemp(path.join(tmpdir(), 'cw-orphan-'));
+  const bin = new URL('../dist/cli.js', import.meta.url).pathname;
+  const [log, pidFile] = [path.join(workspace, 'proxy.log'), path.join(workspace, 'pid')];
+  try {
+    // As `npm exec` runs a bin: under `sh -c`, which passes no signal on. Killing the shell
+    // leaves the proxy to notice on its own.
+    const script = `"${process.execPath}" "${bin}" proxy --port 0 --store "${workspace}/.trace" 2>"${log}" & echo $! >"${pidFile}"; wait`;
+    const shell = spawn('sh', ['-c', script], { stdio: ['ignore', 'pipe', 'ignore'] });
+    await new Promise((resolve) => shell.stdout.once('data', resolve));
+    const pid = Number(await readFile(pidFile, 'utf8'));
+    shell.kill('SIGKILL');
+    const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
+    for (let i = 0; i < 100 && alive(); i += 1) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(alive(), false, 'the proxy stopped');
+    assert.match(await readFile(log, 'utf8'), /stopping: saving every session/);
+  } finally {
+    await rm(workspace, { recursive: true, force: true });
+  }
+});

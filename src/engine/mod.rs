@@ -212,10 +212,10 @@ impl<H: Host> Engine<H> {
     }
 
     /// Append a message to the trace; the first user message with the user's words (not only an
-    /// agent's context block) becomes the mission. The successful
-    /// result of another agent's plan tool (`TodoWrite`, `update_plan`, Claude Code's task tools)
-    /// updates the goal tree before the result is attributed; one focusing or planning with the engine's `goal` or `step`
-    /// tool is attributed once they ran (at the next record, call or save), to the goal focused.
+    /// agent's context block) becomes the mission. The successful result of another agent's plan
+    /// tool (`TodoWrite`, `update_plan`, Claude Code's task tools) updates the goal tree before the
+    /// result is attributed; one focusing or planning with the engine's `goal` or `step` tool is
+    /// attributed once they ran (at the next record, call or save), to the goal focused.
     pub fn record(&self, draft: MessageDraft) -> Result<MessageId> {
         let role = draft.role.ok_or_else(|| Error::InvalidInput("a message needs a role".into()))?;
         if role == Role::Tool && !draft.content.iter().any(|p| matches!(p, ContentPart::ToolResult(_))) {

@@ -626,9 +626,10 @@ export type ProxyConfig = {
    */
   max_body_bytes: number,
   /**
-   * A request without tools that is one user turn (a title, a one-shot classification such
-   * as Claude Code's auto-mode check, whatever its size) is a side call: it passes through
-   * unmanaged and opens no session. Off, every conversation route is managed.
+   * A request without tools and without an assistant turn (a title, a one-shot
+   * classification such as Claude Code's auto-mode check, whatever its size) is a side call:
+   * it passes through unmanaged and opens no session. Off, every conversation route is
+   * managed.
    */
   side_calls: boolean,
   /**

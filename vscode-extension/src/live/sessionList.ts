@@ -13,6 +13,12 @@ export interface SessionEntry {
   problem?: string;
   /** The first user message's own text, when the mission holds only an agent's reminders. */
   firstMessage?: string;
+  /**
+   * The traces this one continues, oldest first: each time the agent compacted its own history
+   * (Claude Code's auto-compact, `/compact`) the proxy went on in a new trace (`meta.continues`).
+   * Set by `byRecency`: the conversation is one session, its parts' boundaries marked.
+   */
+  earlier?: SessionEntry[];
 }
 
 /** The agent as a person reads it: `Claude Code 2.1.328` (`claude-cli 2.1.3` from an older store); a session of the extension's own agent says so. */
@@ -35,8 +41,9 @@ export function withoutReminders(text: string): string {
   return text.replace(/<system-reminder>[\s\S]*?(<\/system-reminder>|$)/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
-/** What the session is about: its first user message, as the picker and the views name it. */
+/** What the session is about: its first user message, as the picker and the views name it (a continued one's is its first part's: the user's words, not the agent's summary). */
 export function missionOf(entry: SessionEntry): string {
+  if (entry.earlier?.[0]) return missionOf(entry.earlier[0]);
   const mission = entry.meta?.mission ?? '';
   return withoutReminders(mission) === '' && entry.firstMessage ? entry.firstMessage : mission;
 }
@@ -52,17 +59,43 @@ export function shortTime(ms: number): string {
 export function sessionItem(entry: SessionEntry): { label: string; description: string; detail: string } {
   if (!entry.meta) return { label: `$(warning) ${entry.traceId}`, description: 'cannot be followed', detail: entry.problem ?? 'unreadable' };
   const m = entry.meta;
-  const calls = entry.proxied ? `${m.calls} call${m.calls === 1 ? '' : 's'} · ` : '';
+  const parts = [...(entry.earlier ?? []), entry];
+  const sum = (field: 'calls' | 'message_count') => parts.reduce((n, p) => n + (p.meta?.[field] ?? 0), 0);
+  const calls = entry.proxied ? `${sum('calls')} call${sum('calls') === 1 ? '' : 's'} · ` : '';
+  const traces = parts.length > 1 ? `${parts.map((p) => p.traceId).join(' → ')} (the agent compacted its history ${parts.length - 1}×)` : entry.traceId;
   return {
     label: `${agentName(entry)} · ${trimmedMission(missionOf(entry))}`,
     description: shortTime(m.updated_at),
-    detail: `${calls}${m.message_count} messages · ${m.status || 'unknown status'} · ${entry.traceId}`,
+    detail: `${calls}${sum('message_count')} messages · ${m.status || 'unknown status'} · ${traces}`,
   };
 }
 
-/** Readable sessions, the most recently updated first (ties by trace id, so the order is stable). */
+/**
+ * Readable sessions, one per conversation, the most recently updated first (ties by trace id, so
+ * the order is stable): a trace another continues is that one's `earlier` part, not a session of
+ * its own (traces that continue each other in a circle, which no proxy writes, stay apart).
+ */
 export function byRecency(entries: SessionEntry[]): SessionEntry[] {
-  return entries.filter((e) => e.meta).sort((a, b) => (b.meta!.updated_at - a.meta!.updated_at) || a.traceId.localeCompare(b.traceId));
+  // The parts of a list this returned are parts again.
+  const all = [...entries.flatMap((e) => e.earlier ?? []), ...entries].map(({ earlier: _, ...entry }) => entry);
+  const readable = new Map(all.filter((e) => e.meta).map((e) => [e.traceId, e]));
+  const chains = [...readable.values()].map((entry) => ({ ...entry, earlier: earlierParts(entry, readable) }));
+  const inCircle = (c: SessionEntry) => c.earlier!.some((e) => e.meta!.continues === c.traceId);
+  const continued = new Set(chains.filter((c) => !inCircle(c)).flatMap((c) => c.earlier.map((e) => e.traceId)));
+  return chains
+    .filter((c) => !continued.has(c.traceId))
+    .sort((a, b) => (b.meta!.updated_at - a.meta!.updated_at) || a.traceId.localeCompare(b.traceId));
+}
+
+/** The readable traces `entry` continues, oldest first, each once. */
+function earlierParts(entry: SessionEntry, readable: Map<string, SessionEntry>): SessionEntry[] {
+  const earlier: SessionEntry[] = [];
+  const seen = new Set([entry.traceId]);
+  for (let part = readable.get(entry.meta?.continues ?? ''); part && !seen.has(part.traceId); part = readable.get(part.meta?.continues ?? '')) {
+    seen.add(part.traceId);
+    earlier.unshift(part);
+  }
+  return earlier;
 }
 
 /** What the views follow when the user chose none: the newest-updated proxied session. */

@@ -30,6 +30,8 @@ export function sessionHead(detail: SessionDetail, prices: Prices): string[] {
   const { entry } = detail;
   const when = entry.meta ? `, updated ${shortTime(entry.meta.updated_at)}` : '';
   const lines = [`Session ${entry.traceId}${when}`];
+  // The boundary: where the agent compacted its own history and the proxy went on in this trace.
+  if (entry.earlier?.length) lines.push(`Continues ${entry.earlier.map((e) => e.traceId).join(' → ')}: the agent compacted its own history where this trace starts`);
   if (entry.proxied) lines.push(...savingsLines(savingsOf(detail.calls, prices), prices));
   return lines;
 }
@@ -38,7 +40,7 @@ export function sessionStatus(detail: SessionDetail, prices: Prices): { text: st
   const { entry, calls, prompt } = detail;
   const head = sessionHead(detail, prices);
   const tooltip = [`Following: ${sessionTitle(entry)}`, ...head, 'Click to see the prompt.'].join('\n');
-  const last = calls.at(-1);
+  const last = [...calls].reverse().find((c) => !c.side_call);
   if (entry.proxied && last) {
     const s = savingsOf(calls, prices);
     const reported = last.usage ? last.usage.input_tokens + last.usage.cache_read_tokens + last.usage.cache_write_tokens : 0;

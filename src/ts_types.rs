@@ -231,8 +231,13 @@ fn the_proxy_call_record_declaration_matches_its_rust_type() {
     use crate::proxy::reply::ProviderUsage;
     use crate::proxy::session::CallRecord;
     let usage = ProviderUsage { input_tokens: 1, cache_read_tokens: 2, cache_write_tokens: 3, output_tokens: 4 };
-    let full =
-        CallRecord { first_changed_byte: Some(1), status: Some(200), usage: Some(usage), ..CallRecord::default() };
+    let full = CallRecord {
+        first_changed_byte: Some(1),
+        status: Some(200),
+        usage: Some(usage),
+        side_call: true,
+        ..CallRecord::default()
+    };
     let record = declared("ProxyCallRecord");
     assert_same_fields("ProxyCallRecord", &record, &serialized_keys(&full, &CallRecord::default()));
     assert_same_fields("ProxyCallRecord.usage", &members(&record["usage"].1), &serialized_keys(&usage, &usage));

@@ -1,7 +1,7 @@
 //! The sessions of one conversation key, as a [`super::Worker`] holds them: a request goes to
 //! the session whose history it extends, else to a new one; a key keeps a few at once (a
 //! session's sub-agents that start alike, a history the agent rewound), the least recently
-//! opened one saved and closed past that.
+//! used one saved and closed past that.
 
 use super::reply::ReplyOutcome;
 use super::request::ClientRequest;
@@ -13,6 +13,7 @@ pub const SESSIONS_PER_KEY: usize = 4;
 
 /// One key's sessions and the one whose call is in flight.
 pub struct Conversation<H: Host> {
+    /// The most recently used last.
     sessions: Vec<ProxySession<H>>,
     current: Option<usize>,
 }
@@ -49,10 +50,13 @@ impl<H: Host> Conversation<H> {
             Extension::Repeats => Some((i, request.messages.len())),
             Extension::Departs { .. } => None,
         });
-        let index = match fits.max_by_key(|&(_, recorded)| recorded) {
-            Some((index, _)) => index,
+        match fits.max_by_key(|&(_, recorded)| recorded) {
+            Some((index, _)) => {
+                let session = self.sessions.remove(index);
+                self.sessions.push(session);
+            }
             None => {
-                if let Some(departed) = self.sessions.first().map(|s| s.engine().trace_id()) {
+                if let Some(departed) = self.sessions.last().map(|s| s.engine().trace_id()) {
                     notes.push(format!("a new session: the request does not extend {departed}'s history"));
                 }
                 let session = match open().await {
@@ -69,9 +73,9 @@ impl<H: Host> Conversation<H> {
                     }
                 }
                 self.sessions.push(session);
-                self.sessions.len() - 1
             }
-        };
+        }
+        let Some(index) = self.sessions.len().checked_sub(1) else { return unmanaged(notes) };
         self.current = Some(index);
         let session = &mut self.sessions[index];
         let mut prepared = session.prepare(request).await;
@@ -93,6 +97,12 @@ impl<H: Host> Conversation<H> {
                 ..CallRecord::default()
             },
         }
+    }
+
+    /// A side call of the agent, counted in the session it used last, and the line that
+    /// counts it ([`ProxySession::side_call`]); `None` without a session.
+    pub fn side_call(&self, record: CallRecord) -> Option<(CallRecord, Option<(String, String)>)> {
+        Some(self.sessions.last()?.side_call(record))
     }
 
     /// Drop the session of the call in flight unsaved (its engine panicked).

@@ -68,12 +68,31 @@ pub enum Admission {
 /// What to do with a request once its body is read.
 #[derive(Debug)]
 pub enum Decision {
-    /// Send it upstream as it came, the reply back as it comes; `why` goes in its log line.
-    Forward { route: Route, why: String },
+    /// Send it upstream as it came, the reply back as it comes; `why` goes in its log line. A
+    /// side call of an agent session the proxy knows by id carries its record, for the shell to
+    /// count in that session once the upstream answers.
+    Forward { route: Route, why: String, side: Option<Box<SideCall>> },
     /// Record it in the session of `key` and send the engine's prompt.
     Manage { key: SessionKey, request: Box<ClientRequest> },
     /// The proxy answers itself.
     Answer(Answer),
+}
+
+/// A side call (a title, a classifier's check) of the agent session `agent_session`: it goes
+/// upstream as it came and is counted with the session's calls (#25: one conversation is one
+/// session, whatever the agent sends beside it). A side call without a session id names no
+/// conversation and is not counted.
+#[derive(Debug, Clone)]
+pub struct SideCall {
+    pub agent_session: String,
+    pub record: CallRecord,
+}
+
+impl SideCall {
+    /// Its record once the upstream answered with `status`.
+    pub fn answered(self, status: u16) -> CallRecord {
+        CallRecord { status: Some(status), ..self.record }
+    }
 }
 
 /// Why the upstream gave no reply.
@@ -226,12 +245,9 @@ impl Gateway {
     pub fn decide(&self, head: &RequestHead, route: Route, body: &[u8]) -> Decision {
         let format = match route {
             Route::Managed(format) => format,
-            Route::Passthrough { why, .. } => return Decision::Forward { route, why: why.into() },
+            Route::Passthrough { why, .. } => return Decision::Forward { route, why: why.into(), side: None },
         };
         match ClientRequest::parse(format, body, &self.counter) {
-            Ok(request) if self.limits.side_calls && request.is_side_call() => {
-                Decision::Forward { route, why: "side call, passed through".into() }
-            }
             Ok(mut request) => {
                 if format == Format::Gemini {
                     (request.model, request.stream) = gemini::model_in_path(head.path());
@@ -239,10 +255,27 @@ impl Gateway {
                 request.agent = agent_name(head.header("user-agent").unwrap_or(""), &request.system_text);
                 let header_session = SESSION_HEADERS.iter().find_map(|h| head.header(h));
                 let key = request.session_key(header_session);
+                if self.limits.side_calls && request.is_side_call() {
+                    let side = key.agent_session.map(|agent_session| {
+                        let tokens = request.tokens(&self.counter);
+                        let record = CallRecord {
+                            model: request.model,
+                            agent: request.agent,
+                            stream: request.stream,
+                            messages: request.messages.len(),
+                            new_messages: request.messages.len(),
+                            client_tokens: tokens,
+                            prompt_tokens: tokens,
+                            ..CallRecord::default()
+                        };
+                        Box::new(SideCall { agent_session, record })
+                    });
+                    return Decision::Forward { route, why: "side call, passed through".into(), side };
+                }
                 Decision::Manage { key, request: Box::new(request) }
             }
             Err(e) if e.pass_through => {
-                Decision::Forward { route, why: format!("passed through unmanaged ({})", e.message) }
+                Decision::Forward { route, why: format!("passed through unmanaged ({})", e.message), side: None }
             }
             Err(e) => {
                 let line = format!("{} {}: refused ({}): {}", head.method, head.path(), e.status, e.message);

@@ -84,6 +84,12 @@ pub struct CallRecord {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<ProviderUsage>,
     pub notes: Vec<String>,
+    /// A side call of the session's agent (a title, a classifier's check): it went upstream as
+    /// the agent sent it and is counted here, never part of the session's prompt. Its `call`
+    /// is the number of the session's call it came after; its reply passes unread (no `usage`,
+    /// `completed` false).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub side_call: bool,
 }
 
 /// A call ready to go upstream.
@@ -293,14 +299,36 @@ impl<H: Host> ProxySession<H> {
         if let (Some(usage), true) = (outcome.usage, record.managed) {
             self.engine.report_usage(usage.to_engine());
         }
-        if let Some(dir) = self.engine.trace_dir() {
-            let line = serde_json::to_string(&record).unwrap_or_default();
-            let (line, _) = self.redactor.redact_text(&line);
-            if let Err(e) = self.engine.host().append_file(&format!("{dir}/{CALLS_FILE}"), &format!("{line}\n")).await {
-                record.notes.push(format!("the call was not saved to {CALLS_FILE}: {e}"));
-            }
-        }
+        self.save_record(&mut record).await;
         record
+    }
+
+    /// A side call of this session's agent ([`CallRecord::side_call`]), numbered after the
+    /// session's latest call, with the `calls.jsonl` line that counts it (see [`Self::line_of`]).
+    pub fn side_call(&self, mut record: CallRecord) -> (CallRecord, Option<(String, String)>) {
+        record.trace_id = self.engine.trace_id().0;
+        record.call = self.calls;
+        record.at_ms = self.engine.host().now_ms();
+        record.side_call = true;
+        let line = self.line_of(&record);
+        (record, line)
+    }
+
+    /// Where `record` goes (the trace's `calls.jsonl`) and its line, redacted; `None` for a
+    /// session without a store.
+    fn line_of(&self, record: &CallRecord) -> Option<(String, String)> {
+        let dir = self.engine.trace_dir()?;
+        let (line, _) = self.redactor.redact_text(&serde_json::to_string(record).unwrap_or_default());
+        Some((format!("{dir}/{CALLS_FILE}"), format!("{line}\n")))
+    }
+
+    /// Append `record` to the trace's `calls.jsonl`; a failure is a note on it.
+    async fn save_record(&self, record: &mut CallRecord) {
+        if let Some((path, line)) = self.line_of(record)
+            && let Err(e) = self.engine.host().append_file(&path, &line).await
+        {
+            record.notes.push(format!("the call was not saved to {CALLS_FILE}: {e}"));
+        }
     }
 
     /// End the session: the last completed reply is recorded (the agent never sent it back)

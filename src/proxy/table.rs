@@ -55,6 +55,13 @@ impl<T> SessionTable<T> {
         self.entries.get(name).map(|e| &e.value)
     }
 
+    /// The most recently used key of the agent's session `agent_session` (its main
+    /// conversation, not one of its side calls), and what it holds.
+    pub fn latest_of(&self, agent_session: &str) -> Option<(&SessionKey, &T)> {
+        let of_session = self.entries.values().filter(|e| e.key.agent_session.as_deref() == Some(agent_session));
+        of_session.max_by_key(|e| e.last_used).map(|e| (&e.key, &e.value))
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -94,5 +101,19 @@ mod tests {
         assert_eq!(table.len(), 3);
         let order: Vec<u64> = table.drain().into_iter().map(|(k, _)| k.conversation).collect();
         assert_eq!(order, [1, 3, 4]);
+    }
+
+    #[test]
+    fn a_side_call_finds_the_latest_conversation_of_its_session() {
+        let of = |session: &str, n: u64| SessionKey { agent_session: Some(session.into()), conversation: n };
+        let mut table = SessionTable::new(8);
+        table.touch(&of("s", 5), || "five", |_, _| false);
+        table.touch(&of("s", 6), || "six", |_, _| false);
+        table.touch(&of("t", 7), || "seven", |_, _| false);
+        table.touch(&key(8), || "eight", |_, _| false);
+        assert_eq!(table.latest_of("s").map(|(k, v)| (k.conversation, *v)), Some((6, "six")));
+        table.touch(&of("s", 5), || unreachable!(), |_, _| false);
+        assert_eq!(table.latest_of("s").map(|(k, _)| k.conversation), Some(5));
+        assert!(table.latest_of("u").is_none());
     }
 }

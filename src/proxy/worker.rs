@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use super::conversation::{Conversation, unmanaged};
 use super::reply::ReplyOutcome;
 use super::request::{ClientRequest, SessionKey};
-use super::session::{CallRecord, Extension, Prepared, ProxySession};
+use super::session::{CALLS_FILE, CallRecord, Extension, Prepared, ProxySession};
 use super::session_config;
 use crate::config::Config;
 use crate::engine::Engine;
@@ -130,6 +130,23 @@ impl<H: Host + Clone> Worker<H> {
             Some(slot) => slot.conversation.as_ref().is_none_or(Conversation::in_flight),
             None => false,
         }
+    }
+
+    /// Count a side call of the agent ([`CallRecord::side_call`]) in the session the key named
+    /// `name` used last. `None` when the key has no session here, or is busy preparing a call
+    /// (the side call then goes uncounted, as one without a session id does). The conversation
+    /// is only read: a call of the key may be in flight meanwhile.
+    pub async fn record_side_call(&self, name: &str, record: CallRecord) -> Option<CallRecord> {
+        let (mut record, line) = {
+            let conversations = self.conversations.borrow();
+            conversations.get(name)?.conversation.as_ref()?.side_call(record)?
+        };
+        if let Some((path, line)) = line
+            && let Err(e) = self.host.append_file(&path, &line).await
+        {
+            record.notes.push(format!("the side call was not saved to {CALLS_FILE}: {e}"));
+        }
+        Some(record)
     }
 
     /// Drop the session of the key's call in flight unsaved (its engine panicked).

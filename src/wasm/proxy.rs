@@ -17,7 +17,7 @@ use crate::proxy::gateway::{cut_line, passes_to_agent, passes_to_upstream, stopp
 use crate::proxy::pump::no_reply;
 use crate::proxy::{
     Admission, Answer, CallRecord, Cause, Decision, End, Failure, Gateway, ReplyOutcome, RequestHead, Route,
-    SessionKey, SessionTable, Upstreams,
+    SessionKey, SessionTable, SideCall, Upstreams,
 };
 use crate::tokens::{TokenCounter, require_ranks};
 
@@ -96,7 +96,7 @@ impl ProxyGateway {
             Admission::Read { route, limit } => (route, limit, None),
             Admission::Refuse(answer) => (head.route(), 0, Some(answer)),
         };
-        ProxyRequest { head, route, limit, answer, why: None, key: None }
+        ProxyRequest { head, route, limit, answer, why: None, key: None, side: None }
     }
 
     /// Decide on `request` with its `body` (absent: over the limit or cut short). Returns the
@@ -108,8 +108,9 @@ impl ProxyGateway {
             Some(body) => self.gateway.decide(&request.head, request.route, &body),
         };
         match decision {
-            Decision::Forward { why, .. } => {
+            Decision::Forward { why, side, .. } => {
                 request.why = Some(why);
+                request.side = side.map(|side| *side);
                 "forward"
             }
             Decision::Manage { key, .. } => {
@@ -141,6 +142,16 @@ impl ProxyGateway {
     /// The log line of a forwarded request, with the upstream's status.
     pub fn forwarded(&self, request: &ProxyRequest, status: u16) -> String {
         self.gateway.forwarded(&request.head, request.why(), status)
+    }
+
+    /// A forwarded side call answered with `status`, to be counted in its agent session's
+    /// latest conversation: `{ key, record }` for that key's worker (`recordSideCall`), or
+    /// undefined when the request is no side call of a session held here.
+    #[wasm_bindgen(js_name = sideCall, unchecked_return_type = "{ key: string; record: ProxyCallRecord } | undefined")]
+    pub fn side_call(&self, request: &mut ProxyRequest, status: u16) -> Result<JsValue, JsValue> {
+        let Some(side) = request.side.take() else { return Ok(JsValue::UNDEFINED) };
+        let Some((key, ())) = self.table.latest_of(&side.agent_session) else { return Ok(JsValue::UNDEFINED) };
+        to_js_value(&serde_json::json!({"key": key.name(), "record": side.answered(status)}))
     }
 
     /// The answer to a forwarded request the upstream gave no reply to: `failure` is
@@ -262,6 +273,8 @@ pub struct ProxyRequest {
     /// Why it is forwarded as it came.
     why: Option<String>,
     key: Option<SessionKey>,
+    /// A side call of a known agent session, counted in it once answered.
+    side: Option<SideCall>,
 }
 
 #[wasm_bindgen]

@@ -110,6 +110,21 @@ impl ProxyWorker {
         }))
     }
 
+    /// Count a side call (`record` from the server's `sideCall`) in the session the key named
+    /// `key` used last; resolves to whether it was counted.
+    #[wasm_bindgen(js_name = recordSideCall, unchecked_return_type = "Promise<boolean>")]
+    pub fn record_side_call(
+        &self,
+        key: String,
+        #[wasm_bindgen(unchecked_param_type = "ProxyCallRecord")] record: JsValue,
+    ) -> Result<Promise, JsValue> {
+        let record: CallRecord = from_js(record, "record")?;
+        let inner = Rc::clone(&self.inner);
+        Ok(future_to_promise(async move {
+            Ok(JsValue::from_bool(inner.worker.record_side_call(&key, record).await.is_some()))
+        }))
+    }
+
     /// Save and close the sessions of the key named `key` (it made room for another); resolves
     /// to what could not be saved.
     #[wasm_bindgen(unchecked_return_type = "Promise<string[]>")]

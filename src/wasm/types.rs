@@ -66,5 +66,7 @@ export interface ProxyCallRecord {
   first_changed_byte?: number; rewrites: string[]; status?: number; completed: boolean;
   usage?: { input_tokens: number; cache_read_tokens: number; cache_write_tokens: number; output_tokens: number };
   notes: string[];
+  /** A side call of the session's agent (a title, a classifier's check): sent as it came, counted here; `call` is the session's call it came after. */
+  side_call?: boolean;
 }
 "#;

@@ -86,6 +86,13 @@ test('what it saved, by hand: tokens sent vs received, the cached share the prov
   assert.equal(savingsOf([], defaults).tokenSaving, 0);
   assert.equal(savingPercent(-0.04), '+4%');
   assert.match(savingsLines(savingsOf(records(callLine(1) + '\n'), defaults), defaults)[1], /not reported/);
+  // A side call (a title) costs the same on both sides and leaves the agent's prompt cache alone.
+  const side = callLine(1, { client_tokens: 400, prompt_tokens: 400, expected_cached_tokens: 0, side_call: true, managed: false });
+  const [one, ...rest] = CALLS.trim().split('\n');
+  const withSide = savingsOf(records([one, side, ...rest].join('\n')), defaults);
+  assert.deepEqual([withSide.calls, withSide.sideCalls, withSide.sentTokens], [3, 1, 10_400]);
+  assert.deepEqual([withSide.cost, withSide.agentCost], [s.cost + 500, s.agentCost + 500]);
+  assert.match(savingsLines(withSide, defaults)[0], /over 3 calls and 1 side call$/);
 });
 
 test('sessions are named by agent, first user message and time; the newest proxied one is followed', () => {
@@ -107,6 +114,35 @@ test('sessions are named by agent, first user message and time; the newest proxi
   assert.deepEqual(byRecency(list).map((e) => e.traceId), ['own', 'new', 'old']);
   assert.equal(autoFollowed([entry('own', 900, false)]), undefined);
   assert.match(sessionItem(list[3]).detail ?? '', /damaged/);
+});
+
+test('a conversation the agent compacted itself is one session: its traces are parts, the boundary is named', () => {
+  const part = (traceId: string, updated: number, fields: Record<string, unknown> = {}): SessionEntry =>
+    ({ traceId, proxied: true, agent: 'Claude Code 2.1.328', meta: JSON.parse(meta(traceId, { updated_at: updated, ...fields })) as TraceMeta });
+  const summary = { mission: 'This session is being continued from a previous conversation that ran out of context.' };
+  const list = [
+    part('s', 100),
+    part('s-2', 200, { ...summary, continues: 's' }),
+    part('other', 250),
+    part('s-3', 300, { ...summary, continues: 's-2', status: 'finished' }),
+    // A trace that names one not in the folder, and two that name each other: sessions of their own.
+    part('lone', 50, { continues: 'gone' }),
+    part('c1', 10, { continues: 'c2' }),
+    part('c2', 20, { continues: 'c1' }),
+  ];
+  const sessions = byRecency(list);
+  assert.deepEqual(sessions.map((e) => e.traceId), ['s-3', 'other', 'lone', 'c2', 'c1']);
+  const [chain] = sessions;
+  assert.deepEqual(chain.earlier?.map((e) => e.traceId), ['s', 's-2']);
+  assert.deepEqual(sessionItem(chain), {
+    label: 'Claude Code 2.1.328 · Fix the failing test',
+    description: shortTime(300),
+    detail: '6 calls · 12 messages · finished · s → s-2 → s-3 (the agent compacted its history 2×)',
+  });
+  assert.equal(autoFollowed(list)?.traceId, 's-3');
+  assert.deepEqual(byRecency(sessions), sessions, 'a list of sessions is its own list');
+  const head = sessionHead({ entry: chain, calls: [], problems: [], signature: '' }, defaultConfig().prices);
+  assert.equal(head[1], 'Continues s → s-2: the agent compacted its own history where this trace starts');
 });
 
 test('a raw range names every message it covers', () => {

@@ -181,6 +181,10 @@ class Proxy {
       return this.#answer(res, this.gateway.forwardFailed(request, failure.kind, failure.cause));
     }
     this.log(this.gateway.forwarded(request, response.status));
+    // A side call of a session held here is counted in it, beside its turn (never awaited).
+    const side = this.gateway.sideCall(request, response.status);
+    const sideThread = side && this.#threadOfKey.get(side.key);
+    if (side && sideThread !== undefined) void this.#engines(sideThread, 'recordSideCall', side.key, side.record);
     res.writeHead(response.status, replyHeaders(response));
     await pump(response, this.#timeoutMs, (bytes) => write(res, bytes), cut);
     res.end();

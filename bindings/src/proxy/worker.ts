@@ -18,6 +18,7 @@ const operations: Record<string, (...args: never[]) => unknown> = {
   recover: () => engines.recover(),
   prepare: (...args: Parameters<ProxyWorker['prepare']>) => engines.prepare(...args),
   finish: (...args: Parameters<ProxyWorker['finish']>) => engines.finish(...args),
+  recordSideCall: (...args: Parameters<ProxyWorker['recordSideCall']>) => engines.recordSideCall(...args),
   close: (key: string) => engines.close(key),
   closeAll: () => engines.closeAll(),
 };

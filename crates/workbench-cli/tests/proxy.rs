@@ -10,10 +10,9 @@ mod proxy_support;
 
 use std::path::Path;
 
-use context_workbench::proxy::CALLS_FILE;
 use context_workbench::replay::ReplaySession;
 use proxy_support::{
-    Build, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, files_under, post, scratch,
+    Build, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, calls, files_under, post, scratch,
 };
 use serde_json::{Value, json};
 
@@ -86,11 +85,6 @@ fn conversation(task: &str, steps: usize) -> Vec<Value> {
 
 fn sse(events: &[(String, Value)]) -> String {
     events.iter().map(|(e, d)| format!("event: {e}\ndata: {d}\n\n")).collect()
-}
-
-fn calls(store: &Path, trace: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(store.join(trace).join(CALLS_FILE)).unwrap_or_default();
-    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
 fn message_files(store: &Path, trace: &str) -> Vec<Value> {
@@ -185,6 +179,53 @@ fn pass_through_routes_and_side_calls_arrive_byte_identical(build: Build) {
     let (_, log) = proxy.stop();
     assert!(log.contains("side call, passed through"), "{log}");
     assert!(!dir.join(".trace").exists() || files_under(&dir.join(".trace")).is_empty(), "no session for side calls");
+    assert_no_key(&dir, &log);
+}
+
+/// A side call (a title, Claude Code's auto-mode classifier) that names a session held here is
+/// counted in that session's `calls.jsonl`, after the call it came beside; it opens no session
+/// of its own, reaches the upstream byte for byte, and one of an unknown session is counted
+/// nowhere.
+fn side_calls_of_a_session_are_counted_in_it(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("side-counted");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages?beta=true", proxy.url);
+    let side = |session: &str| {
+        let transcript = "<transcript>User: fix the parser. Assistant: reads part0.txt</transcript> ".repeat(300);
+        json!({
+            "model": "claude-haiku",
+            "max_tokens": 64,
+            "messages": [{"role": "user", "content": [{"type": "text", "text": transcript}]}],
+            "metadata": {"user_id": json!({"device_id": "d", "session_id": session}).to_string()},
+        })
+        .to_string()
+        .into_bytes()
+    };
+    post(&url, &request("sess-side", &conversation("Fix the parser", 0)), &headers());
+    let (status, _, body) = post(&url, &side("sess-side"), &headers());
+    assert_eq!((status, body.contains("A title")), (200, true), "{body}");
+    post(&url, &request("sess-side", &conversation("Fix the parser", 1)), &headers());
+    post(&url, &side("sess-unknown"), &headers());
+    let received = upstream.requests();
+    assert_eq!(received[1].body, side("sess-side"), "a side call goes through byte-identical");
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let store = dir.join(".trace");
+    let traces: Vec<String> =
+        std::fs::read_dir(&store).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(traces.iter().filter(|t| !t.starts_with('.')).collect::<Vec<_>>(), ["sess-side"], "{log}");
+    let calls = calls(&store, "sess-side");
+    let shape: Vec<(u64, bool, bool)> = calls
+        .iter()
+        .map(|c| (c["call"].as_u64().unwrap(), c["managed"] == json!(true), c["side_call"] == json!(true)))
+        .collect();
+    assert_eq!(shape, [(1, true, false), (1, false, true), (2, true, false)], "{calls:?}");
+    let counted = &calls[1];
+    assert_eq!((counted["status"].as_u64(), counted["model"].as_str()), (Some(200), Some("claude-haiku")));
+    assert!(counted["client_tokens"].as_u64().unwrap() > 1000, "the side call's tokens are counted: {counted}");
+    assert_eq!(counted["client_tokens"], counted["prompt_tokens"], "it went upstream as it came");
+    assert_eq!(message_files(&store, "sess-side").len(), 4, "its messages are not the session's");
     assert_no_key(&dir, &log);
 }
 
@@ -737,6 +778,7 @@ fn the_proxy_and_the_replays_workbench_strategy_agree_call_by_call(build: Build)
 both_shells!(
     a_conversation_goes_through_the_engine_and_is_saved,
     pass_through_routes_and_side_calls_arrive_byte_identical,
+    side_calls_of_a_session_are_counted_in_it,
     each_api_goes_to_its_own_upstream_by_its_path,
     bad_requests_get_errors_in_the_providers_shape,
     an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_loses_nothing,

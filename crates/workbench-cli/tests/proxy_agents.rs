@@ -15,9 +15,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use context_workbench::proxy::CALLS_FILE;
 use proxy_support::coder::{self, Api, DONE, PLAN, TASK};
-use proxy_support::{Build, PATIENCE, Proxy, Received, files_under};
+use proxy_support::{Build, PATIENCE, Proxy, Received, files_under, main_calls};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-proj-e2eagentkey0123456789abcdefghijklmnopqrstuvwxyz0123456";
@@ -212,11 +211,7 @@ fn run(build: Build, agent: &Agent) {
         dirs.iter().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(traces.len(), 1, "one session: {traces:?}\n{said}");
     let trace = store.join(&traces[0]);
-    let records: Vec<Value> = std::fs::read_to_string(trace.join(CALLS_FILE))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let records = main_calls(&store, &traces[0]);
     let bodies: Vec<Value> = upstream
         .requests()
         .iter()

@@ -12,10 +12,11 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use context_workbench::proxy::CALLS_FILE;
 use context_workbench::tokens::{Encoding, TokenCounter};
 use proxy_support::session::{self, DONE, PLAN};
-use proxy_support::{Build, Proxy, Received, Reply, Upstream, anthropic_events, files_under, scratch};
+use proxy_support::{
+    Build, Proxy, Received, Reply, Upstream, anthropic_events, calls, files_under, main_calls, scratch,
+};
 use serde_json::{Value, json};
 
 const KEY: &str = "sk-ant-api03-e2eproxykey9876543210zyxwvutsrqponmlkjihgfedcbaZYXWVU";
@@ -49,11 +50,6 @@ fn cached_tokens(previous: Option<&str>, now: &str, counter: &TokenCounter) -> u
     let common = previous.bytes().zip(now.bytes()).take_while(|(a, b)| a == b).count();
     let cut = (0..=common).rev().find(|&i| now.is_char_boundary(i)).unwrap_or(0);
     counter.count(&now[..cut]) as u64
-}
-
-fn calls(store: &Path, trace: &str) -> Vec<Value> {
-    let text = std::fs::read_to_string(store.join(trace).join(CALLS_FILE)).unwrap_or_default();
-    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
 
 /// Which scripted step a request asks for: one past the step its newest tool result answers.
@@ -218,7 +214,10 @@ fn claude_code_session(build: Build) {
         .collect();
     assert_eq!(traces.len(), 1, "one conversation, one trace, through a kill and side calls: {traces:?}\n{log}");
     let trace = traces[0].clone();
-    let records = calls(&store, &trace);
+    let records = main_calls(&store, &trace);
+    // Side calls naming the session are counted in it, beside its calls.
+    let counted = calls(&store, &trace).len() - records.len();
+    assert!(counted >= 2, "the title call and the check are counted in the session: {counted}\n{log}");
     // Every call of the main loop is in it, numbered on across the kill, and every tool result
     // recorded once.
     assert_eq!(records.len(), main.len(), "{log}");
@@ -352,8 +351,12 @@ fn claude_code_session(build: Build) {
     assert!(detail["trace"]["message_count"].as_u64().unwrap() >= 2 * steps as u64);
     let served = serve.get(&format!("/api/traces/{trace}/calls"));
     let served = served["calls"].as_array().unwrap();
-    assert_eq!(served.len(), records.len());
-    assert!(served.iter().all(|c| c["usage"]["cache_read_tokens"].is_u64() && c["expected_cached_tokens"].is_u64()));
+    assert_eq!(served.len(), records.len() + counted, "the session's calls and its side calls");
+    let served_main: Vec<&Value> = served.iter().filter(|c| c["side_call"] != json!(true)).collect();
+    assert_eq!(served_main.len(), records.len());
+    assert!(
+        served_main.iter().all(|c| c["usage"]["cache_read_tokens"].is_u64() && c["expected_cached_tokens"].is_u64())
+    );
     proxy_support::coder::matrix_row(build, "Messages", 60_000, Some(goals.len()), &records);
 }
 
@@ -495,7 +498,7 @@ fn openai_sdk_session(build: Build) {
         .file_name()
         .to_string_lossy()
         .into_owned();
-    let records = calls(&store, &trace);
+    let records = main_calls(&store, &trace);
     assert_eq!(records.len(), steps + 1);
     let sent: u64 = records.iter().map(|c| c["prompt_tokens"].as_u64().unwrap()).sum();
     let agent: u64 = records.iter().map(|c| c["client_tokens"].as_u64().unwrap()).sum();

@@ -21,6 +21,8 @@ export function pricesOf(engineConfig: Record<string, unknown>): { prices: Price
 
 export interface Savings {
   calls: number;
+  /** Side calls counted with the session (titles, classifier checks): sent as they came. */
+  sideCalls: number;
   /** Σ prompt tokens the agent sent, and Σ the upstream received (the engine's counts). */
   sentTokens: number;
   upstreamTokens: number;
@@ -41,6 +43,7 @@ export interface Savings {
  * cached tokens at `cache_read`, the rest written at `cache_write`; replies are the same either way
  * and left out. Upstream, the cached part is the engine's expected one; the agent's own prompt
  * grows by appending, so its cached part is the previous call's prompt (none on the first call).
+ * A side call went upstream as the agent sent it: the same uncached cost on both sides.
  */
 export function savingsOf(calls: ProxyCallRecord[], prices: Prices): Savings {
   let sent = 0;
@@ -51,9 +54,16 @@ export function savingsOf(calls: ProxyCallRecord[], prices: Prices): Savings {
   let cost = 0;
   let agentCost = 0;
   let previous = 0;
+  let sideCalls = 0;
   for (const c of calls) {
     sent += c.client_tokens;
     upstream += c.prompt_tokens;
+    if (c.side_call) {
+      sideCalls++;
+      cost += prices.cache_write * c.prompt_tokens;
+      agentCost += prices.cache_write * c.client_tokens;
+      continue;
+    }
     if (c.usage) {
       reportedCalls++;
       cacheRead += c.usage.cache_read_tokens;
@@ -66,7 +76,8 @@ export function savingsOf(calls: ProxyCallRecord[], prices: Prices): Savings {
     previous = c.client_tokens;
   }
   return {
-    calls: calls.length,
+    calls: calls.length - sideCalls,
+    sideCalls,
     sentTokens: sent,
     upstreamTokens: upstream,
     tokenSaving: sent > 0 ? 1 - upstream / sent : 0,
@@ -93,8 +104,9 @@ export function savingsLines(s: Savings, prices: Prices): string[] {
   const cached = s.cachedShare === undefined
     ? 'Cached: not reported by the provider'
     : `Cached: ${percent(s.cachedShare)} of the prompt tokens, as the provider reported (${s.reportedCalls} of ${s.calls} calls)`;
+  const side = s.sideCalls === 0 ? '' : ` and ${s.sideCalls} side call${s.sideCalls === 1 ? '' : 's'}`;
   return [
-    `Prompt tokens: the agent sent ${s.sentTokens}, the upstream received ${s.upstreamTokens} (${savingPercent(s.tokenSaving)}) over ${s.calls} call${s.calls === 1 ? '' : 's'}`,
+    `Prompt tokens: the agent sent ${s.sentTokens}, the upstream received ${s.upstreamTokens} (${savingPercent(s.tokenSaving)}) over ${s.calls} call${s.calls === 1 ? '' : 's'}${side}`,
     cached,
     `Cost: ${units(s.cost)} against ${units(s.agentCost)} for the agent's own prompts (${savingPercent(s.costSaving)}), in uncached input tokens at cache read ${prices.cache_read}, cache write ${prices.cache_write}`,
   ];

@@ -11,7 +11,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use context_workbench::proxy::pump::no_reply;
 use context_workbench::proxy::{
-    Admission, Answer, ClientRequest, Decision, End, Gateway, ReplyPump, RequestHead, Route, SessionKey,
+    Admission, Answer, ClientRequest, Decision, End, Gateway, ReplyPump, RequestHead, Route, SessionKey, SideCall,
 };
 use tokio::sync::watch;
 
@@ -103,7 +103,7 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
     let decision = decide(&app.gateway, &head, route, &body).await;
     let request = Forwarding { head, headers: parts.headers, body, guard };
     match decision {
-        Decision::Forward { route, why } => forward(&app, request, route, &why).await,
+        Decision::Forward { route, why, side } => forward(&app, request, route, &why, side).await,
         Decision::Answer(answer) => app.answer(answer),
         Decision::Manage { key, request: client } => manage(&app, request, route, key, *client).await,
     }
@@ -113,7 +113,11 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
 async fn decide(gateway: &Arc<Gateway>, head: &RequestHead, route: Route, body: &Bytes) -> Decision {
     let (gateway, head_copy, bytes) = (Arc::clone(gateway), head.clone(), body.clone());
     let decided = tokio::task::spawn_blocking(move || gateway.decide(&head_copy, route, &bytes)).await;
-    decided.unwrap_or_else(|_| Decision::Forward { route, why: "unreadable by the engine, passed through".into() })
+    decided.unwrap_or_else(|_| Decision::Forward {
+        route,
+        why: "unreadable by the engine, passed through".into(),
+        side: None,
+    })
 }
 
 /// A request with what the upstream needs of it.
@@ -124,14 +128,25 @@ struct Forwarding {
     guard: InFlight,
 }
 
-/// The agent's request sent on as it came, the reply back as it comes.
-async fn forward(app: &Arc<App>, request: Forwarding, route: Route, why: &str) -> Response {
+/// The agent's request sent on as it came, the reply back as it comes; a side call of a known
+/// session is counted in it once the upstream answers.
+async fn forward(
+    app: &Arc<App>,
+    request: Forwarding,
+    route: Route,
+    why: &str,
+    side: Option<Box<SideCall>>,
+) -> Response {
     let url = app.gateway.upstream_url(route, &request.head);
     let cut = app.cut.subscribe();
     let sent = app.upstream.send(&url, &request.head.method, &request.headers, request.body, false, cut.clone()).await;
     match sent {
         Ok(response) => {
-            app.log.line(&app.gateway.forwarded(&request.head, why, response.status().as_u16()));
+            let status = response.status().as_u16();
+            app.log.line(&app.gateway.forwarded(&request.head, why, status));
+            if let Some(side) = side {
+                app.registry.record_side_call(*side, status);
+            }
             let (status, headers) = (status_of(&response), reply_headers(&response));
             let (to_agent, body) = AgentBody::new();
             let from_upstream = UpstreamBody::new(response, app.upstream.timeout, cut);
@@ -151,7 +166,7 @@ async fn manage(app: &Arc<App>, request: Forwarding, route: Route, key: SessionK
     let format = client.format;
     let (turn, notes) = app.registry.turn(&key).await;
     let Some(prepared) = turn.prepare(key, client, notes).await else {
-        return forward(app, request, route, "the session is gone, passed through").await;
+        return forward(app, request, route, "the session is gone, passed through", None).await;
     };
     let url = app.gateway.upstream_url(route, &request.head);
     let outgoing = prepared.body.map_or(request.body, Bytes::from);

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use context_workbench::Config;
 use context_workbench::proxy::worker::without_session;
 use context_workbench::proxy::{
-    CallRecord, ClientRequest, Prepared, ReplyOutcome, SessionKey, SessionTable, TraceIds, Worker,
+    CallRecord, ClientRequest, Prepared, ReplyOutcome, SessionKey, SessionTable, SideCall, TraceIds, Worker,
 };
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, oneshot};
 use workbench_cli::native::{NativeHost, OpenAiCompatibleClient, WorkspaceFs};
@@ -42,6 +42,7 @@ impl WorkerSetup {
 enum Command {
     Prepare(Box<(SessionKey, ClientRequest, Vec<String>)>, oneshot::Sender<Prepared>),
     Finish(u16, Box<ReplyOutcome>, oneshot::Sender<CallRecord>),
+    SideCall(String, Box<CallRecord>),
     Close(oneshot::Sender<Vec<String>>),
 }
 
@@ -103,6 +104,15 @@ impl Registry {
         (Turn { commands, _guard: guard }, unsaved)
     }
 
+    /// Count a side call answered with `status` in the agent session's latest conversation,
+    /// without waiting for it (nor for the conversation's turn: a side call runs beside it).
+    pub fn record_side_call(&self, side: SideCall, status: u16) {
+        let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((key, actor)) = table.latest_of(&side.agent_session) {
+            let _ = actor.commands.send(Command::SideCall(key.name(), Box::new(side.answered(status))));
+        }
+    }
+
     /// Save and close every session (at shutdown, after the requests in flight); returns what
     /// could not be saved.
     pub async fn close_all(&self) -> Vec<String> {
@@ -162,6 +172,13 @@ fn run(worker: &Worker<NativeHost>, name: &str, commands: Receiver<Command>) {
                     CallRecord { status: Some(status), usage, notes, ..CallRecord::default() }
                 });
                 let _ = reply.send(record);
+            }
+            Command::SideCall(name, record) => {
+                let counted =
+                    catch_unwind(AssertUnwindSafe(|| pollster::block_on(worker.record_side_call(&name, *record))));
+                if counted.is_err() {
+                    eprintln!("workbench: proxy: the engine panicked counting a side call");
+                }
             }
             Command::Close(done) => {
                 let _ = done.send(close_worker(worker));

@@ -381,6 +381,18 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The records of the trace `trace`'s `calls.jsonl` in the store `store`, in order.
+pub fn calls(store: &Path, trace: &str) -> Vec<Value> {
+    let text =
+        std::fs::read_to_string(store.join(trace).join(context_workbench::proxy::CALLS_FILE)).unwrap_or_default();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// The calls of the trace's main loop (its side calls left out).
+pub fn main_calls(store: &Path, trace: &str) -> Vec<Value> {
+    calls(store, trace).into_iter().filter(|c| c["side_call"] != json!(true)).collect()
+}
+
 /// Every file under `dir` with its text (lossy), sorted.
 pub fn files_under(dir: &Path) -> Vec<(PathBuf, String)> {
     let mut out = Vec::new();

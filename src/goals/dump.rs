@@ -189,8 +189,13 @@ fn time_of_day(ms: u64) -> String {
     format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
 }
 
-/// `YYYY-MM-DD HH:MM:SS` (UTC), from the days since 1970 (Howard Hinnant's civil_from_days).
+/// `YYYY-MM-DD HH:MM:SS` (UTC).
 fn date_time(ms: u64) -> String {
+    format!("{} {}", utc_day(ms), time_of_day(ms))
+}
+
+/// `YYYY-MM-DD` (UTC), from the days since 1970 (Howard Hinnant's civil_from_days).
+pub fn utc_day(ms: u64) -> String {
     let days = (ms / 86_400_000) as i64;
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
@@ -201,7 +206,7 @@ fn date_time(ms: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {}", time_of_day(ms))
+    format!("{year:04}-{month:02}-{day:02}")
 }
 
 #[cfg(test)]

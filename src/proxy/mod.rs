@@ -34,6 +34,7 @@ mod responses;
 pub mod route;
 pub mod session;
 pub mod sse;
+pub mod stats;
 pub mod table;
 pub mod upstreams;
 pub mod wire;

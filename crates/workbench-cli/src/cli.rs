@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::{compress, count, dump, llm_check, proxy, replay, serve};
+use crate::{compress, count, dump, llm_check, proxy, replay, serve, stats};
 use context_workbench::Config;
 use context_workbench::proxy::args::config_from_file;
 use context_workbench::tokens::Encoding;
@@ -114,6 +114,20 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "FLAGS")]
         args: Vec<String>,
     },
+    /// What the proxy's sessions cost and saved: a row per session (agent, title, calls, the
+    /// tokens the agent sent vs what went upstream, the cached share the provider reported, the
+    /// cost at the configured prices and the saving), then per day and agent, then in all.
+    Stats {
+        /// The trace root (`.trace` in the current directory by default).
+        #[arg(default_value = ".trace")]
+        root: PathBuf,
+        /// Only sessions last active on this UTC day (YYYY-MM-DD) or later.
+        #[arg(long, value_name = "DAY")]
+        since: Option<String>,
+        /// Print JSON (`{"sessions", "days", "total"}`) instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the step tree of a persisted trace in the debug format (seed 004), or as JSON.
     Dump {
         /// The trace root holding the trace.
@@ -152,6 +166,7 @@ pub fn main() -> ExitCode {
             proxy::run(config, proxy::GlobalLlm { url: cli.llm_url, model: cli.llm_model }, args)
         }
         Command::Dump { root, trace, json } => dump::run(&config, &root, trace.as_deref(), json),
+        Command::Stats { root, since, json } => stats::run(&config, &root, since.as_deref(), json),
     }
 }
 

@@ -10,6 +10,7 @@ mod replay;
 mod report;
 mod serve;
 mod signal;
+mod stats;
 mod store;
 mod sweep;
 

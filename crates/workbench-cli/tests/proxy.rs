@@ -792,3 +792,53 @@ both_shells!(
     a_long_history_arriving_at_once_is_prepared_in_seconds,
     a_long_prepare_in_one_session_holds_up_no_other_request,
 );
+
+/// `workbench stats` on a store the proxy recorded: its figures are the sums of the store's
+/// `calls.jsonl`, the side call counted apart, the title the task's words.
+#[test]
+fn stats_add_up_a_recorded_store() {
+    let upstream = scripted();
+    let dir = scratch("stats");
+    let proxy = Proxy::start_build(Build::Native, &dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages?beta=true", proxy.url);
+    for steps in 0..4 {
+        post(&url, &request("sess-stats", &conversation("Fix the parser", steps)), &headers());
+        if steps == 1 {
+            let metadata = json!({"user_id": json!({"session_id": "sess-stats"}).to_string()});
+            let title = json!({"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "Title?"}], "metadata": metadata});
+            post(&url, title.to_string().as_bytes(), &headers());
+        }
+    }
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let store = dir.join(".trace");
+    let stats = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_workbench"))
+            .arg("stats")
+            .arg(&store)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let output = stats(&["--json"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let report: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let records = calls(&store, "sess-stats");
+    let sum = |key: &str| records.iter().map(|c| c[key].as_u64().unwrap()).sum::<u64>();
+    let session = &report["sessions"][0];
+    assert_eq!(report["sessions"].as_array().unwrap().len(), 1, "{report}");
+    assert_eq!(session["title"], "Fix the parser");
+    assert_eq!((session["calls"].as_u64(), session["side_calls"].as_u64()), (Some(4), Some(1)), "{session}");
+    assert_eq!(session["client_tokens"].as_u64(), Some(sum("client_tokens")));
+    assert_eq!(session["prompt_tokens"].as_u64(), Some(sum("prompt_tokens")));
+    let read: u64 = records.iter().filter_map(|c| c["usage"]["cache_read_tokens"].as_u64()).sum();
+    assert_eq!(session["cache_read_tokens"].as_u64(), Some(read));
+    assert_eq!(report["total"]["client_tokens"], session["client_tokens"]);
+    let table = String::from_utf8(stats(&[]).stdout).unwrap();
+    assert!(table.contains("Fix the parser") && table.contains("4 (+1)"), "{table}");
+    let later = stats(&["--since", "2999-01-01"]);
+    assert!(String::from_utf8_lossy(&later.stdout).contains("No proxied session"));
+    let bad = stats(&["--since", "yesterday"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("expected a day as YYYY-MM-DD"));
+}

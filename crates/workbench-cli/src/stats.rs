@@ -1,0 +1,139 @@
+//! `workbench stats [STORE] [--since DAY] [--json]`: what the proxy's sessions under a trace
+//! root cost and saved, a row per session (a conversation the agent compacted itself is one),
+//! then per day and agent, then in all. The figures are the engine's (`proxy::stats`); this
+//! reads the store and prints. Read-only.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use context_workbench::Config;
+use context_workbench::proxy::CallRecord;
+use context_workbench::proxy::stats::{StatsReport, Totals, TraceCalls, stats};
+use context_workbench::store::TraceStore;
+use workbench_cli::native::{NativeHost, WorkspaceFs};
+
+pub fn run(config: &Config, root: &Path, since: Option<&str>, json: bool) -> ExitCode {
+    if let Some(day) = since.filter(|d| !is_day(d)) {
+        eprintln!("workbench: stats: --since {day}: expected a day as YYYY-MM-DD (UTC)");
+        return ExitCode::from(2);
+    }
+    let traces = match pollster::block_on(read(root)) {
+        Ok(traces) => traces,
+        Err(message) => {
+            eprintln!("workbench: stats: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let report = stats(&traces, &config.prices, since);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+    } else {
+        print!("{}", table(&report, config, root));
+    }
+    ExitCode::SUCCESS
+}
+
+/// Every trace under `root` with its call records; what cannot be read is said on stderr.
+async fn read(root: &Path) -> Result<Vec<TraceCalls>, String> {
+    let fs = WorkspaceFs::new(root).map_err(|e| format!("trace root {}: {e}", root.display()))?;
+    let host = NativeHost::new(fs, None);
+    let store = TraceStore::new(&host, ".").map_err(|e| e.to_string())?;
+    let list = store.list_traces().await.map_err(|e| e.to_string())?;
+    list.notes.iter().for_each(|note| eprintln!("workbench: stats: note: {note}"));
+    let mut traces = Vec::new();
+    for meta in list.traces {
+        let page = match store.calls(&meta.trace_id).await {
+            Ok(page) => page,
+            Err(e) => {
+                eprintln!("workbench: stats: note: {}: {e}", meta.trace_id);
+                continue;
+            }
+        };
+        page.notes.iter().for_each(|note| eprintln!("workbench: stats: note: {}: {note}", meta.trace_id));
+        let calls = page.calls.into_iter().filter_map(|c| serde_json::from_value::<CallRecord>(c).ok()).collect();
+        traces.push(TraceCalls { meta, calls });
+    }
+    Ok(traces)
+}
+
+fn is_day(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
+/// The terminal's table.
+fn table(report: &StatsReport, config: &Config, root: &Path) -> String {
+    let prices = &config.prices;
+    let mut out = String::new();
+    if report.sessions.is_empty() {
+        out.push_str(&format!(
+            "No proxied session in {}. Start `workbench proxy` and point your agent at it.\n",
+            root.display()
+        ));
+        return out;
+    }
+    out.push_str(&format!(
+        "Sessions in {} (cost in uncached input tokens at cache read {}, cache write {}):\n",
+        root.display(),
+        prices.cache_read,
+        prices.cache_write
+    ));
+    out.push_str(&row("day", "agent", "title", "status", FIGURES));
+    for s in &report.sessions {
+        let agent = if s.agent.is_empty() { "an agent" } else { &s.agent };
+        out.push_str(&row(&s.day, agent, &s.title, &s.status, &figures(&s.totals)));
+    }
+    out.push_str("By day and agent:\n");
+    for d in &report.days {
+        out.push_str(&row(&d.day, &d.agent, &sessions(&d.totals), "", &figures(&d.totals)));
+    }
+    out.push_str(&row("all", "", &sessions(&report.total), "", &figures(&report.total)));
+    out
+}
+
+/// One line of the table.
+fn row(day: &str, agent: &str, title: &str, status: &str, figures: &str) -> String {
+    format!("  {day:<10}  {:<20}  {:<40}  {status:<11}  {figures}\n", clip(agent, 20), clip(title, 40))
+}
+
+fn sessions(t: &Totals) -> String {
+    format!("{} session{}", t.sessions, if t.sessions == 1 { "" } else { "s" })
+}
+
+const FIGURES: &str = "calls (+side)  agent sent → upstream  cached  cost (agent's own)  saving";
+
+fn figures(t: &Totals) -> String {
+    let calls = if t.side_calls > 0 { format!("{} (+{})", t.calls, t.side_calls) } else { t.calls.to_string() };
+    let tokens = format!("{} → {}", grouped(t.client_tokens), grouped(t.prompt_tokens));
+    let cached = t.cached_share().map_or("-".to_owned(), |s| format!("{:.0}%", s * 100.0));
+    let cost = format!("{} ({})", grouped(t.cost.round() as u64), grouped(t.agent_cost.round() as u64));
+    format!("{calls:<13}  {tokens:<21}  {cached:>6}  {cost:<18}  {:>6}", saving(t.saving()))
+}
+
+/// A saving as a signed percentage: `−35%` cheaper, `+4%` dearer, `0%`.
+fn saving(share: f64) -> String {
+    let p = (share * 100.0).round() as i64;
+    match p {
+        0 => "0%".to_owned(),
+        p if p > 0 => format!("−{p}%"),
+        p => format!("+{}%", -p),
+    }
+}
+
+fn grouped(n: u64) -> String {
+    context_workbench::prompt::template::thousands(n)
+}
+
+/// `text` on one line, at most `max` characters.
+fn clip(text: &str, max: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if line.chars().count() <= max {
+        return line;
+    }
+    let mut cut: String = line.chars().take(max - 1).collect();
+    cut.push('…');
+    cut
+}

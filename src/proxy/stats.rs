@@ -1,0 +1,260 @@
+//! What the proxy's sessions cost and saved, from their `calls.jsonl` (`workbench stats`): per
+//! session (a conversation the agent compacted itself is one session of several traces), per
+//! day and agent, and in all. Pure: the caller reads the store.
+//!
+//! The cost model is the replay's (R10): each prompt's cached tokens at `cache_read`, the rest
+//! written at `cache_write`; replies cost the same either way and are left out. Upstream, the
+//! cached part is the engine's expected one; the agent's own prompt grows by appending, so its
+//! cached part is its previous call's prompt. A side call went upstream as the agent sent it:
+//! the same uncached cost on both sides.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::session::CallRecord;
+use crate::config::Prices;
+use crate::goals::utc_day;
+use crate::store::TraceMeta;
+
+/// Sums over calls; a session's, a day's or everything's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Totals {
+    pub sessions: usize,
+    pub calls: usize,
+    pub side_calls: usize,
+    /// Prompt tokens the agent sent and the upstream received (the engine's counts).
+    pub client_tokens: u64,
+    pub prompt_tokens: u64,
+    /// The provider's reported prompt tokens and cache reads, over the calls that reported usage.
+    pub reported_prompt_tokens: u64,
+    pub cache_read_tokens: u64,
+    /// The prompts' cost upstream and the agent's own, in uncached-input-token units at the prices.
+    pub cost: f64,
+    pub agent_cost: f64,
+}
+
+impl Totals {
+    /// 1 − cost / the agent's own cost (0 when the agent's cost nothing).
+    pub fn saving(&self) -> f64 {
+        if self.agent_cost > 0.0 { 1.0 - self.cost / self.agent_cost } else { 0.0 }
+    }
+
+    /// The provider's reported cache reads over its reported prompt tokens, when any were reported.
+    pub fn cached_share(&self) -> Option<f64> {
+        (self.reported_prompt_tokens > 0).then(|| self.cache_read_tokens as f64 / self.reported_prompt_tokens as f64)
+    }
+
+    fn add(&mut self, other: &Totals) {
+        self.sessions += other.sessions;
+        self.calls += other.calls;
+        self.side_calls += other.side_calls;
+        self.client_tokens += other.client_tokens;
+        self.prompt_tokens += other.prompt_tokens;
+        self.reported_prompt_tokens += other.reported_prompt_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cost += other.cost;
+        self.agent_cost += other.agent_cost;
+    }
+
+    /// One trace's calls, in order.
+    fn of_calls(calls: &[CallRecord], prices: &Prices) -> Totals {
+        let mut totals = Totals { sessions: 1, ..Totals::default() };
+        let mut previous = 0;
+        for call in calls {
+            let (client, prompt) = (call.client_tokens as u64, call.prompt_tokens as u64);
+            totals.client_tokens += client;
+            totals.prompt_tokens += prompt;
+            if let Some(usage) = call.usage {
+                totals.reported_prompt_tokens += usage.prompt_tokens();
+                totals.cache_read_tokens += usage.cache_read_tokens;
+            }
+            if call.side_call {
+                totals.side_calls += 1;
+                totals.cost += prices.cache_write * prompt as f64;
+                totals.agent_cost += prices.cache_write * client as f64;
+                continue;
+            }
+            totals.calls += 1;
+            let cached = (call.expected_cached_tokens as u64).min(prompt);
+            totals.cost += prices.cache_read * cached as f64 + prices.cache_write * (prompt - cached) as f64;
+            let agent_cached = previous.min(client);
+            totals.agent_cost +=
+                prices.cache_read * agent_cached as f64 + prices.cache_write * (client - agent_cached) as f64;
+            previous = client;
+        }
+        totals
+    }
+}
+
+/// One session: its traces (oldest first) and their sums.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SessionStats {
+    /// The newest trace; the session's id.
+    pub trace_id: String,
+    /// The traces it went on from, oldest first (`meta.json`'s `continues`).
+    pub earlier: Vec<String>,
+    /// The agent as the proxy named it, or empty.
+    pub agent: String,
+    /// The user's words: the first trace's mission.
+    pub title: String,
+    pub status: String,
+    pub started_at: u64,
+    pub updated_at: u64,
+    /// The UTC day it was last active (`YYYY-MM-DD`).
+    pub day: String,
+    #[serde(flatten)]
+    pub totals: Totals,
+}
+
+/// A day's and an agent's sums.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DayStats {
+    pub day: String,
+    pub agent: String,
+    #[serde(flatten)]
+    pub totals: Totals,
+}
+
+/// Every session, the days, and everything.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StatsReport {
+    /// Most recently active first.
+    pub sessions: Vec<SessionStats>,
+    /// By day (newest first), then agent.
+    pub days: Vec<DayStats>,
+    pub total: Totals,
+}
+
+/// One proxied trace as read from the store.
+#[derive(Debug, Clone)]
+pub struct TraceCalls {
+    pub meta: TraceMeta,
+    pub calls: Vec<CallRecord>,
+}
+
+/// The report over `traces` (those without calls are not the proxy's and are left out), of
+/// sessions last active on `since` (a UTC `YYYY-MM-DD`) or later.
+pub fn stats(traces: &[TraceCalls], prices: &Prices, since: Option<&str>) -> StatsReport {
+    let proxied: BTreeMap<&str, &TraceCalls> =
+        traces.iter().filter(|t| !t.calls.is_empty()).map(|t| (t.meta.trace_id.as_str(), t)).collect();
+    // A trace another one continues is that one's earlier part.
+    let continued: Vec<&str> =
+        proxied.values().filter_map(|t| t.meta.continues.as_deref()).filter(|id| proxied.contains_key(id)).collect();
+    let mut sessions: Vec<SessionStats> = proxied
+        .values()
+        .filter(|t| !continued.contains(&t.meta.trace_id.as_str()))
+        .map(|newest| session(newest, &proxied, prices))
+        .filter(|s| since.is_none_or(|day| s.day.as_str() >= day))
+        .collect();
+    sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.trace_id.cmp(&b.trace_id)));
+    let mut days: BTreeMap<(String, String), Totals> = BTreeMap::new();
+    let mut total = Totals::default();
+    for s in &sessions {
+        days.entry((s.day.clone(), s.agent.clone())).or_default().add(&s.totals);
+        total.add(&s.totals);
+    }
+    let mut days: Vec<DayStats> =
+        days.into_iter().map(|((day, agent), totals)| DayStats { day, agent, totals }).collect();
+    days.sort_by(|a, b| b.day.cmp(&a.day).then_with(|| a.agent.cmp(&b.agent)));
+    StatsReport { sessions, days, total }
+}
+
+/// The session whose newest trace is `newest`, its earlier parts followed back (each once).
+fn session(newest: &TraceCalls, proxied: &BTreeMap<&str, &TraceCalls>, prices: &Prices) -> SessionStats {
+    let mut parts = vec![newest];
+    while let Some(earlier) = parts.last().and_then(|t| t.meta.continues.as_deref()).and_then(|id| proxied.get(id)) {
+        if parts.iter().any(|p| p.meta.trace_id == earlier.meta.trace_id) {
+            break;
+        }
+        parts.push(earlier);
+    }
+    parts.reverse();
+    let mut totals = Totals::default();
+    for part in &parts {
+        totals.add(&Totals::of_calls(&part.calls, prices));
+    }
+    totals.sessions = 1;
+    let first = parts[0];
+    let agent = parts.iter().flat_map(|p| &p.calls).map(|c| c.agent.as_str()).find(|a| !a.is_empty());
+    SessionStats {
+        trace_id: newest.meta.trace_id.clone(),
+        earlier: parts[..parts.len() - 1].iter().map(|p| p.meta.trace_id.clone()).collect(),
+        agent: agent.unwrap_or_default().to_owned(),
+        title: first.meta.mission.clone(),
+        status: newest.meta.status.clone(),
+        started_at: first.meta.created_at,
+        updated_at: newest.meta.updated_at,
+        day: utc_day(newest.meta.updated_at),
+        totals,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proxy::ProviderUsage;
+
+    fn meta(id: &str, updated_at: u64, continues: Option<&str>) -> TraceMeta {
+        TraceMeta {
+            version: 1,
+            trace_id: id.into(),
+            mission: format!("task of {id}"),
+            created_at: updated_at - 10,
+            updated_at,
+            message_count: 4,
+            status: "finished".into(),
+            branch_count: 0,
+            event_count: 0,
+            calls: 2,
+            continues: continues.map(str::to_owned),
+        }
+    }
+
+    fn call(client: usize, prompt: usize, cached: usize, side: bool) -> CallRecord {
+        CallRecord {
+            agent: "Claude Code 2.1.328".into(),
+            client_tokens: client,
+            prompt_tokens: prompt,
+            expected_cached_tokens: cached,
+            side_call: side,
+            usage: Some(ProviderUsage { input_tokens: 100, cache_read_tokens: 300, ..ProviderUsage::default() }),
+            ..CallRecord::default()
+        }
+    }
+
+    #[test]
+    fn sessions_days_and_totals_follow_the_cost_model() {
+        const DAY: u64 = 86_400_000;
+        let prices = Prices::default();
+        let traces = vec![
+            TraceCalls { meta: meta("a", 20_000 * DAY, None), calls: vec![call(1000, 1000, 0, false)] },
+            TraceCalls {
+                meta: meta("a-2", 20_000 * DAY + 5, Some("a")),
+                calls: vec![call(3000, 2000, 1000, false), call(400, 400, 0, true)],
+            },
+            TraceCalls { meta: meta("b", 20_001 * DAY, None), calls: vec![call(500, 500, 0, false)] },
+            TraceCalls { meta: meta("own", 20_001 * DAY, None), calls: vec![] },
+        ];
+        let report = stats(&traces, &prices, None);
+        let ids: Vec<(&str, &[String])> =
+            report.sessions.iter().map(|s| (s.trace_id.as_str(), &s.earlier[..])).collect();
+        assert_eq!(ids, [("b", &[][..]), ("a-2", &["a".to_owned()][..])]);
+        let a = &report.sessions[1];
+        assert_eq!((a.title.as_str(), a.day.as_str()), ("task of a", "2024-10-04"));
+        assert_eq!(
+            (a.totals.calls, a.totals.side_calls, a.totals.client_tokens, a.totals.prompt_tokens),
+            (2, 1, 4400, 3400)
+        );
+        // Upstream: 1.25×1000; 0.1×1000 + 1.25×1000; the side call 1.25×400 on both sides.
+        assert!((a.totals.cost - (1250.0 + 1350.0 + 500.0)).abs() < 1e-9, "{}", a.totals.cost);
+        // The agent's own: each trace's first prompt uncached: 1.25×1000; 1.25×3000; 1.25×400.
+        assert!((a.totals.agent_cost - (1250.0 + 3750.0 + 500.0)).abs() < 1e-9, "{}", a.totals.agent_cost);
+        assert_eq!(a.totals.cached_share(), Some(0.75));
+        assert_eq!(report.days.iter().map(|d| d.day.as_str()).collect::<Vec<_>>(), ["2024-10-05", "2024-10-04"]);
+        assert_eq!((report.total.sessions, report.total.calls, report.total.client_tokens), (2, 3, 4900));
+        let since = stats(&traces, &prices, Some("2024-10-05"));
+        assert_eq!(since.sessions.len(), 1);
+        assert_eq!(since.total.client_tokens, 500);
+    }
+}

@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{in_place_label, is_sendable, joined_text, tool_calls, tool_result_text, tool_results};
+use super::{in_place_label, is_sendable, joined_text, opaque_parts, tool_calls, tool_result_text, tool_results};
 use crate::model::{ContentPart, OpaquePart, Role, ToolCall, ToolResult, ToolStatus};
 use crate::prompt::{Layer, PromptMessage, PromptView};
 
@@ -333,13 +333,6 @@ fn result_blocks(content: &[ContentPart], attach: bool) -> Vec<Block> {
             Block::tool_result(result, if i == last { std::mem::take(&mut attached) } else { Vec::new() })
         })
         .collect()
-}
-
-fn opaque_parts(content: &[ContentPart]) -> impl Iterator<Item = &OpaquePart> {
-    content.iter().filter_map(|part| match part {
-        ContentPart::Opaque(part) => Some(part),
-        _ => None,
-    })
 }
 
 /// One text block: `label`, a newline, the message's text (none when it has no text); then its

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{in_place_label, is_sendable, joined_text, tool_result_text};
-use crate::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
+use crate::model::{ContentPart, OpaquePart, Role, ToolCall, ToolResult, ToolStatus};
 use crate::prompt::{Layer, PromptMessage, PromptView};
 
 /// Call ids that are the reader's, not the model's: a Gemini model may call a function without
@@ -76,7 +76,7 @@ fn push_user(contents: &mut Vec<Value>, message: &PromptMessage, role: Role) {
                 };
                 parts.push(json!({"text": text}));
             }
-            ContentPart::Opaque(part) => parts.push(opaque(&part.json)),
+            ContentPart::Opaque(part) => parts.push(opaque(part)),
             _ => {}
         }
     }
@@ -121,7 +121,7 @@ fn model_parts(content: &[ContentPart]) -> Vec<Value> {
             }
             ContentPart::Text { text } if is_sendable(text) => json!({"text": text}),
             ContentPart::ToolCall(call) => json!({"functionCall": function_call(call)}),
-            ContentPart::Opaque(part) => opaque(&part.json),
+            ContentPart::Opaque(part) => opaque(part),
             _ => continue,
         };
         if let (Some(sig), Value::Object(fields)) = (signature.take(), &mut value) {
@@ -162,7 +162,7 @@ fn function_response(result: &ToolResult) -> Value {
     json!({ "functionResponse": value })
 }
 
-/// The JSON an opaque part carries; a text part with its placeholder when it is not JSON.
-fn opaque(json: &str) -> Value {
-    serde_json::from_str(json).unwrap_or_else(|_| json!({"text": "[part]"}))
+/// The JSON an opaque part carries; a text part `[part]` when it is not JSON.
+fn opaque(part: &OpaquePart) -> Value {
+    super::opaque(part, |_| json!({"text": "[part]"}))
 }

@@ -34,8 +34,10 @@ pub(crate) use openai::{push_message, tool_values};
 pub use react::to_react;
 pub use responses::{ResponsesOptions, to_openai_responses};
 
+use serde_json::Value;
+
 use super::PromptView;
-use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult};
+use crate::model::{ContentPart, OpaquePart, Role, ToolCall, ToolCallId, ToolResult};
 
 /// The label line of a system or summary message sent in a user turn (where a format has no
 /// system message in the middle of a conversation): `[system]` or `[summary]`.
@@ -186,4 +188,23 @@ fn tool_results(content: &[ContentPart]) -> impl Iterator<Item = &ToolResult> {
         ContentPart::ToolResult(result) => Some(result),
         _ => None,
     })
+}
+
+/// The calls of `content` alone, as parts: what a message of another role than the assistant's
+/// sends as an assistant turn after its own text.
+fn calls_only(content: &[ContentPart]) -> Vec<ContentPart> {
+    tool_calls(content).cloned().map(ContentPart::ToolCall).collect()
+}
+
+fn opaque_parts(content: &[ContentPart]) -> impl Iterator<Item = &OpaquePart> {
+    content.iter().filter_map(|part| match part {
+        ContentPart::Opaque(part) => Some(part),
+        _ => None,
+    })
+}
+
+/// The JSON an opaque part carries, or `fallback`'s part when it is not JSON: each format has
+/// its own shape of text part for the placeholder.
+fn opaque(part: &OpaquePart, fallback: impl FnOnce(&OpaquePart) -> Value) -> Value {
+    serde_json::from_str(&part.json).unwrap_or_else(|_| fallback(part))
 }

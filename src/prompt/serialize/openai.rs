@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{in_place_label, joined_text, tool_calls, tool_result_text, tool_results};
+use super::{calls_only, in_place_label, joined_text, opaque_parts, tool_calls, tool_result_text, tool_results};
 use crate::model::{ContentPart, OpaquePart, Role, ToolCall};
 use crate::prompt::{Layer, PromptMessage, PromptView, ToolSpec};
 
@@ -111,22 +111,14 @@ fn content_value(text: String, content: &[ContentPart]) -> Option<Value> {
     Some(Value::Array(parts))
 }
 
-fn opaque_parts(content: &[ContentPart]) -> impl Iterator<Item = &OpaquePart> {
-    content.iter().filter_map(|part| match part {
-        ContentPart::Opaque(part) => Some(part),
-        _ => None,
-    })
-}
-
 /// The JSON an opaque part carries; a text part with its placeholder when it is not JSON.
 fn opaque(part: &OpaquePart) -> Value {
-    serde_json::from_str(&part.json).unwrap_or_else(|_| json!({"type": "text", "text": part.placeholder()}))
+    super::opaque(part, |part| json!({"type": "text", "text": part.placeholder()}))
 }
 
 /// The calls of a message of another role than the assistant's, as an assistant message.
 fn push_calls(messages: &mut Vec<Value>, content: &[ContentPart]) {
-    let calls: Vec<ContentPart> = tool_calls(content).cloned().map(ContentPart::ToolCall).collect();
-    push_assistant(messages, String::new(), &calls);
+    push_assistant(messages, String::new(), &calls_only(content));
 }
 
 /// An assistant message with `text` (and the opaque parts of `content`) and the calls of

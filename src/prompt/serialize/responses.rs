@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
-use super::{in_place_label, is_sendable, joined_text, tool_result_text};
+use super::{calls_only, in_place_label, is_sendable, joined_text, opaque_parts, tool_result_text};
 use crate::model::{ContentPart, OpaquePart, Role, ToolCall, ToolResult};
 use crate::prompt::{Layer, PromptMessage, PromptView};
 
@@ -153,18 +153,7 @@ fn push_results(items: &mut Vec<Value>, content: &[ContentPart], custom: &dyn Fn
     !results.is_empty()
 }
 
-fn calls_only(content: &[ContentPart]) -> Vec<ContentPart> {
-    super::tool_calls(content).cloned().map(ContentPart::ToolCall).collect()
-}
-
-fn opaque_parts(content: &[ContentPart]) -> impl Iterator<Item = &OpaquePart> {
-    content.iter().filter_map(|part| match part {
-        ContentPart::Opaque(part) => Some(part),
-        _ => None,
-    })
-}
-
-/// The JSON an opaque part carries; a text part with its placeholder when it is not JSON.
+/// The JSON an opaque part carries; an `input_text` part with its placeholder when it is not JSON.
 fn opaque(part: &OpaquePart) -> Value {
-    serde_json::from_str(&part.json).unwrap_or_else(|_| json!({"type": "input_text", "text": part.placeholder()}))
+    super::opaque(part, |part| json!({"type": "input_text", "text": part.placeholder()}))
 }

@@ -30,6 +30,18 @@ pub struct ProviderUsage {
 }
 
 impl ProviderUsage {
+    /// The usage of an API that reports every prompt token with the cached ones among them
+    /// (OpenAI, Gemini): the uncached input is the prompt less the cached tokens, never below
+    /// zero, and nothing is written to the cache.
+    pub fn with_cached(prompt: u64, cached: u64, output: u64) -> ProviderUsage {
+        ProviderUsage {
+            input_tokens: prompt.saturating_sub(cached),
+            cache_read_tokens: cached,
+            cache_write_tokens: 0,
+            output_tokens: output,
+        }
+    }
+
     /// Every prompt token, cached or not.
     pub fn prompt_tokens(&self) -> u64 {
         self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
@@ -224,13 +236,11 @@ impl ReplyReader {
         }
         if let Some(usage) = data.get("usageMetadata").filter(|u| u.is_object()) {
             let number = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
-            let cached = number("cachedContentTokenCount");
-            self.usage = Some(ProviderUsage {
-                input_tokens: number("promptTokenCount").saturating_sub(cached),
-                cache_read_tokens: cached,
-                cache_write_tokens: 0,
-                output_tokens: number("candidatesTokenCount") + number("thoughtsTokenCount"),
-            });
+            self.usage = Some(ProviderUsage::with_cached(
+                number("promptTokenCount"),
+                number("cachedContentTokenCount"),
+                number("candidatesTokenCount") + number("thoughtsTokenCount"),
+            ));
         }
         let Some(candidate) = data.pointer("/candidates/0") else { return };
         let parts = candidate.pointer("/content/parts").and_then(Value::as_array);
@@ -266,13 +276,11 @@ impl ReplyReader {
         self.stop_reason = Some(reason.map_or(status.to_owned(), |r| format!("{status}: {r}")));
         if let Some(usage) = response.get("usage").filter(|u| u.is_object()) {
             let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
-            let cached = number("/input_tokens_details/cached_tokens");
-            self.usage = Some(ProviderUsage {
-                input_tokens: number("/input_tokens").saturating_sub(cached),
-                cache_read_tokens: cached,
-                cache_write_tokens: 0,
-                output_tokens: number("/output_tokens"),
-            });
+            self.usage = Some(ProviderUsage::with_cached(
+                number("/input_tokens"),
+                number("/input_tokens_details/cached_tokens"),
+                number("/output_tokens"),
+            ));
         }
         self.done = true;
     }
@@ -360,13 +368,11 @@ impl ReplyReader {
     fn openai_usage(&mut self, usage: Option<&Value>) {
         let Some(usage) = usage.filter(|u| u.is_object()) else { return };
         let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
-        let cached = number("/prompt_tokens_details/cached_tokens");
-        self.usage = Some(ProviderUsage {
-            input_tokens: number("/prompt_tokens").saturating_sub(cached),
-            cache_read_tokens: cached,
-            cache_write_tokens: 0,
-            output_tokens: number("/completion_tokens"),
-        });
+        self.usage = Some(ProviderUsage::with_cached(
+            number("/prompt_tokens"),
+            number("/prompt_tokens_details/cached_tokens"),
+            number("/completion_tokens"),
+        ));
     }
 
     /// A whole (not streamed) reply.

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part};
+use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part, tool_list};
 use super::route::Format;
 use super::wire::{RawObject, compact, without_cache_control};
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
@@ -60,19 +60,13 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
         messages.push(ClientMessage::new(drafts));
     }
     Ok(ClientRequest {
-        format: Format::Anthropic,
         model,
         stream,
-        system_text,
         system_blocks,
-        messages,
-        tools,
         agent_session,
-        agent: String::new(),
         cache_control: reader.cache_control,
         system_messages: reader.system_messages,
-        system_role: None,
-        body,
+        ..ClientRequest::new(Format::Anthropic, body, system_text, messages, tools)
     })
 }
 
@@ -179,12 +173,7 @@ fn system(value: &Value, cache_control: &mut Option<Value>) -> Result<(String, V
 /// The tools as the engine counts them: name, description and input schema (a server tool
 /// without a schema counts as its whole JSON).
 fn tools(value: &Value) -> Result<Vec<ToolSpec>, RequestError> {
-    let tools = match value {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(tools) => tools,
-        _ => return Err(RequestError::invalid("`tools` must be a list")),
-    };
-    tools
+    tool_list(value)?
         .iter()
         .enumerate()
         .map(|(i, tool)| {

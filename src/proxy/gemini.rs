@@ -13,7 +13,7 @@
 
 use serde_json::Value;
 
-use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part};
+use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part, tool_list};
 use super::route::Format;
 use super::wire::{RawObject, compact};
 use crate::engine::MessageDraft;
@@ -53,21 +53,7 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
         };
         messages.push(ClientMessage::new(drafts));
     }
-    Ok(ClientRequest {
-        format: Format::Gemini,
-        model: String::new(),
-        stream: false,
-        system_text,
-        system_blocks: Vec::new(),
-        messages,
-        tools,
-        agent_session: None,
-        agent: String::new(),
-        cache_control: None,
-        system_messages: false,
-        system_role: None,
-        body,
-    })
+    Ok(ClientRequest::new(Format::Gemini, body, system_text, messages, tools))
 }
 
 /// The upstream's body: the agent's request with the engine's `contents`; its
@@ -242,13 +228,8 @@ fn texts(parts: &[Value]) -> String {
 /// The tools as the engine counts them: each function declaration, and a built-in tool
 /// (`googleSearch`, `codeExecution`) by its key.
 fn tools(value: &Value) -> Result<Vec<ToolSpec>, RequestError> {
-    let tools = match value {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(tools) => tools,
-        _ => return Err(invalid("`tools` must be a list")),
-    };
     let mut specs = Vec::new();
-    for (i, tool) in tools.iter().enumerate() {
+    for (i, tool) in tool_list(value)?.iter().enumerate() {
         let Value::Object(fields) = tool else { return Err(invalid(format!("tools[{i}] must be an object"))) };
         for (key, value) in fields {
             let declarations = match (key.as_str(), value) {

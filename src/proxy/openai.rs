@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part};
+use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part, tool_list};
 use super::route::Format;
 use super::wire::RawObject;
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
@@ -88,19 +88,10 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
         messages.push(ClientMessage::new(vec![one]));
     }
     Ok(ClientRequest {
-        format: Format::OpenAi,
         model,
         stream,
-        system_text: system.join("\n"),
-        system_blocks: Vec::new(),
-        messages,
-        tools,
-        agent_session: None,
-        agent: String::new(),
-        cache_control: None,
-        system_messages: false,
         system_role,
-        body,
+        ..ClientRequest::new(Format::OpenAi, body, system.join("\n"), messages, tools)
     })
 }
 
@@ -122,12 +113,7 @@ pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView) -> Strin
 
 /// The tools as the engine counts them.
 fn tools(value: &Value) -> Result<Vec<ToolSpec>, RequestError> {
-    let tools = match value {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(tools) => tools,
-        _ => return Err(RequestError::invalid("`tools` must be a list")),
-    };
-    tools
+    tool_list(value)?
         .iter()
         .enumerate()
         .map(|(i, tool)| {

@@ -106,7 +106,42 @@ pub(super) fn invalid(message: impl Into<String>) -> RequestError {
     RequestError::invalid(message)
 }
 
+/// The request's `tools` list, empty when it has none; each format then reads its tools from it.
+pub(super) fn tool_list(value: &Value) -> Result<&[Value], RequestError> {
+    match value {
+        Value::Null => Ok(&[]),
+        Value::Array(tools) => Ok(tools),
+        _ => Err(invalid("`tools` must be a list")),
+    }
+}
+
 impl ClientRequest {
+    /// A request of `format` with what every reader reads; the other fields are left empty for
+    /// the readers of the formats that have them (and `agent` for the server).
+    pub(super) fn new(
+        format: Format,
+        body: RawObject,
+        system_text: String,
+        messages: Vec<ClientMessage>,
+        tools: Vec<ToolSpec>,
+    ) -> ClientRequest {
+        ClientRequest {
+            format,
+            body,
+            model: String::new(),
+            stream: false,
+            system_text,
+            system_blocks: Vec::new(),
+            messages,
+            tools,
+            agent_session: None,
+            agent: String::new(),
+            cache_control: None,
+            system_messages: false,
+            system_role: None,
+        }
+    }
+
     /// Read a request body of `format`; `counter` estimates what opaque blocks cost.
     pub fn parse(format: Format, body: &[u8], counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
         let object = RawObject::parse(body).map_err(RequestError::invalid)?;

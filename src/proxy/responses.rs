@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
-use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part};
+use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part, tool_list};
 use super::route::Format;
 use super::wire::{RawObject, compact};
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
@@ -79,19 +79,10 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
         messages.push(ClientMessage::new(vec![draft(Role::Assistant, assistant)]));
     }
     Ok(ClientRequest {
-        format: Format::Responses,
         model,
         stream,
-        system_text: system.join("\n"),
-        system_blocks: Vec::new(),
-        messages,
-        tools,
-        agent_session: None,
-        agent: String::new(),
-        cache_control: None,
-        system_messages: false,
         system_role,
-        body,
+        ..ClientRequest::new(Format::Responses, body, system.join("\n"), messages, tools)
     })
 }
 
@@ -244,12 +235,7 @@ fn text_of(parts: &[ContentPart]) -> String {
 /// The tools as the engine counts them: a function's name and parameters, a custom tool's
 /// format, a hosted tool (`web_search`) by its type.
 fn tools(value: &Value) -> Result<Vec<ToolSpec>, RequestError> {
-    let tools = match value {
-        Value::Null => return Ok(Vec::new()),
-        Value::Array(tools) => tools,
-        _ => return Err(invalid("`tools` must be a list")),
-    };
-    tools
+    tool_list(value)?
         .iter()
         .enumerate()
         .map(|(i, tool)| {

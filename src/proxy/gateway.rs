@@ -7,10 +7,9 @@ use std::sync::Mutex;
 
 use super::agents::agent_name;
 use super::errors::error_body;
-use super::gemini;
 use super::report::{self, Totals};
 use super::request::{ClientRequest, SessionKey};
-use super::route::{Format, HeaderHints, Provider, Route, classify};
+use super::route::{HeaderHints, Provider, Route, classify};
 use super::session::CallRecord;
 use super::upstreams::{Upstreams, origin, without_credentials};
 use crate::config::{Config, ProxyConfig};
@@ -247,11 +246,8 @@ impl Gateway {
             Route::Managed(format) => format,
             Route::Passthrough { why, .. } => return Decision::Forward { route, why: why.into(), side: None },
         };
-        match ClientRequest::parse(format, body, &self.counter) {
+        match ClientRequest::parse_at(format, head.path(), body, &self.counter) {
             Ok(mut request) => {
-                if format == Format::Gemini {
-                    (request.model, request.stream) = gemini::model_in_path(head.path());
-                }
                 request.agent = agent_name(head.header("user-agent").unwrap_or(""), &request.system_text);
                 let header_session = SESSION_HEADERS.iter().find_map(|h| head.header(h));
                 let key = request.session_key(header_session);

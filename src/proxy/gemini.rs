@@ -22,7 +22,12 @@ use crate::prompt::serialize::{UNNAMED_CALL, to_gemini};
 use crate::prompt::{PromptView, ToolSpec};
 use crate::tokens::TokenCounter;
 
-pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
+/// Read a request sent to `path`, which names its model and whether it streams.
+pub(super) fn parse_request(
+    body: RawObject,
+    path: &str,
+    counter: &TokenCounter,
+) -> Result<ClientRequest, RequestError> {
     let contents =
         body.field::<Vec<Value>>("contents").map_err(invalid)?.ok_or_else(|| invalid("`contents` is missing"))?;
     if contents.is_empty() {
@@ -53,7 +58,8 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
         };
         messages.push(ClientMessage::new(drafts));
     }
-    Ok(ClientRequest::new(Format::Gemini, body, system_text, messages, tools))
+    let (model, stream) = model_in_path(path);
+    Ok(ClientRequest { model, stream, ..ClientRequest::new(Format::Gemini, body, system_text, messages, tools) })
 }
 
 /// The upstream's body: the agent's request with the engine's `contents`; its
@@ -72,7 +78,7 @@ pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView) -> Strin
 }
 
 /// The model and whether it streams, from a Gemini path (`…/models/{model}:streamGenerateContent`).
-pub fn model_in_path(path: &str) -> (String, bool) {
+fn model_in_path(path: &str) -> (String, bool) {
     let bare = path.split(['?', '#']).next().unwrap_or("");
     let last = bare.rsplit('/').next().unwrap_or("");
     let (model, method) = last.split_once(':').unwrap_or((last, ""));
@@ -269,5 +275,16 @@ mod tests {
             ("gemini-2.5-flash".to_owned(), true)
         );
         assert_eq!(model_in_path("/v1/models/gemini-3-pro:generateContent"), ("gemini-3-pro".to_owned(), false));
+    }
+
+    #[test]
+    fn a_request_takes_its_model_and_stream_from_its_path() {
+        let counter = TokenCounter::new(crate::tokens::Encoding::O200kBase);
+        let body = br#"{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}"#;
+        let path = "/v1beta/models/gemini-2.5-flash:streamGenerateContent";
+        let request = ClientRequest::parse_at(Format::Gemini, path, body, &counter).unwrap();
+        assert_eq!((request.model.as_str(), request.stream), ("gemini-2.5-flash", true));
+        let request = ClientRequest::parse(Format::Gemini, body, &counter).unwrap();
+        assert_eq!((request.model.as_str(), request.stream), ("", false));
     }
 }

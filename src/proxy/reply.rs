@@ -91,8 +91,11 @@ pub struct ReplyReader {
     blocks: BTreeMap<u64, Block>,
     calls: BTreeMap<u64, (String, String, String)>,
     /// Responses: the output items, as `response.output_item.done` events or the final
-    /// response give them. Gemini: the parts of the reply's chunks, in order.
-    items: Vec<Value>,
+    /// response give them.
+    output_items: Vec<Value>,
+    /// Gemini: the parts of the reply's chunks, in order (streamed text pieces joined at the
+    /// end).
+    gemini_parts: Vec<Value>,
     text: String,
     usage: Option<ProviderUsage>,
     stop_reason: Option<String>,
@@ -124,7 +127,8 @@ impl ReplyReader {
             body: Vec::new(),
             blocks: BTreeMap::new(),
             calls: BTreeMap::new(),
-            items: Vec::new(),
+            output_items: Vec::new(),
+            gemini_parts: Vec::new(),
             text: String::new(),
             usage: None,
             stop_reason: None,
@@ -203,8 +207,10 @@ impl ReplyReader {
                 }
                 parts
             }
-            Format::Responses => responses::reply_parts(&self.items, counter),
-            Format::Gemini => gemini::reply_parts(&gemini::join_streamed(std::mem::take(&mut self.items)), counter),
+            Format::Responses => responses::reply_parts(&self.output_items, counter),
+            Format::Gemini => {
+                gemini::reply_parts(&gemini::join_streamed(std::mem::take(&mut self.gemini_parts)), counter)
+            }
         }
     }
 
@@ -244,7 +250,7 @@ impl ReplyReader {
         }
         let Some(candidate) = data.pointer("/candidates/0") else { return };
         let parts = candidate.pointer("/content/parts").and_then(Value::as_array);
-        self.items.extend(parts.into_iter().flatten().cloned());
+        self.gemini_parts.extend(parts.into_iter().flatten().cloned());
         if let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) {
             self.stop_reason = Some(reason.to_owned());
             self.done = true;
@@ -255,7 +261,7 @@ impl ReplyReader {
     /// usage (`response.completed`, or `response.incomplete` when a limit cut it).
     fn responses_event(&mut self, data: &Value) {
         match data.get("type").and_then(Value::as_str).unwrap_or_default() {
-            "response.output_item.done" => self.items.extend(data.get("item").cloned()),
+            "response.output_item.done" => self.output_items.extend(data.get("item").cloned()),
             "response.completed" | "response.incomplete" => self.response(data.get("response").unwrap_or(&Value::Null)),
             "response.failed" | "error" => {
                 let code = data.pointer("/response/error/code").or(data.get("code")).and_then(Value::as_str);
@@ -269,7 +275,7 @@ impl ReplyReader {
     /// A Responses response object: its `output` (when it lists it), status and usage.
     fn response(&mut self, response: &Value) {
         if let Some(output) = response.get("output").and_then(Value::as_array).filter(|o| !o.is_empty()) {
-            self.items = output.clone();
+            self.output_items = output.clone();
         }
         let status = response.get("status").and_then(Value::as_str).unwrap_or("completed");
         let reason = response.pointer("/incomplete_details/reason").and_then(Value::as_str);

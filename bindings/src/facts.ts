@@ -1,13 +1,13 @@
 // The engine's facts, read from the wasm rather than copied: the store format version, the
-// default configuration (prices included), a configuration resolved against the defaults, and
-// the rule for workspace paths.
+// default configuration (prices included), a configuration resolved against the defaults, the
+// rule for workspace paths, and what a proxied trace's calls cost and saved.
 // Each needs the engine loaded (`await init()` first).
-import { defaultConfig as wasmDefaultConfig, normalizeWorkspacePath as wasmNormalizeWorkspacePath, resolveConfig as wasmResolveConfig, storeFormatVersion as wasmStoreFormatVersion } from './wasm/context_workbench.js';
-import type { Prices, ResolvedConfig } from './wasm/context_workbench.js';
+import { callTotals as wasmCallTotals, defaultConfig as wasmDefaultConfig, normalizeWorkspacePath as wasmNormalizeWorkspacePath, resolveConfig as wasmResolveConfig, storeFormatVersion as wasmStoreFormatVersion } from './wasm/context_workbench.js';
+import type { CallTotals, Prices, ProxyCallRecord, ResolvedConfig } from './wasm/context_workbench.js';
 import type { Config } from './types.js';
 import { ContextWorkbenchError, asWorkbenchError } from './errors.js';
 
-export type { Prices, ResolvedConfig };
+export type { CallTotals, Prices, ResolvedConfig };
 
 /** The version of the trace store's layout this build writes and the newest it reads. */
 export function storeFormatVersion(): number {
@@ -31,6 +31,16 @@ export function resolveConfig(config?: Config): ResolvedConfig {
  */
 export function normalizeWorkspacePath(path: string): string {
   return fromEngine(() => wasmNormalizeWorkspacePath(path));
+}
+
+/**
+ * What the calls of one proxied trace (its `calls.jsonl` records, in order) cost and saved at
+ * `prices`, by the engine's cost model (`workbench stats` counts the same): each prompt's cached
+ * part at `cache_read`, the rest at `cache_write`; the agent's own prompt cached up to its previous
+ * one; a side call at the same uncached cost on both sides.
+ */
+export function callTotals(calls: ProxyCallRecord[], prices: Prices): CallTotals {
+  return fromEngine(() => wasmCallTotals(calls, prices));
 }
 
 /** Read from the loaded engine; before `init()` has finished, `not_loaded`. */

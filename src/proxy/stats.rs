@@ -17,8 +17,10 @@ use crate::config::Prices;
 use crate::goals::utc_day;
 use crate::store::TraceMeta;
 
-/// Sums over calls; a session's, a day's or everything's.
+/// Sums over calls; a trace's, a session's, a day's or everything's.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "CallTotals"))]
 pub struct Totals {
     pub sessions: usize,
     pub calls: usize,
@@ -26,7 +28,9 @@ pub struct Totals {
     /// Prompt tokens the agent sent and the upstream received (the engine's counts).
     pub client_tokens: u64,
     pub prompt_tokens: u64,
-    /// The provider's reported prompt tokens and cache reads, over the calls that reported usage.
+    /// The calls whose usage the provider reported, and its reported prompt tokens and cache
+    /// reads over them.
+    pub reported_calls: usize,
     pub reported_prompt_tokens: u64,
     pub cache_read_tokens: u64,
     /// The prompts' cost upstream and the agent's own, in uncached-input-token units at the prices.
@@ -49,6 +53,7 @@ impl Totals {
         self.sessions += other.sessions;
         self.calls += other.calls;
         self.side_calls += other.side_calls;
+        self.reported_calls += other.reported_calls;
         self.client_tokens += other.client_tokens;
         self.prompt_tokens += other.prompt_tokens;
         self.reported_prompt_tokens += other.reported_prompt_tokens;
@@ -57,8 +62,8 @@ impl Totals {
         self.agent_cost += other.agent_cost;
     }
 
-    /// One trace's calls, in order.
-    fn of_calls(calls: &[CallRecord], prices: &Prices) -> Totals {
+    /// One trace's calls, in order, priced at `prices`.
+    pub fn of_trace(calls: &[CallRecord], prices: &Prices) -> Totals {
         let mut totals = Totals { sessions: 1, ..Totals::default() };
         let mut previous = 0;
         for call in calls {
@@ -66,6 +71,7 @@ impl Totals {
             totals.client_tokens += client;
             totals.prompt_tokens += prompt;
             if let Some(usage) = call.usage {
+                totals.reported_calls += 1;
                 totals.reported_prompt_tokens += usage.prompt_tokens();
                 totals.cache_read_tokens += usage.cache_read_tokens;
             }
@@ -172,7 +178,7 @@ fn session(newest: &TraceCalls, proxied: &BTreeMap<&str, &TraceCalls>, prices: &
     parts.reverse();
     let mut totals = Totals::default();
     for part in &parts {
-        totals.add(&Totals::of_calls(&part.calls, prices));
+        totals.add(&Totals::of_trace(&part.calls, prices));
     }
     totals.sessions = 1;
     let first = parts[0];

@@ -1,12 +1,15 @@
 //! Facts of the engine that embedders read instead of copying them: the store format version
-//! this build writes and reads, the default configuration (prices included), and a
-//! configuration resolved against those defaults, checked as the engine checks it.
+//! this build writes and reads, the default configuration (prices included), a configuration
+//! resolved against those defaults, checked as the engine checks it, and what a proxied trace's
+//! calls cost and saved by the engine's cost model.
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::{js, to_js_value};
+use super::convert::{from_js, js, to_js_value};
 use super::engine::config_from_js;
-use crate::config::Config;
+use crate::config::{Config, Prices};
+use crate::proxy::CallRecord;
+use crate::proxy::stats::Totals;
 use crate::store::STORE_FORMAT_VERSION;
 
 /// The version of the trace store's layout this build writes and the newest it reads.
@@ -28,4 +31,16 @@ pub fn resolve_config(
     #[wasm_bindgen(unchecked_param_type = "Config | undefined")] config: JsValue,
 ) -> Result<JsValue, JsValue> {
     to_js_value(&js(config_from_js(config))?)
+}
+
+/// What the calls of one proxied trace (its `calls.jsonl` records, in order) cost and saved at
+/// `prices`, as `workbench stats` counts them.
+#[wasm_bindgen(js_name = callTotals, unchecked_return_type = "CallTotals")]
+pub fn call_totals(
+    #[wasm_bindgen(unchecked_param_type = "ProxyCallRecord[]")] calls: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Prices")] prices: JsValue,
+) -> Result<JsValue, JsValue> {
+    let calls: Vec<CallRecord> = from_js(calls, "calls")?;
+    let prices: Prices = from_js(prices, "prices")?;
+    to_js_value(&Totals::of_trace(&calls, &prices))
 }

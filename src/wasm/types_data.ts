@@ -120,6 +120,26 @@ export type CallInput = {
 };
 
 /**
+ * Sums over calls; a trace's, a session's, a day's or everything's.
+ */
+export type CallTotals = {
+  sessions: number, calls: number, side_calls: number,
+  /**
+   * Prompt tokens the agent sent and the upstream received (the engine's counts).
+   */
+  client_tokens: number, prompt_tokens: number,
+  /**
+   * The calls whose usage the provider reported, and its reported prompt tokens and cache
+   * reads over them.
+   */
+  reported_calls: number, reported_prompt_tokens: number, cache_read_tokens: number,
+  /**
+   * The prompts' cost upstream and the agent's own, in uncached-input-token units at the prices.
+   */
+  cost: number, agent_cost: number,
+};
+
+/**
  * One replayed call.
  */
 export type CallView = {

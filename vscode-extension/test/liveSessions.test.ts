@@ -116,7 +116,8 @@ test('sessions are named by agent, first user message and time; the newest proxi
   assert.match(sessionItem(list[3]).detail ?? '', /damaged/);
 });
 
-test('a conversation the agent compacted itself is one session: its traces are parts, the boundary is named', () => {
+test('a conversation the agent compacted itself is one session: its traces are parts, the boundary is named', async () => {
+  await init();
   const part = (traceId: string, updated: number, fields: Record<string, unknown> = {}): SessionEntry =>
     ({ traceId, proxied: true, agent: 'Claude Code 2.1.328', meta: JSON.parse(meta(traceId, { updated_at: updated, ...fields })) as TraceMeta });
   const summary = { mission: 'This session is being continued from a previous conversation that ran out of context.' };

@@ -1,8 +1,8 @@
 // What the proxy saved a session, from its calls.jsonl: prompt tokens the agent sent against what
 // the upstream received, the provider-reported cached share, and the cost of both at the
-// configured prices (the engine's, with its defaults for what the configuration leaves out).
-// Pure once the engine is loaded.
-import { type Prices, type ProxyCallRecord, defaultConfig, resolveConfig } from 'context-workbench';
+// configured prices (the engine's, with its defaults for what the configuration leaves out), all
+// counted by the engine. Pure once the engine is loaded.
+import { type Prices, type ProxyCallRecord, callTotals, defaultConfig, resolveConfig } from 'context-workbench';
 import { compactCount } from '../views/statusText';
 
 export type { Prices };
@@ -38,54 +38,20 @@ export interface Savings {
   costSaving: number;
 }
 
-/**
- * The figures over every call. Costs follow the replay's model (src/replay/mod.rs): each prompt's
- * cached tokens at `cache_read`, the rest written at `cache_write`; replies are the same either way
- * and left out. Upstream, the cached part is the engine's expected one; the agent's own prompt
- * grows by appending, so its cached part is the previous call's prompt (none on the first call).
- * A side call went upstream as the agent sent it: the same uncached cost on both sides.
- */
+/** The figures over every call of one trace, by the engine's cost model (`callTotals`, as `workbench stats` counts them). */
 export function savingsOf(calls: ProxyCallRecord[], prices: Prices): Savings {
-  let sent = 0;
-  let upstream = 0;
-  let cacheRead = 0;
-  let reportedPrompt = 0;
-  let reportedCalls = 0;
-  let cost = 0;
-  let agentCost = 0;
-  let previous = 0;
-  let sideCalls = 0;
-  for (const c of calls) {
-    sent += c.client_tokens;
-    upstream += c.prompt_tokens;
-    if (c.side_call) {
-      sideCalls++;
-      cost += prices.cache_write * c.prompt_tokens;
-      agentCost += prices.cache_write * c.client_tokens;
-      continue;
-    }
-    if (c.usage) {
-      reportedCalls++;
-      cacheRead += c.usage.cache_read_tokens;
-      reportedPrompt += c.usage.input_tokens + c.usage.cache_read_tokens + c.usage.cache_write_tokens;
-    }
-    const cached = Math.min(c.expected_cached_tokens, c.prompt_tokens);
-    cost += prices.cache_read * cached + prices.cache_write * (c.prompt_tokens - cached);
-    const agentCached = Math.min(previous, c.client_tokens);
-    agentCost += prices.cache_read * agentCached + prices.cache_write * (c.client_tokens - agentCached);
-    previous = c.client_tokens;
-  }
+  const t = callTotals(calls, prices);
   return {
-    calls: calls.length - sideCalls,
-    sideCalls,
-    sentTokens: sent,
-    upstreamTokens: upstream,
-    tokenSaving: sent > 0 ? 1 - upstream / sent : 0,
-    cachedShare: reportedPrompt > 0 ? cacheRead / reportedPrompt : undefined,
-    reportedCalls,
-    cost,
-    agentCost,
-    costSaving: agentCost > 0 ? 1 - cost / agentCost : 0,
+    calls: t.calls,
+    sideCalls: t.side_calls,
+    sentTokens: t.client_tokens,
+    upstreamTokens: t.prompt_tokens,
+    tokenSaving: t.client_tokens > 0 ? 1 - t.prompt_tokens / t.client_tokens : 0,
+    cachedShare: t.reported_prompt_tokens > 0 ? t.cache_read_tokens / t.reported_prompt_tokens : undefined,
+    reportedCalls: t.reported_calls,
+    cost: t.cost,
+    agentCost: t.agent_cost,
+    costSaving: t.agent_cost > 0 ? 1 - t.cost / t.agent_cost : 0,
   };
 }
 

@@ -11,7 +11,7 @@ import { ContextWorkbenchError, asWorkbenchError, guarded } from '../errors.js';
 import { ensureEncoding } from '../init.js';
 import type { Config, ProxyCallRecord } from '../types.js';
 import { EnginePool, type EngineThreads } from './pool.js';
-import { type End, SendError, pump, replyHeaders, send } from './upstream.js';
+import { type End, SendError, Upstream, pump, replyHeader, replyHeaders } from './upstream.js';
 
 export interface ProxyOptions {
   /** 127.0.0.1's port; 8787 by default, 0 picks a free one. */
@@ -114,6 +114,7 @@ class Proxy {
   #cutTimer: ReturnType<typeof setTimeout> | undefined;
   #cutAt = Infinity;
   readonly #timeoutMs: number;
+  readonly #upstream: Upstream;
   readonly #bodyTimeoutMs: number;
   readonly graceMs: number;
 
@@ -121,6 +122,7 @@ class Proxy {
     private readonly onCall?: ProxyOptions['onCall']) {
     const limits = (gateway.config() as Required<Config>).proxy as { upstream_timeout_ms: number; body_timeout_ms: number; shutdown_grace_ms: number };
     this.#timeoutMs = limits.upstream_timeout_ms;
+    this.#upstream = new Upstream(limits.upstream_timeout_ms);
     this.#bodyTimeoutMs = limits.body_timeout_ms;
     this.graceMs = limits.shutdown_grace_ms;
   }
@@ -173,19 +175,20 @@ class Proxy {
 
   /** The agent's request sent on as it came, the reply back as it comes. */
   async #forward(req: IncomingMessage, res: ServerResponse, request: ProxyRequest, body: Uint8Array, cut: AbortSignal): Promise<void> {
-    let response: Response;
+    let response: IncomingMessage;
     try {
-      response = await send(this.gateway.upstreamUrl(request), req.method ?? 'GET', req.headers, body, this.#timeoutMs, cut);
+      response = await this.#upstream.send(this.gateway.upstreamUrl(request), req.method ?? 'GET', req.headers, body, cut, false);
     } catch (error) {
       const failure = sendFailure(error);
       return this.#answer(res, this.gateway.forwardFailed(request, failure.kind, failure.cause));
     }
-    this.log(this.gateway.forwarded(request, response.status));
+    const status = response.statusCode ?? 502;
+    this.log(this.gateway.forwarded(request, status));
     // A side call of a session held here is counted in it, beside its turn (never awaited).
-    const side = this.gateway.sideCall(request, response.status);
+    const side = this.gateway.sideCall(request, status);
     const sideThread = side && this.#threadOfKey.get(side.key);
     if (side && sideThread !== undefined) void this.#engines(sideThread, 'recordSideCall', side.key, side.record);
-    res.writeHead(response.status, replyHeaders(response));
+    res.writeHead(status, replyHeaders(response));
     await pump(response, this.#timeoutMs, (bytes) => write(res, bytes), cut);
     res.end();
   }
@@ -207,9 +210,9 @@ class Proxy {
       request.passAs(`the session is gone (${asWorkbenchError(error).message}), passed through`);
       return this.#forward(req, res, request, body, cut);
     }
-    let response: Response;
+    let response: IncomingMessage;
     try {
-      response = await send(this.gateway.upstreamUrl(request), req.method ?? 'POST', req.headers, prepared.body ?? body, this.#timeoutMs, cut);
+      response = await this.#upstream.send(this.gateway.upstreamUrl(request), req.method ?? 'POST', req.headers, prepared.body ?? body, cut, true);
     } catch (error) {
       const failure = sendFailure(error);
       const answer = this.gateway.callFailed(request, failure.kind, failure.cause);
@@ -217,9 +220,10 @@ class Proxy {
       respond(res, answer.status, answer.body);
       return;
     }
-    const reply = this.gateway.replyPump(request, response.status, response.headers.get('content-type') ?? undefined);
+    const status = response.statusCode ?? 502;
+    const reply = this.gateway.replyPump(request, status, replyHeader(response, 'content-type'));
     try {
-      res.writeHead(response.status, replyHeaders(response));
+      res.writeHead(status, replyHeaders(response));
       const end: End = await pump(response, this.#timeoutMs, async (bytes) => {
         // The whole reply goes to its session (and its record to calls.jsonl) before the agent
         // has its last bytes, so the agent's next request finds it recorded.
@@ -285,6 +289,7 @@ class Proxy {
     clearTimeout(this.#cutTimer);
     server.closeAllConnections();
     await stopped;
+    this.#upstream.close();
     const failures = (await Promise.all([...Array(this.pool.size).keys()].map((thread) =>
       this.pool.call<string[]>(thread, 'closeAll').catch((error) => [asWorkbenchError(error).message])))).flat();
     for (const line of this.gateway.closingLines(failures)) this.log(line);

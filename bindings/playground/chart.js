@@ -1,6 +1,7 @@
 // The chart of prompt tokens per call: one bar per replayed call (amber when the call rewrote
 // earlier prompt), the unmanaged prompt (the recorded history) as a grey line over them, the
-// window as a dashed line; a click selects the call.
+// window as a dashed line (when there is one); a click selects the call. The playground and the
+// dashboard both draw with it.
 import { kilo } from './dom.js';
 
 const NS = 'http://www.w3.org/2000/svg';
@@ -14,12 +15,14 @@ function svg(tag, attributes) {
   return node;
 }
 
-/** Draw `calls` (CallView-like: tokens, rewrites) of `total` into `container`. */
+/** Draw `calls` (CallView-like: tokens, rewrites, raw_tokens?, number? (from 0 when absent)) of `total` into `container`;
+ * `window` may be Infinity (none drawn). */
 export function renderChart(container, calls, total, selected, window, onSelect) {
   const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img',
     'aria-label': `prompt tokens of ${calls.length} of ${total} calls` });
   const peak = Math.max(1, ...calls.map((c) => c.tokens));
   const rawPeak = Math.max(0, ...calls.map((c) => c.raw_tokens ?? 0));
+  const hasWindow = Number.isFinite(window);
   const top = Math.max(peak, rawPeak, Math.min(window, peak * 1.25));
   const plotW = W - PAD.left - PAD.right;
   const plotH = H - PAD.top - PAD.bottom;
@@ -30,14 +33,14 @@ export function renderChart(container, calls, total, selected, window, onSelect)
     label.textContent = kilo(Math.round(tick));
     root.append(label);
   }
-  if (window <= top) root.append(svg('line', { class: 'window', x1: PAD.left, x2: W - PAD.right, y1: y(window), y2: y(window) }));
+  if (hasWindow && window <= top) root.append(svg('line', { class: 'window', x1: PAD.left, x2: W - PAD.right, y1: y(window), y2: y(window) }));
   calls.forEach((call, i) => {
     const height = Math.max(1, (call.tokens / top) * plotH);
     const classes = ['bar', call.rewrites.length > 0 ? 'rewrite' : '', i === selected ? 'selected' : ''].filter(Boolean);
     const bar = svg('rect', { class: classes.join(' '), x: PAD.left + i * step, y: PAD.top + plotH - height,
       width: Math.max(1, step * 0.8), height, 'data-call': i });
     const title = svg('title', {});
-    title.textContent = `call ${i}: ${call.tokens} tokens${call.rewrites.length ? `, ${call.rewrites.length} rewrite(s)` : ''}`;
+    title.textContent = `call ${call.number ?? i}: ${call.tokens} tokens${call.rewrites.length ? `, rewrote ${call.rewrites.map((r) => r.mechanism ?? r).join(', ')}` : ''}`;
     bar.append(title);
     bar.addEventListener('click', () => onSelect(i));
     root.append(bar);
@@ -47,7 +50,9 @@ export function renderChart(container, calls, total, selected, window, onSelect)
     root.append(svg('polyline', { class: 'raw', points, fill: 'none' }));
   }
   const axis = svg('text', { x: PAD.left, y: H - 4 });
-  axis.textContent = `calls 0–${Math.max(0, total - 1)}; peak ${kilo(peak)} tokens (unmanaged ${kilo(rawPeak)}); window ${kilo(window)}`;
+  const first = calls[0]?.number ?? 0;
+  axis.textContent = `calls ${first}–${first + Math.max(0, total - 1)}; peak ${kilo(peak)} tokens (unmanaged ${kilo(rawPeak)})`
+    + (hasWindow ? `; window ${kilo(window)}` : '');
   root.append(axis);
   container.replaceChildren(root);
 }

@@ -17,7 +17,7 @@ export function flatten(message) {
 }
 
 /** A text in a <pre>, cut to a preview with a button that shows the rest. */
-function textBlock(text) {
+export function textBlock(text) {
   const pre = el('pre', {}, text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text);
   if (text.length <= PREVIEW_CHARS) return pre;
   const more = el('button', { class: 'link', type: 'button', onclick: () => {

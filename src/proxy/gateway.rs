@@ -9,7 +9,7 @@ use super::agents::agent_name;
 use super::errors::error_body;
 use super::report::{self, Totals};
 use super::request::{ClientRequest, SessionKey};
-use super::route::{HeaderHints, Provider, Route, classify};
+use super::route::{DASHBOARD_PATH, HeaderHints, Provider, Route, classify};
 use super::session::CallRecord;
 use super::upstreams::{Upstreams, origin, without_credentials};
 use crate::config::{Config, ProxyConfig};
@@ -330,7 +330,7 @@ impl Gateway {
     /// What `workbench proxy` prints on stdout once listening on `url`: its address and the
     /// lines to paste.
     pub fn banner(&self, url: &str) -> String {
-        format!("{url}\nANTHROPIC_BASE_URL={url}\nOPENAI_BASE_URL={url}/v1")
+        format!("{url}\nANTHROPIC_BASE_URL={url}\nOPENAI_BASE_URL={url}/v1\ndashboard: {url}{DASHBOARD_PATH}/")
     }
 
     /// The first log line, once listening: where each provider's requests go.

@@ -47,7 +47,7 @@ pub use gateway::{Admission, Answer, Cause, Decision, Failure, Gateway, RequestH
 pub use pump::{End, Ending, ReplyPump};
 pub use reply::{ProviderUsage, ReplyOutcome, ReplyReader};
 pub use request::{ClientMessage, ClientRequest, RequestError, SessionKey};
-pub use route::{Format, HeaderHints, Provider, Route, classify, upstream_url};
+pub use route::{DASHBOARD_PATH, Format, HeaderHints, Provider, Route, classify, dashboard_path, upstream_url};
 pub use session::{CALLS_FILE, CallRecord, Extension, Prepared, ProxySession};
 pub use table::SessionTable;
 pub use upstreams::Upstreams;

@@ -2,6 +2,20 @@
 //! classified by its path and method (what the API is), its headers deciding only for paths
 //! every provider has (`/v1/models`).
 
+/// Where a proxy serves its dashboard (the page, its modules and the store's API, as `workbench
+/// serve` has them at its root): a path no provider's API uses.
+pub const DASHBOARD_PATH: &str = "/workbench";
+
+/// The path within the dashboard that `path` names (`/` for the bare prefix), or `None` for an
+/// agent's request.
+pub fn dashboard_path(path: &str) -> Option<&str> {
+    match path.strip_prefix(DASHBOARD_PATH)? {
+        "" => Some("/"),
+        rest if rest.starts_with('/') => Some(rest),
+        _ => None,
+    }
+}
+
 /// The wire format of a conversation API the engine manages.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Format {

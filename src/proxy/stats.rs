@@ -1,6 +1,6 @@
 //! What the proxy's sessions cost and saved, from their `calls.jsonl` (`workbench stats`): per
 //! session (a conversation the agent compacted itself is one session of several traces), per
-//! day and agent, and in all. Pure: the caller reads the store.
+//! day and agent, and in all. Pure but for [`read_traces`], which reads a store through its host.
 //!
 //! The cost model is the replay's (R10): each prompt's cached tokens at `cache_read`, the rest
 //! written at `cache_write`; replies cost the same either way and are left out. Upstream, the
@@ -15,12 +15,13 @@ use serde::Serialize;
 use super::session::CallRecord;
 use crate::config::Prices;
 use crate::goals::utc_day;
-use crate::store::TraceMeta;
+use crate::host::Host;
+use crate::store::{TraceMeta, TraceStore};
 
-/// Sums over calls; a trace's, a session's, a day's or everything's.
+/// Sums over calls; a trace's, a session's, a day's or everything's. Serialized with its
+/// ratios ([`TotalsView`]), so no reader computes them again.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[cfg_attr(test, ts(rename = "CallTotals"))]
+#[serde(into = "TotalsView")]
 pub struct Totals {
     pub sessions: usize,
     pub calls: usize,
@@ -33,9 +34,56 @@ pub struct Totals {
     pub reported_calls: usize,
     pub reported_prompt_tokens: u64,
     pub cache_read_tokens: u64,
+    /// What the engine expected the provider to read from its cache, over the main calls.
+    pub expected_cached_tokens: u64,
     /// The prompts' cost upstream and the agent's own, in uncached-input-token units at the prices.
     pub cost: f64,
     pub agent_cost: f64,
+}
+
+/// [`Totals`] as JSON: its sums and its ratios.
+#[derive(Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "CallTotals"))]
+pub struct TotalsView {
+    pub sessions: usize,
+    pub calls: usize,
+    pub side_calls: usize,
+    pub client_tokens: u64,
+    pub prompt_tokens: u64,
+    pub reported_calls: usize,
+    pub reported_prompt_tokens: u64,
+    pub cache_read_tokens: u64,
+    pub expected_cached_tokens: u64,
+    pub cost: f64,
+    pub agent_cost: f64,
+    /// [`Totals::saving`].
+    pub saving: f64,
+    /// [`Totals::cached_share`].
+    pub cached_share: Option<f64>,
+    /// [`Totals::expected_cached_share`].
+    pub expected_cached_share: Option<f64>,
+}
+
+impl From<Totals> for TotalsView {
+    fn from(t: Totals) -> TotalsView {
+        TotalsView {
+            sessions: t.sessions,
+            calls: t.calls,
+            side_calls: t.side_calls,
+            client_tokens: t.client_tokens,
+            prompt_tokens: t.prompt_tokens,
+            reported_calls: t.reported_calls,
+            reported_prompt_tokens: t.reported_prompt_tokens,
+            cache_read_tokens: t.cache_read_tokens,
+            expected_cached_tokens: t.expected_cached_tokens,
+            cost: t.cost,
+            agent_cost: t.agent_cost,
+            saving: t.saving(),
+            cached_share: t.cached_share(),
+            expected_cached_share: t.expected_cached_share(),
+        }
+    }
 }
 
 impl Totals {
@@ -49,6 +97,12 @@ impl Totals {
         (self.reported_prompt_tokens > 0).then(|| self.cache_read_tokens as f64 / self.reported_prompt_tokens as f64)
     }
 
+    /// The engine's expected cache reads over the prompt tokens it sent (side calls, never
+    /// expected to be cached, count as sent), when it sent any.
+    pub fn expected_cached_share(&self) -> Option<f64> {
+        (self.prompt_tokens > 0).then(|| self.expected_cached_tokens as f64 / self.prompt_tokens as f64)
+    }
+
     fn add(&mut self, other: &Totals) {
         self.sessions += other.sessions;
         self.calls += other.calls;
@@ -58,6 +112,7 @@ impl Totals {
         self.prompt_tokens += other.prompt_tokens;
         self.reported_prompt_tokens += other.reported_prompt_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
+        self.expected_cached_tokens += other.expected_cached_tokens;
         self.cost += other.cost;
         self.agent_cost += other.agent_cost;
     }
@@ -83,6 +138,7 @@ impl Totals {
             }
             totals.calls += 1;
             let cached = (call.expected_cached_tokens as u64).min(prompt);
+            totals.expected_cached_tokens += cached;
             totals.cost += prices.cache_read * cached as f64 + prices.cache_write * (prompt - cached) as f64;
             let agent_cached = previous.min(client);
             totals.agent_cost +=
@@ -137,6 +193,27 @@ pub struct StatsReport {
 pub struct TraceCalls {
     pub meta: TraceMeta,
     pub calls: Vec<CallRecord>,
+}
+
+/// Every trace of `store` with the call records of its `calls.jsonl`, and what could not be read
+/// (a trace, a line) as notes.
+pub async fn read_traces<H: Host>(store: &TraceStore<'_, H>) -> crate::Result<(Vec<TraceCalls>, Vec<String>)> {
+    let list = store.list_traces().await?;
+    let mut notes = list.notes;
+    let mut traces = Vec::new();
+    for meta in list.traces {
+        let page = match store.calls(&meta.trace_id).await {
+            Ok(page) => page,
+            Err(e) => {
+                notes.push(format!("{}: {e}", meta.trace_id));
+                continue;
+            }
+        };
+        notes.extend(page.notes.iter().map(|note| format!("{}: {note}", meta.trace_id)));
+        let calls = page.calls.into_iter().filter_map(|c| serde_json::from_value::<CallRecord>(c).ok()).collect();
+        traces.push(TraceCalls { meta, calls });
+    }
+    Ok((traces, notes))
 }
 
 /// The report over `traces` (those without calls are not the proxy's and are left out), of

@@ -12,6 +12,7 @@ pub mod jsonl;
 pub mod layout;
 pub mod live;
 pub mod load;
+pub mod lookup;
 pub mod query;
 pub mod records;
 pub mod recover;
@@ -19,6 +20,7 @@ pub mod redact;
 
 pub use layout::{DEFAULT_ROOT, TraceDir, check_id};
 pub use live::{LiveTraces, SessionState, SessionSummary};
+pub use lookup::{Needle, Original, Originals, PromptPage, SearchHit, SearchPage, message_ids};
 pub use query::{BranchDetail, CallsPage, EventsPage, GoalMessages, GoalTreeView, TraceDetail, TraceList, TraceStore};
 pub use records::{
     AgentSnapshot, BranchMeta, CONTINUES_KEY, INTERRUPTED, LogEntry, STORE_FORMAT_VERSION, SessionEnd, TraceMeta,

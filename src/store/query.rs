@@ -126,8 +126,8 @@ pub struct CallsPage {
 }
 
 pub struct TraceStore<'h, H: Host> {
-    host: &'h H,
-    root: String,
+    pub(super) host: &'h H,
+    pub(super) root: String,
 }
 
 impl<'h, H: Host> TraceStore<'h, H> {
@@ -268,6 +268,6 @@ impl<'h, H: Host> TraceStore<'h, H> {
     }
 }
 
-fn not_found(message: String) -> Error {
+pub(super) fn not_found(message: String) -> Error {
     HostError::new(HostErrorKind::NotFound, message).into()
 }

@@ -120,23 +120,22 @@ export type CallInput = {
 };
 
 /**
- * Sums over calls; a trace's, a session's, a day's or everything's.
+ * [`Totals`] as JSON: its sums and its ratios.
  */
 export type CallTotals = {
-  sessions: number, calls: number, side_calls: number,
+  sessions: number, calls: number, side_calls: number, client_tokens: number, prompt_tokens: number, reported_calls: number, reported_prompt_tokens: number, cache_read_tokens: number, expected_cached_tokens: number, cost: number, agent_cost: number,
   /**
-   * Prompt tokens the agent sent and the upstream received (the engine's counts).
+   * [`Totals::saving`].
    */
-  client_tokens: number, prompt_tokens: number,
+  saving: number,
   /**
-   * The calls whose usage the provider reported, and its reported prompt tokens and cache
-   * reads over them.
+   * [`Totals::cached_share`].
    */
-  reported_calls: number, reported_prompt_tokens: number, cache_read_tokens: number,
+  cached_share: number | null,
   /**
-   * The prompts' cost upstream and the agent's own, in uncached-input-token units at the prices.
+   * [`Totals::expected_cached_share`].
    */
-  cost: number, agent_cost: number,
+  expected_cached_share: number | null,
 };
 
 /**

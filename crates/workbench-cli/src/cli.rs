@@ -93,8 +93,9 @@ enum Command {
         #[arg(default_value = "Reply with the single word: ready")]
         prompt: String,
     },
-    /// Serve the traces under a trace root over HTTP (the query API) and WebSocket (live goal
-    /// events) on 127.0.0.1; prints `http://127.0.0.1:PORT` once listening. Read-only.
+    /// Serve the dashboard and the traces under a trace root over HTTP (the query API) and
+    /// WebSocket (live goal events) on 127.0.0.1; prints `http://127.0.0.1:PORT` once
+    /// listening (the dashboard is at that address). Read-only.
     Serve {
         /// The trace root: a directory holding `{trace_id}/meta.json`, … (`.trace/` by default
         /// in a workspace).
@@ -161,7 +162,7 @@ pub fn main() -> ExitCode {
             replay::run(&config, args)
         }
         Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),
-        Command::Serve { root, port } => serve::run(&root, port),
+        Command::Serve { root, port } => serve::run(&root, port, config.prices),
         Command::Proxy { args } => {
             proxy::run(config, proxy::GlobalLlm { url: cli.llm_url, model: cli.llm_model }, args)
         }

@@ -7,8 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use context_workbench::Config;
-use context_workbench::proxy::CallRecord;
-use context_workbench::proxy::stats::{StatsReport, Totals, TraceCalls, stats};
+use context_workbench::proxy::stats::{StatsReport, Totals, TraceCalls, read_traces, stats};
 use context_workbench::store::TraceStore;
 use workbench_cli::native::{NativeHost, WorkspaceFs};
 
@@ -38,25 +37,12 @@ async fn read(root: &Path) -> Result<Vec<TraceCalls>, String> {
     let fs = WorkspaceFs::new(root).map_err(|e| format!("trace root {}: {e}", root.display()))?;
     let host = NativeHost::new(fs, None);
     let store = TraceStore::new(&host, ".").map_err(|e| e.to_string())?;
-    let list = store.list_traces().await.map_err(|e| e.to_string())?;
-    list.notes.iter().for_each(|note| eprintln!("workbench: stats: note: {note}"));
-    let mut traces = Vec::new();
-    for meta in list.traces {
-        let page = match store.calls(&meta.trace_id).await {
-            Ok(page) => page,
-            Err(e) => {
-                eprintln!("workbench: stats: note: {}: {e}", meta.trace_id);
-                continue;
-            }
-        };
-        page.notes.iter().for_each(|note| eprintln!("workbench: stats: note: {}: {note}", meta.trace_id));
-        let calls = page.calls.into_iter().filter_map(|c| serde_json::from_value::<CallRecord>(c).ok()).collect();
-        traces.push(TraceCalls { meta, calls });
-    }
+    let (traces, notes) = read_traces(&store).await.map_err(|e| e.to_string())?;
+    notes.iter().for_each(|note| eprintln!("workbench: stats: note: {note}"));
     Ok(traces)
 }
 
-fn is_day(text: &str) -> bool {
+pub fn is_day(text: &str) -> bool {
     let b = text.as_bytes();
     b.len() == 10
         && b[4] == b'-'

@@ -12,7 +12,7 @@ use std::path::Path;
 
 use context_workbench::replay::ReplaySession;
 use proxy_support::{
-    Build, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, calls, files_under, post, scratch,
+    Build, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, calls, files_under, get, post, scratch,
 };
 use serde_json::{Value, json};
 
@@ -791,7 +791,76 @@ both_shells!(
     a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_session,
     a_long_history_arriving_at_once_is_prepared_in_seconds,
     a_long_prepare_in_one_session_holds_up_no_other_request,
+    the_dashboard_at_the_proxys_address_reads_the_store_and_refuses_bad_input,
 );
+
+/// The proxy serves the dashboard under /workbench/ (the page under a strict CSP, the store's API
+/// beside it; `Proxy::start` checks that it prints the address); what the API answers is the store's record, and bad input
+/// gets the API's errors.
+fn the_dashboard_at_the_proxys_address_reads_the_store_and_refuses_bad_input(build: Build) {
+    let upstream = scripted();
+    let dir = scratch(&format!("dashboard-{build:?}"));
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let base = format!("{}/workbench", proxy.url);
+    let (status, answered, _) = get(&base, &[]);
+    assert_eq!((status, answered.get("location").map(String::as_str)), (308, Some("/workbench/")));
+    let (status, answered, page) = get(&format!("{base}/"), &[]);
+    assert_eq!(status, 200);
+    assert!(page.contains("<script type=\"module\" src=\"dashboard.js\">"), "{page}");
+    assert!(answered["content-security-policy"].contains("script-src 'self'"), "{answered:?}");
+    for asset in ["dashboard.js", "dashboard.css", "dom.js", "chart.js", "views.js"] {
+        let (status, answered, _) = get(&format!("{base}/{asset}"), &[]);
+        assert_eq!(status, 200, "{asset}");
+        assert!(answered.contains_key("content-security-policy"), "{asset}");
+    }
+    let (_, _, empty) = get(&format!("{base}/api/stats"), &[]);
+    assert_eq!(serde_json::from_str::<Value>(&empty).unwrap()["sessions"], json!([]));
+
+    let url = format!("{}/v1/messages?beta=true", proxy.url);
+    for steps in 0..3 {
+        post(&url, &request("sess-dash", &conversation("Fix the parser", steps)), &headers());
+    }
+    let api = |path: &str| {
+        let (status, _, body) = get(&format!("{base}/api/{path}"), &[]);
+        (status, serde_json::from_str::<Value>(&body).unwrap_or_else(|_| panic!("{path}: {body}")))
+    };
+    let store = dir.join(".trace");
+    let records = calls(&store, "sess-dash");
+    let (status, stats) = api("stats");
+    assert_eq!(status, 200);
+    let session = &stats["sessions"][0];
+    assert_eq!((session["title"].as_str(), session["calls"].as_u64()), (Some("Fix the parser"), Some(3)), "{stats}");
+    let sent: u64 = records.iter().map(|c| c["prompt_tokens"].as_u64().unwrap()).sum();
+    assert_eq!(session["prompt_tokens"].as_u64(), Some(sent));
+    // A tool output's words, found in the raw trace and named by the call that first held them.
+    let (_, found) = api("search?q=PART%201%3A");
+    let hit = &found["hits"][0];
+    assert_eq!((hit["trace_id"].as_str(), hit["call"].as_u64()), (Some("sess-dash"), Some(3)), "{found}");
+    assert!(hit["excerpt"].as_str().unwrap().contains("part 1: "), "{found}");
+    let id = hit["message_id"].as_str().unwrap();
+    let (_, originals) = api(&format!("traces/sess-dash/originals?ref=raw%23{id}"));
+    assert_eq!(originals["originals"][0]["text"].as_str(), Some("part 1: ".repeat(240).as_str()));
+    let (_, prompt) = api("traces/sess-dash/prompt");
+    assert!(prompt["prompt"]["tokens"].as_u64().unwrap() > 0, "{prompt}");
+
+    // Bad input: the API's errors; another host name: refused.
+    for (path, status, code) in [
+        ("search?q=%20", 400, "invalid_input"),
+        ("search", 400, "invalid_input"),
+        ("stats?since=yesterday", 400, "invalid_input"),
+        ("traces/sess-dash/originals?ref=m9..m1", 400, "invalid_input"),
+        ("traces/sess-dash/originals?ref=m000999", 404, "host_not_found"),
+        ("traces/nobody/prompt", 404, "host_not_found"),
+        ("traces/..%2Fx/prompt", 400, "invalid_input"),
+    ] {
+        let (got, body) = api(path);
+        assert_eq!((got, body["error"]["code"].as_str()), (status, Some(code)), "{path}: {body}");
+    }
+    let (status, _, body) = get(&format!("{base}/api/stats"), &[("host", "rebound.example:80")]);
+    assert_eq!(status, 403, "{body}");
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+}
 
 /// `workbench stats` on a store the proxy recorded: its figures are the sums of the store's
 /// `calls.jsonl`, the side call counted apart, the title the task's words.

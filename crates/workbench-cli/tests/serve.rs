@@ -151,6 +151,22 @@ fn the_rest_routes_answer_and_bad_input_gets_clear_errors_while_nothing_on_disk_
     assert!(page["notes"][0].as_str().unwrap().contains("m999999.json"), "{page}");
     assert_eq!(page["messages"].as_array().unwrap().len(), 1);
 
+    // The dashboard's reads: a search of every raw message (a damaged file is a note), the
+    // original of a message as `recall` gives it, no proxied session, and no prompt saved.
+    let (status, found) = server.get("/api/search?q=linking%20TAKES");
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["hits"].as_array().unwrap().len(), 1, "{found}");
+    assert_eq!((found["hits"][0]["trace_id"].as_str(), found["hits"][0]["call"].as_u64()), (Some("noisy"), None));
+    assert!(found["notes"].to_string().contains("m999999.json"), "{found}");
+    let id = found["hits"][0]["message_id"].as_str().unwrap();
+    let (status, originals) = server.get(&format!("/api/traces/noisy/originals?ref={id}"));
+    assert_eq!(status, 200, "{originals}");
+    assert_eq!(originals["originals"][0]["text"], "Linking takes most of the time.");
+    let (status, stats) = server.get("/api/stats");
+    assert_eq!((status, stats["sessions"].as_array().map(Vec::len)), (200, Some(0)), "{stats}");
+    let (status, prompt) = server.get("/api/traces/noisy/prompt");
+    assert_eq!((status, &prompt["prompt"]), (200, &Value::Null), "{prompt}");
+
     assert_eq!(snapshot(&root), before, "a reader wrote under the trace root");
     drop(server);
     std::fs::remove_dir_all(root).unwrap();

@@ -22,7 +22,7 @@ use std::time::Duration;
 use context_workbench::Config;
 use context_workbench::proxy::args::{ProxyArgs, StoreLocation, config_from_file, usage};
 use context_workbench::proxy::gateway::{cut_line, stopping_line, unsaved_line};
-use context_workbench::proxy::{Gateway, Upstreams};
+use context_workbench::proxy::{DASHBOARD_PATH, Gateway, Upstreams};
 use workbench_cli::native::{LlmEndpoint, OpenAiCompatibleClient, WorkspaceFs};
 
 use crate::signal::StopSignal;
@@ -95,7 +95,11 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
             app.log.line(&line);
         }
         println!("{}", gateway.banner(&address));
-        let router = axum::Router::new().fallback(handler::handle).with_state(Arc::clone(&app));
+        // The dashboard under a path no provider's API uses; everything else is the agents'.
+        let router = axum::Router::new()
+            .nest_service(DASHBOARD_PATH, crate::serve::dashboard(&store_dir, config.prices.clone())?)
+            .fallback(handler::handle)
+            .with_state(Arc::clone(&app));
         // Small replies go out at once, not after a delayed ACK (~40 ms per keep-alive request).
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);

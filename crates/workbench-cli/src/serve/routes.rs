@@ -8,6 +8,11 @@
 //! GET /api/traces/{id}/events?since_event_id=N         {"trace_id", "events", "last_event_id", "notes"?}
 //! GET /api/traces/{id}/calls                           {"trace_id", "calls", "notes"?} (the proxy's calls)
 //! GET /api/traces/{id}/watch?since_event_id=N          WebSocket (watch.rs)
+//! GET /api/traces/{id}/prompt                          {"trace_id", "prompt", "notes"?} (the newest call's)
+//! GET /api/traces/{id}/originals?ref=R                 {"trace_id", "originals"} (what `recall` gives back)
+//! GET /api/stats?since=DAY                             the proxy's sessions' sums (`workbench stats --json`)
+//! GET /api/search?q=TEXT&limit=N                       {"query", "hits", "more", "notes"?}
+//! GET /  and  /{asset}                                 the dashboard (page.rs)
 //! ```
 //!
 //! Ids are checked before anything is read: an id that is not a plain name (`..`, `a/b`, also
@@ -20,12 +25,13 @@ use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Json, Response};
 use axum::routing::get;
 use context_workbench::Error;
-use context_workbench::store::check_id;
+use context_workbench::store::{Needle, check_id, message_ids};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::errors::ApiError;
-use super::{AppState, read_store, watch};
+use super::{AppState, page, read_store, watch};
+use context_workbench::proxy::stats::read_traces;
 
 pub fn router(state: AppState) -> Router {
     Router::new()
@@ -36,7 +42,14 @@ pub fn router(state: AppState) -> Router {
         .route("/api/traces/{trace_id}/events", get(events))
         .route("/api/traces/{trace_id}/calls", get(calls))
         .route("/api/traces/{trace_id}/watch", get(watch::upgrade))
+        .route("/api/traces/{trace_id}/prompt", get(prompt))
+        .route("/api/traces/{trace_id}/originals", get(originals))
+        .route("/api/stats", get(stats))
+        .route("/api/search", get(search))
+        .route("/", get(page::index))
+        .route("/{asset}", get(page::asset))
         .fallback(no_route)
+        .layer(axum::middleware::from_fn(page::local_host_only))
         .with_state(state)
 }
 
@@ -46,6 +59,26 @@ type Reply = Result<Response, ApiError>;
 pub struct GoalQuery {
     goal_id: Option<String>,
 }
+
+#[derive(Deserialize)]
+pub struct RefQuery {
+    #[serde(rename = "ref")]
+    reference: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct DayQuery {
+    since: Option<String>,
+}
+
+#[derive(Deserialize)]
+pub struct SearchQuery {
+    q: Option<String>,
+    limit: Option<usize>,
+}
+
+/// Hits in one search answer, unless the query asks for fewer.
+const SEARCH_LIMIT: usize = 200;
 
 #[derive(Deserialize)]
 pub struct SinceQuery {
@@ -78,6 +111,39 @@ async fn calls(State(state): State<AppState>, path: Result<Path<String>, PathRej
     let trace_id = trace_id(path)?;
     let page = read_store(&state.fs, move |store| pollster::block_on(store.calls(&trace_id))).await?;
     json(page)
+}
+
+async fn prompt(State(state): State<AppState>, path: Result<Path<String>, PathRejection>) -> Reply {
+    let trace_id = trace_id(path)?;
+    json(read_store(&state.fs, move |store| pollster::block_on(store.prompt(&trace_id))).await?)
+}
+
+async fn originals(
+    State(state): State<AppState>,
+    path: Result<Path<String>, PathRejection>,
+    query: Result<Query<RefQuery>, QueryRejection>,
+) -> Reply {
+    let trace_id = trace_id(path)?;
+    let reference = query_of(query)?.reference.ok_or_else(|| invalid("the query parameter `ref` is required"))?;
+    let ids = message_ids(&reference).map_err(ApiError::input)?;
+    json(read_store(&state.fs, move |store| pollster::block_on(store.originals(&trace_id, &ids))).await?)
+}
+
+async fn stats(State(state): State<AppState>, query: Result<Query<DayQuery>, QueryRejection>) -> Reply {
+    let since = query_of(query)?.since;
+    if let Some(day) = since.as_deref().filter(|d| !crate::stats::is_day(d)) {
+        return Err(invalid(&format!("since={day}: expected a day as YYYY-MM-DD (UTC)")));
+    }
+    let (traces, _) = read_store(&state.fs, |store| pollster::block_on(read_traces(store))).await?;
+    json(context_workbench::proxy::stats::stats(&traces, &state.prices, since.as_deref()))
+}
+
+async fn search(State(state): State<AppState>, query: Result<Query<SearchQuery>, QueryRejection>) -> Reply {
+    let SearchQuery { q, limit } = query_of(query)?;
+    let q = q.ok_or_else(|| invalid("the query parameter `q` is required"))?;
+    let needle = Needle::new(&q).map_err(ApiError::input)?;
+    let limit = limit.unwrap_or(SEARCH_LIMIT).min(SEARCH_LIMIT);
+    json(read_store(&state.fs, move |store| pollster::block_on(store.search(&needle, limit))).await?)
 }
 
 async fn branch(State(state): State<AppState>, path: Result<Path<(String, String)>, PathRejection>) -> Reply {

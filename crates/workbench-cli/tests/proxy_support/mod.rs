@@ -308,7 +308,7 @@ impl Proxy {
         let (sender, receiver) = mpsc::channel();
         std::thread::spawn(move || {
             let mut lines = BufReader::new(stdout).lines();
-            let first: Vec<String> = (0..3).filter_map(|_| lines.next().and_then(Result::ok)).collect();
+            let first: Vec<String> = (0..4).filter_map(|_| lines.next().and_then(Result::ok)).collect();
             let _ = sender.send(first);
         });
         let lines = receiver.recv_timeout(PATIENCE).expect("workbench proxy printed its address");
@@ -316,6 +316,7 @@ impl Proxy {
         assert!(url.starts_with("http://127.0.0.1:"), "{lines:?}");
         assert_eq!(lines.get(1), Some(&format!("ANTHROPIC_BASE_URL={url}")));
         assert_eq!(lines.get(2), Some(&format!("OPENAI_BASE_URL={url}/v1")));
+        assert_eq!(lines.get(3), Some(&format!("dashboard: {url}/workbench/")));
         Proxy { child: Some(child), url, stderr }
     }
 
@@ -369,6 +370,24 @@ pub fn post(url: &str, body: &[u8], headers: &[(&str, &str)]) -> (u16, String, S
         }
         Err(e) => (0, String::new(), format!("<no response: {e}>")),
     }
+}
+
+/// `GET url` with headers: the status, the response's headers (names lowercase) and the body.
+pub fn get(url: &str, headers: &[(&str, &str)]) -> (u16, std::collections::BTreeMap<String, String>, String) {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_global(Some(PATIENCE))
+        .build()
+        .into();
+    let mut request = agent.get(url);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let mut response = request.call().unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    let found =
+        response.headers().iter().map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap_or("").to_owned())).collect();
+    (response.status().as_u16(), found, response.body_mut().read_to_string().unwrap_or_default())
 }
 
 /// A scratch directory of its own (cases of both shells run at once in one process).

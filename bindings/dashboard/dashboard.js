@@ -1,0 +1,264 @@
+// The dashboard: the proxy's sessions (live), one session (its calls, plan and prompt with the
+// originals behind every compressed part) and a search of the raw traces. It reads only the
+// query API beside it (relative URLs: the same page at `workbench serve`'s root and at the
+// proxy's /workbench/), and draws with the playground's modules.
+import { el, kilo } from './dom.js';
+import { renderChart } from './chart.js';
+import { flatten, textBlock } from './views.js';
+
+const POLL_MS = 2000;
+const view = document.getElementById('view');
+const status = document.getElementById('status');
+const price = document.getElementById('price');
+const underProxy = location.pathname.startsWith('/workbench/');
+const state = { timer: 0, shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', expanded: new Map() };
+
+price.value = localStorage.getItem('workbench.price') ?? price.value;
+price.addEventListener('change', () => {
+  localStorage.setItem('workbench.price', price.value);
+  state.shown = '';
+  route();
+});
+document.getElementById('search').addEventListener('submit', (event) => {
+  event.preventDefault();
+  location.hash = `#/search/${encodeURIComponent(document.getElementById('q').value.trim())}`;
+});
+addEventListener('hashchange', () => route(true));
+route(true);
+
+/** GET an API path (relative); an error answer becomes an Error with its message. */
+async function api(path) {
+  let response;
+  try {
+    response = await fetch(path, { headers: { accept: 'application/json' } });
+  } catch {
+    throw new Error('The server does not answer: is it still running? Trying again every 2 seconds.');
+  }
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.error?.message ?? `The server answered ${response.status}.`);
+  return body;
+}
+
+function say(text, error = false) {
+  status.textContent = text;
+  status.classList.toggle('error', error);
+}
+
+/** Show the view the address names, and keep it live. */
+async function route(changed = false) {
+  clearTimeout(state.timer);
+  const [, kind, id, , call] = location.hash.split('/');
+  if (changed) {
+    state.shown = '';
+    view.replaceChildren();
+  }
+  try {
+    if (kind === 'session' && id) await sessionView(decodeURIComponent(id), call === undefined ? undefined : Number(call));
+    else if (kind === 'search' && id) await searchView(decodeURIComponent(id));
+    else await listView();
+    if (status.classList.contains('error')) say('');
+  } catch (error) {
+    say(error.message, true);
+  }
+  if (changed) view.focus();
+  if (kind !== 'search') state.timer = setTimeout(route, POLL_MS);
+}
+
+/** Replace the view only when what it shows changed (a live poll that found nothing new keeps focus and scroll). */
+function show(key, build) {
+  if (key === state.shown) return;
+  state.shown = key;
+  view.replaceChildren(...build().filter(Boolean));
+}
+
+const dollars = (units) => {
+  const value = (units * Number(price.value || 0)) / 1e6;
+  return `$${value < 10 ? value.toFixed(3) : value.toFixed(2)}`;
+};
+const plural = (n, word) => `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;
+const percent = (share) => (share === null || share === undefined ? '–' : `${Math.round(share * 100)}%`);
+const when = (ms) => (ms ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : '–');
+const sessionLink = (id, text, call) => el('a', { href: `#/session/${encodeURIComponent(id)}${call ? `/call/${call}` : ''}` }, text);
+
+function totalsLine(t) {
+  return el('p', { class: 'totals' },
+    `${plural(t.sessions, 'session')}, ${plural(t.calls, 'call')} (${plural(t.side_calls, 'side call')}): `
+    + `the agents sent ${kilo(t.client_tokens)} prompt tokens, the provider received ${kilo(t.prompt_tokens)}; `
+    + `cost ${dollars(t.cost)} instead of ${dollars(t.agent_cost)}, `,
+    el('span', { class: 'saving' }, `saving ${percent(t.saving)}`),
+    `; provider's cached share ${percent(t.cached_share)} (the engine expected ${percent(t.expected_cached_share)}).`);
+}
+
+function emptyState() {
+  const base = location.origin;
+  return el('div', { class: 'empty' }, el('p', {}, 'No proxied session here yet.'),
+    underProxy
+      ? el('p', {}, 'Point your agent at this proxy: ', el('code', {}, `ANTHROPIC_BASE_URL=${base}`), ' (Claude Code) or ',
+        el('code', {}, `OPENAI_BASE_URL=${base}/v1`), ' (OpenAI-compatible agents). Its sessions appear here as they run.')
+      : el('p', {}, 'Start ', el('code', {}, 'workbench proxy'), ' with this trace store and point your agent at it; '
+        + 'its sessions appear here as they run.'));
+}
+
+const COLUMNS = [
+  ['title', 'Session', (s) => sessionLink(s.trace_id, s.title || s.trace_id)],
+  ['agent', 'Agent', (s) => s.agent || '–'],
+  ['status', 'Status', (s) => s.status],
+  ['updated_at', 'Last active (UTC)', (s) => when(s.updated_at)],
+  ['calls', 'Calls', (s) => String(s.calls), true],
+  ['client_tokens', 'Agent sent', (s) => kilo(s.client_tokens), true],
+  ['prompt_tokens', 'Provider got', (s) => kilo(s.prompt_tokens), true],
+  ['cached_share', 'Cached (expected)', (s) => `${percent(s.cached_share)} (${percent(s.expected_cached_share)})`, true],
+  ['cost', 'Cost', (s) => dollars(s.cost), true],
+  ['saving', 'Saving', (s) => percent(s.saving), true],
+];
+
+async function listView() {
+  const report = await api('api/stats');
+  show(JSON.stringify([report, state.sort, state.agent, state.day]), () => {
+    if (report.sessions.length === 0) return [emptyState()];
+    const agents = [...new Set(report.sessions.map((s) => s.agent))].sort();
+    const days = [...new Set(report.sessions.map((s) => s.day))].sort().reverse();
+    const picked = report.sessions.filter((s) => (!state.agent || s.agent === state.agent) && (!state.day || s.day === state.day));
+    const { key, ascending } = state.sort;
+    const order = (a, b) => (a[key] ?? -1) < (b[key] ?? -1) ? -1 : (a[key] ?? -1) > (b[key] ?? -1) ? 1 : 0;
+    picked.sort((a, b) => (ascending ? order(a, b) : order(b, a)));
+    const filter = (label, value, options, set) => el('label', {}, `${label} `, el('select', { onchange: (e) => { set(e.target.value); state.shown = ''; route(); } },
+      el('option', { value: '' }, 'all'), ...options.map((o) => el('option', { value: o, selected: o === value }, o || '(unnamed)'))));
+    const head = el('tr', {}, ...COLUMNS.map(([k, label, , numeric]) => el('th', {
+      class: numeric ? 'n' : '', scope: 'col', 'aria-sort': k === key ? (ascending ? 'ascending' : 'descending') : undefined },
+    el('button', { type: 'button', onclick: () => { state.sort = { key: k, ascending: k === key ? !ascending : false }; route(); } }, label))));
+    const rows = picked.map((s) => el('tr', { 'data-trace': s.trace_id }, ...COLUMNS.map(([, , cell, numeric]) => el('td', { class: numeric ? 'n' : '' }, cell(s)))));
+    const dayRows = report.days.map((d) => el('tr', {}, el('td', {}, d.day), el('td', {}, d.agent || '–'), el('td', { class: 'n' }, String(d.sessions)),
+      el('td', { class: 'n' }, String(d.calls)), el('td', { class: 'n' }, kilo(d.client_tokens)), el('td', { class: 'n' }, kilo(d.prompt_tokens)),
+      el('td', { class: 'n' }, dollars(d.cost)), el('td', { class: 'n' }, percent(d.saving))));
+    return [totalsLine(report.total),
+      el('div', { class: 'filters' }, filter('Agent', state.agent, agents, (v) => { state.agent = v; }), filter('Day', state.day, days, (v) => { state.day = v; })),
+      el('table', { id: 'sessions' }, el('caption', { class: 'hint' }, `${picked.length} of ${report.sessions.length} sessions, live`), el('thead', {}, head), el('tbody', {}, ...rows)),
+      el('h2', {}, 'By day and agent'),
+      el('table', { id: 'days' }, el('thead', {}, el('tr', {}, ...['Day', 'Agent', 'Sessions', 'Calls', 'Agent sent', 'Provider got', 'Cost', 'Saving']
+        .map((h, i) => el('th', { scope: 'col', class: i > 1 ? 'n' : '' }, h)))), el('tbody', {}, ...dayRows))];
+  });
+  say(`Live: updated ${new Date().toLocaleTimeString()}.`);
+}
+
+async function sessionView(traceId, selected) {
+  const [report, detail, page, prompt] = await Promise.all([api('api/stats'), api(`api/traces/${encodeURIComponent(traceId)}`),
+    api(`api/traces/${encodeURIComponent(traceId)}/calls`), api(`api/traces/${encodeURIComponent(traceId)}/prompt`)]);
+  const session = report.sessions.find((s) => s.trace_id === traceId || s.earlier.includes(traceId));
+  const main = page.calls.filter((c) => !c.side_call);
+  const pick = selected ?? main.at(-1)?.call;
+  show(JSON.stringify([session, detail, page, prompt.prompt?.tokens, prompt.prompt?.first_changed_byte, pick, price.value]), () => [
+    el('h2', {}, detail.trace.mission || traceId),
+    el('p', {}, `${session?.agent || 'an agent'} · ${detail.trace.status} · started ${when(detail.trace.created_at)} · last active ${when(detail.trace.updated_at)} · trace `,
+      el('code', {}, traceId), session?.earlier.length ? ` (continues ${session.earlier.join(' → ')}: the agent compacted its own history)` : '',
+      ' · raw files: ', el('a', { href: `api/traces/${encodeURIComponent(traceId)}/calls` }, 'calls.jsonl'), ', ',
+      el('a', { href: `api/traces/${encodeURIComponent(traceId)}` }, 'meta and plan')),
+    session ? totalsLine(session) : el('p', {}, 'No call recorded yet.'),
+    chartPanel(traceId, main, pick),
+    planPanel(detail.goal_tree),
+    promptPanel(traceId, prompt, main.at(-1)),
+    ...[...page.notes ?? [], ...detail.notes ?? []].map((n) => el('p', { class: 'hint' }, `Note: ${n}`)),
+  ]);
+  say(`Live: ${main.length} calls; updated ${new Date().toLocaleTimeString()}.`);
+}
+
+function chartPanel(traceId, calls, pick) {
+  const chart = el('div', { id: 'chart' });
+  const points = calls.map((c) => ({ tokens: c.prompt_tokens, raw_tokens: c.client_tokens, rewrites: c.rewrites, number: c.call }));
+  const index = calls.findIndex((c) => c.call === pick);
+  renderChart(chart, points, points.length, index, Infinity, (i) => { location.hash = `#/session/${encodeURIComponent(traceId)}/call/${calls[i].call}`; });
+  const call = calls[index];
+  const detail = call ? el('p', { id: 'call-detail' }, `Call ${call.call}: the agent sent ${call.client_tokens.toLocaleString('en')} tokens `
+    + `(${call.new_messages} new of ${call.messages} messages), the provider got ${call.prompt_tokens.toLocaleString('en')}, `
+    + `${call.expected_cached_tokens.toLocaleString('en')} expected from its cache`
+    + (call.usage ? `, ${(call.usage.cache_read_tokens ?? 0).toLocaleString('en')} reported read from it` : '')
+    + (call.rewrites.length ? `; rewrote earlier prompt: ${call.rewrites.join(', ')}` : '')
+    + (call.managed ? '' : '; sent unmanaged')
+    + (call.notes.length ? `; ${call.notes.join('; ')}` : '') + '.') : el('p', {}, 'No call yet.');
+  return el('section', { class: 'panel', 'aria-label': 'Tokens per call' }, el('h2', {}, 'Tokens per call'), chart,
+    el('p', { class: 'legend' }, el('span', { class: 'key' }), 'what the provider got',
+      el('span', { class: 'key rewrite' }), 'a call that rewrote earlier prompt (its cache is lost after that point)',
+      el('span', { class: 'key raw' }), 'what the agent sent'), detail);
+}
+
+function planPanel(tree) {
+  const children = (parent) => tree.goals.filter((g) => (g.parent_id ?? null) === parent && !g.branch_id);
+  const list = (parent) => {
+    const goals = children(parent);
+    if (goals.length === 0) return null;
+    return el('ul', {}, ...goals.map((g) => el('li', { class: g.status, 'data-status': g.status },
+      g.description, ' ', el('span', { class: 'status-tag' }, `(${g.status}${g.id === tree.current_id ? ', current' : ''})`), list(g.id))));
+  };
+  const roots = list(null);
+  return el('section', { class: 'panel plan', id: 'plan', 'aria-label': 'Plan' }, el('h2', {}, 'Plan'),
+    roots ?? el('p', { class: 'hint' }, "No plan yet: it follows the agent's own plan tool (TodoWrite, its task tools, update_plan, write_todos) as the agent uses it."));
+}
+
+/** The references a prompt's text names: `raw#m000012` and a block's `raw="m000022..m000025"`. */
+function referencesIn(text) {
+  return [...new Set([...text.matchAll(/raw#([A-Za-z0-9-]+)/g), ...text.matchAll(/raw="([A-Za-z0-9.-]+)"/g)].map((m) => m[1]))];
+}
+
+function promptPanel(traceId, page, last) {
+  const prompt = page.prompt;
+  if (!prompt) return el('section', { class: 'panel', id: 'prompt' }, el('h2', {}, 'Prompt'), el('p', { class: 'hint' }, 'No prompt saved yet.'));
+  const rows = prompt.view.messages.map((m, i) => {
+    const text = flatten(m);
+    const refs = referencesIn(text);
+    return el('div', { class: `msg${refs.length ? ' compressed' : ''}`, 'data-index': i },
+      el('div', { class: 'head' }, el('span', { class: 'role' }, m.role), el('span', {}, m.layer), m.source ? el('span', {}, `raw#${m.source}`) : null),
+      textBlock(text), ...refs.map((ref) => originalsToggle(traceId, ref)));
+  });
+  return el('section', { class: 'panel', id: 'prompt', 'aria-label': 'Prompt' },
+    el('h2', {}, `The prompt of the newest call${last ? ` (call ${last.call})` : ''}, as the model saw it`),
+    el('p', { class: 'hint' }, `${prompt.tokens.toLocaleString('en')} tokens in ${prompt.view.messages.length} messages; `
+      + 'a compressed part names its originals (raw#…), which the model can recall and you can expand here.'), ...rows);
+}
+
+/** A button that shows (and hides) the originals a reference names, as `recall` gives them back. */
+function originalsToggle(traceId, ref) {
+  const key = `${traceId}:${ref}`;
+  const holder = el('div', {});
+  const label = `Expand raw#${ref}`;
+  const button = el('button', { class: 'link expand', type: 'button', 'aria-expanded': 'false', onclick: () => toggle() }, label);
+  async function toggle(open = !state.expanded.has(key)) {
+    if (!open) {
+      state.expanded.delete(key);
+      holder.replaceChildren();
+      button.textContent = label;
+      button.setAttribute('aria-expanded', 'false');
+      return;
+    }
+    try {
+      const page = state.expanded.get(key) ?? await api(`api/traces/${encodeURIComponent(traceId)}/originals?ref=${encodeURIComponent(ref)}`);
+      state.expanded.set(key, page);
+      holder.replaceChildren(el('div', { class: 'originals' }, ...page.originals.map((o) => el('div', { class: 'msg original' },
+        el('div', { class: 'head' }, el('span', { class: 'role' }, `raw#${o.message_id}`), el('span', {}, o.description)), textBlock(o.text)))));
+      button.textContent = `Hide raw#${ref}`;
+      button.setAttribute('aria-expanded', 'true');
+    } catch (error) {
+      say(error.message, true);
+    }
+  }
+  if (state.expanded.has(key)) toggle(true);
+  return el('div', {}, button, holder);
+}
+
+async function searchView(query) {
+  document.getElementById('q').value = query;
+  const [page, report] = await Promise.all([api(`api/search?q=${encodeURIComponent(query)}`), api('api/stats')]);
+  const title = (id) => report.sessions.find((s) => s.trace_id === id || s.earlier.includes(id))?.title || id;
+  const mark = (text) => {
+    const at = text.toLowerCase().indexOf(query.toLowerCase());
+    return at < 0 ? [text] : [text.slice(0, at), el('mark', {}, text.slice(at, at + query.length)), text.slice(at + query.length)];
+  };
+  show(JSON.stringify(page), () => [
+    el('h2', {}, `${page.hits.length}${page.more ? '+' : ''} message${page.hits.length === 1 ? '' : 's'} holding “${query}”`),
+    page.hits.length === 0 ? el('p', { class: 'empty' }, 'Nothing in the raw traces holds it. The search reads every recorded message in full, dropped outputs included.') : null,
+    el('ol', { class: 'hits' }, ...page.hits.map((h) => el('li', {},
+      sessionLink(h.trace_id, `${title(h.trace_id)}${h.call ? `, call ${h.call}` : ''}`, h.call), ` · raw#${h.message_id} · ${h.description}`,
+      el('div', { class: 'excerpt' }, ...mark(h.excerpt)), originalsToggle(h.trace_id, h.message_id)))),
+    ...(page.notes ?? []).map((n) => el('p', { class: 'hint' }, `Note: ${n}`)),
+  ]);
+  say('');
+}

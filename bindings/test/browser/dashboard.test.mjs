@@ -1,0 +1,278 @@
+// The dashboard end to end: the real Claude Code CLI runs a scripted session through the native
+// `workbench proxy` (a scripted Anthropic upstream stands in for the model, step by step), while
+// headless Chromium watches the page the proxy serves at /workbench/. Then the same store through
+// `workbench serve`. Keyboard use and contrast are checked with axe-core. Screenshots go to
+// test-artifacts/ (not committed).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { CHROMIUM_ARGS } from './chromium.mjs';
+
+const require = createRequire(import.meta.url);
+const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+const artifacts = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
+const CLAUDE = fileURLToPath(new URL('../../../crates/workbench-cli/tests/clients/node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs', import.meta.url));
+const WORKBENCH = process.env.WORKBENCH_BIN;
+const TASK = 'Summarise the warnings of the build log';
+/** Only in the middle of a long command output, which the engine compresses away. */
+const NEEDLE = 'marker-7f3a-zebra';
+const PRICES = { cache_read: 0.1, cache_write: 1.25 };
+
+const todos = (statuses) => ({ todos: ['Read the build log', 'Count the warnings', 'Write the summary']
+  .map((content, i) => ({ content, status: statuses[i], activeForm: `Working on: ${content}` })) });
+const log = (lines, tag) => `seq 1 ${lines} | sed 's/^/${tag} /'`;
+/** The scripted session: a plan, a long build log with the needle in its middle, more output, the plan done. */
+const STEPS = [
+  ['TodoWrite', todos(['in_progress', 'pending', 'pending'])],
+  ['Bash', { command: `${log(600, 'build step')}; echo ${NEEDLE} reached; seq 601 1200 | sed 's/^/build step /'`, description: 'Show the build log' }],
+  ['TodoWrite', todos(['completed', 'in_progress', 'pending'])],
+  ...[1, 2, 3, 4, 5].map((n) => ['Bash', { command: log(300, `warning ${n}: unused variable in module`), description: `Warnings, part ${n}` }]),
+  ['TodoWrite', todos(['completed', 'completed', 'completed'])],
+];
+
+let browser;
+before(async () => { browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS }); });
+after(async () => { await browser?.close(); });
+
+/** Anthropic's stream of events for one reply. */
+function events(id, blocks) {
+  const out = [['message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', content: [], model: 'claude-scripted', stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 1 } } }]];
+  blocks.forEach((block, index) => {
+    const start = block.type === 'tool_use' ? { ...block, input: {} } : { type: 'text', text: '' };
+    out.push(['content_block_start', { type: 'content_block_start', index, content_block: start }]);
+    const delta = block.type === 'tool_use' ? { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } : { type: 'text_delta', text: block.text };
+    out.push(['content_block_delta', { type: 'content_block_delta', index, delta }]);
+    out.push(['content_block_stop', { type: 'content_block_stop', index }]);
+  });
+  const stop = blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
+  out.push(['message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 20 } }]);
+  out.push(['message_stop', { type: 'message_stop' }]);
+  return out.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join('');
+}
+
+/** A scripted Anthropic upstream: step n is answered once `release(n)` allowed it. */
+async function scriptedUpstream() {
+  let ids = 0;
+  let allowed = -1;
+  const waiting = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => { body += chunk; });
+    req.on('end', async () => {
+      const request = body ? JSON.parse(body) : {};
+      if (req.url.includes('count_tokens')) return res.end(JSON.stringify({ input_tokens: 1000 }));
+      const id = `msg_dash_${ids++}`;
+      let blocks = [{ type: 'text', text: 'Build log warnings' }];
+      if (request.tools) {
+        const answered = (request.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : []))
+          .map((b) => /^toolu_dash(\d+)$/.exec(b.tool_use_id ?? '')?.[1]).filter(Boolean).map(Number);
+        const n = answered.length ? Math.max(...answered) + 1 : 0;
+        await new Promise((resolve) => (n <= allowed ? resolve() : waiting.push({ n, resolve })));
+        const step = STEPS[n];
+        blocks = step ? [{ type: 'text', text: `Step ${n}.` }, { type: 'tool_use', id: `toolu_dash${n}`, name: step[0], input: step[1] }]
+          : [{ type: 'text', text: 'All done: 1,500 warnings, none an error.' }];
+      }
+      if (!request.stream) {
+        res.setHeader('content-type', 'application/json');
+        return res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model: 'claude-scripted', content: blocks, stop_reason: 'end_turn', usage: { input_tokens: 100, output_tokens: 5 } }));
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(events(id, blocks));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    release(n) {
+      allowed = Math.max(allowed, n);
+      for (const w of waiting.splice(0)) {
+        if (w.n <= allowed) w.resolve();
+        else waiting.push(w);
+      }
+    },
+    close: () => { server.closeAllConnections(); return new Promise((resolve) => server.close(resolve)); },
+  };
+}
+
+/** Start `workbench ARGS` in `cwd`; resolves with the process and its first stdout lines. */
+function startWorkbench(args, cwd, lines) {
+  const child = spawn(WORKBENCH, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => { err += d; });
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      const got = out.split('\n');
+      if (got.length > lines) resolve({ child, lines: got, log: () => err });
+    });
+    child.on('exit', (code) => reject(new Error(`workbench ${args[0]} exited with ${code}: ${err}`)));
+  });
+}
+
+/** The saving of a trace's calls as its `calls.jsonl` says, summed here independently of the engine. */
+function savingOf(records) {
+  let cost = 0;
+  let agent = 0;
+  let previous = 0;
+  for (const c of records) {
+    if (c.side_call) {
+      cost += PRICES.cache_write * c.prompt_tokens;
+      agent += PRICES.cache_write * c.client_tokens;
+      continue;
+    }
+    const cached = Math.min(c.expected_cached_tokens, c.prompt_tokens);
+    cost += PRICES.cache_read * cached + PRICES.cache_write * (c.prompt_tokens - cached);
+    const agentCached = Math.min(previous, c.client_tokens);
+    agent += PRICES.cache_read * agentCached + PRICES.cache_write * (c.client_tokens - agentCached);
+    previous = c.client_tokens;
+  }
+  return 1 - cost / agent;
+}
+
+/** The one proxied trace under `store` and its call records. */
+function callsOf(store) {
+  const traces = readdirSync(store, { withFileTypes: true })
+    .filter((d) => d.isDirectory() && existsSync(path.join(store, d.name, 'calls.jsonl'))).map((d) => d.name);
+  assert.equal(traces.length, 1, `one proxied trace: ${traces}`);
+  const lines = readFileSync(path.join(store, traces[0], 'calls.jsonl'), 'utf8').trim().split('\n');
+  return { traceId: traces[0], records: lines.map((l) => JSON.parse(l)) };
+}
+
+/** axe-core's WCAG A/AA violations on the page as it is now. */
+async function violations(page) {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(AXE);
+  const result = await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21aa'] }));
+  return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+}
+
+const texts = (page, selector) => page.$$eval(selector, (nodes) => nodes.map((n) => n.textContent));
+
+test('Claude Code through the proxy, watched live on its dashboard; the same store through workbench serve', { skip: !WORKBENCH && 'WORKBENCH_BIN is not set' }, async () => {
+  const root = mkdtempSync(path.join(tmpdir(), 'cw-dashboard-'));
+  const work = path.join(root, 'work');
+  const home = path.join(root, 'home');
+  mkdirSync(work);
+  mkdirSync(home);
+  writeFileSync(path.join(work, 'README.md'), 'A project with a noisy build.\n');
+  mkdirSync(artifacts, { recursive: true });
+  const upstream = await scriptedUpstream();
+  const proxy = await startWorkbench(['proxy', '--upstream', upstream.url, '--window', '12000', '--port', '0'], work, 4);
+  const dashboard = proxy.lines.find((l) => l.startsWith('dashboard: '))?.slice('dashboard: '.length);
+  assert.match(dashboard ?? '', /^http:\/\/127\.0\.0\.1:\d+\/workbench\/$/, proxy.lines.join('\n'));
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  let claude;
+  try {
+    // Before any agent: an empty state that says what to do.
+    await page.goto(dashboard);
+    await page.waitForSelector('.empty');
+    assert.match(await page.textContent('.empty'), new RegExp(`ANTHROPIC_BASE_URL=${dashboard.replace('/workbench/', '')}`));
+    assert.deepEqual(await violations(page), []);
+
+    upstream.release(0);
+    claude = spawn('node', [CLAUDE, '-p', TASK, '--allowedTools', 'Bash,TodoWrite'], {
+      cwd: work,
+      env: { ...process.env, HOME: home, ANTHROPIC_BASE_URL: dashboard.replace('/workbench/', ''), ANTHROPIC_API_KEY: 'sk-ant-api03-dashboardtest0123456789abcdefghijklmnopqrstuvwxyzABCD', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_ENABLE_TASKS: '0', ANTHROPIC_AUTH_TOKEN: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let claudeOut = '';
+    claude.stdout.on('data', (d) => { claudeOut += d; });
+    claude.stderr.on('data', (d) => { claudeOut += d; });
+    const claudeDone = new Promise((resolve) => claude.on('exit', resolve));
+
+    // The session appears without a reload, titled with the task's words; the keyboard opens it.
+    const row = page.locator('#sessions tbody tr').first();
+    await row.waitFor({ timeout: 60_000 });
+    assert.match(await row.textContent(), new RegExp(TASK));
+    assert.deepEqual(await violations(page), []);
+    await page.screenshot({ path: path.join(artifacts, 'dashboard-sessions.png'), fullPage: true });
+    let tabs = 0;
+    while (!(await page.evaluate(() => document.activeElement?.closest('#sessions tbody') !== null)) && tabs++ < 40) await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#plan');
+
+    // The plan follows the agent's TodoWrite; the chart grows as calls come.
+    await page.waitForFunction(() => document.querySelectorAll('#plan li').length >= 3 && document.querySelector('#plan li[data-status=in_progress]'), null, { timeout: 60_000 });
+    const barsBefore = await page.locator('#chart rect.bar').count();
+    upstream.release(2);
+    await page.waitForFunction(() => [...document.querySelectorAll('#plan li')].some((li) => li.dataset.status === 'completed' && li.textContent.includes('Read the build log')), null, { timeout: 60_000 });
+    assert.ok(await page.locator('#chart rect.bar').count() > barsBefore, 'the chart grows with the calls');
+    upstream.release(STEPS.length);
+    const code = await claudeDone;
+    assert.equal(code, 0, `Claude Code: ${claudeOut}\nproxy: ${proxy.log()}`);
+    await page.waitForFunction((n) => document.querySelectorAll('#plan li[data-status=completed]').length === n, 3, { timeout: 30_000 });
+
+    // The store's record of the session.
+    const { traceId, records } = callsOf(path.join(work, '.trace'));
+    const mainCalls = records.filter((r) => !r.side_call).length;
+    await page.waitForFunction((n) => document.querySelectorAll('#chart rect.bar').length === n, mainCalls, { timeout: 30_000 });
+    const saving = `saving ${Math.round(savingOf(records) * 100)}%`;
+    await page.waitForFunction((s) => document.querySelector('.totals .saving')?.textContent === s, saving, { timeout: 10_000 });
+    assert.ok(records.some((r) => r.rewrites.length > 0), 'the window is small enough that the engine compacts');
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: path.join(artifacts, 'dashboard-session.png') });
+
+    // The build log's middle is not in the prompt the model saw; expanding its compressed form shows it.
+    const prompt = await (await fetch(`${dashboard}api/traces/${traceId}/prompt`)).text();
+    assert.ok(!prompt.includes(NEEDLE), `the needle was compressed away: ${prompt.slice(prompt.indexOf(NEEDLE) - 2000, prompt.indexOf(NEEDLE) + 500)}`);
+    const buttons = page.locator('#prompt .msg.compressed button.expand');
+    assert.ok(await buttons.count() > 0, 'a compressed part can be expanded');
+    let found = false;
+    for (let i = 0; i < await buttons.count() && !found; i++) {
+      await buttons.nth(i).click();
+      await page.waitForSelector(`#prompt .originals >> nth=0`);
+      const more = page.locator('#prompt .originals button.link');
+      while (await more.count() > 0) await more.first().click();
+      found = (await texts(page, '#prompt .originals pre')).some((t) => t.includes(NEEDLE));
+    }
+    await page.locator('#prompt .originals').first().evaluate((node) => node.closest('.msg').scrollIntoView());
+    await page.screenshot({ path: path.join(artifacts, 'dashboard-recall.png') });
+    assert.ok(found, 'an expanded original holds the dropped text');
+    assert.deepEqual(await violations(page), []);
+
+    // Search finds the dropped text and jumps to the call that first held it.
+    await page.fill('#q', NEEDLE);
+    await page.press('#q', 'Enter');
+    const hit = page.locator('.hits li a').first();
+    await hit.waitFor();
+    assert.match(await hit.textContent(), /call \d+/);
+    assert.match(await page.textContent('.hits li'), new RegExp(NEEDLE));
+    assert.deepEqual(await violations(page), []);
+    await page.screenshot({ path: path.join(artifacts, 'dashboard-search.png'), fullPage: true });
+    const call = /call (\d+)/.exec(await hit.textContent())[1];
+    await hit.click();
+    await page.waitForFunction((n) => document.querySelector('#call-detail')?.textContent.startsWith(`Call ${n}:`), call);
+    assert.deepEqual(errors, []);
+  } finally {
+    claude?.kill();
+    proxy.child.kill('SIGTERM');
+    await upstream.close();
+  }
+
+  // The same page from `workbench serve STORE`, reading what the proxy saved.
+  const serve = await startWorkbench(['serve', path.join(work, '.trace'), '--port', '0'], work, 1);
+  try {
+    await page.goto(`${serve.lines[0]}/`);
+    const row = page.locator('#sessions tbody tr').first();
+    await row.waitFor();
+    assert.match(await row.textContent(), new RegExp(TASK));
+    const { records } = callsOf(path.join(work, '.trace'));
+    assert.equal(await page.textContent('.totals .saving'), `saving ${Math.round(savingOf(records) * 100)}%`);
+    assert.match(await page.textContent('#status'), /Live/);
+    assert.deepEqual(await violations(page), []);
+    assert.deepEqual(errors, []);
+  } finally {
+    serve.child.kill('SIGTERM');
+    await page.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+});

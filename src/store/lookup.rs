@@ -1,0 +1,261 @@
+//! What a viewer reads of a trace root beyond the query API (the dashboard): the originals a
+//! prompt names (`raw#m000012`, a block's `m000022..m000025`) as the model's `recall` gives them
+//! back, the newest call's prompt, and a search of every trace's raw messages that names the call
+//! which first saw each hit. Reading never writes.
+
+use regex::RegexBuilder;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::layout::{self, TraceDir};
+use super::load::{parse_json, read_lines, read_messages, read_meta, read_optional};
+use super::query::{TraceStore, not_found};
+use crate::error::{Error, Result};
+use crate::host::Host;
+use crate::model::{Message, Role};
+use crate::prompt::Assembly;
+use crate::workbench::recall::original;
+
+/// At most this many originals in one answer (a block names a range).
+pub const MAX_ORIGINALS: usize = 500;
+/// Characters of context on each side of a search hit.
+const EXCERPT_CHARS: usize = 90;
+
+/// `{"trace_id", "originals"}`: the messages a reference names, each as one text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Originals {
+    pub trace_id: String,
+    pub originals: Vec<Original>,
+}
+
+/// One message's original, the text `recall` answers with.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Original {
+    pub message_id: String,
+    pub role: Role,
+    pub description: String,
+    pub text: String,
+}
+
+/// `{"trace_id", "prompt", "notes"?}`: the newest call's prompt as the model received it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PromptPage {
+    pub trace_id: String,
+    pub prompt: Option<Assembly>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// `{"query", "hits", "more", "notes"?}`: newest traces first, then in message order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchPage {
+    pub query: String,
+    pub hits: Vec<SearchHit>,
+    /// More messages matched than the limit let through.
+    pub more: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// A message whose original holds the query.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    pub trace_id: String,
+    pub message_id: String,
+    pub role: Role,
+    pub description: String,
+    /// The proxy's call (its number) whose request first held the message, when a proxy wrote
+    /// the trace.
+    pub call: Option<u64>,
+    /// The match with some text around it.
+    pub excerpt: String,
+}
+
+impl<H: Host> TraceStore<'_, H> {
+    /// The originals of the messages `ids` names ([`message_ids`]).
+    pub async fn originals(&self, trace_id: &str, ids: &[String]) -> Result<Originals> {
+        let dir = TraceDir::new(&self.root, trace_id)?;
+        read_meta(self.host, &dir, trace_id).await?;
+        let mut originals = Vec::new();
+        for id in ids {
+            let path = dir.message(id);
+            let text = read_optional(self.host, &path).await?;
+            let text = text.ok_or_else(|| not_found(format!("no message `{id}` in trace `{trace_id}`")))?;
+            let message: Message = parse_json(&path, &text)?;
+            originals.push(Original {
+                message_id: message.id.to_string(),
+                role: message.role,
+                text: original(&message),
+                description: message.description,
+            });
+        }
+        Ok(Originals { trace_id: trace_id.to_owned(), originals })
+    }
+
+    /// The newest call's prompt (`prompt.json`), none before the first call; damage is a note.
+    pub async fn prompt(&self, trace_id: &str) -> Result<PromptPage> {
+        let dir = TraceDir::new(&self.root, trace_id)?;
+        read_meta(self.host, &dir, trace_id).await?;
+        let path = dir.file(layout::PROMPT);
+        let mut notes = Vec::new();
+        let prompt = match read_optional(self.host, &path).await? {
+            None => None,
+            Some(text) => parse_json::<Assembly>(&path, &text).map_err(|e| notes.push(e.to_string())).ok(),
+        };
+        Ok(PromptPage { trace_id: trace_id.to_owned(), prompt, notes })
+    }
+
+    /// The messages of every trace whose original holds `needle`, at most `limit`; a trace that
+    /// cannot be read is a note.
+    pub async fn search(&self, needle: &Needle, limit: usize) -> Result<SearchPage> {
+        let list = self.list_traces().await?;
+        let mut page = SearchPage { query: needle.text.clone(), hits: Vec::new(), more: false, notes: list.notes };
+        for meta in &list.traces {
+            let dir = TraceDir::new(&self.root, &meta.trace_id)?;
+            let (messages, notes) = match read_messages(self.host, &dir).await {
+                Ok(read) => read,
+                Err(e) => {
+                    page.notes.push(format!("{}: {e}", meta.trace_id));
+                    continue;
+                }
+            };
+            page.notes.extend(notes);
+            let mut firsts = None;
+            for (index, message) in messages.iter().enumerate() {
+                let text = original(message);
+                let Some(found) = needle.pattern.find(&text) else { continue };
+                if page.hits.len() == limit {
+                    page.more = true;
+                    return Ok(page);
+                }
+                if firsts.is_none() {
+                    firsts = Some(self.first_requests(&dir).await);
+                }
+                let call = firsts.as_ref().and_then(|f| call_holding(f, index));
+                page.hits.push(SearchHit {
+                    trace_id: meta.trace_id.clone(),
+                    message_id: message.id.to_string(),
+                    role: message.role,
+                    description: message.description.clone(),
+                    call,
+                    excerpt: excerpt(&text, found.range()),
+                });
+            }
+        }
+        Ok(page)
+    }
+
+    /// Each main call's number and the messages its request held (`calls.jsonl`), in order.
+    async fn first_requests(&self, dir: &TraceDir) -> Vec<(u64, u64)> {
+        let Ok(lines) = read_lines::<_, Value>(self.host, &dir.file(layout::CALLS)).await else { return Vec::new() };
+        lines
+            .records
+            .iter()
+            .filter(|c| c["side_call"] != Value::Bool(true))
+            .filter_map(|c| Some((c["call"].as_u64()?, c["messages"].as_u64()?)))
+            .collect()
+    }
+}
+
+/// What a search looks for: a text, case-insensitively.
+#[derive(Debug, Clone)]
+pub struct Needle {
+    text: String,
+    pattern: regex::Regex,
+}
+
+impl Needle {
+    /// `text` as a search; an empty one (or one too long to search for) is `invalid_input`.
+    pub fn new(text: &str) -> Result<Needle> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(Error::InvalidInput("the query parameter `q` is empty".to_owned()));
+        }
+        let pattern = RegexBuilder::new(&regex::escape(text))
+            .case_insensitive(true)
+            .build()
+            .map_err(|e| Error::InvalidInput(format!("the query is too long to search for: {e}")))?;
+        Ok(Needle { text: text.to_owned(), pattern })
+    }
+}
+
+/// The first call whose request held more than `index` messages.
+fn call_holding(calls: &[(u64, u64)], index: usize) -> Option<u64> {
+    calls.iter().find(|&&(_, messages)| messages > index as u64).map(|&(call, _)| call)
+}
+
+/// The ids a reference names, in order: one id (`m000012`, `raw#m000012`) or a range of the same
+/// prefix (`m000022..m000025`, at most [`MAX_ORIGINALS`]).
+pub fn message_ids(reference: &str) -> Result<Vec<String>> {
+    let reference = reference.trim();
+    let bad = || {
+        Error::InvalidInput(format!(
+            "`ref` is \"{reference}\"; write a message id (`m000012`, `raw#m000012`) or a range (`m000022..m000025`)"
+        ))
+    };
+    let reference = reference.strip_prefix("raw#").unwrap_or(reference);
+    let (first, last) = reference.split_once("..").unwrap_or((reference, reference));
+    let split = |id: &str| {
+        let digits = id.len() - id.bytes().rev().take_while(u8::is_ascii_digit).count();
+        let (prefix, number) = id.split_at(digits);
+        Some((prefix.to_owned(), number.len(), number.parse::<u64>().ok()?))
+    };
+    let ((prefix, width, from), (last_prefix, _, to)) = (split(first).ok_or_else(bad)?, split(last).ok_or_else(bad)?);
+    if prefix != last_prefix || to < from {
+        return Err(bad());
+    }
+    if to - from >= MAX_ORIGINALS as u64 {
+        return Err(Error::InvalidInput(format!(
+            "`ref` names {} messages; ask for at most {MAX_ORIGINALS} at a time",
+            to - from + 1
+        )));
+    }
+    Ok((from..=to).map(|n| format!("{prefix}{n:0width$}")).collect())
+}
+
+/// The match at `found` with [`EXCERPT_CHARS`] around it, on one line.
+fn excerpt(text: &str, found: std::ops::Range<usize>) -> String {
+    let start = text[..found.start].char_indices().rev().nth(EXCERPT_CHARS - 1).map_or(0, |(i, _)| i);
+    let end = text[found.end..].char_indices().nth(EXCERPT_CHARS).map_or(text.len(), |(i, _)| found.end + i);
+    let mut out = String::new();
+    if start > 0 {
+        out.push('…');
+    }
+    out.push_str(&text[start..end].replace(['\n', '\r', '\t'], " "));
+    if end < text.len() {
+        out.push('…');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reference_names_one_message_or_a_range() {
+        assert_eq!(message_ids("raw#m000012").unwrap(), ["m000012"]);
+        assert_eq!(message_ids("m000022..m000024").unwrap(), ["m000022", "m000023", "m000024"]);
+        assert_eq!(message_ids("A-m000003").unwrap(), ["A-m000003"]);
+        for bad in ["", "m12..n14", "m000024..m000022", "nodigits", "m0..m999999"] {
+            assert!(message_ids(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_excerpt_shows_the_match_on_one_line() {
+        let text = format!("{}\nFAILED test_total{}", "é".repeat(200), "y".repeat(200));
+        let at = text.find("FAILED").unwrap();
+        let shown = excerpt(&text, at..at + 17);
+        assert!(shown.starts_with('…') && shown.ends_with('…') && shown.contains(" FAILED test_total"));
+        assert_eq!(shown.chars().count(), 2 + 90 + 17 + 90);
+    }
+
+    #[test]
+    fn a_hit_names_the_first_call_that_held_its_message() {
+        let calls = [(1, 2), (2, 4), (3, 9)];
+        assert_eq!(call_holding(&calls, 0), Some(1));
+        assert_eq!(call_holding(&calls, 3), Some(2));
+        assert_eq!(call_holding(&calls, 9), None);
+    }
+}

@@ -20,6 +20,7 @@
 
 pub mod compress;
 pub mod config;
+pub mod dashboard;
 pub mod engine;
 pub mod error;
 pub mod goals;

@@ -194,6 +194,15 @@ fn date_time(ms: u64) -> String {
     format!("{} {}", utc_day(ms), time_of_day(ms))
 }
 
+/// Whether `text` is written as a day `YYYY-MM-DD`.
+pub fn is_utc_day(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 10
+        && b[4] == b'-'
+        && b[7] == b'-'
+        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+}
+
 /// `YYYY-MM-DD` (UTC), from the days since 1970 (Howard Hinnant's civil_from_days).
 pub fn utc_day(ms: u64) -> String {
     let days = (ms / 86_400_000) as i64;

@@ -179,6 +179,12 @@ impl Needle {
     }
 }
 
+impl PartialEq for Needle {
+    fn eq(&self, other: &Needle) -> bool {
+        self.text == other.text
+    }
+}
+
 /// The first call whose request held more than `index` messages.
 fn call_holding(calls: &[(u64, u64)], index: usize) -> Option<u64> {
     calls.iter().find(|&&(_, messages)| messages > index as u64).map(|&(call, _)| call)

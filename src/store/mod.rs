@@ -8,6 +8,7 @@
 //! appended, one record per line, and a torn last line is skipped with a note on load. Nothing
 //! already written is rewritten in place. The engine side is `Engine::open` / `Engine::persist`.
 
+pub mod api;
 pub mod jsonl;
 pub mod layout;
 pub mod live;

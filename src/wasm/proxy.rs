@@ -455,6 +455,29 @@ pub fn passes_to_agent_js(name: &str, decoded: bool) -> bool {
     passes_to_agent(name, decoded)
 }
 
+/// The path within the dashboard that `path` names, or `undefined` for an agent's request.
+#[wasm_bindgen(js_name = dashboardPath)]
+pub fn dashboard_path_js(path: &str) -> Option<String> {
+    crate::proxy::dashboard_path(path).map(str::to_owned)
+}
+
+/// The dashboard's file `name` with the headers it goes out with, or `undefined`.
+#[wasm_bindgen(js_name = dashboardAsset, unchecked_return_type = "{ text: string; headers: [string, string][] } | undefined")]
+pub fn dashboard_asset_js(name: &str) -> Result<JsValue, JsValue> {
+    match crate::dashboard::asset(name) {
+        Some(asset) => {
+            to_js_value(&serde_json::json!({"text": asset.text, "headers": crate::dashboard::headers(&asset)}))
+        }
+        None => Ok(JsValue::UNDEFINED),
+    }
+}
+
+/// Whether a request's `Host` names this machine; otherwise the refusal's message.
+#[wasm_bindgen(js_name = foreignHost)]
+pub fn foreign_host_js(host: &str) -> Option<String> {
+    (!crate::dashboard::is_local_host(host)).then(|| crate::dashboard::foreign_host_message(host))
+}
+
 pub(super) fn invalid(message: String) -> JsValue {
     to_js_error(Error::InvalidInput(message))
 }

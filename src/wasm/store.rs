@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::ContextEngine;
-use super::convert::{js, to_js_value};
+use super::convert::{from_js, js, to_js_value};
 use super::engine::config_from_js;
 use super::error::to_js_error;
 use super::host::JsHost;
@@ -133,6 +133,28 @@ impl TraceQuery {
     #[wasm_bindgen(unchecked_return_type = "Promise<BranchDetail>")]
     pub fn branch(&self, trace_id: String, branch_id: String) -> Promise {
         query!(self, |store| store.branch(&trace_id, &branch_id))
+    }
+
+    /// The query API's answer to `method path?query` (`store::api`: every REST route, its checks
+    /// and its errors), costs priced at `prices`; it never rejects.
+    #[wasm_bindgen(unchecked_return_type = "Promise<{ status: number; body: string }>")]
+    pub fn answer(
+        &self,
+        method: String,
+        path: String,
+        query: String,
+        #[wasm_bindgen(unchecked_param_type = "Prices")] prices: JsValue,
+    ) -> Promise {
+        let prices = from_js::<crate::config::Prices>(prices, "prices");
+        let (host, root) = (Rc::clone(&self.host), self.root.clone());
+        future_to_promise(async move {
+            let reply = match (prices, TraceStore::new(&*host, &root)) {
+                (Ok(prices), Ok(store)) => crate::store::api::answer(&store, &prices, &method, &path, &query).await,
+                (Err(e), _) => return Err(e),
+                (_, Err(e)) => crate::store::api::ApiReply::store_failure(&e),
+            };
+            to_js_value(&reply)
+        })
     }
 
     /// The events after `sinceEventId` (0: all).

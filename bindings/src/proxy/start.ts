@@ -6,10 +6,11 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import path from 'node:path';
 import { mkdir, realpath } from 'node:fs/promises';
-import { ProxyGateway, type ProxyRequest, proxyStoreLocation } from '../wasm/context_workbench.js';
+import { type Prices, ProxyGateway, type ProxyRequest, dashboardPath, proxyStoreLocation } from '../wasm/context_workbench.js';
 import { ContextWorkbenchError, asWorkbenchError, guarded } from '../errors.js';
 import { ensureEncoding } from '../init.js';
 import type { Config, ProxyCallRecord } from '../types.js';
+import { Dashboard } from './dashboard.js';
 import { EnginePool, type EngineThreads } from './pool.js';
 import { type End, SendError, Upstream, pump, replyHeader, replyHeaders } from './upstream.js';
 
@@ -59,7 +60,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   const flags = typeof options.upstream === 'string' ? [options.upstream] : options.upstream ?? [];
   const gateway = guarded(() => new ProxyGateway(options.config, flags, options.window, workspace, root));
   let pool: EnginePool;
+  let dashboard: Dashboard;
   try {
+    dashboard = await Dashboard.open(workspace, root, (gateway.config() as { prices: Prices }).prices);
     pool = await EnginePool.start({ workspace, config: gateway.config() }, options.engineThreads);
   } catch (error) {
     gateway.free();
@@ -67,7 +70,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   }
   // Before any request: what a killed proxy left running is marked interrupted.
   const recovered = await pool.call<string | undefined>(0, 'recover');
-  const proxy = new Proxy(gateway, pool, safely(options.log ?? ((line) => process.stderr.write(`${line}\n`))), options.onCall);
+  const proxy = new Proxy(gateway, pool, dashboard, safely(options.log ?? ((line) => process.stderr.write(`${line}\n`))), options.onCall);
   const server = createServer((req, res) => void proxy.handle(req, res));
   const port = options.port ?? 8787;
   await new Promise<void>((resolve, reject) => {
@@ -118,7 +121,7 @@ class Proxy {
   readonly #bodyTimeoutMs: number;
   readonly graceMs: number;
 
-  constructor(private readonly gateway: ProxyGateway, private readonly pool: EnginePool, readonly log: (line: string) => void,
+  constructor(private readonly gateway: ProxyGateway, private readonly pool: EnginePool, private readonly dashboard: Dashboard, readonly log: (line: string) => void,
     private readonly onCall?: ProxyOptions['onCall']) {
     const limits = (gateway.config() as Required<Config>).proxy as { upstream_timeout_ms: number; body_timeout_ms: number; shutdown_grace_ms: number };
     this.#timeoutMs = limits.upstream_timeout_ms;
@@ -128,6 +131,8 @@ class Proxy {
   }
 
   handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const within = dashboardPath(new URL(req.url ?? '/', 'http://127.0.0.1').pathname);
+    if (within !== undefined) return this.dashboard.serve(req, res, within);
     const request = this.gateway.admit(req.method ?? 'GET', req.url ?? '/', req.rawHeaders);
     if (this.#closing) {
       // A request on a kept-alive connection after close began: not taken, as none on a new one.
@@ -295,6 +300,7 @@ class Proxy {
     for (const line of this.gateway.closingLines(failures)) this.log(line);
     await this.pool.terminate();
     this.gateway.free();
+    this.dashboard.dispose();
   }
 
   /** Cut short what is still in flight `ms` from now (sooner than an earlier call said): its agents get an error. */

@@ -1,7 +1,7 @@
 // The dashboard end to end: the real Claude Code CLI runs a scripted session through the native
 // `workbench proxy` (a scripted Anthropic upstream stands in for the model, step by step), while
 // headless Chromium watches the page the proxy serves at /workbench/. Then the same store through
-// `workbench serve`. Keyboard use and contrast are checked with axe-core. Screenshots go to
+// `workbench serve` and the npm package's proxy. Keyboard use and contrast are checked with axe-core. Screenshots go to
 // test-artifacts/ (not committed).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,6 +20,7 @@ const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 const artifacts = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 const CLAUDE = fileURLToPath(new URL('../../../crates/workbench-cli/tests/clients/node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs', import.meta.url));
 const WORKBENCH = process.env.WORKBENCH_BIN;
+const NPM_CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 const TASK = 'Summarise the warnings of the build log';
 /** Only in the middle of a long command output, which the engine compresses away. */
 const NEEDLE = 'marker-7f3a-zebra';
@@ -101,9 +102,13 @@ async function scriptedUpstream() {
   };
 }
 
-/** Start `workbench ARGS` in `cwd`; resolves with the process and its first stdout lines. */
+/** Start `workbench ARGS` in `cwd`; resolves with the process and its first `lines` stdout lines. */
 function startWorkbench(args, cwd, lines) {
-  const child = spawn(WORKBENCH, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  return startProcess(WORKBENCH, args, cwd, lines);
+}
+
+function startProcess(command, args, cwd, lines) {
+  const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr.on('data', (d) => { err += d; });
@@ -155,7 +160,7 @@ async function violations(page) {
 
 const texts = (page, selector) => page.$$eval(selector, (nodes) => nodes.map((n) => n.textContent));
 
-test('Claude Code through the proxy, watched live on its dashboard; the same store through workbench serve', { skip: !WORKBENCH && 'WORKBENCH_BIN is not set' }, async () => {
+test('Claude Code through the proxy, watched live on its dashboard; the same store through workbench serve and the npm proxy', { skip: !WORKBENCH && 'WORKBENCH_BIN is not set' }, async () => {
   const root = mkdtempSync(path.join(tmpdir(), 'cw-dashboard-'));
   const work = path.join(root, 'work');
   const home = path.join(root, 'home');
@@ -258,20 +263,32 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     await upstream.close();
   }
 
-  // The same page from `workbench serve STORE`, reading what the proxy saved.
-  const serve = await startWorkbench(['serve', path.join(work, '.trace'), '--port', '0'], work, 1);
+  // The same page from `workbench serve STORE` and from the npm package's proxy, reading what
+  // the native proxy saved.
+  const { records } = callsOf(path.join(work, '.trace'));
+  const servers = [
+    ['workbench serve', () => startWorkbench(['serve', path.join(work, '.trace'), '--port', '0'], work, 1), (lines) => `${lines[0]}/`],
+    ['the npm proxy', () => startProcess(process.execPath, [NPM_CLI, 'proxy', '--port', '0'], work, 4), (lines) => lines[3].slice('dashboard: '.length)],
+  ];
   try {
-    await page.goto(`${serve.lines[0]}/`);
-    const row = page.locator('#sessions tbody tr').first();
-    await row.waitFor();
-    assert.match(await row.textContent(), new RegExp(TASK));
-    const { records } = callsOf(path.join(work, '.trace'));
-    assert.equal(await page.textContent('.totals .saving'), `saving ${Math.round(savingOf(records) * 100)}%`);
-    assert.match(await page.textContent('#status'), /Live/);
-    assert.deepEqual(await violations(page), []);
+    for (const [name, start, address] of servers) {
+      const server = await start();
+      try {
+        await page.goto(address(server.lines));
+        const row = page.locator('#sessions tbody tr').first();
+        await row.waitFor();
+        assert.match(await row.textContent(), new RegExp(TASK), name);
+        assert.equal(await page.textContent('.totals .saving'), `saving ${Math.round(savingOf(records) * 100)}%`, name);
+        assert.match(await page.textContent('#status'), /Live/, name);
+        await row.locator('a').click();
+        await page.waitForFunction(() => document.querySelectorAll('#plan li[data-status=completed]').length === 3);
+        assert.deepEqual(await violations(page), [], name);
+      } finally {
+        server.child.kill('SIGTERM');
+      }
+    }
     assert.deepEqual(errors, []);
   } finally {
-    serve.child.kill('SIGTERM');
     await page.close();
     rmSync(root, { recursive: true, force: true });
   }

@@ -7,12 +7,13 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use context_workbench::Config;
+use context_workbench::goals::is_utc_day;
 use context_workbench::proxy::stats::{StatsReport, Totals, TraceCalls, read_traces, stats};
 use context_workbench::store::TraceStore;
 use workbench_cli::native::{NativeHost, WorkspaceFs};
 
 pub fn run(config: &Config, root: &Path, since: Option<&str>, json: bool) -> ExitCode {
-    if let Some(day) = since.filter(|d| !is_day(d)) {
+    if let Some(day) = since.filter(|d| !is_utc_day(d)) {
         eprintln!("workbench: stats: --since {day}: expected a day as YYYY-MM-DD (UTC)");
         return ExitCode::from(2);
     }
@@ -40,14 +41,6 @@ async fn read(root: &Path) -> Result<Vec<TraceCalls>, String> {
     let (traces, notes) = read_traces(&store).await.map_err(|e| e.to_string())?;
     notes.iter().for_each(|note| eprintln!("workbench: stats: note: {note}"));
     Ok(traces)
-}
-
-pub fn is_day(text: &str) -> bool {
-    let b = text.as_bytes();
-    b.len() == 10
-        && b[4] == b'-'
-        && b[7] == b'-'
-        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
 }
 
 /// The terminal's table.

@@ -6,6 +6,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use context_workbench::Error;
+use context_workbench::store::api::store_status;
 use serde_json::json;
 
 /// An error response.
@@ -24,13 +25,7 @@ impl ApiError {
 
     /// A failure reading the store, after the request's input was checked.
     pub fn store(error: Error) -> Self {
-        let status = match error.code() {
-            "host_not_found" => StatusCode::NOT_FOUND,
-            "host_outside_workspace" => StatusCode::FORBIDDEN,
-            "unsupported_version" => StatusCode::CONFLICT,
-            "invalid_input" => StatusCode::UNPROCESSABLE_ENTITY,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
+        let status = StatusCode::from_u16(store_status(error.code())).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         ApiError { status, code: error.code(), message: error.to_string() }
     }
 

@@ -24,9 +24,10 @@ use tokio::sync::broadcast::{Receiver, error::RecvError};
 
 use super::errors::ApiError;
 use super::feeds::{Batch, Feeds};
-use super::routes::{SinceQuery, check_since, query_of, trace_id};
+use super::routes::{SinceQuery, query_of, trace_id};
 use super::tail::{Frame, Position, Tail};
 use super::{AppState, blocking, read_store};
+use context_workbench::store::api::check_since;
 
 pub async fn upgrade(
     State(state): State<AppState>,
@@ -50,7 +51,7 @@ pub async fn upgrade(
     })
     .await??;
     let current_event_id = position.last_id;
-    check_since(since, current_event_id, &trace_id)?;
+    check_since(since, current_event_id, &trace_id).map_err(ApiError::input)?;
     let mut notes = detail.notes;
     let mut replay = Vec::new();
     for frame in backlog {

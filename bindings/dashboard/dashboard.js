@@ -7,11 +7,13 @@ import { renderChart } from './chart.js';
 import { flatten, textBlock } from './views.js';
 
 const POLL_MS = 2000;
+/** Session rows shown at first, and added by each "show more". */
+const PAGE_ROWS = 100;
 const view = document.getElementById('view');
 const status = document.getElementById('status');
 const price = document.getElementById('price');
 const underProxy = location.pathname.startsWith('/workbench/');
-const state = { timer: 0, shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', expanded: new Map() };
+const state = { timer: 0, shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, expanded: new Map() };
 
 price.value = localStorage.getItem('workbench.price') ?? price.value;
 price.addEventListener('change', () => {
@@ -114,7 +116,7 @@ const COLUMNS = [
 
 async function listView() {
   const report = await api('api/stats');
-  show(JSON.stringify([report, state.sort, state.agent, state.day]), () => {
+  show(JSON.stringify([report, state.sort, state.agent, state.day, state.rows]), () => {
     if (report.sessions.length === 0) return [emptyState()];
     const agents = [...new Set(report.sessions.map((s) => s.agent))].sort();
     const days = [...new Set(report.sessions.map((s) => s.day))].sort().reverse();
@@ -127,13 +129,16 @@ async function listView() {
     const head = el('tr', {}, ...COLUMNS.map(([k, label, , numeric]) => el('th', {
       class: numeric ? 'n' : '', scope: 'col', 'aria-sort': k === key ? (ascending ? 'ascending' : 'descending') : undefined },
     el('button', { type: 'button', onclick: () => { state.sort = { key: k, ascending: k === key ? !ascending : false }; route(); } }, label))));
-    const rows = picked.map((s) => el('tr', { 'data-trace': s.trace_id }, ...COLUMNS.map(([, , cell, numeric]) => el('td', { class: numeric ? 'n' : '' }, cell(s)))));
+    const rows = picked.slice(0, state.rows).map((s) => el('tr', { 'data-trace': s.trace_id }, ...COLUMNS.map(([, , cell, numeric]) => el('td', { class: numeric ? 'n' : '' }, cell(s)))));
     const dayRows = report.days.map((d) => el('tr', {}, el('td', {}, d.day), el('td', {}, d.agent || '–'), el('td', { class: 'n' }, String(d.sessions)),
       el('td', { class: 'n' }, String(d.calls)), el('td', { class: 'n' }, kilo(d.client_tokens)), el('td', { class: 'n' }, kilo(d.prompt_tokens)),
       el('td', { class: 'n' }, dollars(d.cost)), el('td', { class: 'n' }, percent(d.saving))));
     return [totalsLine(report.total),
       el('div', { class: 'filters' }, filter('Agent', state.agent, agents, (v) => { state.agent = v; }), filter('Day', state.day, days, (v) => { state.day = v; })),
-      el('table', { id: 'sessions' }, el('caption', { class: 'hint' }, `${picked.length} of ${report.sessions.length} sessions, live`), el('thead', {}, head), el('tbody', {}, ...rows)),
+      el('table', { id: 'sessions' }, el('caption', { class: 'hint' }, `${rows.length} of ${picked.length} sessions shown`
+        + (picked.length < report.sessions.length ? ` (${report.sessions.length} in all)` : '') + ', live'), el('thead', {}, head), el('tbody', {}, ...rows)),
+      picked.length > rows.length ? el('button', { type: 'button', id: 'more', onclick: () => { state.rows += PAGE_ROWS; route(); } },
+        `Show ${Math.min(PAGE_ROWS, picked.length - rows.length)} more`) : null,
       el('h2', {}, 'By day and agent'),
       el('table', { id: 'days' }, el('thead', {}, el('tr', {}, ...['Day', 'Agent', 'Sessions', 'Calls', 'Agent sent', 'Provider got', 'Cost', 'Saving']
         .map((h, i) => el('th', { scope: 'col', class: i > 1 ? 'n' : '' }, h)))), el('tbody', {}, ...dayRows))];
@@ -142,8 +147,12 @@ async function listView() {
 }
 
 async function sessionView(traceId, selected) {
-  const [report, detail, page, prompt] = await Promise.all([api('api/stats'), api(`api/traces/${encodeURIComponent(traceId)}`),
+  const [detail, page, prompt] = await Promise.all([api(`api/traces/${encodeURIComponent(traceId)}`),
     api(`api/traces/${encodeURIComponent(traceId)}/calls`), api(`api/traces/${encodeURIComponent(traceId)}/prompt`)]);
+  // The sums over every session are read again only when this one's calls changed.
+  const seen = `${traceId}:${page.calls.length}:${price.value}`;
+  if (state.report?.seen !== seen) state.report = { seen, report: await api('api/stats') };
+  const { report } = state.report;
   const session = report.sessions.find((s) => s.trace_id === traceId || s.earlier.includes(traceId));
   const main = page.calls.filter((c) => !c.side_call);
   const pick = selected ?? main.at(-1)?.call;

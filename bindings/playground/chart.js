@@ -1,13 +1,28 @@
 // The chart of prompt tokens per call: one bar per replayed call (amber when the call rewrote
 // earlier prompt), the unmanaged prompt (the recorded history) as a grey line over them, the
-// window as a dashed line (when there is one); a click selects the call. The playground and the
-// dashboard both draw with it.
+// window as a dashed line (when there is one); a click selects the call. Past MAX_BARS calls, a bar
+// stands for a group of calls. The playground and the dashboard both draw with it.
 import { kilo } from './dom.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 const W = 1000;
 const H = 160;
 const PAD = { left: 44, right: 8, top: 8, bottom: 18 };
+
+/** At most this many bars: a longer run is drawn in groups of calls. */
+const MAX_BARS = 1000;
+
+/** Consecutive calls `per` at a time: a group's tokens are its largest, its rewrites all of theirs. */
+function groups(calls, per) {
+  const out = [];
+  for (let first = 0; first < calls.length; first += per) {
+    const group = calls.slice(first, first + per);
+    out.push({ first, count: group.length, number: group[0].number ?? first,
+      tokens: Math.max(...group.map((c) => c.tokens)), raw_tokens: Math.max(...group.map((c) => c.raw_tokens ?? 0)),
+      rewrites: group.flatMap((c) => c.rewrites) });
+  }
+  return out;
+}
 
 function svg(tag, attributes) {
   const node = document.createElementNS(NS, tag);
@@ -27,32 +42,36 @@ export function renderChart(container, calls, total, selected, window, onSelect)
   const plotW = W - PAD.left - PAD.right;
   const plotH = H - PAD.top - PAD.bottom;
   const y = (tokens) => PAD.top + plotH - (tokens / top) * plotH;
-  const step = plotW / Math.max(1, total);
   for (const tick of [0, top / 2, top]) {
     const label = svg('text', { x: 2, y: y(tick) + 3 });
     label.textContent = kilo(Math.round(tick));
     root.append(label);
   }
   if (hasWindow && window <= top) root.append(svg('line', { class: 'window', x1: PAD.left, x2: W - PAD.right, y1: y(window), y2: y(window) }));
-  calls.forEach((call, i) => {
-    const height = Math.max(1, (call.tokens / top) * plotH);
-    const classes = ['bar', call.rewrites.length > 0 ? 'rewrite' : '', i === selected ? 'selected' : ''].filter(Boolean);
-    const bar = svg('rect', { class: classes.join(' '), x: PAD.left + i * step, y: PAD.top + plotH - height,
-      width: Math.max(1, step * 0.8), height, 'data-call': i });
+  const per = Math.max(1, Math.ceil(Math.max(total, calls.length) / MAX_BARS));
+  const step = plotW / Math.max(1, Math.ceil(total / per));
+  const bars = groups(calls, per);
+  bars.forEach((bar, i) => {
+    const height = Math.max(1, (bar.tokens / top) * plotH);
+    const chosen = selected >= bar.first && selected < bar.first + bar.count;
+    const classes = ['bar', bar.rewrites.length > 0 ? 'rewrite' : '', chosen ? 'selected' : ''].filter(Boolean);
+    const rect = svg('rect', { class: classes.join(' '), x: PAD.left + i * step, y: PAD.top + plotH - height,
+      width: Math.max(1, step * 0.8), height, 'data-call': bar.first });
     const title = svg('title', {});
-    title.textContent = `call ${call.number ?? i}: ${call.tokens} tokens${call.rewrites.length ? `, rewrote ${call.rewrites.map((r) => r.mechanism ?? r).join(', ')}` : ''}`;
-    bar.append(title);
-    bar.addEventListener('click', () => onSelect(i));
-    root.append(bar);
+    const which = bar.count > 1 ? `calls ${bar.number}–${bar.number + bar.count - 1}: up to` : `call ${bar.number}:`;
+    title.textContent = `${which} ${bar.tokens} tokens${bar.rewrites.length ? `, rewrote ${bar.rewrites.map((r) => r.mechanism ?? r).join(', ')}` : ''}`;
+    rect.append(title);
+    rect.addEventListener('click', () => onSelect(bar.first));
+    root.append(rect);
   });
   if (rawPeak > 0) {
-    const points = calls.map((c, i) => `${PAD.left + (i + 0.4) * step},${y(c.raw_tokens)}`).join(' ');
+    const points = bars.map((b, i) => `${PAD.left + (i + 0.4) * step},${y(b.raw_tokens)}`).join(' ');
     root.append(svg('polyline', { class: 'raw', points, fill: 'none' }));
   }
   const axis = svg('text', { x: PAD.left, y: H - 4 });
   const first = calls[0]?.number ?? 0;
   axis.textContent = `calls ${first}–${first + Math.max(0, total - 1)}; peak ${kilo(peak)} tokens (unmanaged ${kilo(rawPeak)})`
-    + (hasWindow ? `; window ${kilo(window)}` : '');
+    + (hasWindow ? `; window ${kilo(window)}` : '') + (per > 1 ? `; ${per} calls a bar, each its largest` : '');
   root.append(axis);
   container.replaceChildren(root);
 }

@@ -186,6 +186,9 @@ pub struct StatsReport {
     /// By day (newest first), then agent.
     pub days: Vec<DayStats>,
     pub total: Totals,
+    /// What could not be read (a trace, a line), when the report was read from a store.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One proxied trace as read from the store.
@@ -202,15 +205,15 @@ pub async fn read_traces<H: Host>(store: &TraceStore<'_, H>) -> crate::Result<(V
     let mut notes = list.notes;
     let mut traces = Vec::new();
     for meta in list.traces {
-        let page = match store.calls(&meta.trace_id).await {
-            Ok(page) => page,
+        let lines = match store.call_lines::<CallRecord>(&meta.trace_id).await {
+            Ok(lines) => lines,
             Err(e) => {
                 notes.push(format!("{}: {e}", meta.trace_id));
                 continue;
             }
         };
-        notes.extend(page.notes.iter().map(|note| format!("{}: {note}", meta.trace_id)));
-        let calls = page.calls.into_iter().filter_map(|c| serde_json::from_value::<CallRecord>(c).ok()).collect();
+        notes.extend(lines.notes.iter().map(|note| format!("{}: {note}", meta.trace_id)));
+        let calls = lines.records;
         traces.push(TraceCalls { meta, calls });
     }
     Ok((traces, notes))
@@ -240,7 +243,7 @@ pub fn stats(traces: &[TraceCalls], prices: &Prices, since: Option<&str>) -> Sta
     let mut days: Vec<DayStats> =
         days.into_iter().map(|((day, agent), totals)| DayStats { day, agent, totals }).collect();
     days.sort_by(|a, b| b.day.cmp(&a.day).then_with(|| a.agent.cmp(&b.agent)));
-    StatsReport { sessions, days, total }
+    StatsReport { sessions, days, total, notes: Vec::new() }
 }
 
 /// The session whose newest trace is `newest`, its earlier parts followed back (each once).

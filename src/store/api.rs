@@ -16,7 +16,7 @@ use super::query::TraceStore;
 use crate::config::Prices;
 use crate::error::{Error, Result};
 use crate::host::Host;
-use crate::proxy::stats::{read_traces, stats};
+use crate::proxy::stats::{StatsReport, read_traces, stats};
 
 /// Hits in one search answer, unless the query asks for fewer.
 pub const SEARCH_LIMIT: usize = 200;
@@ -137,8 +137,8 @@ async fn read<H: Host>(store: &TraceStore<'_, H>, prices: &Prices, route: Route)
         Route::Prompt(id) => ApiReply::json(&store.prompt(&id).await?),
         Route::Originals { trace_id, ids } => ApiReply::json(&store.originals(&trace_id, &ids).await?),
         Route::Stats { since } => {
-            let (traces, _) = read_traces(store).await?;
-            ApiReply::json(&stats(&traces, prices, since.as_deref()))
+            let (traces, notes) = read_traces(store).await?;
+            ApiReply::json(&StatsReport { notes, ..stats(&traces, prices, since.as_deref()) })
         }
         Route::Search { needle, limit } => ApiReply::json(&store.search(&needle, limit).await?),
     })

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::jsonl::Lines;
 use super::layout::{self, TraceDir, check_root};
 use super::load::{parse_json, read_events, read_goal_tree, read_lines, read_messages, read_meta, read_optional};
 use super::records::{BranchMeta, TraceMeta};
@@ -223,16 +224,22 @@ impl<'h, H: Host> TraceStore<'h, H> {
         Ok(BranchDetail { meta, goal_tree, messages, notes })
     }
 
-    /// The events after `since_event_id` (0: all). An id beyond the newest event is an error:
-    /// the caller is looking at another trace or a log that was replaced.
     /// The proxy's records of the trace's calls, in order (`calls.jsonl`; a torn line is a note).
     pub async fn calls(&self, trace_id: &str) -> Result<CallsPage> {
         let dir = TraceDir::new(&self.root, trace_id)?;
         read_meta(self.host, &dir, trace_id).await?;
-        let lines = read_lines::<_, serde_json::Value>(self.host, &dir.file(layout::CALLS)).await?;
+        let lines = self.call_lines::<serde_json::Value>(trace_id).await?;
         Ok(CallsPage { trace_id: trace_id.to_owned(), calls: lines.records, notes: lines.notes })
     }
 
+    /// The lines of a trace's `calls.jsonl` read as `T` (one that is not is a note); none when
+    /// the trace has no such file. Its `meta.json` is not read.
+    pub async fn call_lines<T: serde::de::DeserializeOwned>(&self, trace_id: &str) -> Result<Lines<T>> {
+        read_lines::<_, T>(self.host, &TraceDir::new(&self.root, trace_id)?.file(layout::CALLS)).await
+    }
+
+    /// The events after `since_event_id` (0: all). An id beyond the newest event is an error:
+    /// the caller is looking at another trace or a log that was replaced.
     pub async fn events_after(&self, trace_id: &str, since_event_id: u64) -> Result<EventsPage> {
         let dir = TraceDir::new(&self.root, trace_id)?;
         read_meta(self.host, &dir, trace_id).await?;

@@ -70,7 +70,7 @@ const server = spawn(WORKBENCH, ['serve', store, '--port', '0'], { stdio: ['igno
 const base = await new Promise((resolve) => server.stdout.once('data', (d) => resolve(String(d).trim())));
 try {
   console.log('\nroute                                   median ms   bytes');
-  for (const route of ['api/stats', 'api/traces', 'api/traces/big', 'api/traces/big/calls', 'api/traces/big/prompt',
+  for (const route of ['api/stats', 'api/traces', 'api/traces/big', 'api/traces/big/calls', `api/traces/big/calls?from=${CALLS}`, 'api/traces/big/prompt',
     'api/traces/big/originals?ref=m005000..m005009', 'api/search?q=needle-scale-42']) {
     const { ms, bytes } = await timed(`${base}/${route}`);
     console.log(`${route.padEnd(40)}${ms.toFixed(1).padStart(9)}${String(bytes).padStart(10)}`);

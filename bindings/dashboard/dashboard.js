@@ -13,7 +13,7 @@ const view = document.getElementById('view');
 const status = document.getElementById('status');
 const price = document.getElementById('price');
 const underProxy = location.pathname.startsWith('/workbench/');
-const state = { timer: 0, shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, expanded: new Map() };
+const state = { timer: 0, shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map() };
 
 price.value = localStorage.getItem('workbench.price') ?? price.value;
 price.addEventListener('change', () => {
@@ -147,16 +147,22 @@ async function listView() {
 }
 
 async function sessionView(traceId, selected) {
+  // Only the calls after those already here are asked for (calls.jsonl only grows).
+  if (state.calls?.traceId !== traceId) state.calls = { traceId, list: [], notes: [] };
+  const known = state.calls;
+  const from = known.list.length;
   const [detail, page, prompt] = await Promise.all([api(`api/traces/${encodeURIComponent(traceId)}`),
-    api(`api/traces/${encodeURIComponent(traceId)}/calls`), api(`api/traces/${encodeURIComponent(traceId)}/prompt`)]);
+    api(`api/traces/${encodeURIComponent(traceId)}/calls?from=${from}`), api(`api/traces/${encodeURIComponent(traceId)}/prompt`)]);
+  if (known.list.length === from) known.list.push(...page.calls); // not when another poll added them meanwhile
+  known.notes = page.notes ?? [];
   // The sums over every session are read again only when this one's calls changed.
-  const seen = `${traceId}:${page.calls.length}:${price.value}`;
+  const seen = `${traceId}:${known.list.length}:${price.value}`;
   if (state.report?.seen !== seen) state.report = { seen, report: await api('api/stats') };
   const { report } = state.report;
   const session = report.sessions.find((s) => s.trace_id === traceId || s.earlier.includes(traceId));
-  const main = page.calls.filter((c) => !c.side_call);
+  const main = known.list.filter((c) => !c.side_call);
   const pick = selected ?? main.at(-1)?.call;
-  show(JSON.stringify([session, detail, page, prompt.prompt?.tokens, prompt.prompt?.first_changed_byte, pick, price.value]), () => [
+  show(JSON.stringify([session, detail, known.list.length, known.notes, prompt.prompt?.tokens, prompt.prompt?.first_changed_byte, pick, price.value]), () => [
     el('h2', {}, detail.trace.mission || traceId),
     el('p', {}, `${session?.agent || 'an agent'} · ${detail.trace.status} · started ${when(detail.trace.created_at)} · last active ${when(detail.trace.updated_at)} · trace `,
       el('code', {}, traceId), session?.earlier.length ? ` (continues ${session.earlier.join(' → ')}: the agent compacted its own history)` : '',
@@ -166,7 +172,7 @@ async function sessionView(traceId, selected) {
     chartPanel(traceId, main, pick),
     planPanel(detail.goal_tree),
     promptPanel(traceId, prompt, main.at(-1)),
-    ...[...page.notes ?? [], ...detail.notes ?? []].map((n) => el('p', { class: 'hint' }, `Note: ${n}`)),
+    ...[...known.notes, ...detail.notes ?? []].map((n) => el('p', { class: 'hint' }, `Note: ${n}`)),
   ]);
   say(`Live: ${main.length} calls; updated ${new Date().toLocaleTimeString()}.`);
 }

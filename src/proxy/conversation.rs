@@ -75,7 +75,8 @@ impl<H: Host> Conversation<H> {
                 self.sessions.push(session);
             }
         }
-        let Some(index) = self.sessions.len().checked_sub(1) else { return unmanaged(notes) };
+        // Either branch left the request's session last.
+        let index = self.sessions.len() - 1;
         self.current = Some(index);
         let session = &mut self.sessions[index];
         let mut prepared = session.prepare(request).await;

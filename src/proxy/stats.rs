@@ -16,6 +16,7 @@ use super::session::CallRecord;
 use crate::config::Prices;
 use crate::goals::utc_day;
 use crate::host::Host;
+use crate::replay::cost;
 use crate::store::{TraceMeta, TraceStore};
 
 /// Sums over calls; a trace's, a session's, a day's or everything's. Serialized with its
@@ -132,17 +133,16 @@ impl Totals {
             }
             if call.side_call {
                 totals.side_calls += 1;
-                totals.cost += prices.cache_write * prompt as f64;
-                totals.agent_cost += prices.cache_write * client as f64;
+                totals.cost += cost(prices, 0, prompt as usize, 0);
+                totals.agent_cost += cost(prices, 0, client as usize, 0);
                 continue;
             }
             totals.calls += 1;
             let cached = (call.expected_cached_tokens as u64).min(prompt);
             totals.expected_cached_tokens += cached;
-            totals.cost += prices.cache_read * cached as f64 + prices.cache_write * (prompt - cached) as f64;
+            totals.cost += cost(prices, cached as usize, (prompt - cached) as usize, 0);
             let agent_cached = previous.min(client);
-            totals.agent_cost +=
-                prices.cache_read * agent_cached as f64 + prices.cache_write * (client - agent_cached) as f64;
+            totals.agent_cost += cost(prices, agent_cached as usize, (client - agent_cached) as usize, 0);
             previous = client;
         }
         totals

@@ -87,7 +87,7 @@ enum Route {
     Messages { trace_id: String, goal_id: String },
     Branch { trace_id: String, branch_id: String },
     Events { trace_id: String, since: u64 },
-    Calls(String),
+    Calls { trace_id: String, from: usize },
     Prompt(String),
     Originals { trace_id: String, ids: Vec<String> },
     Stats { since: Option<String> },
@@ -133,7 +133,11 @@ async fn read<H: Host>(store: &TraceStore<'_, H>, prices: &Prices, route: Route)
             page.events.retain(|e| e.id > since);
             ApiReply::json(&page)
         }
-        Route::Calls(id) => ApiReply::json(&store.calls(&id).await?),
+        Route::Calls { trace_id, from } => {
+            let mut page = store.calls(&trace_id).await?;
+            page.calls.drain(..from.min(page.calls.len()));
+            ApiReply::json(&page)
+        }
         Route::Prompt(id) => ApiReply::json(&store.prompt(&id).await?),
         Route::Originals { trace_id, ids } => ApiReply::json(&store.originals(&trace_id, &ids).await?),
         Route::Stats { since } => {
@@ -174,7 +178,9 @@ fn route(path: &str, query: &str) -> Result<Option<Route>> {
             trace_id: trace(id)?,
             since: number(param("since_event_id"), "since_event_id")?.unwrap_or(0),
         },
-        ["traces", id, "calls"] => Route::Calls(trace(id)?),
+        ["traces", id, "calls"] => {
+            Route::Calls { trace_id: trace(id)?, from: number(param("from"), "from")?.unwrap_or(0) as usize }
+        }
         ["traces", id, "prompt"] => Route::Prompt(trace(id)?),
         ["traces", id, "originals"] => Route::Originals { trace_id: trace(id)?, ids: message_ids(&required("ref")?)? },
         ["stats"] => {

@@ -840,6 +840,8 @@ fn the_dashboard_at_the_proxys_address_reads_the_store_and_refuses_bad_input(bui
     let id = hit["message_id"].as_str().unwrap();
     let (_, originals) = api(&format!("traces/sess-dash/originals?ref=raw%23{id}"));
     assert_eq!(originals["originals"][0]["text"].as_str(), Some("part 1: ".repeat(240).as_str()));
+    let (_, newest) = api("traces/sess-dash/calls?from=2");
+    assert_eq!(newest["calls"].as_array().map(Vec::len), Some(records.len() - 2), "only the calls after the first 2");
     let (_, prompt) = api("traces/sess-dash/prompt");
     assert!(prompt["prompt"]["tokens"].as_u64().unwrap() > 0, "{prompt}");
 
@@ -847,6 +849,7 @@ fn the_dashboard_at_the_proxys_address_reads_the_store_and_refuses_bad_input(bui
     for (path, status, code) in [
         ("search?q=%20", 400, "invalid_input"),
         ("search", 400, "invalid_input"),
+        ("traces/sess-dash/calls?from=-1", 400, "invalid_input"),
         ("stats?since=yesterday", 400, "invalid_input"),
         ("traces/sess-dash/originals?ref=m9..m1", 400, "invalid_input"),
         ("traces/sess-dash/originals?ref=m000999", 404, "host_not_found"),

@@ -47,11 +47,11 @@ export function savingsOf(calls: ProxyCallRecord[], prices: Prices): Savings {
     sentTokens: t.client_tokens,
     upstreamTokens: t.prompt_tokens,
     tokenSaving: t.client_tokens > 0 ? 1 - t.prompt_tokens / t.client_tokens : 0,
-    cachedShare: t.reported_prompt_tokens > 0 ? t.cache_read_tokens / t.reported_prompt_tokens : undefined,
+    cachedShare: t.cached_share ?? undefined,
     reportedCalls: t.reported_calls,
     cost: t.cost,
     agentCost: t.agent_cost,
-    costSaving: t.agent_cost > 0 ? 1 - t.cost / t.agent_cost : 0,
+    costSaving: t.saving,
   };
 }
 

@@ -51,20 +51,36 @@ pub fn headers(asset: &Asset) -> [(&'static str, &'static str); 5] {
     ]
 }
 
-/// Whether a request's `Host` names this machine (`127.0.0.1`, `localhost` or `[::1]`, with or
-/// without a port). Anything else is refused, so a web page that rebinds its own host name to
-/// this address reads nothing.
-pub fn is_local_host(host: &str) -> bool {
-    let name = match host.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
-    };
-    matches!(name.to_ascii_lowercase().as_str(), "127.0.0.1" | "localhost" | "::1")
+/// Why a request to the dashboard or its API is refused, or `None` when it is served. Its `Host`
+/// must name this machine (`127.0.0.1`, `localhost` or `[::1]`, with or without a port), so a
+/// web page that rebinds its own host name to this address reads nothing; and an `Origin` it
+/// carries (a browser sends one with every cross-site request and every WebSocket) must be this
+/// same origin, so another site's page can neither read nor load the server.
+pub fn refusal(host: &str, origin: Option<&str>) -> Option<String> {
+    if !is_local_host(host) {
+        return Some(format!("this server answers requests for 127.0.0.1 or localhost only, not for host `{host}`"));
+    }
+    match origin {
+        Some(origin) if !origin.eq_ignore_ascii_case(&format!("http://{host}")) => {
+            Some(format!("this server answers its own pages only, not a request from `{origin}`"))
+        }
+        _ => None,
+    }
 }
 
-/// The answer to a request for another host name.
-pub fn foreign_host_message(host: &str) -> String {
-    format!("this server answers requests for 127.0.0.1 or localhost only, not for host `{host}`")
+fn is_local_host(host: &str) -> bool {
+    let (name, port) = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((name, port)) => (name, port.strip_prefix(':').or(port.is_empty().then_some(""))),
+            None => return false,
+        },
+        None => match host.rsplit_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, Some("")),
+        },
+    };
+    let port_ok = port.is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()));
+    port_ok && matches!(name.to_ascii_lowercase().as_str(), "127.0.0.1" | "localhost" | "::1")
 }
 
 #[cfg(test)]
@@ -72,12 +88,25 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_this_machine_by_name_is_local() {
-        for host in ["127.0.0.1:8000", "localhost:1", "LOCALHOST", "[::1]:9", "127.0.0.1"] {
-            assert!(is_local_host(host), "{host}");
+    fn only_this_machine_by_name_and_its_own_pages_are_served() {
+        for host in ["127.0.0.1:8000", "localhost:1", "LOCALHOST", "[::1]:9", "[::1]", "127.0.0.1"] {
+            assert_eq!(refusal(host, None), None, "{host}");
         }
-        for host in ["", "evil.example:8000", "127.0.0.1.evil.example", "localhost.evil:80", "10.0.0.1"] {
-            assert!(!is_local_host(host), "{host}");
+        for host in [
+            "",
+            "evil.example:8000",
+            "127.0.0.1.evil.example",
+            "localhost.evil:80",
+            "10.0.0.1",
+            "[::1]x",
+            "[::1",
+            "localhost:8x",
+        ] {
+            assert!(refusal(host, None).is_some(), "{host}");
+        }
+        assert_eq!(refusal("127.0.0.1:8787", Some("http://127.0.0.1:8787")), None);
+        for origin in ["https://evil.example", "null", "http://localhost:8787", "http://127.0.0.1:9999"] {
+            assert!(refusal("127.0.0.1:8787", Some(origin)).unwrap().contains(origin), "{origin}");
         }
     }
 

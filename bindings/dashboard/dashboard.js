@@ -11,9 +11,10 @@ const POLL_MS = 2000;
 const PAGE_ROWS = 100;
 const view = document.getElementById('view');
 const status = document.getElementById('status');
+const liveLine = document.getElementById('live');
 const price = document.getElementById('price');
 const underProxy = location.pathname.startsWith('/workbench/');
-const state = { timer: 0, shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map() };
+const state = { timer: 0, generation: 0, focusKey: '', shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map() };
 
 price.value = localStorage.getItem('workbench.price') ?? price.value;
 price.addEventListener('change', () => {
@@ -23,7 +24,9 @@ price.addEventListener('change', () => {
 });
 document.getElementById('search').addEventListener('submit', (event) => {
   event.preventDefault();
-  location.hash = `#/search/${encodeURIComponent(document.getElementById('q').value.trim())}`;
+  const hash = `#/search/${encodeURIComponent(document.getElementById('q').value.trim())}`;
+  if (location.hash === hash) route(true); // the same search again reads the traces again
+  else location.hash = hash;
 });
 addEventListener('hashchange', () => route(true));
 route(true);
@@ -41,36 +44,50 @@ async function api(path) {
   return body;
 }
 
+/** Say something to the reader (a screen reader announces it): an error, or that it cleared. */
 function say(text, error = false) {
   status.textContent = text;
   status.classList.toggle('error', error);
 }
 
-/** Show the view the address names, and keep it live. */
+/** The time of the last live update, beside the status, never announced. */
+function live(text) {
+  liveLine.textContent = text;
+}
+
+/** Show the view the address names, and keep it live. A newer call (a click, the next poll)
+ * supersedes this one: what this one then reads is neither drawn nor polled again. */
 async function route(changed = false) {
   clearTimeout(state.timer);
+  const generation = ++state.generation;
   const [, kind, id, , call] = location.hash.split('/');
+  state.focusKey = document.activeElement?.closest?.('#view [data-focus-key]')?.dataset.focusKey ?? '';
   if (changed) {
     state.shown = '';
     view.replaceChildren();
   }
   try {
-    if (kind === 'session' && id) await sessionView(decodeURIComponent(id), call === undefined ? undefined : Number(call));
-    else if (kind === 'search' && id) await searchView(decodeURIComponent(id));
-    else await listView();
-    if (status.classList.contains('error')) say('');
+    if (kind === 'session' && id) await sessionView(decodeURIComponent(id), call === undefined ? undefined : Number(call), generation);
+    else if (kind === 'search' && id) await searchView(decodeURIComponent(id), generation);
+    else await listView(generation);
+    if (generation === state.generation && status.classList.contains('error')) say('');
   } catch (error) {
-    say(error.message, true);
+    if (generation === state.generation) say(error.message, true);
   }
-  if (changed) view.focus();
+  if (generation !== state.generation) return;
+  if (changed && !view.contains(document.activeElement)) view.focus();
   if (kind !== 'search') state.timer = setTimeout(route, POLL_MS);
 }
 
-/** Replace the view only when what it shows changed (a live poll that found nothing new keeps focus and scroll). */
-function show(key, build) {
-  if (key === state.shown) return;
+/** Replace the view only when what it shows changed (a live poll that found nothing new keeps
+ * focus and scroll), and only if no newer `route` began meanwhile. */
+function show(generation, key, build) {
+  if (generation !== state.generation || key === state.shown) return;
   state.shown = key;
   view.replaceChildren(...build().filter(Boolean));
+  // What had the focus before the redraw (a sort button, a filter, the chart) has it again.
+  const again = state.focusKey && view.querySelector(`[data-focus-key="${CSS.escape(state.focusKey)}"]`);
+  if (again) again.focus();
 }
 
 const dollars = (units) => {
@@ -114,9 +131,9 @@ const COLUMNS = [
   ['saving', 'Saving', (s) => percent(s.saving), true],
 ];
 
-async function listView() {
+async function listView(generation) {
   const report = await api('api/stats');
-  show(JSON.stringify([report, state.sort, state.agent, state.day, state.rows]), () => {
+  show(generation, JSON.stringify([report, state.sort, state.agent, state.day, state.rows]), () => {
     if (report.sessions.length === 0) return [emptyState()];
     const agents = [...new Set(report.sessions.map((s) => s.agent))].sort();
     const days = [...new Set(report.sessions.map((s) => s.day))].sort().reverse();
@@ -124,11 +141,11 @@ async function listView() {
     const { key, ascending } = state.sort;
     const order = (a, b) => (a[key] ?? -1) < (b[key] ?? -1) ? -1 : (a[key] ?? -1) > (b[key] ?? -1) ? 1 : 0;
     picked.sort((a, b) => (ascending ? order(a, b) : order(b, a)));
-    const filter = (label, value, options, set) => el('label', {}, `${label} `, el('select', { onchange: (e) => { set(e.target.value); state.shown = ''; route(); } },
+    const filter = (label, value, options, set) => el('label', {}, `${label} `, el('select', { 'data-focus-key': label, onchange: (e) => { set(e.target.value); state.shown = ''; route(); } },
       el('option', { value: '' }, 'all'), ...options.map((o) => el('option', { value: o, selected: o === value }, o || '(unnamed)'))));
     const head = el('tr', {}, ...COLUMNS.map(([k, label, , numeric]) => el('th', {
       class: numeric ? 'n' : '', scope: 'col', 'aria-sort': k === key ? (ascending ? 'ascending' : 'descending') : undefined },
-    el('button', { type: 'button', onclick: () => { state.sort = { key: k, ascending: k === key ? !ascending : false }; route(); } }, label))));
+    el('button', { type: 'button', 'data-focus-key': `sort-${k}`, onclick: () => { state.sort = { key: k, ascending: k === key ? !ascending : false }; route(); } }, label))));
     const rows = picked.slice(0, state.rows).map((s) => el('tr', { 'data-trace': s.trace_id }, ...COLUMNS.map(([, , cell, numeric]) => el('td', { class: numeric ? 'n' : '' }, cell(s)))));
     const dayRows = report.days.map((d) => el('tr', {}, el('td', {}, d.day), el('td', {}, d.agent || '–'), el('td', { class: 'n' }, String(d.sessions)),
       el('td', { class: 'n' }, String(d.calls)), el('td', { class: 'n' }, kilo(d.client_tokens)), el('td', { class: 'n' }, kilo(d.prompt_tokens)),
@@ -137,16 +154,17 @@ async function listView() {
       el('div', { class: 'filters' }, filter('Agent', state.agent, agents, (v) => { state.agent = v; }), filter('Day', state.day, days, (v) => { state.day = v; })),
       el('table', { id: 'sessions' }, el('caption', { class: 'hint' }, `${rows.length} of ${picked.length} sessions shown`
         + (picked.length < report.sessions.length ? ` (${report.sessions.length} in all)` : '') + ', live'), el('thead', {}, head), el('tbody', {}, ...rows)),
-      picked.length > rows.length ? el('button', { type: 'button', id: 'more', onclick: () => { state.rows += PAGE_ROWS; route(); } },
+      picked.length === 0 ? el('p', { class: 'empty' }, 'No session matches these filters.') : null,
+      picked.length > rows.length ? el('button', { type: 'button', id: 'more', 'data-focus-key': 'more', onclick: () => { state.rows += PAGE_ROWS; route(); } },
         `Show ${Math.min(PAGE_ROWS, picked.length - rows.length)} more`) : null,
       el('h2', {}, 'By day and agent'),
       el('table', { id: 'days' }, el('thead', {}, el('tr', {}, ...['Day', 'Agent', 'Sessions', 'Calls', 'Agent sent', 'Provider got', 'Cost', 'Saving']
         .map((h, i) => el('th', { scope: 'col', class: i > 1 ? 'n' : '' }, h)))), el('tbody', {}, ...dayRows))];
   });
-  say(`Live: updated ${new Date().toLocaleTimeString()}.`);
+  live(`Live: updated ${new Date().toLocaleTimeString()}.`);
 }
 
-async function sessionView(traceId, selected) {
+async function sessionView(traceId, selected, generation) {
   // Only the calls after those already here are asked for (calls.jsonl only grows).
   if (state.calls?.traceId !== traceId) state.calls = { traceId, list: [], notes: [] };
   const known = state.calls;
@@ -162,7 +180,7 @@ async function sessionView(traceId, selected) {
   const session = report.sessions.find((s) => s.trace_id === traceId || s.earlier.includes(traceId));
   const main = known.list.filter((c) => !c.side_call);
   const pick = selected ?? main.at(-1)?.call;
-  show(JSON.stringify([session, detail, known.list.length, known.notes, prompt.prompt?.tokens, prompt.prompt?.first_changed_byte, pick, price.value]), () => [
+  show(generation, JSON.stringify([session, detail, known.list.length, known.notes, prompt.prompt?.tokens, prompt.prompt?.first_changed_byte, pick, price.value]), () => [
     el('h2', {}, detail.trace.mission || traceId),
     el('p', {}, `${session?.agent || 'an agent'} · ${detail.trace.status} · started ${when(detail.trace.created_at)} · last active ${when(detail.trace.updated_at)} · trace `,
       el('code', {}, traceId), session?.earlier.length ? ` (continues ${session.earlier.join(' → ')}: the agent compacted its own history)` : '',
@@ -174,7 +192,7 @@ async function sessionView(traceId, selected) {
     promptPanel(traceId, prompt, main.at(-1)),
     ...[...known.notes, ...detail.notes ?? []].map((n) => el('p', { class: 'hint' }, `Note: ${n}`)),
   ]);
-  say(`Live: ${main.length} calls; updated ${new Date().toLocaleTimeString()}.`);
+  live(`Live: ${main.length} calls; updated ${new Date().toLocaleTimeString()}.`);
 }
 
 function chartPanel(traceId, calls, pick) {
@@ -189,7 +207,8 @@ function chartPanel(traceId, calls, pick) {
     + (call.usage ? `, ${(call.usage.cache_read_tokens ?? 0).toLocaleString('en')} reported read from it` : '')
     + (call.rewrites.length ? `; rewrote earlier prompt: ${call.rewrites.join(', ')}` : '')
     + (call.managed ? '' : '; sent unmanaged')
-    + (call.notes.length ? `; ${call.notes.join('; ')}` : '') + '.') : el('p', {}, 'No call yet.');
+    + (call.notes.length ? `; ${call.notes.join('; ')}` : '') + '.')
+    : el('p', { id: 'call-detail' }, calls.length ? `This session has no call ${pick}.` : 'No call yet.');
   return el('section', { class: 'panel', 'aria-label': 'Tokens per call' }, el('h2', {}, 'Tokens per call'), chart,
     el('p', { class: 'legend' }, el('span', { class: 'key' }), 'what the provider got',
       el('span', { class: 'key rewrite' }), 'a call that rewrote earlier prompt (its cache is lost after that point)',
@@ -259,7 +278,7 @@ function originalsToggle(traceId, ref) {
   return el('div', {}, button, holder);
 }
 
-async function searchView(query) {
+async function searchView(query, generation) {
   document.getElementById('q').value = query;
   const [page, report] = await Promise.all([api(`api/search?q=${encodeURIComponent(query)}`), api('api/stats')]);
   const title = (id) => report.sessions.find((s) => s.trace_id === id || s.earlier.includes(id))?.title || id;
@@ -267,7 +286,7 @@ async function searchView(query) {
     const at = text.toLowerCase().indexOf(query.toLowerCase());
     return at < 0 ? [text] : [text.slice(0, at), el('mark', {}, text.slice(at, at + query.length)), text.slice(at + query.length)];
   };
-  show(JSON.stringify(page), () => [
+  show(generation, JSON.stringify(page), () => [
     el('h2', {}, `${page.hits.length}${page.more ? '+' : ''} message${page.hits.length === 1 ? '' : 's'} holding “${query}”`),
     page.hits.length === 0 ? el('p', { class: 'empty' }, 'Nothing in the raw traces holds it. The search reads every recorded message in full, dropped outputs included.') : null,
     el('ol', { class: 'hits' }, ...page.hits.map((h) => el('li', {},

@@ -33,8 +33,15 @@ function svg(tag, attributes) {
 /** Draw `calls` (CallView-like: tokens, rewrites, raw_tokens?, number? (from 0 when absent)) of `total` into `container`;
  * `window` may be Infinity (none drawn). */
 export function renderChart(container, calls, total, selected, window, onSelect) {
-  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img',
-    'aria-label': `prompt tokens of ${calls.length} of ${total} calls` });
+  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img', tabindex: 0, 'data-focus-key': 'chart',
+    'aria-label': `prompt tokens of ${calls.length} of ${total} calls; the left and right arrow keys select a call` });
+  root.addEventListener('keydown', (event) => {
+    const step = { ArrowLeft: -1, ArrowRight: 1 }[event.key];
+    if (!step || calls.length === 0) return;
+    event.preventDefault();
+    onSelect(Math.min(calls.length - 1, Math.max(0, (selected < 0 ? calls.length : selected) + step)));
+  });
+  const hadFocus = container.contains(document.activeElement);
   const peak = Math.max(1, ...calls.map((c) => c.tokens));
   const rawPeak = Math.max(0, ...calls.map((c) => c.raw_tokens ?? 0));
   const hasWindow = Number.isFinite(window);
@@ -74,4 +81,5 @@ export function renderChart(container, calls, total, selected, window, onSelect)
     + (hasWindow ? `; window ${kilo(window)}` : '') + (per > 1 ? `; ${per} calls a bar, each its largest` : '');
   root.append(axis);
   container.replaceChildren(root);
+  if (hadFocus) root.focus();
 }

@@ -179,7 +179,7 @@ fn route(path: &str, query: &str) -> Result<Option<Route>> {
             since: number(param("since_event_id"), "since_event_id")?.unwrap_or(0),
         },
         ["traces", id, "calls"] => {
-            Route::Calls { trace_id: trace(id)?, from: number(param("from"), "from")?.unwrap_or(0) as usize }
+            Route::Calls { trace_id: trace(id)?, from: number(param("from"), "from")?.unwrap_or(0) }
         }
         ["traces", id, "prompt"] => Route::Prompt(trace(id)?),
         ["traces", id, "originals"] => Route::Originals { trace_id: trace(id)?, ids: message_ids(&required("ref")?)? },
@@ -192,13 +192,14 @@ fn route(path: &str, query: &str) -> Result<Option<Route>> {
         }
         ["search"] => Route::Search {
             needle: Needle::new(&required("q")?)?,
-            limit: number(param("limit"), "limit")?.map_or(SEARCH_LIMIT, |n| (n as usize).min(SEARCH_LIMIT)),
+            limit: number(param("limit"), "limit")?.map_or(SEARCH_LIMIT, |n: usize| n.min(SEARCH_LIMIT)),
         },
         _ => return Ok(None),
     }))
 }
 
-fn number(value: Option<&str>, name: &str) -> Result<Option<u64>> {
+/// A whole-number parameter, when given (one this platform cannot hold is refused, not wrapped).
+fn number<T: std::str::FromStr>(value: Option<&str>, name: &str) -> Result<Option<T>> {
     value.map(|v| v.parse().map_err(|_| invalid(format!("`{name}` is \"{v}\", not a whole number")))).transpose()
 }
 

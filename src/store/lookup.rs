@@ -7,7 +7,7 @@ use regex::RegexBuilder;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::layout::{self, TraceDir};
+use super::layout::{self, TraceDir, check_id};
 use super::load::{parse_json, read_lines, read_messages, read_meta, read_optional};
 use super::query::{TraceStore, not_found};
 use crate::error::{Error, Result};
@@ -201,6 +201,9 @@ pub fn message_ids(reference: &str) -> Result<Vec<String>> {
     };
     let reference = reference.strip_prefix("raw#").unwrap_or(reference);
     let (first, last) = reference.split_once("..").unwrap_or((reference, reference));
+    if check_id("message id", first).is_err() || check_id("message id", last).is_err() {
+        return Err(bad());
+    }
     let split = |id: &str| {
         let digits = id.len() - id.bytes().rev().take_while(u8::is_ascii_digit).count();
         let (prefix, number) = id.split_at(digits);
@@ -243,7 +246,8 @@ mod tests {
         assert_eq!(message_ids("raw#m000012").unwrap(), ["m000012"]);
         assert_eq!(message_ids("m000022..m000024").unwrap(), ["m000022", "m000023", "m000024"]);
         assert_eq!(message_ids("A-m000003").unwrap(), ["A-m000003"]);
-        for bad in ["", "m12..n14", "m000024..m000022", "nodigits", "m0..m999999"] {
+        let long = format!("m{}1", "0".repeat(400_000));
+        for bad in ["", "m12..n14", "m000024..m000022", "nodigits", "m0..m999999", "../m1", long.as_str()] {
             assert!(message_ids(bad).is_err(), "{bad}");
         }
     }

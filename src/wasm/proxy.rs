@@ -472,10 +472,10 @@ pub fn dashboard_asset_js(name: &str) -> Result<JsValue, JsValue> {
     }
 }
 
-/// Whether a request's `Host` names this machine; otherwise the refusal's message.
-#[wasm_bindgen(js_name = foreignHost)]
-pub fn foreign_host_js(host: &str) -> Option<String> {
-    (!crate::dashboard::is_local_host(host)).then(|| crate::dashboard::foreign_host_message(host))
+/// Why a request to the dashboard is refused (another host name, another site's page), or `undefined`.
+#[wasm_bindgen(js_name = dashboardRefusal)]
+pub fn dashboard_refusal_js(host: &str, origin: Option<String>) -> Option<String> {
+    crate::dashboard::refusal(host, origin.as_deref())
 }
 
 pub(super) fn invalid(message: String) -> JsValue {

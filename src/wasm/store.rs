@@ -136,7 +136,8 @@ impl TraceQuery {
     }
 
     /// The query API's answer to `method path?query` (`store::api`: every REST route, its checks
-    /// and its errors), costs priced at `prices`; it never rejects.
+    /// and its errors, as a status and a body), costs priced at `prices`; it rejects only prices
+    /// it cannot read.
     #[wasm_bindgen(unchecked_return_type = "Promise<{ status: number; body: string }>")]
     pub fn answer(
         &self,

@@ -1,8 +1,11 @@
 // The dashboard at the proxy's /workbench/, as `workbench serve` has it at its root: the page's
 // files and their CSP (embedded in the engine), the query API (the engine's `store::api` over the
-// proxy's trace store), and requests for another host name refused. Pure I/O around the engine.
+// proxy's trace store; live events over WebSocket are the native server's only), and requests
+// for another host name or from another site's page refused. Pure I/O around the engine. The
+// answers are read on this thread: a search over a large store holds up the proxy's requests
+// meanwhile (the native proxy reads on a blocking thread).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { dashboardAsset, foreignHost } from '../wasm/context_workbench.js';
+import { dashboardAsset, dashboardRefusal } from '../wasm/context_workbench.js';
 import { asWorkbenchError, guarded } from '../errors.js';
 import { nodeFsHost } from '../hosts/node-fs.js';
 import { TraceStore } from '../store.js';
@@ -28,21 +31,21 @@ export class Dashboard {
 
   async #serve(req: IncomingMessage, res: ServerResponse, within: string): Promise<void> {
     req.resume();
-    const host = req.headers.host ?? '';
-    const refusal = guarded(() => foreignHost(host));
+    const refusal = guarded(() => dashboardRefusal(req.headers.host ?? '', req.headers.origin));
     if (refusal) return json(res, 403, { error: { code: 'forbidden_host', message: refusal } }, true);
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const [pathname, query = ''] = (req.url ?? '/').split(/\?(.*)/s);
     const path = within;
-    if (path === '/' && !url.pathname.endsWith('/')) {
-      res.writeHead(308, { location: `${url.pathname}/`, 'content-length': '0' });
+    if (path === '/' && !pathname.endsWith('/')) {
+      res.writeHead(308, { location: `${pathname}/`, 'content-length': '0' });
       return void res.end();
     }
-    const asset = path.startsWith('/api/') ? undefined : guarded(() => dashboardAsset(path));
+    const method = req.method ?? 'GET';
+    const asset = path.startsWith('/api/') || !['GET', 'HEAD'].includes(method) ? undefined : guarded(() => dashboardAsset(path));
     if (asset) {
       res.writeHead(200, Object.fromEntries(asset.headers));
       return void res.end(asset.text);
     }
-    const reply = await this.store.answer(req.method ?? 'GET', path, url.search.slice(1), this.prices);
+    const reply = await this.store.answer(method, path, query, this.prices);
     res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(reply.body) });
     res.end(reply.body);
   }

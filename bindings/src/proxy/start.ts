@@ -60,11 +60,12 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   const flags = typeof options.upstream === 'string' ? [options.upstream] : options.upstream ?? [];
   const gateway = guarded(() => new ProxyGateway(options.config, flags, options.window, workspace, root));
   let pool: EnginePool;
-  let dashboard: Dashboard;
+  let dashboard: Dashboard | undefined;
   try {
     dashboard = await Dashboard.open(workspace, root, (gateway.config() as { prices: Prices }).prices);
     pool = await EnginePool.start({ workspace, config: gateway.config() }, options.engineThreads);
   } catch (error) {
+    dashboard?.dispose();
     gateway.free();
     throw error;
   }
@@ -81,6 +82,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   }).catch(async (error) => {
     await pool.terminate();
     gateway.free();
+    dashboard!.dispose();
     throw error;
   });
   // Small replies go out at once, not after a delayed ACK (~40 ms per request on keep-alive).
@@ -131,7 +133,8 @@ class Proxy {
   }
 
   handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const within = dashboardPath(new URL(req.url ?? '/', 'http://127.0.0.1').pathname);
+    // The path as it came (a request target `new URL` refuses is the gateway's to answer).
+    const within = dashboardPath((req.url ?? '/').split('?')[0]);
     if (within !== undefined) return this.dashboard.serve(req, res, within);
     const request = this.gateway.admit(req.method ?? 'GET', req.url ?? '/', req.rawHeaders);
     if (this.#closing) {

@@ -200,7 +200,9 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     assert.match(await row.textContent(), new RegExp(TASK));
     assert.deepEqual(await violations(page), []);
     let tabs = 0;
-    while (!(await page.evaluate(() => document.activeElement?.closest('#sessions tbody') !== null)) && tabs++ < 40) await page.keyboard.press('Tab');
+    const onRow = () => page.evaluate(() => document.activeElement?.closest('#sessions tbody') !== null);
+    while (!(await onRow()) && tabs++ < 40) await page.keyboard.press('Tab');
+    assert.ok(await onRow(), 'the keyboard reaches the session');
     await page.keyboard.press('Enter');
     await page.waitForSelector('#plan');
 
@@ -222,6 +224,12 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     const saving = `saving ${Math.round(savingOf(records) * 100)}%`;
     await page.waitForFunction((s) => document.querySelector('.totals .saving')?.textContent === s, saving, { timeout: 10_000 });
     assert.ok(records.some((r) => r.rewrites.length > 0), 'the window is small enough that the engine compacts');
+    // The chart takes the arrow keys: the call before the newest.
+    const numbers = records.filter((r) => !r.side_call).map((r) => r.call);
+    await page.focus('#chart svg');
+    await page.keyboard.press('ArrowLeft');
+    await page.waitForFunction((n) => document.querySelector('#call-detail')?.textContent.startsWith(`Call ${n}:`), numbers.at(-2));
+    assert.ok(await page.evaluate(() => document.activeElement?.closest('#chart') !== null), 'the chart keeps the focus');
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: path.join(artifacts, 'dashboard-session.png') });
 
@@ -233,7 +241,7 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     let found = false;
     for (let i = 0; i < await buttons.count() && !found; i++) {
       await buttons.nth(i).click();
-      await page.waitForSelector(`#prompt .originals >> nth=0`);
+      await page.waitForFunction((n) => document.querySelectorAll('#prompt .msg.compressed button.expand')[n]?.getAttribute('aria-expanded') === 'true', i);
       const more = page.locator('#prompt .originals button.link');
       while (await more.count() > 0) await more.first().click();
       found = (await texts(page, '#prompt .originals pre')).some((t) => t.includes(NEEDLE));
@@ -278,7 +286,7 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
         await row.waitFor();
         assert.match(await row.textContent(), new RegExp(TASK), name);
         assert.equal(await page.textContent('.totals .saving'), `saving ${Math.round(savingOf(records) * 100)}%`, name);
-        assert.match(await page.textContent('#status'), /Live/, name);
+        assert.match(await page.textContent('#live'), /Live/, name);
         if (name === 'workbench serve') await page.screenshot({ path: path.join(artifacts, 'dashboard-sessions.png') });
         await row.locator('a').click();
         await page.waitForFunction(() => document.querySelectorAll('#plan li[data-status=completed]').length === 3);

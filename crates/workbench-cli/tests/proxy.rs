@@ -8,6 +8,7 @@
 #[macro_use]
 mod proxy_support;
 
+use std::io::{Read, Write};
 use std::path::Path;
 
 use context_workbench::replay::ReplaySession;
@@ -861,6 +862,20 @@ fn the_dashboard_at_the_proxys_address_reads_the_store_and_refuses_bad_input(bui
     }
     let (status, _, body) = get(&format!("{base}/api/stats"), &[("host", "rebound.example:80")]);
     assert_eq!(status, 403, "{body}");
+    // Another site's page (a browser sends its Origin with every cross-site request and WebSocket).
+    let (status, _, body) = get(&format!("{base}/api/stats"), &[("origin", "https://evil.example")]);
+    assert_eq!(status, 403, "{body}");
+    let (status, _, _) = get(&format!("{base}/"), &[("origin", &proxy.url)]);
+    assert_eq!(status, 200);
+    // A request target a URL parser refuses gets an answer and stops nothing.
+    for target in ["http://a:99999/workbench/", "//[::1/workbench/"] {
+        let mut stream = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
+        write!(stream, "GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        let _ = stream.read_to_string(&mut answer);
+        assert!(answer.starts_with("HTTP/1.1 "), "{target}: {answer}");
+    }
+    assert_eq!(get(&format!("{base}/api/stats"), &[]).0, 200, "the proxy still answers");
     let (status, log) = proxy.stop();
     assert!(status.success(), "{log}");
 }

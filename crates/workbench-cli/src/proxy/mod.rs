@@ -96,15 +96,18 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
         }
         println!("{}", gateway.banner(&address));
         // The dashboard under a path no provider's API uses; everything else is the agents'.
+        let (dashboard, dashboard_stopping) = crate::serve::dashboard(&store_dir, config.prices.clone())?;
         let router = axum::Router::new()
-            .nest_service(DASHBOARD_PATH, crate::serve::dashboard(&store_dir, config.prices.clone())?)
+            .nest_service(DASHBOARD_PATH, dashboard)
             .fallback(handler::handle)
             .with_state(Arc::clone(&app));
         // Small replies go out at once, not after a delayed ACK (~40 ms per keep-alive request).
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        let served = axum::serve(listener, router).with_graceful_shutdown(stop(Arc::clone(&app), grace, signal)).await;
+        let served = axum::serve(listener, router)
+            .with_graceful_shutdown(stop(Arc::clone(&app), grace, signal, dashboard_stopping))
+            .await;
         app.log.finish();
         app.log.line(&stopping_line());
         for failure in app.registry.close_all().await {
@@ -114,11 +117,12 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
     })
 }
 
-/// Resolves at the first stop signal, once no new request is taken; then cuts what is still in
-/// flight after the grace, or at a second signal.
-async fn stop(app: Arc<App>, grace: Duration, mut signal: StopSignal) {
+/// Resolves at the first stop signal, once no new request is taken and the dashboard's watchers
+/// are told; then cuts what is still in flight after the grace, or at a second signal.
+async fn stop(app: Arc<App>, grace: Duration, mut signal: StopSignal, dashboard: crate::serve::Stopping) {
     signal.recv().await;
     app.begin_stopping();
+    dashboard.stop();
     tokio::spawn(async move {
         tokio::select! {
             () = tokio::time::sleep(grace) => {}

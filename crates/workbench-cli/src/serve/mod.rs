@@ -45,10 +45,21 @@ impl AppState {
 }
 
 /// The query API and the dashboard over the traces under `store`, for `workbench proxy` to
-/// serve under its own address.
-pub fn dashboard(store: &Path, prices: Prices) -> Result<axum::Router, String> {
+/// serve under its own address, and what tells its watchers the server is stopping.
+pub fn dashboard(store: &Path, prices: Prices) -> Result<(axum::Router, Stopping), String> {
     let fs = WorkspaceFs::new(store).map_err(|e| format!("trace root {}: {e}", store.display()))?;
-    Ok(routes::router(AppState::new(fs, prices)))
+    let state = AppState::new(fs, prices);
+    let stopping = Stopping(Arc::clone(&state.stopping));
+    Ok((routes::router(state), stopping))
+}
+
+/// Sends every watcher its Close frame (1001, going away).
+pub struct Stopping(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Stopping {
+    pub fn stop(&self) {
+        self.0.send_replace(true);
+    }
 }
 
 /// How long watchers get to send their Close frames once the server is stopping.

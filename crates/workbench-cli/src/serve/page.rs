@@ -29,13 +29,15 @@ fn asset_response(name: &str) -> Response {
     }
 }
 
-/// Refuse a request whose `Host` is not this machine by name (DNS rebinding).
+/// Refuse a request for another host name (DNS rebinding) or from another site's page
+/// (`dashboard::refusal`), WebSocket upgrades included.
 pub async fn local_host_only(request: Request, next: Next) -> Response {
-    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-    if dashboard::is_local_host(host) {
-        return next.run(request).await;
-    }
-    let message = dashboard::foreign_host_message(host);
+    let refusal = {
+        let headers = request.headers();
+        let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+        dashboard::refusal(host, headers.get(header::ORIGIN).and_then(|h| h.to_str().ok()))
+    };
+    let Some(message) = refusal else { return next.run(request).await };
     let mut response = ApiError::new(StatusCode::FORBIDDEN, "forbidden_host", message).into_response();
     response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
     response

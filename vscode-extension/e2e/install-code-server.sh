@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install a real VS Code (the npm package code-server) for the end-to-end test, with the Node 24
-# it needs, under vscode-extension/.e2e/ (gitignored). Idempotent: a finished install is kept.
+# it needs: Node under vscode-extension/.e2e/ (gitignored), code-server in the user's cache, linked
+# from there. Idempotent: a finished install is kept.
 # The system Node stays as it is; Node 24 is only on PATH for code-server.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,10 +29,12 @@ fi
 
 # code-server and its dependencies exactly as locked in e2e/code-server/ (npm ci); a changed lock
 # reinstalls. Its own install script then fetches VS Code's modules with VS Code's own locks.
+# Installed once per machine for each lock, in the user's cache (as npm and cargo keep theirs):
+# .e2e/code-server links to it.
 locked="$here/e2e/code-server"
-server_dir="$e2e/code-server"
 lock_hash=$(cat "$locked/package.json" "$locked/package-lock.json" | sha256sum | cut -c1-16)
-marker="$server_dir/.installed-$lock_hash"
+server_dir="${XDG_CACHE_HOME:-$HOME/.cache}/context-workbench/code-server-$lock_hash"
+marker="$server_dir/.installed"
 if [ ! -f "$marker" ]; then
   echo "install-code-server: code-server $code_server_version (about 2 minutes)"
   rm -rf "$server_dir" && mkdir -p "$server_dir"
@@ -41,3 +44,5 @@ if [ ! -f "$marker" ]; then
     || { tail -40 "$server_dir/install.log"; exit 1; }
   touch "$marker"
 fi
+mkdir -p "$e2e"
+[ "$(readlink "$e2e/code-server")" = "$server_dir" ] || { rm -rf "$e2e/code-server" && ln -s "$server_dir" "$e2e/code-server"; }

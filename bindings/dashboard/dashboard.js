@@ -177,7 +177,8 @@ async function sessionView(traceId, selected, generation) {
   const seen = `${traceId}:${known.list.length}:${price.value}`;
   if (state.report?.seen !== seen) state.report = { seen, report: await api('api/stats') };
   const { report } = state.report;
-  const session = report.sessions.find((s) => s.trace_id === traceId || s.earlier.includes(traceId));
+  const session = report.sessions.find((s) => s.trace_id === traceId || s.earlier.includes(traceId) || s.branches.includes(traceId));
+  const caller = detail.trace.branch_of;
   const main = known.list.filter((c) => !c.side_call);
   const pick = selected ?? main.at(-1)?.call;
   show(generation, JSON.stringify([session, detail, known.list.length, known.notes, prompt.prompt?.tokens, prompt.prompt?.first_changed_byte, pick, price.value]), () => [
@@ -186,7 +187,9 @@ async function sessionView(traceId, selected, generation) {
       el('code', {}, traceId), session?.earlier.length ? ` (continues ${session.earlier.join(' → ')}: the agent compacted its own history)` : '',
       ' · raw files: ', el('a', { href: `api/traces/${encodeURIComponent(traceId)}/calls` }, 'calls.jsonl'), ', ',
       el('a', { href: `api/traces/${encodeURIComponent(traceId)}` }, 'meta and plan')),
-    session ? totalsLine(session) : el('p', {}, 'No call recorded yet.'),
+    caller ? el('p', {}, 'A sub-agent of ', sessionLink(caller.trace_id, caller.trace_id), ', started by its call ', el('code', {}, caller.call_id),
+      '; its calls are counted in that session.') : session ? totalsLine(session) : el('p', {}, 'No call recorded yet.'),
+    !caller && session?.branches.length ? el('p', {}, 'Sub-agents it ran: ', ...session.branches.flatMap((id, i) => [i ? ', ' : '', sessionLink(id, id)])) : '',
     chartPanel(traceId, main, pick),
     planPanel(detail.goal_tree),
     promptPanel(traceId, prompt, main.at(-1)),

@@ -23,7 +23,9 @@ use crate::store::layout::{self, TraceDir};
 use crate::store::load::{
     parse_json, read_events, read_goal_tree, read_lines, read_messages, read_meta, read_optional,
 };
-use crate::store::records::{AgentSnapshot, BranchMeta, CONTINUES_KEY, LogEntry, STORE_FORMAT_VERSION, TraceMeta};
+use crate::store::records::{
+    AgentSnapshot, BRANCH_OF_KEY, BranchMeta, CONTINUES_KEY, LogEntry, STORE_FORMAT_VERSION, TraceMeta,
+};
 use crate::store::{Redactor, SessionEnd, check_id};
 use crate::workbench::recall::original;
 
@@ -312,6 +314,7 @@ impl<H: Host> Engine<H> {
             event_count: tree.map_or(0, |t| t.events().last_id()),
             calls: state.calls as u64,
             continues: state.trace.metadata.get(CONTINUES_KEY).and_then(Value::as_str).map(str::to_owned),
+            branch_of: state.trace.metadata.get(BRANCH_OF_KEY).and_then(|v| serde_json::from_value(v.clone()).ok()),
         };
         plan.replace_if_changed(dir.file(layout::META), &meta);
         let mut parts = Parts::new(&saved.parts, &store.redactor);

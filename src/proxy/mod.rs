@@ -35,6 +35,7 @@ pub mod route;
 pub mod session;
 pub mod sse;
 pub mod stats;
+mod subagents;
 pub mod table;
 pub mod upstreams;
 pub mod wire;
@@ -51,7 +52,7 @@ pub use route::{DASHBOARD_PATH, Format, HeaderHints, Provider, Route, classify, 
 pub use session::{CALLS_FILE, CallRecord, Extension, Prepared, ProxySession};
 pub use table::SessionTable;
 pub use upstreams::Upstreams;
-pub use worker::{TraceIds, Worker};
+pub use worker::{Shared, TraceIds, Worker};
 
 use crate::config::Config;
 

@@ -186,14 +186,19 @@ impl ClientRequest {
     /// auto-compact and `/compact`): its first user message is the summary of what came before.
     pub fn continues_a_compacted_history(&self) -> bool {
         const MARKERS: [&str; 1] = ["This session is being continued from a previous conversation"];
+        let opening = self.opening_text();
+        MARKERS.iter().any(|m| opening.starts_with(m))
+    }
+
+    /// The user's words the conversation opens with: the first user message's text, without
+    /// the reminders an agent injects (Claude Code sends them as blocks of their own), trimmed.
+    pub fn opening_text(&self) -> String {
         let first = self.messages.iter().flat_map(|m| &m.drafts).find(|d| d.role == Some(Role::User));
-        let text = first.and_then(|d| {
-            d.content.iter().find_map(|p| match p {
-                ContentPart::Text { text } => Some(without_reminders(text)),
-                _ => None,
-            })
+        let texts = first.into_iter().flat_map(|d| &d.content).filter_map(|p| match p {
+            ContentPart::Text { text } => Some(without_reminders(text)),
+            _ => None,
         });
-        text.is_some_and(|t| MARKERS.iter().any(|m| t.trim_start().starts_with(m)))
+        texts.collect::<Vec<_>>().join("\n").trim().to_owned()
     }
 
     /// A side call (a title, a one-shot classification such as Claude Code's auto-mode check):

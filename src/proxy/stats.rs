@@ -156,6 +156,9 @@ pub struct SessionStats {
     pub trace_id: String,
     /// The traces it went on from, oldest first (`meta.json`'s `continues`).
     pub earlier: Vec<String>,
+    /// The sub-agents it ran (`meta.json`'s `branch_of`), their sub-agents too; their calls are
+    /// in its sums.
+    pub branches: Vec<String>,
     /// The agent as the proxy named it, or empty.
     pub agent: String,
     /// The user's words: the first trace's mission.
@@ -229,7 +232,7 @@ pub fn stats(traces: &[TraceCalls], prices: &Prices, since: Option<&str>) -> Sta
         proxied.values().filter_map(|t| t.meta.continues.as_deref()).filter(|id| proxied.contains_key(id)).collect();
     let mut sessions: Vec<SessionStats> = proxied
         .values()
-        .filter(|t| !continued.contains(&t.meta.trace_id.as_str()))
+        .filter(|t| !continued.contains(&t.meta.trace_id.as_str()) && caller(t, &proxied).is_none())
         .map(|newest| session(newest, &proxied, prices))
         .filter(|s| since.is_none_or(|day| s.day.as_str() >= day))
         .collect();
@@ -256,8 +259,22 @@ fn session(newest: &TraceCalls, proxied: &BTreeMap<&str, &TraceCalls>, prices: &
         parts.push(earlier);
     }
     parts.reverse();
+    // Its sub-agents: the traces whose caller is one of its parts, or one of them.
+    let mut branches: Vec<&TraceCalls> = Vec::new();
+    let mut found = true;
+    while found {
+        found = false;
+        for trace in proxied.values() {
+            let ours =
+                caller(trace, proxied).is_some_and(|id| parts.iter().chain(&branches).any(|p| p.meta.trace_id == id));
+            if ours && !branches.iter().any(|b| b.meta.trace_id == trace.meta.trace_id) {
+                branches.push(trace);
+                found = true;
+            }
+        }
+    }
     let mut totals = Totals::default();
-    for part in &parts {
+    for part in parts.iter().chain(&branches) {
         totals.add(&Totals::of_trace(&part.calls, prices));
     }
     totals.sessions = 1;
@@ -266,6 +283,7 @@ fn session(newest: &TraceCalls, proxied: &BTreeMap<&str, &TraceCalls>, prices: &
     SessionStats {
         trace_id: newest.meta.trace_id.clone(),
         earlier: parts[..parts.len() - 1].iter().map(|p| p.meta.trace_id.clone()).collect(),
+        branches: branches.iter().map(|b| b.meta.trace_id.clone()).collect(),
         agent: agent.unwrap_or_default().to_owned(),
         title: first.meta.mission.clone(),
         status: newest.meta.status.clone(),
@@ -274,6 +292,26 @@ fn session(newest: &TraceCalls, proxied: &BTreeMap<&str, &TraceCalls>, prices: &
         day: utc_day(newest.meta.updated_at),
         totals,
     }
+}
+
+/// The trace whose sub-agent `trace` is, when that trace is in `proxied` and the callers do not
+/// go round in a circle (then `trace` stands as a session of its own).
+fn caller<'a>(trace: &'a TraceCalls, proxied: &BTreeMap<&str, &'a TraceCalls>) -> Option<&'a str> {
+    let of = |t: &'a TraceCalls| {
+        t.meta.branch_of.as_ref().map(|b| b.trace_id.as_str()).filter(|id| proxied.contains_key(id))
+    };
+    let first = of(trace)?;
+    let mut up = first;
+    for _ in 0..proxied.len() {
+        if up == trace.meta.trace_id {
+            return None;
+        }
+        match proxied.get(up).and_then(|t| of(t)) {
+            Some(next) => up = next,
+            None => return Some(first),
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -294,7 +332,39 @@ mod tests {
             event_count: 0,
             calls: 2,
             continues: continues.map(str::to_owned),
+            branch_of: None,
         }
+    }
+
+    fn branch(id: &str, caller: &str) -> TraceMeta {
+        let branch_of = Some(crate::store::BranchOf { trace_id: caller.into(), call_id: "toolu_1".into() });
+        TraceMeta { branch_of, ..meta(id, 30_000, None) }
+    }
+
+    #[test]
+    fn a_sub_agents_trace_is_a_branch_of_its_callers_session_and_counted_in_it() {
+        let one = || vec![call(1000, 1000, 0, false)];
+        let traces = vec![
+            TraceCalls { meta: meta("s", 20_000, None), calls: one() },
+            TraceCalls { meta: meta("s-2", 20_010, Some("s")), calls: one() },
+            TraceCalls { meta: branch("s-3", "s"), calls: one() },
+            TraceCalls { meta: branch("s-4", "s-3"), calls: one() },
+            // Callers in a circle, and a caller not in the store: sessions of their own.
+            TraceCalls { meta: branch("x", "y"), calls: one() },
+            TraceCalls { meta: branch("y", "x"), calls: one() },
+            TraceCalls { meta: branch("z", "gone"), calls: one() },
+        ];
+        let report = stats(&traces, &Prices::default(), None);
+        let mut ids: Vec<(&str, Vec<&str>)> = report
+            .sessions
+            .iter()
+            .map(|s| (s.trace_id.as_str(), s.branches.iter().map(String::as_str).collect()))
+            .collect();
+        ids.sort();
+        assert_eq!(ids, [("s-2", vec!["s-3", "s-4"]), ("x", vec![]), ("y", vec![]), ("z", vec![])]);
+        let s = report.sessions.iter().find(|s| s.trace_id == "s-2").unwrap();
+        assert_eq!((s.totals.calls, s.totals.sessions), (4, 1));
+        assert_eq!(report.total.calls, 7);
     }
 
     fn call(client: usize, prompt: usize, cached: usize, side: bool) -> CallRecord {

@@ -12,11 +12,19 @@ use super::reply::ReplyOutcome;
 use super::request::{ClientRequest, SessionKey};
 use super::session::{CALLS_FILE, CallRecord, Extension, Prepared, ProxySession};
 use super::session_config;
+use super::subagents::{Spawns, spawning_calls};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::host::Host;
-use crate::store::CONTINUES_KEY;
 use crate::store::recover::mark_interrupted;
+use crate::store::{BRANCH_OF_KEY, CONTINUES_KEY};
+
+/// What the workers of one proxy share (on several threads natively).
+#[derive(Debug, Default)]
+pub struct Shared {
+    pub ids: TraceIds,
+    pub spawns: Spawns,
+}
 
 /// The trace ids handed out in one proxy process, so no two sessions share one (workers on
 /// several threads share it).
@@ -41,7 +49,7 @@ impl TraceIds {
 pub struct Worker<H: Host + Clone> {
     host: H,
     config: Config,
-    ids: Arc<TraceIds>,
+    shared: Arc<Shared>,
     /// Each key's conversation by the key's name.
     conversations: RefCell<HashMap<String, Slot<H>>>,
 }
@@ -56,9 +64,9 @@ impl<H: Host + Clone> Worker<H> {
     /// Sessions saved through `host` under `config.store.root`, their engines configured by
     /// `config` (with the LLM compactor only when `host_has_llm`: otherwise the embedded one
     /// writes the blocks, as in the replay).
-    pub fn new(host: H, config: Config, host_has_llm: bool, ids: Arc<TraceIds>) -> Worker<H> {
+    pub fn new(host: H, config: Config, host_has_llm: bool, shared: Arc<Shared>) -> Worker<H> {
         let config = session_config(config, host_has_llm);
-        Worker { host, config, ids, conversations: RefCell::default() }
+        Worker { host, config, shared, conversations: RefCell::default() }
     }
 
     pub fn config(&self) -> &Config {
@@ -96,7 +104,7 @@ impl<H: Host + Clone> Worker<H> {
             if let Some(session) = self.stored_session(key, request).await {
                 return Ok(session);
             }
-            let (host, config, ids) = (&self.host, &self.config, &self.ids);
+            let (host, config, ids) = (&self.host, &self.config, &self.shared.ids);
             let base = key.trace_base();
             let n = fresh_trace_number(host, &config.store.root, &base, |id| ids.reserve(id)).await;
             let id = numbered(&base, n);
@@ -105,6 +113,10 @@ impl<H: Host + Clone> Worker<H> {
             // The agent compacted its own history: the session goes on from the one before.
             if n > 1 && request.continues_a_compacted_history() {
                 engine.set_metadata(CONTINUES_KEY, numbered(&base, n - 1).into());
+            }
+            // A sub-agent the agent started: a branch of its caller's session.
+            if let Some(caller) = self.shared.spawns.claim(&request.opening_text()) {
+                engine.set_metadata(BRANCH_OF_KEY, serde_json::to_value(caller).unwrap_or_default());
             }
             ProxySession::new(engine, request.format).map_err(|e| e.to_string())
         };
@@ -119,8 +131,12 @@ impl<H: Host + Clone> Worker<H> {
             let notes = vec![format!("{BUSY}; the reply is not recorded")];
             return CallRecord { status: Some(status), usage: outcome.usage, notes, ..CallRecord::default() };
         };
+        let spawning = if outcome.completed { spawning_calls(&outcome.parts) } else { Vec::new() };
         let record = conversation.finish(status, outcome).await;
         self.put_back(name, conversation);
+        if record.managed && !spawning.is_empty() {
+            self.shared.spawns.note(&record.trace_id, spawning);
+        }
         record
     }
 
@@ -168,7 +184,7 @@ impl<H: Host + Clone> Worker<H> {
             if !matches!(self.host.stat(&format!("{root}/{id}/meta.json")).await, Ok(Some(_))) {
                 break;
             }
-            if !self.ids.reserve(&id) {
+            if !self.shared.ids.reserve(&id) {
                 continue;
             }
             let opened = Engine::open(self.host.clone(), self.config.clone(), Some(&id)).await.ok();
@@ -181,10 +197,10 @@ impl<H: Host + Clone> Worker<H> {
             match (session, fits) {
                 (Some(session), Some(from)) if best.as_ref().is_none_or(|(b, _)| from > *b) => {
                     if let Some((_, replaced)) = best.replace((from, session)) {
-                        self.ids.release(replaced.engine().trace_id().as_str());
+                        self.shared.ids.release(replaced.engine().trace_id().as_str());
                     }
                 }
-                _ => self.ids.release(&id),
+                _ => self.shared.ids.release(&id),
             }
         }
         best.map(|(_, session)| session)
@@ -194,7 +210,7 @@ impl<H: Host + Clone> Worker<H> {
     pub async fn close(&self, name: &str) -> Vec<String> {
         let taken = self.conversations.borrow_mut().remove(name);
         if let Some(conversation) = taken.as_ref().and_then(|slot| slot.conversation.as_ref()) {
-            conversation.trace_ids().iter().for_each(|id| self.ids.release(id));
+            conversation.trace_ids().iter().for_each(|id| self.shared.ids.release(id));
         }
         match taken {
             Some(Slot { conversation: Some(mut conversation), .. }) => conversation.close_all().await,

@@ -36,11 +36,26 @@ pub struct TraceMeta {
     /// `/compact`), and its session went on here with the summary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub continues: Option<String>,
+    /// The call of another trace that started this one: a sub-agent (Claude Code's `Agent`
+    /// tool) runs as a branch of its caller's session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_of: Option<BranchOf>,
 }
 
 /// The key of `Trace::metadata` that names the trace a session goes on from (`meta.json`'s
 /// `continues`).
 pub const CONTINUES_KEY: &str = "continues";
+
+/// The key of `Trace::metadata` that holds `meta.json`'s `branch_of`.
+pub const BRANCH_OF_KEY: &str = "branch_of";
+
+/// A sub-agent's caller: its trace and the tool call that started the sub-agent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct BranchOf {
+    pub trace_id: String,
+    pub call_id: String,
+}
 
 /// How a session ended, as `meta.json`'s `status` says it (until the session records more).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -57,5 +57,6 @@ async fn adopted<H: Host>(host: &H, dir: &TraceDir, id: &str) -> Result<TraceMet
         event_count: 0,
         calls: 0,
         continues: None,
+        branch_of: None,
     })
 }

@@ -17,7 +17,7 @@ use super::engine::config_from_js;
 use super::error::to_js_error;
 use super::host::JsHost;
 use super::proxy::invalid;
-use crate::proxy::{CallRecord, Decision, Gateway, ReplyOutcome, RequestHead, Route, TraceIds, Upstreams, Worker};
+use crate::proxy::{CallRecord, Decision, Gateway, ReplyOutcome, RequestHead, Route, Shared, Upstreams, Worker};
 use crate::tokens::require_ranks;
 
 /// The engines of one worker thread.
@@ -60,7 +60,7 @@ impl ProxyWorker {
         let config = js(config_from_js(config))?;
         js(require_ranks(config.encoding))?;
         let gateway = Gateway::new(&config, Upstreams::default());
-        let worker = Worker::new(host, config, false, Arc::new(TraceIds::default()));
+        let worker = Worker::new(host, config, false, Arc::new(Shared::default()));
         Ok(ProxyWorker { inner: Rc::new(Inner { gateway, worker }) })
     }
 

@@ -89,6 +89,11 @@ export type BranchId = string;
  */
 export type BranchMeta = { cumulative_stats: GoalStats, goal_count: number, message_count: number, id: BranchId, explore_start_id: GoalId, description: string, status: BranchStatus, summary?: string, };
 
+/**
+ * A sub-agent's caller: its trace and the tool call that started the sub-agent.
+ */
+export type BranchOf = { trace_id: string, call_id: string, };
+
 export type BranchStatus = "exploring" | "completed";
 
 /**
@@ -1092,6 +1097,11 @@ export type TraceMeta = {
    * `/compact`), and its session went on here with the summary.
    */
   continues?: string | null,
+  /**
+   * The call of another trace that started this one: a sub-agent (Claude Code's `Agent`
+   * tool) runs as a branch of its caller's session.
+   */
+  branch_of?: BranchOf | null,
 };
 
 /**

@@ -360,6 +360,89 @@ fn claude_code_session(build: Build) {
     proxy_support::coder::matrix_row(build, "Messages", 60_000, Some(goals.len()), &records);
 }
 
+/// What Claude Code's sub-agent is asked, through its `Agent` tool.
+const SUB_TASK: &str = "Find where the parser fails and report the line.";
+
+/// Claude Code starts a sub-agent (its `Agent` tool): the sub-agent's conversation is recorded
+/// as a branch of the caller's trace, linked to the call that started it; its answer reaches
+/// the caller as that call's result; the session's sums hold both.
+fn claude_code_sub_agent(build: Build) {
+    let clients = clients();
+    let root = scratch(&format!("claude-code-sub-agent-{build:?}"));
+    let (work, home) = (root.join("work"), root.join("home"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    let ids = AtomicUsize::new(0);
+    let upstream = Upstream::start(move |request: &Received| {
+        let body = request.json();
+        if request.path.contains("count_tokens") || request.method != "POST" {
+            return Reply::Json { status: 200, body: json!({"input_tokens": 1000}).to_string() };
+        }
+        let id = format!("msg_sub_{}", ids.fetch_add(1, Ordering::SeqCst));
+        let opening = body["messages"][0].to_string();
+        let answered = body["messages"].to_string().contains("tool_result");
+        let tools = body["tools"].as_array().cloned().unwrap_or_default();
+        let blocks = if tools.is_empty() {
+            vec![json!({"type": "text", "text": "Parser bug"})]
+        } else if opening.contains(SUB_TASK) {
+            vec![json!({"type": "text", "text": "The parser fails at parser.py line 12."})]
+        } else if !answered {
+            let input = json!({"description": "Find the bug", "prompt": SUB_TASK, "subagent_type": "general-purpose"});
+            vec![json!({"type": "tool_use", "id": "toolu_spawn1", "name": "Agent", "input": input})]
+        } else {
+            vec![json!({"type": "text", "text": DONE})]
+        };
+        let usage = json!({"input_tokens": 1000, "output_tokens": 10});
+        Reply::Events { events: anthropic_events(&id, &blocks, usage), cut_after: None }
+    });
+    let proxy = Proxy::start_build(build, &work, &["--upstream", upstream.url.as_str()]);
+    let output = Command::new("node")
+        .arg(clients.join("node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs"))
+        .args(["-p", "Find the parser bug."])
+        .current_dir(&work)
+        .env("HOME", &home)
+        .env("ANTHROPIC_BASE_URL", &proxy.url)
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .output()
+        .expect("run Claude Code");
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success() && stdout.contains(DONE), "Claude Code: {stdout}\nproxy log:\n{log}");
+    let sub_requests =
+        upstream.requests().iter().filter(|r| r.json()["messages"][0].to_string().contains(SUB_TASK)).count();
+    assert!(sub_requests >= 1, "Claude Code ran the sub-agent through the proxy\n{log}");
+
+    let store = work.join(".trace");
+    let metas: Vec<Value> = std::fs::read_dir(&store)
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("meta.json")).ok())
+        .map(|text| serde_json::from_str(&text).unwrap())
+        .collect();
+    let (branches, callers): (Vec<&Value>, Vec<&Value>) = metas.iter().partition(|m| m.get("branch_of").is_some());
+    assert_eq!((callers.len(), branches.len()), (1, 1), "the caller and its sub-agent: {metas:?}\n{log}");
+    let (caller, branch) = (callers[0]["trace_id"].as_str().unwrap(), branches[0]["trace_id"].as_str().unwrap());
+    assert_eq!(branches[0]["branch_of"], json!({"trace_id": caller, "call_id": "toolu_spawn1"}), "{log}");
+    assert_eq!(branches[0]["mission"], SUB_TASK);
+    let branch_calls = main_calls(&store, branch);
+    assert!(!branch_calls.is_empty() && branch_calls.iter().all(|c| c["managed"] == json!(true)), "{log}");
+    // The sub-agent's answer is the caller's result of the call that started it.
+    let results: String = files_under(&store.join(caller).join("messages")).into_iter().map(|(_, text)| text).collect();
+    assert!(results.contains("toolu_spawn1") && results.contains("parser.py line 12"), "{log}");
+
+    // One session in the sums, its sub-agent's calls in them.
+    let serve = ServeProcess::start(&store);
+    let report = serve.get("/api/stats");
+    let sessions = report["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{report}");
+    assert_eq!((sessions[0]["trace_id"].as_str(), &sessions[0]["branches"]), (Some(caller), &json!([branch])));
+    let counted = calls(&store, caller).len() + calls(&store, branch).len();
+    assert_eq!(sessions[0]["calls"].as_u64(), Some(counted as u64), "{report}");
+}
+
 /// One line per message: its role and the start of its content (for failures).
 fn outline(messages: &[Value]) -> String {
     let line = |m: &Value| {
@@ -535,4 +618,4 @@ fn openai_sdk_session(build: Build) {
     assert!(!log.contains("e2eopenaikey"));
 }
 
-both_shells!(claude_code_session, openai_sdk_session);
+both_shells!(claude_code_session, claude_code_sub_agent, openai_sdk_session);

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use context_workbench::Config;
 use context_workbench::proxy::worker::without_session;
 use context_workbench::proxy::{
-    CallRecord, ClientRequest, Prepared, ReplyOutcome, SessionKey, SessionTable, SideCall, TraceIds, Worker,
+    CallRecord, ClientRequest, Prepared, ReplyOutcome, SessionKey, SessionTable, Shared, SideCall, Worker,
 };
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, oneshot};
 use workbench_cli::native::{NativeHost, OpenAiCompatibleClient, WorkspaceFs};
@@ -20,12 +20,12 @@ pub struct WorkerSetup {
     fs: WorkspaceFs,
     llm: Option<OpenAiCompatibleClient>,
     config: Config,
-    ids: Arc<TraceIds>,
+    shared: Arc<Shared>,
 }
 
 impl WorkerSetup {
     pub fn new(fs: WorkspaceFs, llm: Option<OpenAiCompatibleClient>, config: Config) -> WorkerSetup {
-        WorkerSetup { fs, llm, config, ids: Arc::default() }
+        WorkerSetup { fs, llm, config, shared: Arc::default() }
     }
 
     /// What a killed proxy left in the store, marked (the log line, if any).
@@ -35,7 +35,7 @@ impl WorkerSetup {
 
     fn worker(&self) -> Worker<NativeHost> {
         let host = NativeHost::new(self.fs.clone(), self.llm.clone());
-        Worker::new(host, self.config.clone(), self.llm.is_some(), Arc::clone(&self.ids))
+        Worker::new(host, self.config.clone(), self.llm.is_some(), Arc::clone(&self.shared))
     }
 }
 

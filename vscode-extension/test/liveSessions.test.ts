@@ -146,6 +146,30 @@ test('a conversation the agent compacted itself is one session: its traces are p
   assert.equal(head[1], 'Continues s → s-2: the agent compacted its own history where this trace starts');
 });
 
+test('a sub-agent\'s session comes right after its caller\'s, named as one; the views follow the caller', async () => {
+  await init();
+  const entry = (traceId: string, updated: number, fields: Record<string, unknown> = {}): SessionEntry =>
+    ({ traceId, proxied: true, agent: 'Claude Code 2.1.328', meta: JSON.parse(meta(traceId, { updated_at: updated, ...fields })) as TraceMeta });
+  const of = (trace_id: string) => ({ branch_of: { trace_id, call_id: 'toolu_1' } });
+  const list = [
+    entry('s', 100),
+    entry('s-2', 300, of('s')),
+    entry('s-3', 310, of('s-2')),
+    entry('other', 200),
+    entry('lone', 400, of('gone')),
+    entry('x', 10, of('y')),
+    entry('y', 20, of('x')),
+  ];
+  const sessions = byRecency(list);
+  assert.deepEqual(sessions.map((e) => e.traceId), ['lone', 'other', 's', 's-2', 's-3', 'y', 'x']);
+  assert.equal(autoFollowed(list)?.traceId, 'lone', 'a sub-agent whose caller is not in the folder stands alone');
+  assert.equal(autoFollowed(list.filter((e) => e.traceId !== 'lone'))?.traceId, 'other');
+  const item = sessionItem(sessions[3]);
+  assert.match(item.label, /^\$\(type-hierarchy-sub\) Claude Code 2\.1\.328 · /);
+  assert.match(item.detail, /a sub-agent of s, started by its call toolu_1$/);
+  assert.deepEqual(byRecency(sessions), sessions, 'a list of sessions is its own list');
+});
+
 test('a raw range names every message it covers', () => {
   assert.deepEqual(idsOfRange('m000008..m000011'), ['m000008', 'm000009', 'm000010', 'm000011']);
   assert.deepEqual(idsOfRange('m000003'), ['m000003']);

@@ -33,6 +33,22 @@ fn clients() -> PathBuf {
     dir
 }
 
+/// The real Claude Code CLI in `work`, with its default settings (the task tools), through the
+/// proxy at `proxy`.
+fn claude_code(clients: &Path, work: &Path, home: &Path, proxy: &str) -> Command {
+    let mut command = Command::new("node");
+    command
+        .arg(clients.join("node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs"))
+        .current_dir(work)
+        .env("HOME", home)
+        .env("ANTHROPIC_BASE_URL", proxy)
+        .env("ANTHROPIC_API_KEY", KEY)
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env_remove("ANTHROPIC_AUTH_TOKEN")
+        .env_remove("CLAUDE_CODE_ENABLE_TASKS");
+    command
+}
+
 /// Strip every `cache_control`, to compare what the model reads.
 fn strip(value: &Value) -> Value {
     match value {
@@ -125,16 +141,8 @@ fn claude_code_session(build: Build) {
     let mut proxy = Proxy::start_build(build, &work, &args);
     let port = proxy.url.rsplit(':').next().unwrap().to_owned();
     // Claude Code with its default settings: it plans with its task tools.
-    let claude = Command::new("node")
-        .arg(clients.join("node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs"))
+    let claude = claude_code(&clients, &work, &home, &proxy.url)
         .args(["-p", TASK, "--allowedTools", session::ALLOWED_TOOLS])
-        .current_dir(&work)
-        .env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", &proxy.url)
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env_remove("ANTHROPIC_AUTH_TOKEN")
-        .env_remove("CLAUDE_CODE_ENABLE_TASKS")
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -396,15 +404,8 @@ fn claude_code_sub_agent(build: Build) {
         Reply::Events { events: anthropic_events(&id, &blocks, usage), cut_after: None }
     });
     let proxy = Proxy::start_build(build, &work, &["--upstream", upstream.url.as_str()]);
-    let output = Command::new("node")
-        .arg(clients.join("node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs"))
+    let output = claude_code(&clients, &work, &home, &proxy.url)
         .args(["-p", "Find the parser bug."])
-        .current_dir(&work)
-        .env("HOME", &home)
-        .env("ANTHROPIC_BASE_URL", &proxy.url)
-        .env("ANTHROPIC_API_KEY", KEY)
-        .env("DISABLE_AUTOUPDATER", "1")
-        .env_remove("ANTHROPIC_AUTH_TOKEN")
         .output()
         .expect("run Claude Code");
     let (status, log) = proxy.stop();

@@ -63,19 +63,35 @@ export function sessionItem(entry: SessionEntry): { label: string; description: 
   const sum = (field: 'calls' | 'message_count') => parts.reduce((n, p) => n + (p.meta?.[field] ?? 0), 0);
   const calls = entry.proxied ? `${sum('calls')} call${sum('calls') === 1 ? '' : 's'} · ` : '';
   const traces = parts.length > 1 ? `${parts.map((p) => p.traceId).join(' → ')} (the agent compacted its history ${parts.length - 1}×)` : entry.traceId;
+  const caller = m.branch_of ? ` · a sub-agent of ${m.branch_of.trace_id}, started by its call ${m.branch_of.call_id}` : '';
   return {
-    label: `${agentName(entry)} · ${trimmedMission(missionOf(entry))}`,
+    label: `${m.branch_of ? '$(type-hierarchy-sub) ' : ''}${agentName(entry)} · ${trimmedMission(missionOf(entry))}`,
     description: shortTime(m.updated_at),
-    detail: `${calls}${sum('message_count')} messages · ${m.status || 'unknown status'} · ${traces}`,
+    detail: `${calls}${sum('message_count')} messages · ${m.status || 'unknown status'} · ${traces}${caller}`,
   };
 }
 
 /**
  * Readable sessions, one per conversation, the most recently updated first (ties by trace id, so
  * the order is stable): a trace another continues is that one's `earlier` part, not a session of
- * its own (traces that continue each other in a circle, which no proxy writes, stay apart).
+ * its own (traces that continue each other in a circle, which no proxy writes, stay apart). A
+ * sub-agent's session (`meta.branch_of`) comes right after its caller's.
  */
 export function byRecency(entries: SessionEntry[]): SessionEntry[] {
+  const sessions = conversations(entries);
+  const callerOf = (s: SessionEntry) => sessions.find((c) => c !== s && [c, ...c.earlier!].some((p) => p.traceId === s.meta!.branch_of?.trace_id));
+  const placed = new Set<SessionEntry>();
+  const place = (s: SessionEntry): SessionEntry[] => {
+    if (placed.has(s)) return [];
+    placed.add(s);
+    return [s, ...sessions.filter((b) => callerOf(b) === s).flatMap(place)];
+  };
+  // Callers first; then what is left (sub-agents whose callers call each other in a circle).
+  return [...sessions.filter((s) => !callerOf(s)), ...sessions].flatMap(place);
+}
+
+/** One entry per conversation, its parts in `earlier`, the most recently updated first. */
+function conversations(entries: SessionEntry[]): SessionEntry[] {
   // The parts of a list this returned are parts again.
   const all = [...entries.flatMap((e) => e.earlier ?? []), ...entries].map(({ earlier: _, ...entry }) => entry);
   const readable = new Map(all.filter((e) => e.meta).map((e) => [e.traceId, e]));

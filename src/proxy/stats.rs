@@ -19,10 +19,11 @@ use crate::host::Host;
 use crate::replay::cost;
 use crate::store::{TraceMeta, TraceStore};
 
-/// Sums over calls; a trace's, a session's, a day's or everything's. Serialized with its
-/// ratios ([`TotalsView`]), so no reader computes them again.
+/// Sums over calls; a trace's, a session's, a day's or everything's, with its ratios as the
+/// report gives them (set by [`Totals::rated`]), so no reader computes them again.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-#[serde(into = "TotalsView")]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "CallTotals"))]
 pub struct Totals {
     pub sessions: usize,
     pub calls: usize,
@@ -40,54 +41,28 @@ pub struct Totals {
     /// The prompts' cost upstream and the agent's own, in uncached-input-token units at the prices.
     pub cost: f64,
     pub agent_cost: f64,
-}
-
-/// [`Totals`] as JSON: its sums and its ratios.
-#[derive(Serialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[cfg_attr(test, ts(rename = "CallTotals"))]
-pub struct TotalsView {
-    pub sessions: usize,
-    pub calls: usize,
-    pub side_calls: usize,
-    pub client_tokens: u64,
-    pub prompt_tokens: u64,
-    pub reported_calls: usize,
-    pub reported_prompt_tokens: u64,
-    pub cache_read_tokens: u64,
-    pub expected_cached_tokens: u64,
-    pub cost: f64,
-    pub agent_cost: f64,
     /// [`Totals::saving`].
-    pub saving: f64,
+    #[serde(rename = "saving")]
+    pub rated_saving: f64,
     /// [`Totals::cached_share`].
-    pub cached_share: Option<f64>,
+    #[serde(rename = "cached_share")]
+    pub rated_cached_share: Option<f64>,
     /// [`Totals::expected_cached_share`].
-    pub expected_cached_share: Option<f64>,
-}
-
-impl From<Totals> for TotalsView {
-    fn from(t: Totals) -> TotalsView {
-        TotalsView {
-            sessions: t.sessions,
-            calls: t.calls,
-            side_calls: t.side_calls,
-            client_tokens: t.client_tokens,
-            prompt_tokens: t.prompt_tokens,
-            reported_calls: t.reported_calls,
-            reported_prompt_tokens: t.reported_prompt_tokens,
-            cache_read_tokens: t.cache_read_tokens,
-            expected_cached_tokens: t.expected_cached_tokens,
-            cost: t.cost,
-            agent_cost: t.agent_cost,
-            saving: t.saving(),
-            cached_share: t.cached_share(),
-            expected_cached_share: t.expected_cached_share(),
-        }
-    }
+    #[serde(rename = "expected_cached_share")]
+    pub rated_expected_cached_share: Option<f64>,
 }
 
 impl Totals {
+    /// These sums with their ratios set.
+    pub fn rated(self) -> Totals {
+        Totals {
+            rated_saving: self.saving(),
+            rated_cached_share: self.cached_share(),
+            rated_expected_cached_share: self.expected_cached_share(),
+            ..self
+        }
+    }
+
     /// 1 − cost / the agent's own cost (0 when the agent's cost nothing).
     pub fn saving(&self) -> f64 {
         if self.agent_cost > 0.0 { 1.0 - self.cost / self.agent_cost } else { 0.0 }
@@ -244,9 +219,9 @@ pub fn stats(traces: &[TraceCalls], prices: &Prices, since: Option<&str>) -> Sta
         total.add(&s.totals);
     }
     let mut days: Vec<DayStats> =
-        days.into_iter().map(|((day, agent), totals)| DayStats { day, agent, totals }).collect();
+        days.into_iter().map(|((day, agent), totals)| DayStats { day, agent, totals: totals.rated() }).collect();
     days.sort_by(|a, b| b.day.cmp(&a.day).then_with(|| a.agent.cmp(&b.agent)));
-    StatsReport { sessions, days, total, notes: Vec::new() }
+    StatsReport { sessions, days, total: total.rated(), notes: Vec::new() }
 }
 
 /// The session whose newest trace is `newest`, its earlier parts followed back (each once).
@@ -290,7 +265,7 @@ fn session(newest: &TraceCalls, proxied: &BTreeMap<&str, &TraceCalls>, prices: &
         started_at: first.meta.created_at,
         updated_at: newest.meta.updated_at,
         day: utc_day(newest.meta.updated_at),
-        totals,
+        totals: totals.rated(),
     }
 }
 

@@ -125,10 +125,28 @@ export type CallInput = {
 };
 
 /**
- * [`Totals`] as JSON: its sums and its ratios.
+ * Sums over calls; a trace's, a session's, a day's or everything's, with its ratios as the
+ * report gives them (set by [`Totals::rated`]), so no reader computes them again.
  */
 export type CallTotals = {
-  sessions: number, calls: number, side_calls: number, client_tokens: number, prompt_tokens: number, reported_calls: number, reported_prompt_tokens: number, cache_read_tokens: number, expected_cached_tokens: number, cost: number, agent_cost: number,
+  sessions: number, calls: number, side_calls: number,
+  /**
+   * Prompt tokens the agent sent and the upstream received (the engine's counts).
+   */
+  client_tokens: number, prompt_tokens: number,
+  /**
+   * The calls whose usage the provider reported, and its reported prompt tokens and cache
+   * reads over them.
+   */
+  reported_calls: number, reported_prompt_tokens: number, cache_read_tokens: number,
+  /**
+   * What the engine expected the provider to read from its cache, over the main calls.
+   */
+  expected_cached_tokens: number,
+  /**
+   * The prompts' cost upstream and the agent's own, in uncached-input-token units at the prices.
+   */
+  cost: number, agent_cost: number,
   /**
    * [`Totals::saving`].
    */

@@ -93,7 +93,7 @@ impl Totals {
         self.agent_cost += other.agent_cost;
     }
 
-    /// One trace's calls, in order, priced at `prices`.
+    /// One trace's calls, in order, priced at `prices`, rated.
     pub fn of_trace(calls: &[CallRecord], prices: &Prices) -> Totals {
         let mut totals = Totals { sessions: 1, ..Totals::default() };
         let mut previous = 0;
@@ -120,7 +120,7 @@ impl Totals {
             totals.agent_cost += cost(prices, agent_cached as usize, (client - agent_cached) as usize, 0);
             previous = client;
         }
-        totals
+        totals.rated()
     }
 }
 

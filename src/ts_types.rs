@@ -56,7 +56,7 @@ fn generate() -> String {
         crate::js_forms::ToolOutputInput,
         crate::js_forms::PromptFormat,
         crate::js_forms::GoalPlan,
-        crate::proxy::stats::Totals,
+        crate::proxy::stats::Rated<'static>,
     );
     let mut text = String::from(
         "// Generated from the Rust types by src/ts_types.rs (ts-rs): do not edit.\n\

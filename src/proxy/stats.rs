@@ -19,11 +19,12 @@ use crate::host::Host;
 use crate::replay::cost;
 use crate::store::{TraceMeta, TraceStore};
 
-/// Sums over calls; a trace's, a session's, a day's or everything's, with its ratios as the
-/// report gives them (set by [`Totals::rated`]), so no reader computes them again.
+/// Sums over calls; a trace's, a session's, a day's or everything's. Its serde form adds the
+/// ratios ([`Totals::saving`] and the cached shares), so no reader computes them again.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[serde(remote = "Self")]
 #[cfg_attr(test, derive(ts_rs::TS))]
-#[cfg_attr(test, ts(rename = "CallTotals"))]
+#[cfg_attr(test, ts(rename = "CallSums"))]
 pub struct Totals {
     pub sessions: usize,
     pub calls: usize,
@@ -41,28 +42,37 @@ pub struct Totals {
     /// The prompts' cost upstream and the agent's own, in uncached-input-token units at the prices.
     pub cost: f64,
     pub agent_cost: f64,
+}
+
+/// What calls cost and saved: the sums of [`Totals`] and their ratios (its serde form).
+#[derive(Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[cfg_attr(test, ts(rename = "CallTotals"))]
+pub(crate) struct Rated<'a> {
+    #[serde(flatten, serialize_with = "Totals::serialize")]
+    #[cfg_attr(test, ts(flatten))]
+    sums: &'a Totals,
     /// [`Totals::saving`].
-    #[serde(rename = "saving")]
-    pub rated_saving: f64,
+    saving: f64,
     /// [`Totals::cached_share`].
-    #[serde(rename = "cached_share")]
-    pub rated_cached_share: Option<f64>,
+    cached_share: Option<f64>,
     /// [`Totals::expected_cached_share`].
-    #[serde(rename = "expected_cached_share")]
-    pub rated_expected_cached_share: Option<f64>,
+    expected_cached_share: Option<f64>,
+}
+
+impl Serialize for Totals {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let rated = Rated {
+            sums: self,
+            saving: self.saving(),
+            cached_share: self.cached_share(),
+            expected_cached_share: self.expected_cached_share(),
+        };
+        rated.serialize(serializer)
+    }
 }
 
 impl Totals {
-    /// These sums with their ratios set.
-    pub fn rated(self) -> Totals {
-        Totals {
-            rated_saving: self.saving(),
-            rated_cached_share: self.cached_share(),
-            rated_expected_cached_share: self.expected_cached_share(),
-            ..self
-        }
-    }
-
     /// 1 − cost / the agent's own cost (0 when the agent's cost nothing).
     pub fn saving(&self) -> f64 {
         if self.agent_cost > 0.0 { 1.0 - self.cost / self.agent_cost } else { 0.0 }
@@ -93,7 +103,7 @@ impl Totals {
         self.agent_cost += other.agent_cost;
     }
 
-    /// One trace's calls, in order, priced at `prices`, rated.
+    /// One trace's calls, in order, priced at `prices`.
     pub fn of_trace(calls: &[CallRecord], prices: &Prices) -> Totals {
         let mut totals = Totals { sessions: 1, ..Totals::default() };
         let mut previous = 0;
@@ -120,7 +130,7 @@ impl Totals {
             totals.agent_cost += cost(prices, agent_cached as usize, (client - agent_cached) as usize, 0);
             previous = client;
         }
-        totals.rated()
+        totals
     }
 }
 
@@ -205,10 +215,17 @@ pub fn stats(traces: &[TraceCalls], prices: &Prices, since: Option<&str>) -> Sta
     // A trace another one continues is that one's earlier part.
     let continued: Vec<&str> =
         proxied.values().filter_map(|t| t.meta.continues.as_deref()).filter(|id| proxied.contains_key(id)).collect();
+    // Each caller's own sub-agents.
+    let mut branches: BTreeMap<&str, Vec<&TraceCalls>> = BTreeMap::new();
+    for trace in proxied.values() {
+        if let Some(id) = caller(trace, &proxied) {
+            branches.entry(id).or_default().push(trace);
+        }
+    }
     let mut sessions: Vec<SessionStats> = proxied
         .values()
         .filter(|t| !continued.contains(&t.meta.trace_id.as_str()) && caller(t, &proxied).is_none())
-        .map(|newest| session(newest, &proxied, prices))
+        .map(|newest| session(newest, &proxied, &branches, prices))
         .filter(|s| since.is_none_or(|day| s.day.as_str() >= day))
         .collect();
     sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.trace_id.cmp(&b.trace_id)));
@@ -219,13 +236,19 @@ pub fn stats(traces: &[TraceCalls], prices: &Prices, since: Option<&str>) -> Sta
         total.add(&s.totals);
     }
     let mut days: Vec<DayStats> =
-        days.into_iter().map(|((day, agent), totals)| DayStats { day, agent, totals: totals.rated() }).collect();
+        days.into_iter().map(|((day, agent), totals)| DayStats { day, agent, totals }).collect();
     days.sort_by(|a, b| b.day.cmp(&a.day).then_with(|| a.agent.cmp(&b.agent)));
-    StatsReport { sessions, days, total: total.rated(), notes: Vec::new() }
+    StatsReport { sessions, days, total, notes: Vec::new() }
 }
 
-/// The session whose newest trace is `newest`, its earlier parts followed back (each once).
-fn session(newest: &TraceCalls, proxied: &BTreeMap<&str, &TraceCalls>, prices: &Prices) -> SessionStats {
+/// The session whose newest trace is `newest`, its earlier parts followed back (each once), with
+/// the sub-agents of its parts (`branches`: each caller's own).
+fn session(
+    newest: &TraceCalls,
+    proxied: &BTreeMap<&str, &TraceCalls>,
+    branches: &BTreeMap<&str, Vec<&TraceCalls>>,
+    prices: &Prices,
+) -> SessionStats {
     let mut parts = vec![newest];
     while let Some(earlier) = parts.last().and_then(|t| t.meta.continues.as_deref()).and_then(|id| proxied.get(id)) {
         if parts.iter().any(|p| p.meta.trace_id == earlier.meta.trace_id) {
@@ -234,22 +257,17 @@ fn session(newest: &TraceCalls, proxied: &BTreeMap<&str, &TraceCalls>, prices: &
         parts.push(earlier);
     }
     parts.reverse();
-    // Its sub-agents: the traces whose caller is one of its parts, or one of them.
-    let mut branches: Vec<&TraceCalls> = Vec::new();
-    let mut found = true;
-    while found {
-        found = false;
-        for trace in proxied.values() {
-            let ours =
-                caller(trace, proxied).is_some_and(|id| parts.iter().chain(&branches).any(|p| p.meta.trace_id == id));
-            if ours && !branches.iter().any(|b| b.meta.trace_id == trace.meta.trace_id) {
-                branches.push(trace);
-                found = true;
-            }
-        }
+    // Its sub-agents: those of its parts, then theirs (callers never go round: see `caller`).
+    let mut ran: Vec<&TraceCalls> = Vec::new();
+    let mut next = 0;
+    let of = |t: &TraceCalls| branches.get(t.meta.trace_id.as_str()).into_iter().flatten().copied();
+    ran.extend(parts.iter().flat_map(|p| of(p)));
+    while let Some(branch) = ran.get(next).copied() {
+        ran.extend(of(branch));
+        next += 1;
     }
     let mut totals = Totals::default();
-    for part in parts.iter().chain(&branches) {
+    for part in parts.iter().chain(&ran) {
         totals.add(&Totals::of_trace(&part.calls, prices));
     }
     totals.sessions = 1;
@@ -258,14 +276,14 @@ fn session(newest: &TraceCalls, proxied: &BTreeMap<&str, &TraceCalls>, prices: &
     SessionStats {
         trace_id: newest.meta.trace_id.clone(),
         earlier: parts[..parts.len() - 1].iter().map(|p| p.meta.trace_id.clone()).collect(),
-        branches: branches.iter().map(|b| b.meta.trace_id.clone()).collect(),
+        branches: ran.iter().map(|b| b.meta.trace_id.clone()).collect(),
         agent: agent.unwrap_or_default().to_owned(),
         title: first.meta.mission.clone(),
         status: newest.meta.status.clone(),
         started_at: first.meta.created_at,
         updated_at: newest.meta.updated_at,
         day: utc_day(newest.meta.updated_at),
-        totals: totals.rated(),
+        totals,
     }
 }
 
@@ -387,5 +405,11 @@ mod tests {
         let since = stats(&traces, &prices, Some("2024-10-05"));
         assert_eq!(since.sessions.len(), 1);
         assert_eq!(since.total.client_tokens, 500);
+        // The serde form: a session's sums flattened beside its own fields, and their ratios.
+        let json = serde_json::to_value(a).unwrap();
+        assert_eq!((json["trace_id"].as_str(), json["calls"].as_u64()), (Some("a-2"), Some(2)));
+        assert_eq!(json["cached_share"].as_f64(), Some(0.75));
+        assert_eq!(json["saving"].as_f64(), Some(a.totals.saving()));
+        assert!(json["expected_cached_share"].is_f64() && json.get("totals").is_none(), "{json}");
     }
 }

@@ -125,11 +125,21 @@ export type CallInput = {
 };
 
 /**
- * Sums over calls; a trace's, a session's, a day's or everything's, with its ratios as the
- * report gives them (set by [`Totals::rated`]), so no reader computes them again.
+ * What calls cost and saved: the sums of [`Totals`] and their ratios (its serde form).
  */
 export type CallTotals = {
-  sessions: number, calls: number, side_calls: number,
+  /**
+   * [`Totals::saving`].
+   */
+  saving: number,
+  /**
+   * [`Totals::cached_share`].
+   */
+  cached_share: number | null,
+  /**
+   * [`Totals::expected_cached_share`].
+   */
+  expected_cached_share: number | null, sessions: number, calls: number, side_calls: number,
   /**
    * Prompt tokens the agent sent and the upstream received (the engine's counts).
    */
@@ -147,18 +157,6 @@ export type CallTotals = {
    * The prompts' cost upstream and the agent's own, in uncached-input-token units at the prices.
    */
   cost: number, agent_cost: number,
-  /**
-   * [`Totals::saving`].
-   */
-  saving: number,
-  /**
-   * [`Totals::cached_share`].
-   */
-  cached_share: number | null,
-  /**
-   * [`Totals::expected_cached_share`].
-   */
-  expected_cached_share: number | null,
 };
 
 /**

@@ -79,12 +79,23 @@ export function sessionItem(entry: SessionEntry): { label: string; description: 
  */
 export function byRecency(entries: SessionEntry[]): SessionEntry[] {
   const sessions = conversations(entries);
-  const callerOf = (s: SessionEntry) => sessions.find((c) => c !== s && [c, ...c.earlier!].some((p) => p.traceId === s.meta!.branch_of?.trace_id));
+  // The session each trace is part of, then each session's sub-agents, in recency order.
+  const sessionOf = new Map<string, SessionEntry>();
+  for (const s of sessions) for (const part of [s, ...s.earlier!]) if (!sessionOf.has(part.traceId)) sessionOf.set(part.traceId, s);
+  const callerOf = (s: SessionEntry) => {
+    const caller = sessionOf.get(s.meta!.branch_of?.trace_id ?? '');
+    return caller === s ? undefined : caller;
+  };
+  const subAgents = new Map<SessionEntry, SessionEntry[]>();
+  for (const s of sessions) {
+    const caller = callerOf(s);
+    if (caller) subAgents.set(caller, [...(subAgents.get(caller) ?? []), s]);
+  }
   const placed = new Set<SessionEntry>();
   const place = (s: SessionEntry): SessionEntry[] => {
     if (placed.has(s)) return [];
     placed.add(s);
-    return [s, ...sessions.filter((b) => callerOf(b) === s).flatMap(place)];
+    return [s, ...(subAgents.get(s) ?? []).flatMap(place)];
   };
   // Callers first; then what is left (sub-agents whose callers call each other in a circle).
   return [...sessions.filter((s) => !callerOf(s)), ...sessions].flatMap(place);

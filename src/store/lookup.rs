@@ -5,10 +5,9 @@
 
 use regex::RegexBuilder;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::layout::{self, TraceDir, check_id};
-use super::load::{parse_json, read_lines, read_messages, read_meta, read_optional};
+use super::load::{parse_json, read_messages, read_meta, read_optional};
 use super::query::{TraceStore, not_found};
 use crate::error::{Error, Result};
 use crate::host::Host;
@@ -129,7 +128,7 @@ impl<H: Host> TraceStore<'_, H> {
                     return Ok(page);
                 }
                 if firsts.is_none() {
-                    firsts = Some(self.first_requests(&dir).await);
+                    firsts = Some(self.first_requests(&meta.trace_id).await);
                 }
                 let call = firsts.as_ref().and_then(|f| call_holding(f, index));
                 page.hits.push(SearchHit {
@@ -146,14 +145,17 @@ impl<H: Host> TraceStore<'_, H> {
     }
 
     /// Each main call's number and the messages its request held (`calls.jsonl`), in order.
-    async fn first_requests(&self, dir: &TraceDir) -> Vec<(u64, u64)> {
-        let Ok(lines) = read_lines::<_, Value>(self.host, &dir.file(layout::CALLS)).await else { return Vec::new() };
-        lines
-            .records
-            .iter()
-            .filter(|c| c["side_call"] != Value::Bool(true))
-            .filter_map(|c| Some((c["call"].as_u64()?, c["messages"].as_u64()?)))
-            .collect()
+    async fn first_requests(&self, trace_id: &str) -> Vec<(u64, u64)> {
+        /// The part of a call record this reads.
+        #[derive(serde::Deserialize)]
+        struct Held {
+            call: u64,
+            messages: u64,
+            #[serde(default)]
+            side_call: bool,
+        }
+        let Ok(lines) = self.call_lines::<Held>(trace_id).await else { return Vec::new() };
+        lines.records.iter().filter(|c| !c.side_call).map(|c| (c.call, c.messages)).collect()
     }
 }
 

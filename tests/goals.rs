@@ -229,6 +229,7 @@ fn summarize(kind: &EventKind) -> String {
             "explore_completed {explore_start_id} merge={merge_goal_id} selected={}",
             selected_branch.as_ref().map_or("-".to_owned(), |b| b.to_string())
         ),
+        EventKind::PlanRevised { revision } => format!("plan_revised from item {}", revision.from_item),
     }
 }
 

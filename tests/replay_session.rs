@@ -4,7 +4,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use context_workbench::config::Prices;
-use context_workbench::goals::{GoalStatus, parse_plan_call};
+use context_workbench::goals::{GoalStatus, GoalType, parse_plan_call};
 use context_workbench::import::import;
 use context_workbench::replay::{
     CallStep, MAX_TRAJECTORY_BYTES, ReplaySession, ViewKind, Workbench, flatten, replay_with,
@@ -97,13 +97,33 @@ fn a_claude_code_sessions_todo_list_is_its_goal_tree() {
         .last()
         .expect("the main session keeps a todo list");
     let tree = session.goal_tree();
-    let goals: Vec<&str> = tree.goals().iter().map(|g| g.description.as_str()).collect();
+    let plan = || tree.goals().iter().filter(|g| g.goal_type == GoalType::Normal);
+    let goals: Vec<&str> = plan().map(|g| g.description.as_str()).collect();
     let todos: Vec<&str> = last_plan.iter().map(|i| i.text.as_str()).collect();
     assert_eq!(goals, todos);
     // The last list has every item completed; the sub-agents did most of the work, so only the
     // main line's own messages in between are attributed.
+    assert!(plan().all(|g| g.status == GoalStatus::Completed));
+    assert!(plan().map(|g| g.self_stats.message_count).sum::<u64>() > 0);
+    // Its sub-agents (three `Task` calls in one reply, then two) are two explorations of the plan,
+    // each branch linked to its call and finished with the sub-agent's report.
+    let explorations: Vec<&str> =
+        tree.goals().iter().filter(|g| g.goal_type == GoalType::ExploreStart).map(|g| g.description.as_str()).collect();
+    assert_eq!(
+        explorations,
+        [
+            "sub-agents: Setup Next.js project; Create data models; Build TODO components",
+            "sub-agents: Implement state management; Create main page integration"
+        ]
+    );
+    assert_eq!(tree.branches().len(), 5);
     assert!(tree.goals().iter().all(|g| g.status == GoalStatus::Completed));
-    assert!(tree.goals().iter().map(|g| g.self_stats.message_count).sum::<u64>() > 0);
+    let calls: Vec<String> =
+        session.raw_messages().iter().flat_map(|m| m.tool_calls()).map(|c| c.id.to_string()).collect();
+    for branch in tree.branches() {
+        assert!(calls.contains(branch.call_id.as_ref().unwrap()), "{branch:?}");
+        assert!(branch.summary.as_ref().is_some_and(|s| s.len() > 100), "{branch:?}");
+    }
 }
 
 #[test]

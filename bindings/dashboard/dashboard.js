@@ -224,11 +224,30 @@ function planPanel(tree) {
     const goals = children(parent);
     if (goals.length === 0) return null;
     return el('ul', {}, ...goals.map((g) => el('li', { class: g.status, 'data-status': g.status },
-      g.description, ' ', el('span', { class: 'status-tag' }, `(${g.status}${g.id === tree.current_id ? ', current' : ''})`), list(g.id))));
+      g.description, ' ', el('span', { class: 'status-tag' }, `(${g.status}${g.id === tree.current_id ? ', current' : ''})`), list(g.id), branches(g.id))));
+  };
+  // An exploration's branches (the agent's sub-agents): each with what it found, on one line.
+  const branches = (start) => {
+    const own = (tree.branches ?? []).filter((b) => b.explore_start_id === start);
+    if (own.length === 0) return null;
+    return el('ul', { class: 'branches' }, ...own.map((b) => el('li', { class: b.status === 'completed' ? 'completed' : 'in_progress', 'data-branch': b.id },
+      `${b.id}: ${b.description} `, el('span', { class: 'status-tag' }, b.status === 'completed' ? `(done: ${firstLine(b.summary ?? '')})` : '(running)'))));
   };
   const roots = list(null);
+  const quoted = (texts) => texts.map((t) => `“${t}”`).join(', ') || 'none';
+  const named = (ids) => quoted(ids.map((id) => tree.goals.find((g) => g.id === id)?.description ?? `#${id}`));
+  const revisions = (tree.revisions ?? []).map((r) => el('li', {},
+    `Revised from item ${r.from_item}: kept ${named(r.kept)}; revised ${named(r.revised)}`,
+    r.dropped.length ? `; dropped ${quoted(r.dropped)}` : ''));
   return el('section', { class: 'panel plan', id: 'plan', 'aria-label': 'Plan' }, el('h2', {}, 'Plan'),
-    roots ?? el('p', { class: 'hint' }, "No plan yet: it follows the agent's own plan tool (TodoWrite, its task tools, update_plan, write_todos) as the agent uses it."));
+    roots ?? el('p', { class: 'hint' }, "No plan yet: it follows the agent's own plan tool (TodoWrite, its task tools, update_plan, write_todos) as the agent uses it."),
+    revisions.length ? el('ul', { class: 'revisions', 'aria-label': 'Plan revisions' }, ...revisions) : null);
+}
+
+/** The first line of `text`, at most 120 characters. */
+function firstLine(text) {
+  const line = text.trim().split('\n')[0];
+  return line.length > 120 ? `${line.slice(0, 119)}…` : line;
 }
 
 /** The references a prompt's text names: `raw#m000012` and a block's `raw="m000022..m000025"`. */

@@ -11,10 +11,13 @@ use crate::compress::{Family, family_of, logs};
 use crate::config::Config;
 use crate::goals::{
     Delivery, Event, EventKind, GoalTree, ProbeState, Step, TaskList, ToolOutcome, call_tool, dump_tree,
-    dump_tree_json, focuses, goal_tool_specs, is_task_tool, parse_plan_call, step_view, sync_plan, todo_probe,
+    dump_tree_json, finished_sub_agents, focuses, goal_tool_specs, is_launch_notice, is_task_tool, parse_plan_call,
+    step_view, sub_agent_call, sync_plan, todo_probe,
 };
 use crate::host::Host;
-use crate::model::{GoalId, Message, MessageId, Role, Span, ToolResult, ToolStatus, Trace, tool_calls_by_id};
+use crate::model::{
+    ContentPart, GoalId, Message, MessageId, Role, Span, ToolResult, ToolStatus, Trace, tool_calls_by_id,
+};
 use crate::prompt::ToolSpec;
 
 /// What a plan tool call returns to the model.
@@ -146,6 +149,44 @@ impl<H: Host> Engine<H> {
             if let Ok(outcome) = sync_plan(tree, &items) {
                 apply_outcome(tree, &mut state.trace, outcome);
             }
+        }
+    }
+
+    /// The agent's own sub-agents as explore branches of its plan (R6.5): the calls of a
+    /// spawning tool in `message` (an assistant's reply) start branches, each linked to its call
+    /// ([`GoalTree::start_sub_agents`]); each call's answer finishes its branch with the answer
+    /// as the summary: the call's result, or for one run in the background, the notice in a
+    /// later user message. The exploration merges when every branch has finished. What the
+    /// tree refuses (more sub-agents at once than `max_branches`) is left out of the plan.
+    pub(super) fn sync_sub_agents(&self, message: &Message) {
+        let mut state = self.state.borrow_mut();
+        let state = &mut *state;
+        let calls: Vec<(String, String)> =
+            message.tool_calls().filter_map(|c| sub_agent_call(c).map(|s| (c.id.to_string(), s.description))).collect();
+        if !calls.is_empty() {
+            let tree = state.goals.get_or_insert_with(|| self.new_tree(&state.trace.mission));
+            let calls: Vec<(&str, &str)> = calls.iter().map(|(id, d)| (id.as_str(), d.as_str())).collect();
+            let _ = tree.start_sub_agents(&calls);
+        }
+        let Some(tree) = state.goals.as_mut() else { return };
+        let mut finished: Vec<(String, String)> = message
+            .tool_results()
+            .filter(|r| r.status != ToolStatus::Ok || !is_launch_notice(&r.output))
+            .map(|r| {
+                let answer =
+                    if r.status == ToolStatus::Ok { r.output.clone() } else { format!("failed: {}", r.output) };
+                (r.call_id.to_string(), answer)
+            })
+            .collect();
+        if message.role == Role::User {
+            let texts = message.content.iter().filter_map(|part| match part {
+                ContentPart::Text { text } => Some(text.as_str()),
+                _ => None,
+            });
+            finished.extend(texts.flat_map(finished_sub_agents));
+        }
+        for (call_id, answer) in finished {
+            let _ = tree.finish_sub_agent(&call_id, &answer);
         }
     }
 

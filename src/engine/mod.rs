@@ -237,8 +237,10 @@ impl<H: Host> Engine<H> {
         let mut message = draft.into_message(role, id.clone(), state.trace.id.clone(), sequence, now);
         self.counter.cache_message_tokens(&mut message);
         drop(state);
-        // The agent's plan follows its plan tools' calls that ran: their results.
+        // The agent's plan follows its plan tools' calls that ran (their results), and its
+        // sub-agents are branches of it.
         self.sync_agent_plan(&message);
+        self.sync_sub_agents(&message);
         if self.plan_calls_answered(&message) {
             self.attribute_pending();
         }

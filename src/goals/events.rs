@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Branch, Goal, GoalStats, GoalStatus};
+use super::{Branch, Goal, GoalStats, GoalStatus, PlanRevision};
 use crate::error::{Error, Result};
 use crate::model::{BranchId, GoalId, MessageId};
 
@@ -86,6 +86,10 @@ pub enum EventKind {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         selected_branch: Option<BranchId>,
     },
+    /// The agent revised its plan (R6.9).
+    PlanRevised {
+        revision: PlanRevision,
+    },
 }
 
 impl EventKind {
@@ -102,6 +106,7 @@ impl EventKind {
             EventKind::BranchMessageAdded { .. } => "branch_message_added",
             EventKind::BranchCompleted { .. } => "branch_completed",
             EventKind::ExploreCompleted { .. } => "explore_completed",
+            EventKind::PlanRevised { .. } => "plan_revised",
         }
     }
 }

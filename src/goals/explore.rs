@@ -3,7 +3,7 @@
 //! holds their summaries, and that merge summary is all the main line keeps.
 
 use super::events::EventKind;
-use super::text::{fill, text};
+use super::text::{clip, fill, one_line, text};
 use super::{Branch, BranchStatus, GoalStatus, GoalTree, GoalType, ToolError};
 use crate::model::{BranchId, GoalId};
 
@@ -17,23 +17,84 @@ pub struct Merged {
 }
 
 impl GoalTree {
-    /// Start an exploration with one branch per description: an `explore_start` goal, in
-    /// progress, under the focused goal (top level when none), and one branch each, ids `A`, `B`
-    /// … continuing across explorations. Zero branches, more than `max_branches`, or an
-    /// exploration still running are errors.
+    /// Start an exploration with one branch per description (the `explore` tool; see
+    /// [`GoalTree::open_exploration`]).
     pub fn start_explore(&mut self, descriptions: &[&str]) -> Result<Vec<BranchId>, ToolError> {
+        let count = descriptions.len().to_string();
+        let branches: Vec<(&str, Option<&str>)> = descriptions.iter().map(|d| (*d, None)).collect();
+        self.open_exploration(&fill("explore_start_description", &[("count", &count)]), &branches, None)
+    }
+
+    /// The agent's own sub-agents (R6.5 through a proxy), one branch per `(call id,
+    /// description)` of the calls one reply made: sub-agents that run at the same time are one
+    /// exploration, so calls made while one of sub-agents runs (Claude Code's run in the
+    /// background) join it; otherwise they open one, under a goal naming them.
+    pub fn start_sub_agents(&mut self, calls: &[(&str, &str)]) -> Result<Vec<BranchId>, ToolError> {
+        let running = self.running_explore();
+        let of_sub_agents = |start: &GoalId| {
+            self.branches().iter().filter(|b| b.explore_start_id == *start).all(|b| b.call_id.is_some())
+        };
+        let joining = running.filter(of_sub_agents);
+        let mut named: Vec<&str> = match &joining {
+            Some(start) => self
+                .branches()
+                .iter()
+                .filter(|b| b.explore_start_id == *start)
+                .map(|b| b.description.as_str())
+                .collect(),
+            None => Vec::new(),
+        };
+        named.extend(calls.iter().map(|(_, d)| *d));
+        let max = self.config().max_description_chars.saturating_sub(1).max(1);
+        let description = one_line(&fill("sub_agents_description", &[("descriptions", &named.join("; "))]), max);
+        let branches: Vec<(&str, Option<&str>)> = calls.iter().map(|(id, d)| (*d, Some(*id))).collect();
+        self.open_exploration(&description, &branches, joining)
+    }
+
+    /// Finish the branch the sub-agent call `call_id` started, with its result as the summary
+    /// (at most `max_summary_chars`), and merge its exploration once every branch finished.
+    /// `None` when no open branch was started by that call.
+    pub fn finish_sub_agent(&mut self, call_id: &str, result: &str) -> Option<Result<Option<Merged>, ToolError>> {
+        let branch = self.branches().iter().find(|b| b.call_id.as_deref() == Some(call_id));
+        let branch = branch.filter(|b| b.status == BranchStatus::Exploring)?;
+        let (id, start) = (branch.id.clone(), branch.explore_start_id.clone());
+        let summary = match result.trim() {
+            "" => text("sub_agent_no_result").to_owned(),
+            text => clip(text, self.config().max_summary_chars),
+        };
+        Some(self.finish_branch(&id, &summary).and_then(|()| {
+            let open =
+                self.branches().iter().any(|b| b.explore_start_id == start && b.status == BranchStatus::Exploring);
+            if open { Ok(None) } else { self.merge(None).map(Some) }
+        }))
+    }
+
+    /// Branches, one per (description, call id), ids `A`, `B` … continuing across
+    /// explorations: of a new `explore_start` goal described `description`, in progress, under
+    /// the focused goal (top level when none); or joining the running exploration `joining`,
+    /// whose goal then takes `description`. Zero branches, more than `max_branches` in one
+    /// exploration, or another exploration still running are errors.
+    fn open_exploration(
+        &mut self,
+        description: &str,
+        branches: &[(&str, Option<&str>)],
+        joining: Option<GoalId>,
+    ) -> Result<Vec<BranchId>, ToolError> {
         let max = self.config().max_branches;
-        if descriptions.is_empty() {
+        if branches.is_empty() {
             return Err(ToolError::new("explore: no branches; give at least one description"));
         }
-        if descriptions.len() > max {
+        let joined =
+            joining.as_ref().map_or(0, |start| self.branches().iter().filter(|b| b.explore_start_id == *start).count());
+        if joined + branches.len() > max {
             return Err(ToolError::new(format!(
                 "explore: {} branches; at most {max}; keep the most promising ones",
-                descriptions.len()
+                joined + branches.len()
             )));
         }
-        let descriptions = self.check_descriptions("explore", descriptions)?;
-        if let Some(running) = self.running_explore() {
+        let descriptions: Vec<&str> = branches.iter().map(|(d, _)| *d).collect();
+        let descriptions = self.check_descriptions("explore", &descriptions)?;
+        if let Some(running) = self.running_explore().filter(|running| joining.as_ref() != Some(running)) {
             let open: Vec<&str> = self
                 .branches()
                 .iter()
@@ -45,27 +106,39 @@ impl GoalTree {
                 "explore: an exploration is still running (open branches: {listed}); merge it first"
             )));
         }
-        if self.goals().len() >= self.config().max_goals {
+        if joining.is_none() && self.goals().len() >= self.config().max_goals {
             return Err(ToolError::new(format!("explore: the tree already holds {} goals", self.goals().len())));
         }
         self.transact(|tree| {
-            let count = descriptions.len().to_string();
-            let description = fill("explore_start_description", &[("count", &count)]);
-            let parent = tree.current_id().cloned();
-            let mut goal = tree.new_goal(parent, GoalType::ExploreStart, &description);
-            goal.status = GoalStatus::InProgress;
             let ids: Vec<BranchId> = descriptions.iter().map(|_| tree.new_branch_id()).collect();
-            goal.branch_ids = ids.clone();
-            let start_id = goal.id.clone();
-            tree.goals_mut().push(goal);
-            tree.emit_added(tree.goals().len() - 1);
-            for (id, description) in ids.iter().zip(&descriptions) {
+            let start_id = match joining {
+                Some(start) => {
+                    let index =
+                        tree.index_of(&start).ok_or_else(|| ToolError::new("explore: the exploration is gone"))?;
+                    let goal = &mut tree.goals_mut()[index];
+                    goal.branch_ids.extend(ids.iter().cloned());
+                    goal.description = description.to_owned();
+                    start
+                }
+                None => {
+                    let parent = tree.current_id().cloned();
+                    let mut goal = tree.new_goal(parent, GoalType::ExploreStart, description);
+                    goal.status = GoalStatus::InProgress;
+                    goal.branch_ids = ids.clone();
+                    let start_id = goal.id.clone();
+                    tree.goals_mut().push(goal);
+                    tree.emit_added(tree.goals().len() - 1);
+                    start_id
+                }
+            };
+            for ((id, description), (_, call_id)) in ids.iter().zip(&descriptions).zip(branches) {
                 let branch = Branch {
                     id: id.clone(),
                     explore_start_id: start_id.clone(),
                     description: (*description).to_owned(),
                     status: BranchStatus::Exploring,
                     summary: None,
+                    call_id: call_id.map(str::to_owned),
                 };
                 tree.branches_mut().push(branch.clone());
                 tree.push_event(EventKind::BranchStarted { explore_start_id: start_id.clone(), branch });
@@ -200,6 +273,39 @@ mod tests {
     use super::*;
     use crate::goals::GoalConfig;
     use crate::goals::fixtures::test_support::{id, statuses, tree_after};
+
+    #[test]
+    fn an_agents_sub_agents_are_branches_finished_by_their_calls_results() {
+        let mut tree = GoalTree::new("m");
+        let ids = tree.start_sub_agents(&[("toolu_1", "Find the bug"), ("toolu_2", "Count warnings")]).unwrap();
+        assert_eq!(ids, vec![BranchId::from("A"), BranchId::from("B")]);
+        let start = tree.goal(&id(1)).unwrap();
+        assert_eq!(start.description, "sub-agents: Find the bug; Count warnings");
+        assert_eq!(tree.branch(&"B".into()).unwrap().call_id.as_deref(), Some("toolu_2"));
+        assert!(tree.finish_sub_agent("toolu_9", "x").is_none(), "no branch of that call");
+        assert_eq!(tree.finish_sub_agent("toolu_1", "in parse()").unwrap().unwrap(), None, "B still runs");
+        let long = "x".repeat(5_000);
+        let merged = tree.finish_sub_agent("toolu_2", &long).unwrap().unwrap().unwrap();
+        assert_eq!(merged.goal_id, id(2));
+        let summary = tree.branch(&"B".into()).unwrap().summary.clone().unwrap();
+        assert_eq!(summary.chars().count(), GoalConfig::default().max_summary_chars);
+        assert!(tree.finish_sub_agent("toolu_2", "again").is_none(), "a finished branch is left as it is");
+
+        // Sub-agents started while others run (in the background) join their exploration.
+        tree.start_sub_agents(&[("toolu_3", "Read the log")]).unwrap();
+        tree.start_sub_agents(&[("toolu_4", "Fix it")]).unwrap();
+        assert_eq!(tree.goal(&id(3)).unwrap().description, "sub-agents: Read the log; Fix it");
+        assert_eq!(tree.goal(&id(3)).unwrap().branch_ids, vec![BranchId::from("C"), BranchId::from("D")]);
+        tree.finish_sub_agent("toolu_4", "fixed").unwrap().unwrap();
+        assert_eq!(statuses(&tree), vec!["1:completed", "2:completed", "3:in_progress"]);
+        assert!(tree.finish_sub_agent("toolu_3", "").unwrap().unwrap().is_some(), "the last one merges");
+        assert_eq!(tree.branch(&"C".into()).unwrap().summary.as_deref(), Some(text("sub_agent_no_result")));
+        // One exploration holds at most `max_branches`.
+        let nine: Vec<(String, String)> = (0..9).map(|n| (format!("c{n}"), format!("job {n}"))).collect();
+        let nine: Vec<(&str, &str)> = nine.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+        assert!(tree.start_sub_agents(&nine).is_err());
+        tree.validate().unwrap();
+    }
 
     #[test]
     fn an_exploration_starts_finishes_and_merges() {

@@ -15,11 +15,14 @@ use serde_json::Value;
 
 use super::text::{fill, one_line, text};
 use super::tool::parse_arguments;
-use super::{GoalStatus, GoalTree, GoalType, ToolError, ToolOutcome};
+use super::{Goal, GoalStatus, GoalTree, GoalType, PlanRevision, ToolError, ToolOutcome};
 use crate::model::GoalId;
 
 /// The abandon reason of an item the agent cancelled.
 pub const CANCELLED_REASON: &str = "cancelled in the agent's plan";
+
+/// The abandon reason of an open goal a revised plan no longer holds.
+pub const REVISED_REASON: &str = "revised out of the agent's plan";
 
 /// One item of an agent's plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,13 +116,20 @@ fn parse_item(tool: &str, n: usize, item: &Value, field: &str) -> Result<PlanIte
 /// text (exact, then ignoring case and whitespace); new items are added at the top level in
 /// list order; completed items are done (summary: the text), cancelled ones abandoned, pending
 /// ones reopened or released; the first item in progress takes the focus (kept on a sub-goal of
-/// it). With none in progress the focus stays, unless its goal was completed. Goals no longer
-/// listed are left as they are. All or nothing: on error the tree is unchanged.
+/// it). With none in progress the focus stays, unless its goal was completed.
+///
+/// A list that differs from the previous plan before that plan's end, adding items or dropping
+/// open ones, is a revision (R6.9): the goals before the first difference are kept as they
+/// were, the open goals no longer listed are abandoned (removed when they never ran), and the
+/// revision is recorded with its event. Statuses stay the agent's: a revised item it calls
+/// done is done. Appending items, or dropping finished ones, is no revision. All or nothing:
+/// on error the tree is unchanged.
 pub fn sync_plan(tree: &mut GoalTree, items: &[PlanItem]) -> Result<ToolOutcome, ToolError> {
     tree.transact(|tree| {
         let max = tree.config().max_description_chars.saturating_sub(1).max(1);
         let descriptions: Vec<String> = items.iter().map(|i| one_line(&i.text, max)).collect();
         let mut ids = match_items(tree, items, &descriptions);
+        let revision = revision_of(tree, items, &descriptions, &ids);
         let original = tree.current_id().cloned();
         let mut out = ToolOutcome::default();
         let mut lines = Vec::new();
@@ -136,16 +146,7 @@ pub fn sync_plan(tree: &mut GoalTree, items: &[PlanItem]) -> Result<ToolOutcome,
                     out.completed.extend(completed);
                 }
                 (PlanStatus::Cancelled, Some(GoalStatus::Pending | GoalStatus::InProgress)) => {
-                    let index = focus(tree, &id)?;
-                    let label = tree.label(index);
-                    let abandoned = tree.abandon_current("plan", CANCELLED_REASON)?;
-                    if abandoned.removed {
-                        lines.push(fill("removed", &[("goal", &label)]));
-                        out.removed.extend(abandoned.goals);
-                    } else {
-                        lines.push(fill("abandoned", &[("goal", &label)]));
-                        out.abandoned.extend(abandoned.goals);
-                    }
+                    abandon(tree, &id, CANCELLED_REASON, &mut out, &mut lines)?;
                 }
                 (PlanStatus::Pending | PlanStatus::InProgress, Some(GoalStatus::Completed)) => {
                     set_status(tree, &id, GoalStatus::Pending);
@@ -154,6 +155,11 @@ pub fn sync_plan(tree: &mut GoalTree, items: &[PlanItem]) -> Result<ToolOutcome,
                     }
                 }
                 _ => {}
+            }
+        }
+        if let Some(revision) = &revision {
+            for (id, _) in &revision.dropped {
+                abandon(tree, id, REVISED_REASON, &mut out, &mut lines)?;
             }
         }
         let target =
@@ -176,14 +182,17 @@ pub fn sync_plan(tree: &mut GoalTree, items: &[PlanItem]) -> Result<ToolOutcome,
             }
         }
         release_pending(tree, items, &ids);
-        let listed: Vec<&GoalId> = ids.iter().flatten().collect();
-        let vanished = tree
-            .children(None)
-            .filter(|g| g.goal_type == GoalType::Normal && !listed.contains(&&g.id))
-            .filter(|g| matches!(g.status, GoalStatus::Pending | GoalStatus::InProgress))
-            .count();
-        if vanished > 0 {
-            lines.push(format!("{vanished} open goal(s) no longer in the agent's plan, left as they are"));
+        if let Some(revision) = revision {
+            lines.push(format!("the plan was revised from item {}", revision.from_item));
+            let listed = items.iter().zip(&ids).filter(|(i, _)| i.status != PlanStatus::Cancelled);
+            let listed: Vec<GoalId> = listed.filter_map(|(_, id)| id.clone()).collect();
+            let (kept, revised) = listed.split_at((revision.from_item - 1).min(listed.len()));
+            tree.push_revision(PlanRevision {
+                from_item: revision.from_item,
+                kept: kept.to_vec(),
+                revised: revised.to_vec(),
+                dropped: revision.dropped.into_iter().map(|(_, description)| description).collect(),
+            });
         }
         if lines.is_empty() {
             lines.push("the plan is unchanged".to_owned());
@@ -194,6 +203,36 @@ pub fn sync_plan(tree: &mut GoalTree, items: &[PlanItem]) -> Result<ToolOutcome,
         out.text = format!("{}\n\n{plan}", lines.join("\n"));
         Ok(out)
     })
+}
+
+/// A revision [`sync_plan`] is making: the first item that differs, and the open goals the new
+/// list drops (id, description).
+struct Revising {
+    from_item: usize,
+    dropped: Vec<(GoalId, String)>,
+}
+
+/// Whether `items` (matched to goals as `ids`, before new ones are added) revise the previous
+/// plan: the top-level normal goals not abandoned, in order.
+fn revision_of(
+    tree: &GoalTree,
+    items: &[PlanItem],
+    descriptions: &[String],
+    ids: &[Option<GoalId>],
+) -> Option<Revising> {
+    let previous: Vec<&Goal> =
+        tree.children(None).filter(|g| g.goal_type == GoalType::Normal && g.status != GoalStatus::Abandoned).collect();
+    let listed = items.iter().zip(descriptions).filter(|(i, _)| i.status != PlanStatus::Cancelled);
+    let listed: Vec<String> = listed.map(|(_, d)| normalise(d)).collect();
+    let first = (0..previous.len()).find(|&k| listed.get(k) != Some(&normalise(&previous[k].description)))?;
+    let added = items.iter().zip(ids).any(|(i, id)| id.is_none() && i.status != PlanStatus::Cancelled);
+    let open = |g: &&Goal| matches!(g.status, GoalStatus::Pending | GoalStatus::InProgress);
+    let dropped: Vec<(GoalId, String)> = previous
+        .iter()
+        .filter(|g| open(g) && !ids.contains(&Some(g.id.clone())))
+        .map(|g| (g.id.clone(), g.description.clone()))
+        .collect();
+    (added || !dropped.is_empty()).then_some(Revising { from_item: first + 1, dropped })
 }
 
 /// The top-level normal goal of each item: exact descriptions first, then normalised ones.
@@ -253,6 +292,27 @@ fn add_new(
     let labels: Vec<String> = out.added.iter().filter_map(|id| tree.index_of(id)).map(|i| tree.label(i)).collect();
     if !labels.is_empty() {
         lines.push(fill("added", &[("goals", &labels.join(", "))]));
+    }
+    Ok(())
+}
+
+/// Abandon the goal `id` for `reason` (removed when it never ran), and report it.
+fn abandon(
+    tree: &mut GoalTree,
+    id: &GoalId,
+    reason: &str,
+    out: &mut ToolOutcome,
+    lines: &mut Vec<String>,
+) -> Result<(), ToolError> {
+    let index = focus(tree, id)?;
+    let label = tree.label(index);
+    let abandoned = tree.abandon_current("plan", reason)?;
+    if abandoned.removed {
+        lines.push(fill("removed", &[("goal", &label)]));
+        out.removed.extend(abandoned.goals);
+    } else {
+        lines.push(fill("abandoned", &[("goal", &label)]));
+        out.abandoned.extend(abandoned.goals);
     }
     Ok(())
 }
@@ -373,7 +433,7 @@ mod tests {
     }
 
     #[test]
-    fn cancels_inserts_in_order_keeps_vanished_and_reopens() {
+    fn cancels_inserts_in_order_drops_what_leaves_the_plan_and_reopens() {
         let mut tree = GoalTree::new("m");
         sync(&mut tree, &[("a", InProgress), ("b", Pending), ("c", Pending)]);
         tree.record_message(&id(1), 10, 0.0, &[]).unwrap();
@@ -382,18 +442,60 @@ mod tests {
         assert_eq!((out.abandoned, out.removed, out.current), (vec![id(1)], vec![id(2)], None));
         assert_eq!(tree.goal(&id(1)).unwrap().summary.as_deref(), Some(CANCELLED_REASON));
         assert_eq!(statuses(&tree), vec!["1:abandoned", "4:pending", "3:pending"]);
-        // `c` vanished and is kept; with nothing in progress the focus stays where it was.
-        sync(&mut tree, &[("x", InProgress)]);
+        // `c` left the plan: revised out, and removed (it never ran). With nothing in progress
+        // the focus stays where it was.
+        let out = sync(&mut tree, &[("x", InProgress)]);
+        assert_eq!(out.removed, vec![id(3)]);
         let out = sync(&mut tree, &[("x", Pending), ("y", Pending)]);
-        assert!(out.text.contains("1 open goal(s) no longer in the agent's plan"), "{}", out.text);
         assert_eq!(out.current, Some(id(4)));
-        assert_eq!(statuses(&tree), vec!["1:abandoned", "4:in_progress", "5:pending", "3:pending"]);
+        assert_eq!(statuses(&tree), vec!["1:abandoned", "4:in_progress", "5:pending"]);
         // Completing the focused goal drops the focus; listing it again reopens it.
         let out = sync(&mut tree, &[("x", Completed), ("y", Pending)]);
         assert_eq!(out.current, None);
         let out = sync(&mut tree, &[("x", InProgress), ("y", Pending)]);
         assert!(out.text.starts_with("reopened 1 x\nfocused 1 x"), "{}", out.text);
         assert_eq!(tree.goal(&id(4)).unwrap().summary, None);
+    }
+
+    #[test]
+    fn a_rewritten_plan_keeps_the_finished_prefix_and_records_the_revision() {
+        let mut tree = GoalTree::new("m");
+        let five = |first: PlanStatus, second: PlanStatus, third: (&'static str, PlanStatus)| {
+            [("a", first), ("b", second), third, ("d", Pending), ("e", Pending)]
+        };
+        sync(&mut tree, &five(InProgress, Pending, ("c", Pending)));
+        tree.record_message(&id(1), 10, 0.0, &[]).unwrap();
+        sync(&mut tree, &five(Completed, InProgress, ("c", Pending)));
+        tree.record_message(&id(2), 10, 0.0, &[]).unwrap();
+        sync(&mut tree, &five(Completed, Completed, ("c", InProgress)));
+        tree.record_message(&id(3), 10, 0.0, &[]).unwrap();
+        assert!(tree.revisions().is_empty(), "status changes are no revision");
+
+        let out = sync(&mut tree, &five(Completed, Completed, ("c, done another way", InProgress)));
+        assert!(out.text.contains("the plan was revised from item 3"), "{}", out.text);
+        assert_eq!((out.abandoned, out.added, out.current), (vec![id(3)], vec![id(6)], Some(id(6))));
+        assert_eq!(
+            statuses(&tree),
+            vec!["1:completed", "2:completed", "6:in_progress", "3:abandoned", "4:pending", "5:pending"]
+        );
+        assert_eq!(tree.goal(&id(3)).unwrap().summary.as_deref(), Some(REVISED_REASON));
+        let revision = PlanRevision {
+            from_item: 3,
+            kept: vec![id(1), id(2)],
+            revised: vec![id(6), id(4), id(5)],
+            dropped: vec!["c".to_owned()],
+        };
+        assert_eq!(tree.revisions(), std::slice::from_ref(&revision));
+        let last = tree.events().since(0).last().unwrap().kind.clone();
+        assert_eq!(last, crate::goals::EventKind::PlanRevised { revision });
+
+        // Appending an item, or leaving finished ones out, is no revision.
+        let six = [("c, done another way", InProgress), ("d", Pending), ("e", Pending), ("f", Pending)];
+        sync(&mut tree, &[[("a", Completed), ("b", Completed)].as_slice(), &six].concat());
+        sync(&mut tree, &six);
+        assert_eq!(tree.revisions().len(), 1);
+        let json = serde_json::to_string(&tree).unwrap();
+        assert_eq!(GoalTree::from_json(&json).unwrap().revisions(), tree.revisions(), "goal.json keeps them");
     }
 
     #[test]

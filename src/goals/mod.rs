@@ -21,6 +21,7 @@ mod render;
 mod schema;
 mod stats;
 mod steps;
+mod sub_agents;
 mod tasks;
 mod text;
 mod tool;
@@ -36,9 +37,12 @@ pub use probe::{Delivery, ProbeState, todo_probe};
 pub use schema::{explore_spec, goal_spec, goal_tool_specs, read_progress_spec, step_spec};
 pub use stats::{GoalStats, PREVIEW_RUNS, Preview, preview_label};
 pub use steps::{Step, StepStatus, StepType, goal_step_id, step_view};
+pub use sub_agents::{SubAgentCall, finished_sub_agents, is_launch_notice, sub_agent_call};
 pub use tasks::{TaskList, is_task_tool};
 pub use tool::{
     EXPLORE_TOOL, GOAL_TOOL, READ_PROGRESS_TOOL, STEP_TOOL, ToolError, ToolOutcome, call_tool, explore_tool, focuses,
     goal_tool, parse_arguments, read_progress_tool, step_tool,
 };
-pub use tree::{Branch, BranchStatus, GOAL_TREE_FORMAT_VERSION, Goal, GoalConfig, GoalStatus, GoalTree, GoalType};
+pub use tree::{
+    Branch, BranchStatus, GOAL_TREE_FORMAT_VERSION, Goal, GoalConfig, GoalStatus, GoalTree, GoalType, PlanRevision,
+};

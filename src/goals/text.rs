@@ -32,6 +32,17 @@ pub(crate) fn one_line(text: &str, max: usize) -> String {
     cut
 }
 
+/// `text` trimmed, cut to at most `max` characters (an ellipsis marks the cut).
+pub(crate) fn clip(text: &str, max: usize) -> String {
+    let text = text.trim();
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,6 +76,8 @@ mod tests {
         "next",
         "explore_started",
         "explore_start_description",
+        "sub_agents_description",
+        "sub_agent_no_result",
         "merge_description",
         "merge_description_none",
         "merged",
@@ -96,5 +109,7 @@ mod tests {
         assert_eq!(one_line("abcdef", 3), "abc…");
         assert_eq!(one_line(" abc ", 3), "abc");
         assert_eq!(fill("focused", &[("goal", "2 fix")]), "focused 2 fix");
+        assert_eq!(clip(" abcdef ", 4), "abc…");
+        assert_eq!(clip("a\nb", 3), "a\nb");
     }
 }

@@ -93,6 +93,25 @@ pub struct Branch {
     pub status: BranchStatus,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
+    /// The agent's tool call that started it, when it is one of the agent's own sub-agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<String>,
+}
+
+/// A revision of the agent's plan (R6.9): the list it wrote differs from the previous one
+/// before that one's end, with items added or open ones dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct PlanRevision {
+    /// The first item (from 1) that differs from the previous plan.
+    pub from_item: usize,
+    /// The goals of the items before it, kept as they were.
+    pub kept: Vec<GoalId>,
+    /// The goals of the items from it on: revised.
+    pub revised: Vec<GoalId>,
+    /// The open goals the new plan no longer holds, by description: abandoned, or removed when
+    /// they never ran.
+    pub dropped: Vec<String>,
 }
 
 /// Limits on what the tools accept.
@@ -140,6 +159,10 @@ pub struct GoalTree {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(test, ts(optional = nullable))]
     branches: Vec<Branch>,
+    /// The revisions of the agent's plan, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(optional = nullable))]
+    revisions: Vec<PlanRevision>,
     /// The next goal id.
     next_id: u64,
     /// How many branch ids were handed out (`A`, `B`, … `Z`, `AA` …).
@@ -163,6 +186,7 @@ impl GoalTree {
             current_id: None,
             goals: Vec::new(),
             branches: Vec::new(),
+            revisions: Vec::new(),
             next_id: 1,
             next_branch: 0,
             completed: false,
@@ -218,6 +242,11 @@ impl GoalTree {
 
     pub fn branches(&self) -> &[Branch] {
         &self.branches
+    }
+
+    /// The revisions of the agent's plan, oldest first.
+    pub fn revisions(&self) -> &[PlanRevision] {
+        &self.revisions
     }
 
     pub fn branch(&self, id: &BranchId) -> Option<&Branch> {
@@ -486,6 +515,12 @@ impl GoalTree {
             Some(branch_id) => EventKind::BranchGoalAdded { branch_id, goal },
         };
         self.events.push(kind);
+    }
+
+    /// Record a revision of the agent's plan, and its event.
+    pub(crate) fn push_revision(&mut self, revision: PlanRevision) {
+        self.revisions.push(revision.clone());
+        self.events.push(EventKind::PlanRevised { revision });
     }
 
     pub(crate) fn push_event(&mut self, kind: EventKind) {

@@ -1,4 +1,4 @@
-//! An agent's sub-agents (Claude Code's `Agent` tool, OpenCode's `task`): the call that starts
+//! An agent's sub-agents ([`crate::goals::sub_agent_call`]): the call that starts
 //! one is noted when the caller's reply is read; the conversation that then opens with the
 //! call's prompt as its user's words is recorded as a branch of the caller's trace, linked to
 //! the call (`meta.json`'s `branch_of`), instead of as a session of its own.
@@ -6,14 +6,11 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
-use serde_json::Value;
 use xxhash_rust::xxh3::xxh3_64;
 
-use crate::model::{ContentPart, ToolCall};
+use crate::goals::sub_agent_call;
+use crate::model::ContentPart;
 use crate::store::BranchOf;
-
-/// The tools that start a sub-agent, by name, and the argument that holds its prompt.
-const SPAWNING_TOOLS: [(&str, &str); 3] = [("Agent", "prompt"), ("Task", "prompt"), ("task", "prompt")];
 
 /// Calls noted and not yet claimed, at most (a sub-agent the agent never ran is forgotten).
 const PENDING: usize = 64;
@@ -21,15 +18,10 @@ const PENDING: usize = 64;
 /// The calls of `parts` (an assistant's reply) that start a sub-agent: each call's id, by its
 /// prompt's fingerprint.
 pub fn spawning_calls(parts: &[ContentPart]) -> Vec<(u64, String)> {
-    let spawning = |call: &ToolCall| {
-        let (_, field) = SPAWNING_TOOLS.iter().find(|(name, _)| *name == call.name)?;
-        let arguments: Value = serde_json::from_str(&call.arguments).ok()?;
-        Some((fingerprint(arguments.get(field)?.as_str()?), call.id.to_string()))
-    };
     parts
         .iter()
         .filter_map(|part| match part {
-            ContentPart::ToolCall(call) => spawning(call),
+            ContentPart::ToolCall(call) => Some((fingerprint(&sub_agent_call(call)?.prompt), call.id.to_string())),
             _ => None,
         })
         .collect()
@@ -67,6 +59,7 @@ fn fingerprint(prompt: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ToolCall;
 
     fn call(id: &str, name: &str, arguments: &str) -> ContentPart {
         ContentPart::ToolCall(ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() })

@@ -12,7 +12,7 @@ use super::layout::{self, TraceDir, check_root};
 use super::load::{parse_json, read_events, read_goal_tree, read_lines, read_messages, read_meta, read_optional};
 use super::records::{BranchMeta, TraceMeta};
 use crate::error::{Error, Result};
-use crate::goals::{Event, Goal, GoalTree};
+use crate::goals::{Branch, Event, Goal, GoalTree, PlanRevision};
 use crate::host::{Host, HostError, HostErrorKind};
 use crate::model::{GoalId, Message};
 
@@ -46,6 +46,14 @@ pub struct GoalTreeView {
     pub mission: String,
     pub current_id: Option<GoalId>,
     pub goals: Vec<Goal>,
+    /// The explorations' branches: the model's `explore` calls, or the agent's own sub-agents.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(optional = nullable))]
+    pub branches: Vec<Branch>,
+    /// The revisions of the agent's plan, oldest first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(optional = nullable))]
+    pub revisions: Vec<PlanRevision>,
 }
 
 impl From<&GoalTree> for GoalTreeView {
@@ -54,6 +62,8 @@ impl From<&GoalTree> for GoalTreeView {
             mission: tree.mission().to_owned(),
             current_id: tree.current_id().cloned(),
             goals: tree.goals().to_vec(),
+            branches: tree.branches().to_vec(),
+            revisions: tree.revisions().to_vec(),
         }
     }
 }
@@ -170,7 +180,13 @@ impl<'h, H: Host> TraceStore<'h, H> {
             }
         };
         let goal_tree = tree.as_ref().map_or_else(
-            || GoalTreeView { mission: trace.mission.clone(), current_id: None, goals: Vec::new() },
+            || GoalTreeView {
+                mission: trace.mission.clone(),
+                current_id: None,
+                goals: Vec::new(),
+                branches: Vec::new(),
+                revisions: Vec::new(),
+            },
             GoalTreeView::from,
         );
         let mut branches = BTreeMap::new();
@@ -217,7 +233,13 @@ impl<'h, H: Host> TraceStore<'h, H> {
         let meta = self.branch_meta(&branch_dir, trace_id, branch_id).await?;
         let tree = read_goal_tree(self.host, &branch_dir).await?;
         let goal_tree = tree.as_ref().map_or_else(
-            || GoalTreeView { mission: meta.branch.description.clone(), current_id: None, goals: Vec::new() },
+            || GoalTreeView {
+                mission: meta.branch.description.clone(),
+                current_id: None,
+                goals: Vec::new(),
+                branches: Vec::new(),
+                revisions: Vec::new(),
+            },
             GoalTreeView::from,
         );
         let (messages, notes) = read_messages(self.host, &branch_dir).await?;

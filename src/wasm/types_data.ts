@@ -72,12 +72,24 @@ export type Assembly = {
  * A branch of an exploration, as the main line knows it (seed 002's `BranchContext` without
  * its own goal tree and messages, which the branch's own [`GoalTree`] holds).
  */
-export type Branch = { id: BranchId, explore_start_id: GoalId, description: string, status: BranchStatus, summary?: string, };
+export type Branch = {
+  id: BranchId, explore_start_id: GoalId, description: string, status: BranchStatus, summary?: string,
+  /**
+   * The agent's tool call that started it, when it is one of the agent's own sub-agents.
+   */
+  call_id?: string,
+};
 
 /**
  * One branch in detail: its metadata, its own goal tree and its messages.
  */
-export type BranchDetail = { goal_tree: GoalTreeView, messages: Array<Message>, notes?: Array<string>, cumulative_stats: GoalStats, goal_count: number, message_count: number, id: BranchId, explore_start_id: GoalId, description: string, status: BranchStatus, summary?: string, };
+export type BranchDetail = {
+  goal_tree: GoalTreeView, messages: Array<Message>, notes?: Array<string>, cumulative_stats: GoalStats, goal_count: number, message_count: number, id: BranchId, explore_start_id: GoalId, description: string, status: BranchStatus, summary?: string,
+  /**
+   * The agent's tool call that started it, when it is one of the agent's own sub-agents.
+   */
+  call_id?: string,
+};
 
 /**
  * A sub-agent branch (R6.5); `None` on a message means the main line.
@@ -87,7 +99,13 @@ export type BranchId = string;
 /**
  * A branch's `meta.json`: the main line's record of it and its totals.
  */
-export type BranchMeta = { cumulative_stats: GoalStats, goal_count: number, message_count: number, id: BranchId, explore_start_id: GoalId, description: string, status: BranchStatus, summary?: string, };
+export type BranchMeta = {
+  cumulative_stats: GoalStats, goal_count: number, message_count: number, id: BranchId, explore_start_id: GoalId, description: string, status: BranchStatus, summary?: string,
+  /**
+   * The agent's tool call that started it, when it is one of the agent's own sub-agents.
+   */
+  call_id?: string,
+};
 
 /**
  * A sub-agent's caller: its trace and the tool call that started the sub-agent.
@@ -99,7 +117,13 @@ export type BranchStatus = "exploring" | "completed";
 /**
  * A branch as the trace shows it.
  */
-export type BranchSummary = { last_message: MessagePreview | null, cumulative_stats: GoalStats, goal_count: number, message_count: number, id: BranchId, explore_start_id: GoalId, description: string, status: BranchStatus, summary?: string, };
+export type BranchSummary = {
+  last_message: MessagePreview | null, cumulative_stats: GoalStats, goal_count: number, message_count: number, id: BranchId, explore_start_id: GoalId, description: string, status: BranchStatus, summary?: string,
+  /**
+   * The agent's tool call that started it, when it is one of the agent's own sub-agents.
+   */
+  call_id?: string,
+};
 
 /**
  * What the embedder supplies for one call besides the recorded history.
@@ -326,7 +350,7 @@ export type Encoding = "o200k_base" | "cl100k_base";
  * One event: an id, increasing by one from 1 within a log, and what happened.
  * Serialized flat: `{"id": 3, "type": "goal_added", "goal": {…}, …}`.
  */
-export type EngineEvent = { id: number, } & ({ "type": "goal_added", goal: Goal, parent_id?: GoalId, } | { "type": "goal_updated", branch_id?: BranchId, goal_id: GoalId, updates: GoalUpdates, affected_goals: Array<AffectedGoal>, current_id?: GoalId, } | { "type": "goal_removed", branch_id?: BranchId, goal_id: GoalId, removed: Array<GoalId>, affected_goals: Array<AffectedGoal>, current_id?: GoalId, } | { "type": "message_added", message_id?: MessageId, goal_id: GoalId, affected_goals: Array<AffectedGoal>, } | { "type": "trace_completed", stats: GoalStats, } | { "type": "branch_started", explore_start_id: GoalId, branch: Branch, } | { "type": "branch_goal_added", branch_id: BranchId, goal: Goal, } | { "type": "branch_message_added", branch_id: BranchId, message_id?: MessageId, goal_id: GoalId, affected_goals: Array<AffectedGoal>, } | { "type": "branch_completed", branch_id: BranchId, summary: string, } | { "type": "explore_completed", explore_start_id: GoalId, merge_goal_id: GoalId, merge_summary: string, selected_branch?: BranchId, });
+export type EngineEvent = { id: number, } & ({ "type": "goal_added", goal: Goal, parent_id?: GoalId, } | { "type": "goal_updated", branch_id?: BranchId, goal_id: GoalId, updates: GoalUpdates, affected_goals: Array<AffectedGoal>, current_id?: GoalId, } | { "type": "goal_removed", branch_id?: BranchId, goal_id: GoalId, removed: Array<GoalId>, affected_goals: Array<AffectedGoal>, current_id?: GoalId, } | { "type": "message_added", message_id?: MessageId, goal_id: GoalId, affected_goals: Array<AffectedGoal>, } | { "type": "trace_completed", stats: GoalStats, } | { "type": "branch_started", explore_start_id: GoalId, branch: Branch, } | { "type": "branch_goal_added", branch_id: BranchId, goal: Goal, } | { "type": "branch_message_added", branch_id: BranchId, message_id?: MessageId, goal_id: GoalId, affected_goals: Array<AffectedGoal>, } | { "type": "branch_completed", branch_id: BranchId, summary: string, } | { "type": "explore_completed", explore_start_id: GoalId, merge_goal_id: GoalId, merge_summary: string, selected_branch?: BranchId, } | { "type": "plan_revised", revision: PlanRevision, });
 
 /**
  * The events after an id.
@@ -463,6 +487,10 @@ export type GoalTree = {
    */
   branch_id?: BranchId, current_id?: GoalId, goals: Array<Goal>, branches?: Array<Branch>,
   /**
+   * The revisions of the agent's plan, oldest first.
+   */
+  revisions?: Array<PlanRevision>,
+  /**
    * The next goal id.
    */
   next_id: number,
@@ -475,7 +503,17 @@ export type GoalTree = {
 /**
  * A goal tree as the API shows it.
  */
-export type GoalTreeView = { mission: string, current_id: GoalId | null, goals: Array<Goal>, };
+export type GoalTreeView = {
+  mission: string, current_id: GoalId | null, goals: Array<Goal>,
+  /**
+   * The explorations' branches: the model's `explore` calls, or the agent's own sub-agents.
+   */
+  branches?: Array<Branch>,
+  /**
+   * The revisions of the agent's plan, oldest first.
+   */
+  revisions?: Array<PlanRevision>,
+};
 
 export type GoalType = "normal" | "explore_start" | "explore_merge";
 
@@ -609,6 +647,30 @@ export type PersistReport = {
    * Secrets replaced in what was written.
    */
   redactions: number,
+};
+
+/**
+ * A revision of the agent's plan (R6.9): the list it wrote differs from the previous one
+ * before that one's end, with items added or open ones dropped.
+ */
+export type PlanRevision = {
+  /**
+   * The first item (from 1) that differs from the previous plan.
+   */
+  from_item: number,
+  /**
+   * The goals of the items before it, kept as they were.
+   */
+  kept: Array<GoalId>,
+  /**
+   * The goals of the items from it on: revised.
+   */
+  revised: Array<GoalId>,
+  /**
+   * The open goals the new plan no longer holds, by description: abandoned, or removed when
+   * they never ran.
+   */
+  dropped: Array<string>,
 };
 
 /**

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countByStatus, currentPath, planRows } from '../src/views/planModel';
+import { countByStatus, currentPath, planRows, revisionNote } from '../src/views/planModel';
 import type { GoalTreeData } from '../src/engine/engineApi';
 
 const stats = (m: number, t: number) => ({ message_count: m, total_tokens: t, total_cost: 0 });
@@ -44,4 +44,12 @@ test('the tooltip carries the stats', () => {
 test('labels carry the numbers the engine gives the model', () => {
   const rows = planRows(tree, false, { '1': '1', '3': '2', '4': '2.1' });
   assert.deepEqual([rows[0].label, rows[1].label, rows[1].children[0].label], ['1 Find the bug', '2 Fix it', '2.1 Edit parse()']);
+});
+
+test('the plan\'s revisions are named by the item they start at and what they dropped', () => {
+  assert.equal(revisionNote(tree), undefined);
+  const once = { ...tree, revisions: [{ from_item: 3, kept: [1, 2], revised: [6, 4], dropped: ['c'] }] };
+  assert.equal(revisionNote(once), 'revised from item 3, dropped “c”');
+  const twice = { ...tree, revisions: [...once.revisions, { from_item: 1, kept: [], revised: [7], dropped: [] }] };
+  assert.equal(revisionNote(twice), 'revised 2×, last from item 1');
 });

@@ -26,16 +26,16 @@ const TASK = 'Summarise the warnings of the build log';
 const NEEDLE = 'marker-7f3a-zebra';
 const PRICES = { cache_read: 0.1, cache_write: 1.25 };
 
-const todos = (statuses) => ({ todos: ['Read the build log', 'Count the warnings', 'Write the summary']
+const todos = (statuses, last = 'Write the summary') => ({ todos: ['Read the build log', 'Count the warnings', last]
   .map((content, i) => ({ content, status: statuses[i], activeForm: `Working on: ${content}` })) });
 const log = (lines, tag) => `seq 1 ${lines} | sed 's/^/${tag} /'`;
-/** The scripted session: a plan, a long build log with the needle in its middle, more output, the plan done. */
+/** The scripted session: a plan, a long build log with the needle in its middle, more output, the plan done with its last item rewritten (a revision). */
 const STEPS = [
   ['TodoWrite', todos(['in_progress', 'pending', 'pending'])],
   ['Bash', { command: `${log(600, 'build step')}; echo ${NEEDLE} reached; seq 601 1200 | sed 's/^/build step /'`, description: 'Show the build log' }],
   ['TodoWrite', todos(['completed', 'in_progress', 'pending'])],
   ...[1, 2, 3, 4, 5].map((n) => ['Bash', { command: log(300, `warning ${n}: unused variable in module`), description: `Warnings, part ${n}` }]),
-  ['TodoWrite', todos(['completed', 'completed', 'completed'])],
+  ['TodoWrite', todos(['completed', 'completed', 'completed'], 'Write a one-line summary')],
 ];
 
 let browser;
@@ -216,6 +216,9 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     const code = await claudeDone;
     assert.equal(code, 0, `Claude Code: ${claudeOut}\nproxy: ${proxy.log()}`);
     await page.waitForFunction((n) => document.querySelectorAll('#plan li[data-status=completed]').length === n, 3, { timeout: 30_000 });
+    // The rewritten last item is a revision of the plan: the one it replaced never ran, so it is gone.
+    const revision = await page.locator('#plan ul.revisions li').textContent();
+    assert.equal(revision, 'Revised from item 3: kept “Read the build log”, “Count the warnings”; revised “Write a one-line summary”; dropped “Write the summary”');
 
     // The store's record of the session.
     const { traceId, records } = callsOf(path.join(work, '.trace'));

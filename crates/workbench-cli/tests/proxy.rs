@@ -776,8 +776,86 @@ fn the_proxy_and_the_replays_workbench_strategy_agree_call_by_call(build: Build)
     }
 }
 
+/// The TodoWrite lists of a small session: five items planned, two done, then the list
+/// rewritten with a changed third item; `None` is the answer that ends it.
+const TODO_LISTS: [Option<[(&str, &str); 5]>; 5] = [
+    Some([("a", "in_progress"), ("b", "pending"), ("c", "pending"), ("d", "pending"), ("e", "pending")]),
+    Some([("a", "completed"), ("b", "in_progress"), ("c", "pending"), ("d", "pending"), ("e", "pending")]),
+    Some([("a", "completed"), ("b", "completed"), ("c", "in_progress"), ("d", "pending"), ("e", "pending")]),
+    Some([
+        ("a", "completed"),
+        ("b", "completed"),
+        ("c, done another way", "in_progress"),
+        ("d", "pending"),
+        ("e", "pending"),
+    ]),
+    None,
+];
+
+fn todo_blocks(n: usize) -> Vec<Value> {
+    let Some(list) = TODO_LISTS[n] else { return vec![json!({"type": "text", "text": "Done."})] };
+    let todos: Vec<Value> = list.iter().map(|(t, s)| json!({"content": t, "status": s, "activeForm": t})).collect();
+    vec![json!({"type": "tool_use", "id": format!("toolu_p{n}"), "name": "TodoWrite", "input": {"todos": todos}})]
+}
+
+/// A Claude Code plan revised through the proxy: the rewritten TodoWrite list keeps the two
+/// finished items, revises the rest, drops the changed one, and the store and the dashboard's
+/// API hold the revision and its event.
+fn a_rewritten_todo_list_revises_the_plan(build: Build) {
+    let upstream = Upstream::start(|request: &Received| {
+        let n = request.json()["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "assistant").count();
+        Reply::Events {
+            events: anthropic_events(&format!("msg_p{n}"), &todo_blocks(n), anthropic_usage(900, 0)),
+            cut_after: None,
+        }
+    });
+    let dir = scratch("revision");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": "Do a to e"}]})];
+    for n in 0..TODO_LISTS.len() {
+        let (status, _, body) = post(&format!("{}/v1/messages", proxy.url), &request("plan-1", &messages), &headers());
+        assert_eq!(status, 200, "{body}");
+        messages.push(json!({"role": "assistant", "content": todo_blocks(n)}));
+        let result = "Todos have been modified successfully. Ensure that you continue to use the todo list.";
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_p{n}"), "content": result}]}));
+    }
+    let (_, _, detail) = get(&format!("{}/workbench/api/traces/plan-1", proxy.url), &[]);
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let store = dir.join(".trace");
+    let tree: Value = serde_json::from_str(&std::fs::read_to_string(store.join("plan-1/goal.json")).unwrap()).unwrap();
+    let goals: Vec<(&str, &str)> = tree["goals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["description"].as_str().unwrap(), g["status"].as_str().unwrap()))
+        .collect();
+    let want = [
+        ("a", "completed"),
+        ("b", "completed"),
+        ("c, done another way", "in_progress"),
+        ("c", "abandoned"),
+        ("d", "pending"),
+        ("e", "pending"),
+    ];
+    assert_eq!(goals, want, "{tree}");
+    let revision = json!([{"from_item": 3, "kept": ["1", "2"], "revised": ["6", "4", "5"], "dropped": ["c"]}]);
+    assert_eq!(tree["revisions"], revision, "{tree}");
+    let detail: Value = serde_json::from_str(&detail).unwrap();
+    assert_eq!(detail["goal_tree"]["revisions"], revision, "the dashboard's API shows it: {detail}");
+    let events = std::fs::read_to_string(store.join("plan-1/events.jsonl")).unwrap();
+    let revised: Vec<Value> = events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "plan_revised")
+        .collect();
+    assert_eq!(revised.len(), 1, "{events}");
+    assert_eq!(json!([revised[0]["revision"]]), revision);
+}
+
 both_shells!(
     a_conversation_goes_through_the_engine_and_is_saved,
+    a_rewritten_todo_list_revises_the_plan,
     pass_through_routes_and_side_calls_arrive_byte_identical,
     side_calls_of_a_session_are_counted_in_it,
     each_api_goes_to_its_own_upstream_by_its_path,

@@ -434,8 +434,29 @@ fn claude_code_sub_agent(build: Build) {
     let results: String = files_under(&store.join(caller).join("messages")).into_iter().map(|(_, text)| text).collect();
     assert!(results.contains("toolu_spawn1") && results.contains("parser.py line 12"), "{log}");
 
-    // One session in the sums, its sub-agent's calls in them.
+    // The caller's plan shows the sub-agent: an exploration, its branch linked to the call, merged
+    // with the sub-agent's answer.
     let serve = ServeProcess::start(&store);
+    let tree = &serve.get(&format!("/api/traces/{caller}"))["goal_tree"];
+    let goals: Vec<(&str, &str, &str)> = tree["goals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["type"].as_str().unwrap(), g["description"].as_str().unwrap(), g["status"].as_str().unwrap()))
+        .collect();
+    let want = [
+        ("explore_start", "sub-agents: Find the bug", "completed"),
+        ("explore_merge", "merge the exploration", "completed"),
+    ];
+    assert_eq!(goals, want, "{tree}");
+    let branch_of_plan = &tree["branches"][0];
+    assert_eq!(
+        (branch_of_plan["call_id"].as_str(), branch_of_plan["status"].as_str()),
+        (Some("toolu_spawn1"), Some("completed"))
+    );
+    assert!(branch_of_plan["summary"].as_str().unwrap().contains("parser.py line 12"), "{tree}");
+
+    // One session in the sums, its sub-agent's calls in them.
     let report = serve.get("/api/stats");
     let sessions = report["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), 1, "{report}");

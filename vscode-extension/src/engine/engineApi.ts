@@ -43,8 +43,11 @@ export interface GoalData {
   cumulative_stats?: GoalStats;
 }
 
+/** A revision of the agent's plan: the item it starts at, the goals kept and revised, the open ones it dropped. */
+export interface PlanRevisionData { from_item: number; kept: (string | number)[]; revised: (string | number)[]; dropped: string[] }
+
 /** The engine's goal tree (the `goal.json` form). */
-export interface GoalTreeData { mission: string; current_id?: string | number; goals: GoalData[]; completed?: boolean }
+export interface GoalTreeData { mission: string; current_id?: string | number; goals: GoalData[]; completed?: boolean; revisions?: PlanRevisionData[] }
 
 export interface EngineApi {
   readonly traceId: string;

@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import type { GoalTreeData } from '../engine/engineApi';
 import { planDescription, planMessage } from '../trust/trustPolicy';
-import { countByStatus, currentPath, type PlanRow, planRows } from './planModel';
+import { countByStatus, currentPath, type PlanRow, planRows, revisionNote } from './planModel';
 
 export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<PlanRow | undefined>();
@@ -25,7 +25,8 @@ export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Di
     const counts = countByStatus(tree);
     const path = currentPath(this.rows);
     const hidden = !this.showAbandoned && counts.abandoned > 0 ? ` · ${counts.abandoned} abandoned hidden` : '';
-    const summary = tree.goals.length === 0 ? undefined : `${path ? `Now: ${path}` : 'No current goal'} · ${counts.completed}/${tree.goals.length - counts.abandoned} done${hidden}`;
+    const revised = revisionNote(tree);
+    const summary = tree.goals.length === 0 ? undefined : `${path ? `Now: ${path}` : 'No current goal'} · ${counts.completed}/${tree.goals.length - counts.abandoned} done${hidden}${revised ? ` · ${revised}` : ''}`;
     this.view.message = planMessage(summary, this.trusted);
     this.view.description = planDescription(tree.completed === true, this.trusted);
     this.changed.fire(undefined);

@@ -66,6 +66,15 @@ export function currentPath(rows: PlanRow[]): string | undefined {
   return undefined;
 }
 
+/** The plan's revisions for the view's message: `revised from item 3` (the latest), how often when more than once. */
+export function revisionNote(tree: GoalTreeData): string | undefined {
+  const revisions = tree.revisions ?? [];
+  const last = revisions.at(-1);
+  if (!last) return undefined;
+  const dropped = last.dropped.length ? `, dropped ${last.dropped.map((d) => `“${d}”`).join(', ')}` : '';
+  return `${revisions.length > 1 ? `revised ${revisions.length}×, last` : 'revised'} from item ${last.from_item}${dropped}`;
+}
+
 export function countByStatus(tree: GoalTreeData): Record<GoalData['status'], number> {
   const counts = { pending: 0, in_progress: 0, completed: 0, abandoned: 0 };
   for (const goal of tree.goals) counts[goal.status] = (counts[goal.status] ?? 0) + 1;

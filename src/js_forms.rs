@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::engine::MessageDraft;
-use crate::goals::GoalTree;
+use crate::goals::{GoalTree, Phase};
 use crate::model::{BranchId, ContentPart, GoalId, Role, SpanId, ToolCallId};
 use crate::prompt::Assembly;
 use crate::prompt::serialize::{to_anthropic, to_openai_chat, to_react};
@@ -146,6 +146,8 @@ pub struct GoalPlan {
     numbers: BTreeMap<String, String>,
     /// The numbers the model sees: abandoned goals and what is under them left out.
     display_numbers: BTreeMap<String, String>,
+    /// The phase of the work (R6.8).
+    phase: Phase,
 }
 
 impl GoalPlan {
@@ -156,6 +158,7 @@ impl GoalPlan {
             todo: tree.to_todo_string(),
             numbers: map(tree.data_numbers()),
             display_numbers: map(tree.display_numbers()),
+            phase: tree.phase(),
         }
     }
 }

@@ -191,6 +191,38 @@ fn the_host_gets_every_event_and_a_delivery_without_a_plan_update_gets_one_remin
     assert!(serde_json::from_str::<serde_json::Value>(&engine.dump_tree(true)).is_ok());
 }
 
+/// R6.8: a plain reply does not end a task whose plan has open goals; the next prompt says so,
+/// and a second plain reply ends it. The phase follows the plan.
+#[test]
+fn a_plain_reply_with_goals_open_is_reminded_once_and_the_phase_follows_the_plan() {
+    use context_workbench::goals::Phase;
+    let engine = Engine::new(TestHost::default(), Config::default());
+    engine.record(MessageDraft::text(Role::User, "Fix the parser.")).unwrap();
+    assert_eq!(engine.phase(), Phase::Planning);
+    engine.record(MessageDraft::text(Role::Assistant, "Nothing to plan.")).unwrap();
+    assert!(engine.reply_ends_task(), "no plan: a plain reply ends the task");
+    engine.record(MessageDraft::text(Role::User, "Fix it, with a plan.")).unwrap();
+    assert!(!engine.call_goal_tool("goal", r#"{"add": "find the bug, fix it"}"#).is_error);
+    assert!(!engine.call_goal_tool("goal", r#"{"focus": "2"}"#).is_error);
+    assert_eq!(engine.phase(), Phase::Executing { step: 1 });
+    let reminded = |engine: &Engine<TestHost>| {
+        let a = block_on(engine.prepare_call(&CallInput::default())).unwrap();
+        let mut tail = a.view.messages.iter().filter(|m| m.layer == Layer::Tail).flat_map(|m| &m.content);
+        tail.any(|p| matches!(p, ContentPart::Text { text } if text.contains("the plan still has open goals")))
+    };
+    engine.record(MessageDraft::text(Role::Assistant, "I fixed it.")).unwrap();
+    assert!(!engine.reply_ends_task(), "two goals are open");
+    assert!(reminded(&engine));
+    engine.record(MessageDraft::text(Role::Assistant, "Done, I said.")).unwrap();
+    assert!(engine.reply_ends_task(), "reminded once, a second plain reply ends it");
+    assert!(!engine.call_goal_tool("goal", r#"{"done": "fixed"}"#).is_error);
+    assert!(!engine.call_goal_tool("goal", r#"{"focus": "1"}"#).is_error);
+    assert!(!engine.call_goal_tool("goal", r#"{"done": "found"}"#).is_error);
+    assert_eq!(engine.phase(), Phase::Completed);
+    engine.record(MessageDraft::text(Role::Assistant, "All done.")).unwrap();
+    assert!(engine.reply_ends_task() && !reminded(&engine));
+}
+
 #[test]
 fn an_abandoned_goal_that_ran_is_compacted_and_hidden_and_the_trace_completes_once() {
     let config =

@@ -182,6 +182,8 @@ export class ContextEngine {
     this.#use(() => this.#progress.add(listener));
     return () => this.#progress.delete(listener);
   }
+  /** Whether the model's plain reply just recorded ends the task: not while the plan has open goals, until the model, reminded of them by the next prompt, answers plainly again (R6.8). */
+  replyEndsTask(): boolean { return this.#use((e) => e.replyEndsTask()); }
   /** The task is done: `trace_completed` with the totals, and the trace's `meta.json` says `completed` from the next save. Once per task (the next user input reopens it). */
   completeTrace(): void { this.#use((e) => e.completeTrace()); }
 

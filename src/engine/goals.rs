@@ -10,9 +10,9 @@ use super::Engine;
 use crate::compress::{Family, family_of, logs};
 use crate::config::Config;
 use crate::goals::{
-    Delivery, Event, EventKind, GoalTree, ProbeState, Step, TaskList, ToolOutcome, call_tool, dump_tree,
-    dump_tree_json, finished_sub_agents, focuses, goal_tool_specs, is_launch_notice, is_task_tool, parse_plan_call,
-    step_view, sub_agent_call, sync_plan, todo_probe,
+    Delivery, Event, EventKind, GoalTree, Phase, ProbeState, Step, TaskList, ToolOutcome, call_tool, dump_tree,
+    dump_tree_json, finished_sub_agents, focuses, goal_tool_specs, is_launch_notice, is_task_tool, open_goals_reminder,
+    parse_plan_call, step_view, sub_agent_call, sync_plan, todo_probe,
 };
 use crate::host::Host;
 use crate::model::{
@@ -190,6 +190,27 @@ impl<H: Host> Engine<H> {
         }
     }
 
+    /// The phase of the work (R6.8), from the goal tree: planning, executing a step, completed.
+    pub fn phase(&self) -> Phase {
+        self.state.borrow().goals.as_ref().map_or(Phase::Planning, GoalTree::phase)
+    }
+
+    /// Whether the model's plain reply just recorded ends the task (R6.8: a plain reply never
+    /// ends a workflow with open goals). While goals are open the first plain reply since the
+    /// user's message does not: the next prompt reminds the model of them (see
+    /// [`Engine::goal_blocks`]); a second plain reply ends it, so a model that will not go on
+    /// is not asked for ever.
+    pub fn reply_ends_task(&self) -> bool {
+        !matches!(self.phase(), Phase::Executing { .. }) || self.plain_replies_since_user() > 1
+    }
+
+    /// The assistant replies without tool calls since the newest user message.
+    fn plain_replies_since_user(&self) -> usize {
+        let state = self.state.borrow();
+        let since = state.trace.messages.iter().rev().take_while(|m| m.role != Role::User);
+        since.filter(|m| m.role == Role::Assistant && m.tool_calls().next().is_none()).count()
+    }
+
     /// Whether the message waiting for its plan calls can take its goal before `next` is
     /// recorded: `next` is not a tool result, or it answers the last of those calls (they have
     /// all run; the host runs a message's calls in order).
@@ -220,9 +241,10 @@ impl<H: Host> Engine<H> {
 
     /// The blocks the goal tree adds to the dynamic tail, once the model has a plan made with
     /// the engine's tools: the plan
-    /// (R2.2, R2.4) and, when a sub-task looks delivered since the previous call (an edit
+    /// (R2.2, R2.4); when a sub-task looks delivered since the previous call (an edit
     /// landed, a test run passed) but the plan did not change, one reminder to update it
-    /// (R6.10), never on two calls in a row.
+    /// (R6.10), never on two calls in a row; and after a plain reply with goals open, the
+    /// reminder that they are (R6.8).
     pub(super) fn goal_blocks(&self) -> Vec<String> {
         let mut state = self.state.borrow_mut();
         let state = &mut *state;
@@ -245,6 +267,12 @@ impl<H: Host> Engine<H> {
         state.probe = Probe { state: next, messages: state.trace.messages.len(), event: tree.events().last_id() };
         if self.config.workbench.todo_probe {
             blocks.extend(reminder);
+        }
+        // The model answered in plain text with goals open (R6.8): the task goes on.
+        let answered =
+            state.trace.messages.last().is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none());
+        if answered && let Phase::Executing { .. } = tree.phase() {
+            blocks.push(open_goals_reminder(tree));
         }
         blocks
     }

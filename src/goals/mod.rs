@@ -33,7 +33,7 @@ pub use explore::Merged;
 pub use import::{CANCELLED_REASON, PlanItem, PlanStatus, parse_plan_call, sync_plan};
 pub use ops::{Abandoned, Placement};
 pub use phase::{Phase, PlanStep, PlanStepStatus, Revision, Workflow, revise_plan};
-pub use probe::{Delivery, ProbeState, todo_probe};
+pub use probe::{Delivery, ProbeState, open_goals_reminder, todo_probe};
 pub use schema::{explore_spec, goal_spec, goal_tool_specs, read_progress_spec, step_spec};
 pub use stats::{GoalStats, PREVIEW_RUNS, Preview, preview_label};
 pub use steps::{Step, StepStatus, StepType, goal_step_id, step_view};

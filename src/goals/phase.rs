@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::ToolError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(tag = "phase", rename_all = "snake_case")]
 pub enum Phase {
     Planning,
@@ -141,6 +142,27 @@ impl Workflow {
             }
             None => Phase::Completed,
         }
+    }
+}
+
+impl super::GoalTree {
+    /// The phase of the work this tree plans (R6.8): planning until it holds a goal of the
+    /// plan; executing while one is open (the step: the top-level goal being worked on, the
+    /// focused one's, else the first open one, counted among the top-level goals); completed
+    /// when none is.
+    pub fn phase(&self) -> Phase {
+        use super::{GoalStatus, GoalType};
+        let steps: Vec<&super::Goal> = self.children(None).filter(|g| g.goal_type == GoalType::Normal).collect();
+        if steps.is_empty() {
+            return Phase::Planning;
+        }
+        let open = |g: &&super::Goal| matches!(g.status, GoalStatus::Pending | GoalStatus::InProgress);
+        let focused = self.current_id().map(|id| self.ancestors(id).last().cloned().unwrap_or_else(|| id.clone()));
+        let step = steps
+            .iter()
+            .position(|g| Some(&g.id) == focused.as_ref() && open(g))
+            .or_else(|| steps.iter().position(open));
+        step.map_or(Phase::Completed, |step| Phase::Executing { step })
     }
 }
 

@@ -44,6 +44,11 @@ pub fn todo_probe(delivered: Option<Delivery>, plan_changed: bool, state: ProbeS
     (reminder, next)
 }
 
+/// The reminder after a plain reply while `tree` has open goals (R6.8).
+pub fn open_goals_reminder(tree: &super::GoalTree) -> String {
+    fill("open_goals", &[("plan", &tree.to_todo_string())])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,6 +86,7 @@ mod tests {
         "merge_selected",
         "merge_choose",
         "probe",
+        "open_goals",
         "probe_test_passed",
         "probe_edit_landed",
         "probe_sub_task",

@@ -12,7 +12,7 @@ use super::layout::{self, TraceDir, check_root};
 use super::load::{parse_json, read_events, read_goal_tree, read_lines, read_messages, read_meta, read_optional};
 use super::records::{BranchMeta, TraceMeta};
 use crate::error::{Error, Result};
-use crate::goals::{Branch, Event, Goal, GoalTree, PlanRevision};
+use crate::goals::{Branch, Event, Goal, GoalTree, Phase, PlanRevision};
 use crate::host::{Host, HostError, HostErrorKind};
 use crate::model::{GoalId, Message};
 
@@ -54,6 +54,8 @@ pub struct GoalTreeView {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[cfg_attr(test, ts(optional = nullable))]
     pub revisions: Vec<PlanRevision>,
+    /// The phase of the work (R6.8).
+    pub phase: Phase,
 }
 
 impl From<&GoalTree> for GoalTreeView {
@@ -64,6 +66,7 @@ impl From<&GoalTree> for GoalTreeView {
             goals: tree.goals().to_vec(),
             branches: tree.branches().to_vec(),
             revisions: tree.revisions().to_vec(),
+            phase: tree.phase(),
         }
     }
 }
@@ -186,6 +189,7 @@ impl<'h, H: Host> TraceStore<'h, H> {
                 goals: Vec::new(),
                 branches: Vec::new(),
                 revisions: Vec::new(),
+                phase: Phase::Planning,
             },
             GoalTreeView::from,
         );
@@ -239,6 +243,7 @@ impl<'h, H: Host> TraceStore<'h, H> {
                 goals: Vec::new(),
                 branches: Vec::new(),
                 revisions: Vec::new(),
+                phase: Phase::Planning,
             },
             GoalTreeView::from,
         );

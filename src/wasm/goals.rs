@@ -82,6 +82,13 @@ impl ContextEngine {
         to_js_value(&self.engine.events_since(since))
     }
 
+    /// Whether the model's plain reply just recorded ends the task: not while the plan has open
+    /// goals, until the model, reminded of them, answers plainly again (R6.8).
+    #[wasm_bindgen(js_name = replyEndsTask)]
+    pub fn reply_ends_task(&self) -> bool {
+        self.engine.reply_ends_task()
+    }
+
     /// End the trace: `trace_completed` with the totals. Once per task (the next user input reopens it).
     #[wasm_bindgen(js_name = completeTrace)]
     pub fn complete_trace(&self) -> Result<(), JsValue> {

@@ -446,6 +446,10 @@ export type GoalPlan = {
    * The numbers the model sees: abandoned goals and what is under them left out.
    */
   display_numbers: { [key in string]: string },
+  /**
+   * The phase of the work (R6.8).
+   */
+  phase: Phase,
 };
 
 /**
@@ -513,6 +517,10 @@ export type GoalTreeView = {
    * The revisions of the agent's plan, oldest first.
    */
   revisions?: Array<PlanRevision>,
+  /**
+   * The phase of the work (R6.8).
+   */
+  phase: Phase,
 };
 
 export type GoalType = "normal" | "explore_start" | "explore_merge";
@@ -648,6 +656,8 @@ export type PersistReport = {
    */
   redactions: number,
 };
+
+export type Phase = { "phase": "planning" } | { "phase": "executing", step: number, } | { "phase": "completed" };
 
 /**
  * A revision of the agent's plan (R6.9): the list it wrote differs from the previous one

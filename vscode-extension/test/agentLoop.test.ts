@@ -133,3 +133,31 @@ test('explore is not offered (the extension runs no sub-agents); a call to it an
     await endpoint.close();
   }
 });
+
+test('a plain reply with goals open does not end the task: the model is reminded and goes on (R6.8)', async () => {
+  const steps = [
+    { toolCalls: [{ name: 'goal', arguments: { add: 'read the code, fix the bug' } }, { name: 'goal', arguments: { focus: '1' } }] },
+    { text: 'I looked; it seems fine.' },
+    { toolCalls: [{ name: 'goal', arguments: { done: 'read parse()' } }, { name: 'goal', arguments: { focus: '2' } }] },
+    { toolCalls: [{ name: 'goal', arguments: { done: 'fixed the off-by-one' } }] },
+    { text: 'Done.' },
+  ];
+  const endpoint = await startScriptedEndpoint({ tasks: [{ match: /^TASK-PHASE/, steps }] });
+  try {
+    const files = new MemoryFiles({ 'README.md': 'x' });
+    const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
+    const engine = await backend.create(filesHost(files, model), {});
+    const notices: string[] = [];
+    const sink = { ...quiet, notice: (m: string) => notices.push(m) };
+    assert.deepEqual(engine.phase(), { phase: 'planning' });
+    const outcome = await runTask({ engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 8 }, 'TASK-PHASE: fix the bug', sink);
+    assert.deepEqual(outcome, { kind: 'answered', text: 'Done.', rounds: 5 });
+    assert.ok(notices.includes('The plan still has open goals: the agent goes on.'), JSON.stringify(notices));
+    const reminded = endpoint.agentRequests().map((r: { body: unknown }) => JSON.stringify(r.body).includes('the plan still has open goals'));
+    assert.deepEqual(reminded, [false, false, true, false, false], 'only the call after the plain reply reminds');
+    assert.deepEqual(engine.phase(), { phase: 'completed' });
+    engine.dispose();
+  } finally {
+    await endpoint.close();
+  }
+});

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countByStatus, currentPath, planRows, revisionNote } from '../src/views/planModel';
+import { countByStatus, currentPath, phaseLabel, planRows, revisionNote } from '../src/views/planModel';
 import type { GoalTreeData } from '../src/engine/engineApi';
 
 const stats = (m: number, t: number) => ({ message_count: m, total_tokens: t, total_cost: 0 });
@@ -52,4 +52,10 @@ test('the plan\'s revisions are named by the item they start at and what they dr
   assert.equal(revisionNote(once), 'revised from item 3, dropped “c”');
   const twice = { ...tree, revisions: [...once.revisions, { from_item: 1, kept: [], revised: [7], dropped: [] }] };
   assert.equal(revisionNote(twice), 'revised 2×, last from item 1');
+});
+
+test('the phase reads as the plan\'s step', () => {
+  assert.equal(phaseLabel({ phase: 'executing', step: 1 }, tree), 'step 2 of 3');
+  assert.equal(phaseLabel({ phase: 'completed' }, tree), 'completed');
+  assert.equal(phaseLabel(undefined, tree), undefined);
 });

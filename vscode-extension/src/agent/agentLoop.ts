@@ -66,6 +66,11 @@ export async function runTask(options: AgentLoopOptions, task: string, sink: Tas
     sink.usage(reply.usage, call);
     engine.recordAssistant(reply.text, reply.toolCalls);
     if (reply.toolCalls.length === 0) {
+      // A plain reply with goals open goes on: the next prompt reminds the model of them.
+      if (!engine.replyEndsTask()) {
+        sink.notice('The plan still has open goals: the agent goes on.');
+        continue;
+      }
       // The task is done: its trace lists as completed (the next task reopens it).
       engine.completeTrace();
       return { kind: 'answered', text: reply.text, rounds };

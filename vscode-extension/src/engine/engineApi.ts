@@ -46,6 +46,9 @@ export interface GoalData {
 /** A revision of the agent's plan: the item it starts at, the goals kept and revised, the open ones it dropped. */
 export interface PlanRevisionData { from_item: number; kept: (string | number)[]; revised: (string | number)[]; dropped: string[] }
 
+/** The phase of the work (R6.8): planning, executing the top-level goal at `step` (from 0), completed. */
+export type PhaseData = { phase: 'planning' } | { phase: 'executing'; step: number } | { phase: 'completed' };
+
 /** The engine's goal tree (the `goal.json` form). */
 export interface GoalTreeData { mission: string; current_id?: string | number; goals: GoalData[]; completed?: boolean; revisions?: PlanRevisionData[] }
 
@@ -76,6 +79,10 @@ export interface EngineApi {
   compactTail(): Promise<string>;
   /** The numbers the model sees for each goal id (abandoned ones left out). */
   goalNumbers(): Record<string, string>;
+  /** The phase of the work, from the plan (R6.8). */
+  phase(): PhaseData;
+  /** Whether the model's plain reply just recorded ends the task: not while goals are open, until the model, reminded of them, answers plainly again (R6.8). */
+  replyEndsTask(): boolean;
   /** The raw trace as JSON text. */
   traceJson(): string;
   /** The raw original of a history message (`raw#<id>`) as text, parts joined as the prompt view shows them. */

@@ -4,7 +4,7 @@ import { type Config, ContextEngine, type Host, type Message, type RewriteRecord
 import type { ToolSpec } from '../agent/toolSpecs';
 import type { WireMessage, WireTool } from '../llm/types';
 import { partsText } from '../views/promptText';
-import type { CompressedOutput, EngineApi, EngineBackend, GoalToolAnswer, GoalTreeData, PreparedCall, ToolOutput, TraceSummary } from './engineApi';
+import type { CompressedOutput, EngineApi, EngineBackend, GoalToolAnswer, GoalTreeData, PhaseData, PreparedCall, ToolOutput, TraceSummary } from './engineApi';
 
 class PackageEngine implements EngineApi {
   constructor(private readonly engine: ContextEngine) {}
@@ -74,6 +74,14 @@ class PackageEngine implements EngineApi {
 
   goalNumbers(): Record<string, string> {
     return this.engine.plan().display_numbers;
+  }
+
+  phase(): PhaseData {
+    return this.engine.plan().phase;
+  }
+
+  replyEndsTask(): boolean {
+    return this.engine.replyEndsTask();
   }
 
   goalTree(): GoalTreeData {

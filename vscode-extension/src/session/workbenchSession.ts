@@ -229,7 +229,7 @@ export class WorkbenchSession implements vscode.Disposable {
   private updatePlan(engine: EngineApi): void {
     const tree = engine.goalTree();
     this.plan = tree;
-    this.parts.plan.update(tree, engine.goalNumbers());
+    this.parts.plan.update(tree, engine.goalNumbers(), engine.phase());
     this.parts.onPlan(tree);
   }
 

@@ -1,8 +1,8 @@
 // The "Goal Plan" tree view: the engine's goal tree, live from its events.
 import * as vscode from 'vscode';
-import type { GoalTreeData } from '../engine/engineApi';
+import type { GoalTreeData, PhaseData } from '../engine/engineApi';
 import { planDescription, planMessage } from '../trust/trustPolicy';
-import { countByStatus, currentPath, type PlanRow, planRows, revisionNote } from './planModel';
+import { countByStatus, currentPath, phaseLabel, type PlanRow, planRows, revisionNote } from './planModel';
 
 export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<PlanRow | undefined>();
@@ -10,6 +10,7 @@ export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Di
   private rows: PlanRow[] = [];
   private tree: GoalTreeData = { mission: '', goals: [] };
   private numbers: Record<string, string> = {};
+  private phase: PhaseData | undefined;
   private showAbandoned = false;
   private trusted = true;
   private readonly view: vscode.TreeView<PlanRow>;
@@ -18,9 +19,11 @@ export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Di
     this.view = vscode.window.createTreeView('contextWorkbench.goalPlan', { treeDataProvider: this, showCollapseAll: true });
   }
 
-  update(tree: GoalTreeData, numbers: Record<string, string> = this.numbers): void {
+  /** Show `tree`; `phase` when the engine running it gives one (the extension's own agent). */
+  update(tree: GoalTreeData, numbers: Record<string, string> = this.numbers, phase?: PhaseData): void {
     this.tree = tree;
     this.numbers = numbers;
+    this.phase = phase;
     this.rows = planRows(tree, this.showAbandoned, numbers);
     const counts = countByStatus(tree);
     const path = currentPath(this.rows);
@@ -28,19 +31,19 @@ export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Di
     const revised = revisionNote(tree);
     const summary = tree.goals.length === 0 ? undefined : `${path ? `Now: ${path}` : 'No current goal'} · ${counts.completed}/${tree.goals.length - counts.abandoned} done${hidden}${revised ? ` · ${revised}` : ''}`;
     this.view.message = planMessage(summary, this.trusted);
-    this.view.description = planDescription(tree.completed === true, this.trusted);
+    this.view.description = [phaseLabel(phase, tree), planDescription(tree.completed === true, this.trusted)].filter(Boolean).join(' · ') || undefined;
     this.changed.fire(undefined);
   }
 
   /** In Restricted Mode the view says it is read-only; trust granted later takes that away. */
   setTrusted(trusted: boolean): void {
     this.trusted = trusted;
-    this.update(this.tree);
+    this.update(this.tree, this.numbers, this.phase);
   }
 
   toggleAbandoned(): boolean {
     this.showAbandoned = !this.showAbandoned;
-    this.update(this.tree);
+    this.update(this.tree, this.numbers, this.phase);
     return this.showAbandoned;
   }
 

@@ -219,11 +219,15 @@ fn the_layout_holds_every_part_and_the_query_api_reads_it() {
     let json = serde_json::to_value(&detail).unwrap();
     assert!(json["goal_tree"]["goals"][0]["cumulative_stats"]["message_count"].is_u64(), "{json}");
 
+    // The session's sub-agents (its `Task` calls) are branches of its plan, each saved with its answer.
+    let branch = block_on(store.branch("s1", "A")).unwrap().meta.branch;
+    assert_eq!(branch.description, "Setup Next.js project");
+    assert!(branch.call_id.is_some() && branch.summary.is_some_and(|s| s.contains("Next.js")));
     for (err, code) in [
         (block_on(store.trace("nope")).unwrap_err(), "host_not_found"),
         (block_on(store.trace("../s1")).unwrap_err(), "invalid_input"),
         (block_on(store.goal_messages("s1", "999")).unwrap_err(), "host_not_found"),
-        (block_on(store.branch("s1", "A")).unwrap_err(), "host_not_found"),
+        (block_on(store.branch("s1", "Q")).unwrap_err(), "host_not_found"),
         (block_on(store.branch("s1", "../../etc")).unwrap_err(), "invalid_input"),
         (block_on(store.events_after("s1", 10_000)).unwrap_err(), "invalid_input"),
     ] {

@@ -34,7 +34,11 @@ test('a Claude Code session replays call by call and its todos become the goal t
   assert.equal(session.step(), undefined);
   const lastTodos = raw.flatMap((m) => m.content).filter((p) => p.type === 'tool_call' && p.name === 'TodoWrite').at(-1);
   const todos = JSON.parse(lastTodos.arguments).todos.map((t) => t.content);
-  assert.deepEqual(session.goalTree().goals.map((g) => g.description), todos);
+  const goals = session.goalTree().goals;
+  assert.deepEqual(goals.filter((g) => g.type === 'normal').map((g) => g.description), todos);
+  // Its sub-agents (three `Task` calls in one reply, then two) are two explorations of the plan.
+  assert.equal(goals.filter((g) => g.type === 'explore_start').length, 2);
+  assert.equal(session.goalTree().branches.length, 5);
   assert.equal(typeof session.board().version, 'number');
   session.select(1);
   assert.equal(session.step().call.call, 0, 'a sub-agent starts over');

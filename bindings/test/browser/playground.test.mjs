@@ -76,16 +76,19 @@ test('a Claude Code session: its todo items are the DAG, the chart is drawn, blo
   const expected = mainSession(TODO_SESSION);
   await load(page, TODO_SESSION);
   assert.match(await page.textContent('#status'), new RegExp(`Replayed ${expected.calls} calls`));
-  assert.deepEqual(await text(page, '#dag .dag-node .label'), expected.todos);
-  assert.equal((await page.$$('#dag .dag-node.completed')).length, expected.todos.length, 'the last list is all done');
+  // Its todo items are the plan's goals; its sub-agents (`Task` calls) are explorations beside them.
+  assert.deepEqual(await text(page, '#dag .dag-node[data-kind=normal] .label'), expected.todos);
+  assert.equal((await page.$$('#dag .dag-node[data-kind=normal].completed')).length, expected.todos.length, 'the last list is all done');
+  assert.ok((await page.$$('#dag .dag-node[data-kind=explore_start]')).length >= 1, 'the sub-agents are drawn as an exploration');
   assert.equal((await page.$$('#chart rect.bar')).length, expected.calls);
   const raw = (await page.$$('#raw .msg.raw')).length;
   assert.ok(raw > expected.calls, `${raw} raw messages shown`);
-  // The page explains itself in plain words (#19): legends, no level switch for a one-level plan,
-  // no edge that claims "0 msgs", no jargon in empty states, no "0 compressed block(s)".
+  // The page explains itself in plain words (#19): legends, no edge that claims "0 msgs", no
+  // jargon in empty states, no "0 compressed block(s)". The sub-agents started under a goal make
+  // a second level, so the DAG offers its level switch.
   assert.match(await page.textContent('#chart-legend'), /rewrote earlier prompt/);
   assert.match(await page.textContent('#dag-legend'), /abandoned/);
-  assert.equal(await page.$('#dag .dag-levels'), null, 'a one-level plan has no level switch');
+  assert.ok(await page.$('#dag .dag-levels'), 'a two-level plan has a level switch');
   assert.ok((await text(page, '#dag .dag-edge')).every((t) => !/^0 msgs/.test(t)), 'no empty edges');
   await page.click('#chart rect.bar[data-call="0"]');
   assert.match(await page.textContent('#prompt .call-head'), /recorded so far, none compacted into blocks yet$/);

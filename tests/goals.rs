@@ -529,7 +529,7 @@ fn goal_json_round_trips_and_refuses_broken_trees() {
     goal(&mut tree, json!({"focus": "1"}));
     goal(&mut tree, json!({"add": "a1"}));
     tree.record_message(&id(1), 7, 0.5, &["read", "read"]).unwrap();
-    tree.start_explore(&["x", "y"]).unwrap();
+    tree.start_explore(&["x", "y"], None).unwrap();
     let json = tree.to_json();
     let loaded = GoalTree::from_json(&json).unwrap();
     assert_eq!(loaded.to_json(), json);

@@ -116,29 +116,48 @@ fn explore_branches_keep_their_own_contexts_and_the_main_line_keeps_the_merge_su
     );
     let refused = engine.call_goal_tool("explore", r#"{"branches": []}"#);
     assert!(refused.is_error, "{}", refused.text);
-    let started = engine.call_goal_tool("explore", r#"{"branches": ["profile the compiler", "check the cache"]}"#);
+    let started = engine.call_goal_tool(
+        "explore",
+        r#"{"branches": ["profile the compiler", "check the cache"], "background": "The build takes 9 minutes."}"#,
+    );
     assert!(!started.is_error, "{}", started.text);
     assert_eq!(started.branches, ["A", "B"]);
+    let texts_of = |prompt: &context_workbench::prompt::Assembly| -> Vec<String> {
+        prompt
+            .view
+            .messages
+            .iter()
+            .flat_map(|m| &m.content)
+            .filter_map(|p| match p {
+                ContentPart::Text { text } => Some(text.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    // A branch's first call: its mission alone, the background after its description.
+    let first = block_on(engine.prepare_branch_call("B", &CallInput::default())).unwrap();
+    assert!(
+        texts_of(&first).iter().any(|t| t == "check the cache\n\nThe build takes 9 minutes."),
+        "{:?}",
+        texts_of(&first)
+    );
 
     engine.record_in_branch("A", MessageDraft::text(Role::Assistant, "Profiling: codegen takes 80%.")).unwrap();
     assert!(engine.call_branch_tool("A", "goal", r#"{"add": "profile codegen"}"#).is_ok());
     engine.record_in_branch("B", MessageDraft::text(Role::Assistant, "The cache hit rate is 95%.")).unwrap();
-    let prompt = engine.prepare_branch_call("A", &CallInput::default()).unwrap();
-    let texts: Vec<String> = prompt
-        .view
-        .messages
-        .iter()
-        .flat_map(|m| &m.content)
-        .filter_map(|p| match p {
-            ContentPart::Text { text } => Some(text.clone()),
-            _ => None,
-        })
-        .collect();
-    assert!(texts.iter().any(|t| t == "profile the compiler") && texts.iter().any(|t| t.contains("codegen takes 80%")));
+    let texts = texts_of(&block_on(engine.prepare_branch_call("A", &CallInput::default())).unwrap());
+    assert!(
+        texts.iter().any(|t| t.starts_with("profile the compiler"))
+            && texts.iter().any(|t| t.contains("codegen takes 80%"))
+    );
     assert!(!texts.iter().any(|t| t.contains("hit rate")), "branches do not see each other");
 
     assert!(!engine.finish_branch("A", "codegen dominates: 80% of the time").unwrap());
-    assert!(engine.finish_branch("B", "the cache is fine").unwrap(), "every branch has finished");
+    // A branch's final answer is its summary, clipped to the plan's summary length.
+    let long = format!("the cache is fine{}", " and fast".repeat(600));
+    assert!(engine.finish_branch("B", &long).unwrap(), "every branch has finished");
+    let kept = engine.goal_tree().branch(&"B".into()).unwrap().summary.clone().unwrap();
+    assert!(kept.chars().count() < long.chars().count() && kept.starts_with("the cache is fine"), "{kept}");
     assert_eq!(engine.finish_branch("B", "again").unwrap_err().code(), "invalid_input");
     let merged = engine.merge_explore(Some("A")).unwrap();
     assert!(merged.contains("codegen dominates") && merged.contains("the cache is fine"), "{merged}");

@@ -193,8 +193,8 @@ export class ContextEngine {
     return this.#use((e) => e.callBranchTool(branch, name, args));
   }
   branchMessages(branch: string): Message[] { return this.#use((e) => e.branchMessages(branch)); }
-  prepareBranchCall(branch: string, input?: CallInput, format?: PromptFormat): PreparedCall {
-    return this.#use((e) => e.prepareBranchCall(branch, input, format));
+  prepareBranchCall(branch: string, input?: CallInput, format?: PromptFormat): Promise<PreparedCall> {
+    return this.#useAsync((e) => e.prepareBranchCall(branch, input, format));
   }
   /** A branch finished; true when every branch of its exploration has. */
   finishBranch(branch: string, summary: string): boolean { return this.#use((e) => e.finishBranch(branch, summary)); }

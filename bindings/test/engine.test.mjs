@@ -186,7 +186,7 @@ test('explore branches keep their own context until merged', async () => {
   const id = engine.recordInBranch('A', { role: 'assistant', content: 'redis needs a server' });
   assert.equal(id, 'A-m000000');
   assert.equal(engine.branchMessages('A')[0].branch_id, 'A');
-  const prompt = engine.prepareBranchCall('A', SYSTEM);
+  const prompt = await engine.prepareBranchCall('A', SYSTEM);
   assert.match(JSON.stringify(prompt.request), /try redis/);
   assert.equal(engine.finishBranch('A', 'needs a server'), false);
   assert.equal(engine.finishBranch('B', 'a file is enough'), true);

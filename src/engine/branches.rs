@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::{Engine, MessageDraft};
 use crate::error::{Error, Result};
-use crate::goals::{BranchStatus, GoalTree, call_tool};
+use crate::goals::{Branch, BranchStatus, GoalTree, call_tool};
 use crate::history::HistoryView;
 use crate::host::Host;
 use crate::model::{BranchId, Message, MessageId, Role};
@@ -74,20 +74,25 @@ impl<H: Host> Engine<H> {
         self.state.borrow().branches.get(branch).map_or_else(Vec::new, |c| c.messages.clone())
     }
 
-    /// The prompt for a branch's next call: the call's system prompt and tools, the branch's
-    /// mission as the opening user message, its messages, and its own plan in the tail.
-    pub fn prepare_branch_call(&self, branch: &str, input: &CallInput) -> Result<Assembly> {
+    /// The prompt for a branch's next call: the call's system prompt and tools, the project's
+    /// rules, the branch's mission (its description and background) as the opening user
+    /// message, its messages, and its own plan in the tail. A branch that has recorded nothing
+    /// yet is its mission alone.
+    pub async fn prepare_branch_call(&self, branch: &str, input: &CallInput) -> Result<Assembly> {
+        let rules = self.project_rules().await;
         let state = self.state.borrow();
-        let context = state.branches.get(branch).ok_or_else(|| no_branch(branch))?;
-        let mut messages = vec![opening(&context.tree, &state.trace.id)];
-        messages.extend(context.messages.iter().cloned());
-        let history = HistoryView::default().render(&messages);
+        let found = state.goals.as_ref().and_then(|g| g.branch(&BranchId::from(branch)));
+        let found = found.ok_or_else(|| no_branch(branch))?;
+        let context = state.branches.get(branch);
+        let mut messages = vec![opening(found, &state.trace.id)];
+        messages.extend(context.iter().flat_map(|c| c.messages.iter().cloned()));
         let mut input = input.clone();
-        if !context.tree.goals().is_empty() {
-            input.tail.insert(0, context.tree.to_prompt());
+        if let Some(tree) = context.map(|c| &c.tree).filter(|t| !t.goals().is_empty()) {
+            input.tail.insert(0, tree.to_prompt());
         }
+        let history = HistoryView::default().render(&messages);
         let budget = self.config.dynamic_tail_budget as usize;
-        let (view, notes) = assemble::assemble(&input, None, history, budget, &self.counter);
+        let (view, notes) = assemble::assemble(&input, rules.as_ref(), history, budget, &self.counter);
         let tokens = assemble::count_view(&view, &self.counter);
         let window = self.config.window as usize;
         if tokens > window {
@@ -138,11 +143,15 @@ fn no_branch(branch: &str) -> Error {
 }
 
 /// The branch's opening message: its mission, as the user of the sub-agent.
-fn opening(tree: &GoalTree, trace: &crate::model::TraceId) -> Message {
-    let content = vec![crate::model::ContentPart::Text { text: tree.mission().to_owned() }];
+fn opening(branch: &Branch, trace: &crate::model::TraceId) -> Message {
+    let text = match &branch.background {
+        Some(background) => format!("{}\n\n{background}", branch.description),
+        None => branch.description.clone(),
+    };
+    let content = vec![crate::model::ContentPart::Text { text }];
     Message {
         id: MessageId::from("branch-mission"),
-        branch_id: tree.branch_id().cloned(),
+        branch_id: Some(branch.id.clone()),
         ..Message::new(trace.clone(), 0, Role::User, content)
     }
 }

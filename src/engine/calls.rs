@@ -225,7 +225,7 @@ impl<H: Host> Engine<H> {
     }
 
     /// L2: `CODE_LAW.md` at the workspace root, any case, read through the host on every build.
-    async fn project_rules(&self) -> Option<ProjectRules> {
+    pub(super) async fn project_rules(&self) -> Option<ProjectRules> {
         let entries = self.host.list_dir("").await.ok()?;
         let file = entries.into_iter().find(|e| !e.is_dir && e.name.eq_ignore_ascii_case("code_law.md"))?.name;
         let text = self.host.read_file(&file).await.ok()?.text;

@@ -179,7 +179,7 @@ mod tests {
     fn broken(change: impl FnOnce(&mut GoalTree)) -> String {
         let mut tree = tree_after(&[r#"{"add": "a, b"}"#, r#"{"focus": "1"}"#, r#"{"add": "a1"}"#]);
         tree.record_message(&id(3), 5, 0.5, &[]).unwrap();
-        tree.start_explore(&["x"]).unwrap();
+        tree.start_explore(&["x"], None).unwrap();
         tree.validate().unwrap();
         change(&mut tree);
         tree.validate().unwrap_err()

@@ -19,10 +19,15 @@ pub struct Merged {
 impl GoalTree {
     /// Start an exploration with one branch per description (the `explore` tool; see
     /// [`GoalTree::open_exploration`]).
-    pub fn start_explore(&mut self, descriptions: &[&str]) -> Result<Vec<BranchId>, ToolError> {
+    pub fn start_explore(
+        &mut self,
+        descriptions: &[&str],
+        background: Option<&str>,
+    ) -> Result<Vec<BranchId>, ToolError> {
         let count = descriptions.len().to_string();
         let branches: Vec<(&str, Option<&str>)> = descriptions.iter().map(|d| (*d, None)).collect();
-        self.open_exploration(&fill("explore_start_description", &[("count", &count)]), &branches, None)
+        let background = background.map(str::trim).filter(|b| !b.is_empty());
+        self.open_exploration(&fill("explore_start_description", &[("count", &count)]), &branches, None, background)
     }
 
     /// The agent's own sub-agents (R6.5 through a proxy), one branch per `(call id,
@@ -48,7 +53,7 @@ impl GoalTree {
         let max = self.config().max_description_chars.saturating_sub(1).max(1);
         let description = one_line(&fill("sub_agents_description", &[("descriptions", &named.join("; "))]), max);
         let branches: Vec<(&str, Option<&str>)> = calls.iter().map(|(id, d)| (*d, Some(*id))).collect();
-        self.open_exploration(&description, &branches, joining)
+        self.open_exploration(&description, &branches, joining, None)
     }
 
     /// Finish the branch the sub-agent call `call_id` started, with its result as the summary
@@ -58,11 +63,8 @@ impl GoalTree {
         let branch = self.branches().iter().find(|b| b.call_id.as_deref() == Some(call_id));
         let branch = branch.filter(|b| b.status == BranchStatus::Exploring)?;
         let (id, start) = (branch.id.clone(), branch.explore_start_id.clone());
-        let summary = match result.trim() {
-            "" => text("sub_agent_no_result").to_owned(),
-            text => clip(text, self.config().max_summary_chars),
-        };
-        Some(self.finish_branch(&id, &summary).and_then(|()| {
+        let summary = Some(result.trim()).filter(|r| !r.is_empty()).unwrap_or(text("sub_agent_no_result"));
+        Some(self.finish_branch(&id, summary).and_then(|()| {
             let open =
                 self.branches().iter().any(|b| b.explore_start_id == start && b.status == BranchStatus::Exploring);
             if open { Ok(None) } else { self.merge(None).map(Some) }
@@ -72,13 +74,15 @@ impl GoalTree {
     /// Branches, one per (description, call id), ids `A`, `B` … continuing across
     /// explorations: of a new `explore_start` goal described `description`, in progress, under
     /// the focused goal (top level when none); or joining the running exploration `joining`,
-    /// whose goal then takes `description`. Zero branches, more than `max_branches` in one
-    /// exploration, or another exploration still running are errors.
+    /// whose goal then takes `description`; each branch starts from `background` too, when
+    /// given. Zero branches, more than `max_branches` in one exploration, or another
+    /// exploration still running are errors.
     fn open_exploration(
         &mut self,
         description: &str,
         branches: &[(&str, Option<&str>)],
         joining: Option<GoalId>,
+        background: Option<&str>,
     ) -> Result<Vec<BranchId>, ToolError> {
         let max = self.config().max_branches;
         if branches.is_empty() {
@@ -139,6 +143,7 @@ impl GoalTree {
                     status: BranchStatus::Exploring,
                     summary: None,
                     call_id: call_id.map(str::to_owned),
+                    background: background.map(str::to_owned),
                 };
                 tree.branches_mut().push(branch.clone());
                 tree.push_event(EventKind::BranchStarted { explore_start_id: start_id.clone(), branch });
@@ -147,7 +152,7 @@ impl GoalTree {
         })
     }
 
-    /// Record that a branch finished, with its summary.
+    /// Record that a branch finished, with its summary (clipped to `max_summary_chars`).
     pub fn finish_branch(&mut self, branch: &BranchId, summary: &str) -> Result<(), ToolError> {
         let summary = summary.trim();
         let Some(found) = self.branch(branch) else {
@@ -165,7 +170,7 @@ impl GoalTree {
         if summary.is_empty() {
             return Err(ToolError::new(format!("finish_branch: the summary of branch {branch} is empty")));
         }
-        self.check_len("finish_branch", "summary", summary, self.config().max_summary_chars)?;
+        let summary = &clip(summary, self.config().max_summary_chars);
         self.transact(|tree| {
             if let Some(b) = tree.branches_mut().iter_mut().find(|b| b.id == *branch) {
                 b.status = BranchStatus::Completed;
@@ -310,7 +315,7 @@ mod tests {
     #[test]
     fn an_exploration_starts_finishes_and_merges() {
         let mut tree = tree_after(&[r#"{"add": "analyse, build"}"#, r#"{"focus": "2"}"#]);
-        let ids = tree.start_explore(&["JWT", " sessions "]).unwrap();
+        let ids = tree.start_explore(&["JWT", " sessions "], None).unwrap();
         assert_eq!(ids, vec![BranchId::from("A"), BranchId::from("B")]);
         let start = tree.goal(&id(3)).unwrap();
         assert_eq!(
@@ -343,7 +348,7 @@ mod tests {
         tree.validate().unwrap();
 
         // The next exploration numbers its branches on.
-        assert_eq!(tree.start_explore(&["x"]).unwrap(), vec![BranchId::from("C")]);
+        assert_eq!(tree.start_explore(&["x"], None).unwrap(), vec![BranchId::from("C")]);
         tree.validate().unwrap();
     }
 
@@ -361,10 +366,13 @@ mod tests {
     fn branch_counts_are_bounded() {
         let mut tree = GoalTree::new("m").with_config(GoalConfig { max_branches: 2, ..GoalConfig::default() });
         assert_eq!(
-            tree.start_explore(&["a", "b", "c"]).unwrap_err().message,
+            tree.start_explore(&["a", "b", "c"], None).unwrap_err().message,
             "explore: 3 branches; at most 2; keep the most promising ones"
         );
-        assert_eq!(tree.start_explore(&[]).unwrap_err().message, "explore: no branches; give at least one description");
+        assert_eq!(
+            tree.start_explore(&[], None).unwrap_err().message,
+            "explore: no branches; give at least one description"
+        );
         assert!(tree.goals().is_empty() && tree.events().events().is_empty());
     }
 }

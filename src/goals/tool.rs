@@ -226,12 +226,13 @@ pub fn explore_tool(tree: &mut GoalTree, args: &Value) -> Result<ToolOutcome, To
     let Some(descriptions) = args.list("branches")? else {
         return Err(ToolError::new("explore: branches is missing; give one description per branch"));
     };
-    if let Some(background) = args.string("background")? {
+    let background = args.string("background")?;
+    if let Some(background) = background {
         let max = tree.config().max_summary_chars.saturating_mul(4);
         tree.check_len(EXPLORE_TOOL, "background", background, max)?;
     }
     let items: Vec<&str> = descriptions.iter().map(String::as_str).collect();
-    let branches = tree.start_explore(&items)?;
+    let branches = tree.start_explore(&items, background)?;
     let listed: Vec<String> =
         branches.iter().zip(&descriptions).map(|(id, d)| format!("{id} ({})", d.trim())).collect();
     let line = fill("explore_started", &[("branches", &listed.join(", "))]);

@@ -96,6 +96,9 @@ pub struct Branch {
     /// The agent's tool call that started it, when it is one of the agent's own sub-agents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<String>,
+    /// What the branch starts from beside its description (the `explore` call's `background`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<String>,
 }
 
 /// A revision of the agent's plan (R6.9): the list it wrote differs from the previous one

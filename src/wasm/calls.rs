@@ -54,16 +54,22 @@ impl ContextEngine {
         })
     }
 
-    /// The prompt for a branch's next call (its mission, messages and own plan).
-    #[wasm_bindgen(js_name = prepareBranchCall, unchecked_return_type = "PreparedCall")]
+    /// The prompt for a branch's next call (the project's rules, its mission, messages and own
+    /// plan).
+    #[wasm_bindgen(js_name = prepareBranchCall, unchecked_return_type = "Promise<PreparedCall>")]
     pub fn prepare_branch_call(
         &self,
-        branch: &str,
+        branch: String,
         #[wasm_bindgen(unchecked_param_type = "CallInput | undefined")] input: JsValue,
         #[wasm_bindgen(unchecked_param_type = "PromptFormat | undefined")] format: JsValue,
-    ) -> Result<JsValue, JsValue> {
-        let (input, format) = (input_from_js(input)?, format_from_js(format)?);
-        prepared(&js(self.engine.prepare_branch_call(branch, &input))?, format)
+    ) -> Promise {
+        let engine = Rc::clone(&self.engine);
+        let parsed = input_from_js(input).and_then(|i| Ok((i, format_from_js(format)?)));
+        future_to_promise(async move {
+            let (input, format) = parsed?;
+            let assembly = engine.prepare_branch_call(&branch, &input).await.map_err(to_js_error)?;
+            prepared(&assembly, format)
+        })
     }
 
     /// Compact an ended span now, wherever it lies (R5.7, R5.9): the rewrite with its cost.

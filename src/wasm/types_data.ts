@@ -78,6 +78,10 @@ export type Branch = {
    * The agent's tool call that started it, when it is one of the agent's own sub-agents.
    */
   call_id?: string,
+  /**
+   * What the branch starts from beside its description (the `explore` call's `background`).
+   */
+  background?: string,
 };
 
 /**
@@ -89,6 +93,10 @@ export type BranchDetail = {
    * The agent's tool call that started it, when it is one of the agent's own sub-agents.
    */
   call_id?: string,
+  /**
+   * What the branch starts from beside its description (the `explore` call's `background`).
+   */
+  background?: string,
 };
 
 /**
@@ -105,6 +113,10 @@ export type BranchMeta = {
    * The agent's tool call that started it, when it is one of the agent's own sub-agents.
    */
   call_id?: string,
+  /**
+   * What the branch starts from beside its description (the `explore` call's `background`).
+   */
+  background?: string,
 };
 
 /**
@@ -123,6 +135,10 @@ export type BranchSummary = {
    * The agent's tool call that started it, when it is one of the agent's own sub-agents.
    */
   call_id?: string,
+  /**
+   * What the branch starts from beside its description (the `explore` call's `background`).
+   */
+  background?: string,
 };
 
 /**

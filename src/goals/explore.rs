@@ -32,8 +32,9 @@ impl GoalTree {
 
     /// The agent's own sub-agents (R6.5 through a proxy), one branch per `(call id,
     /// description)` of the calls one reply made: sub-agents that run at the same time are one
-    /// exploration, so calls made while one of sub-agents runs (Claude Code's run in the
-    /// background) join it; otherwise they open one, under a goal naming them.
+    /// exploration, so calls made while an exploration of sub-agents runs (Claude Code's run in the
+    /// background) join it; otherwise they open one, under a goal naming them. Descriptions
+    /// longer than `max_description_chars` are clipped to one line.
     pub fn start_sub_agents(&mut self, calls: &[(&str, &str)]) -> Result<Vec<BranchId>, ToolError> {
         let running = self.running_explore();
         let of_sub_agents = |start: &GoalId| {
@@ -49,10 +50,13 @@ impl GoalTree {
                 .collect(),
             None => Vec::new(),
         };
-        named.extend(calls.iter().map(|(_, d)| *d));
+        // An agent's description (or its prompt's first line) may be long: clipped, never refused.
         let max = self.config().max_description_chars.saturating_sub(1).max(1);
+        let clipped: Vec<String> = calls.iter().map(|(_, d)| one_line(d, max)).collect();
+        named.extend(clipped.iter().map(String::as_str));
         let description = one_line(&fill("sub_agents_description", &[("descriptions", &named.join("; "))]), max);
-        let branches: Vec<(&str, Option<&str>)> = calls.iter().map(|(id, d)| (*d, Some(*id))).collect();
+        let branches: Vec<(&str, Option<&str>)> =
+            clipped.iter().zip(calls).map(|(d, (id, _))| (d.as_str(), Some(*id))).collect();
         self.open_exploration(&description, &branches, joining, None)
     }
 
@@ -305,6 +309,15 @@ mod tests {
         assert_eq!(statuses(&tree), vec!["1:completed", "2:completed", "3:in_progress"]);
         assert!(tree.finish_sub_agent("toolu_3", "").unwrap().unwrap().is_some(), "the last one merges");
         assert_eq!(tree.branch(&"C".into()).unwrap().summary.as_deref(), Some(text("sub_agent_no_result")));
+        // A description longer than a goal's may be is clipped, not refused.
+        let long = "Read every file under src and report ".repeat(40);
+        tree.start_sub_agents(&[("toolu_5", &long)]).unwrap();
+        let clipped = &tree.branch(&"E".into()).unwrap().description;
+        assert!(
+            clipped.starts_with("Read every file")
+                && clipped.chars().count() <= GoalConfig::default().max_description_chars
+        );
+        tree.finish_sub_agent("toolu_5", "done").unwrap().unwrap();
         // One exploration holds at most `max_branches`.
         let nine: Vec<(String, String)> = (0..9).map(|n| (format!("c{n}"), format!("job {n}"))).collect();
         let nine: Vec<(&str, &str)> = nine.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();

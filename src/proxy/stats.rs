@@ -8,7 +8,7 @@
 //! cached part is its previous call's prompt. A side call went upstream as the agent sent it:
 //! the same uncached cost on both sides.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -213,18 +213,20 @@ pub fn stats(traces: &[TraceCalls], prices: &Prices, since: Option<&str>) -> Sta
     let proxied: BTreeMap<&str, &TraceCalls> =
         traces.iter().filter(|t| !t.calls.is_empty()).map(|t| (t.meta.trace_id.as_str(), t)).collect();
     // A trace another one continues is that one's earlier part.
-    let continued: Vec<&str> =
+    let continued: BTreeSet<&str> =
         proxied.values().filter_map(|t| t.meta.continues.as_deref()).filter(|id| proxied.contains_key(id)).collect();
-    // Each caller's own sub-agents.
+    // Each caller's own sub-agents, and which traces are one.
     let mut branches: BTreeMap<&str, Vec<&TraceCalls>> = BTreeMap::new();
+    let mut sub_agents: BTreeSet<&str> = BTreeSet::new();
     for trace in proxied.values() {
         if let Some(id) = caller(trace, &proxied) {
             branches.entry(id).or_default().push(trace);
+            sub_agents.insert(trace.meta.trace_id.as_str());
         }
     }
     let mut sessions: Vec<SessionStats> = proxied
         .values()
-        .filter(|t| !continued.contains(&t.meta.trace_id.as_str()) && caller(t, &proxied).is_none())
+        .filter(|t| !continued.contains(t.meta.trace_id.as_str()) && !sub_agents.contains(t.meta.trace_id.as_str()))
         .map(|newest| session(newest, &proxied, &branches, prices))
         .filter(|s| since.is_none_or(|day| s.day.as_str() >= day))
         .collect();

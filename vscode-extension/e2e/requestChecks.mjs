@@ -7,16 +7,18 @@ import { textOf } from './scriptedEndpoint.mjs';
 const GOAL_TOOLS = ['goal', 'step', 'read_progress'];
 
 /**
- * Every agent request offered the goal tools (with `expected` schemas when given) but not
- * `explore` (the extension runs no sub-agents), and sent CODE_LAW.md.
+ * Every agent request offered the goal tools (with `expected` schemas when given), `explore` on
+ * the main line only (an explore branch, whose first message starts `BRANCH-`, does not nest),
+ * and sent CODE_LAW.md.
  */
 export function checkToolsAndRules(agentRequests, expectedGoalTools) {
   assert.ok(agentRequests.length > 0, 'the endpoint received agent requests');
   for (const r of agentRequests) {
     const tools = new Map(r.body.tools.map((t) => [t.function.name, t.function]));
     for (const name of GOAL_TOOLS) assert.ok(tools.has(name), `request #${r.index} offers the ${name} tool`);
-    assert.ok(!tools.has('explore'), `request #${r.index} does not offer explore`);
-    for (const spec of expectedGoalTools ?? []) assert.deepEqual(tools.get(spec.name).parameters, spec.parameters, `${spec.name}'s schema is the engine's`);
+    const inBranch = /^BRANCH-/.test(textOf(r.body.messages.find((m) => m.role === 'user') ?? { content: '' }));
+    assert.equal(tools.has('explore'), !inBranch, `request #${r.index} offers explore on the main line only`);
+    for (const spec of (expectedGoalTools ?? []).filter((t) => tools.has(t.name) || !inBranch)) assert.deepEqual(tools.get(spec.name).parameters, spec.parameters, `${spec.name}'s schema is the engine's`);
     const rules = r.body.messages.find((m) => m.role === 'system' && /LAW-7: every exported function has a one-line comment/.test(textOf(m)));
     assert.ok(rules, `request #${r.index} carries CODE_LAW.md`);
   }

@@ -13,7 +13,7 @@ import { CLAUDE_CODE_CHECKS, claudeCodeChecks } from './claudeCodeChecks.mjs';
 import { LIVE_CHECKS, liveSessionChecks } from './liveSessionChecks.mjs';
 import { RESTRICTED_CHECKS, restrictedModeChecks } from './restrictedModeChecks.mjs';
 import { checkCompaction, checkMention, checkToolsAndRules } from './requestChecks.mjs';
-import { E2E_ENGINE, E2E_WINDOW, TASKS, TASK_A, TASK_B, buildLog } from './scenario.mjs';
+import { BRANCH_WORK, E2E_ENGINE, E2E_WINDOW, TASKS, TASK_A, TASK_B, TASK_EXPLORE, buildLog } from './scenario.mjs';
 import { startScriptedEndpoint, textOf } from './scriptedEndpoint.mjs';
 import { WorkbenchPage, launchBrowser } from './workbenchPage.mjs';
 
@@ -211,6 +211,28 @@ try {
     assert.match(await wb.editorText(), /raw#m\d+ · tool ────|INFO step 1: compiled module m1/);
   });
 
+  await check('explore in the agent: two branches run as sub-agents, the Goal Plan shows them, the main line keeps only the merge summary (R6.5)', async () => {
+    await wb.runCommand('View: Close All Editors');
+    await wb.runCommand('Context Workbench: Run Task');
+    await wb.answerInput(TASK_EXPLORE);
+    await wb.notification(/Task finished/, 120_000);
+    await wb.clearNotifications();
+    await wb.openViewContainer('Context Workbench');
+    let rows = [];
+    for (let i = 0; i < 40 && !rows.some((r) => /Branch B: BRANCH-CODE/.test(r)); i++) {
+      await wb.page.waitForTimeout(250);
+      rows = await wb.treeRows('Goal Plan');
+    }
+    assert.ok(rows.some((r) => /Branch A: BRANCH-JSON.*finished/.test(r)) && rows.some((r) => /Branch B: BRANCH-CODE.*finished/.test(r)), `the branches are in the plan: ${rows}`);
+    await wb.screenshot('plan-view-branches');
+    const requests = endpoint.agentRequests();
+    const of = (source) => requests.filter((r) => TASKS[r.task]?.match.source === source);
+    assert.deepEqual([of('^BRANCH-JSON').length, of('^BRANCH-CODE').length], [3, 2], 'both branches ran to their answers');
+    const after = JSON.stringify(of('^TASK-EXPLORE').at(-1).body.messages);
+    assert.match(after, /Exploration results[\s\S]*A JSON file would hold a single greeting[\s\S]*Keeping the greeting in greet\(\)/);
+    assert.ok(!after.includes(BRANCH_WORK), 'the main line holds only the merge summary');
+  });
+
   await check('the DAG webview draws the plan under a nonce CSP', async () => {
     await wb.runCommand('View: Close All Editors');
     await wb.runCommand('View: Hide Panel').catch(() => {});
@@ -219,6 +241,7 @@ try {
     await frame.locator('#dag .dag-node').first().waitFor({ timeout: 30_000 });
     const labels = await frame.locator('#dag').innerText();
     assert.match(labels, /Change the greeting/);
+    assert.equal(await frame.locator('#dag .dag-branch').count(), 2, 'the exploration draws its two branches');
     const csp = await frame.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
     const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v]));
     assert.deepEqual(directives['default-src'], ["'none'"], csp);
@@ -233,7 +256,7 @@ try {
     await wb.screenshot('dag-webview');
   });
 
-  await check('the endpoint saw the @mention reminder, the goal tools without explore, CODE_LAW.md, and a compaction of the large read with the prefix byte-identical', async () => {
+  await check('the endpoint saw the @mention reminder, the goal tools (explore on the main line only), CODE_LAW.md, and a compaction of the large read with the prefix byte-identical', async () => {
     const agent = endpoint.agentRequests();
     checkToolsAndRules(agent);
     const goal = agent[0].body.tools.find((t) => t.function.name === 'goal');
@@ -311,9 +334,10 @@ try {
     await wb.clearNotifications();
     await wb.runCommand('Context Workbench: Compact the Tail Now');
     await wb.pick('The uncompacted tail');
-    // The newest kept turns stay; the few before them are the window, compacted on request even
-    // where the cost model would wait (it reports the tokens either way).
-    const tail = await wb.notification(/tail_compaction of messages \d+–\d+ \(tail\)/);
+    // The newest kept turns stay; the oldest uncompacted turns before them are the window
+    // (`middle` when more than those kept follow it), compacted on request even where the cost
+    // model would wait (it reports the tokens either way).
+    const tail = await wb.notification(/tail_compaction of messages \d+–\d+ \((middle|tail)\)/);
     assert.match(tail, /\d+ → \d+ tokens/);
     await wb.clearNotifications();
   });

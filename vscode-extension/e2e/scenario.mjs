@@ -96,8 +96,45 @@ export const languageModelTask = {
   ],
 };
 
+/**
+ * A task that explores two designs in parallel branches (R6.5): each branch is a sub-agent whose
+ * first message is its description (so the script finds it by that), works with tools, and ends
+ * with an answer; the main line then sees only the merge summary.
+ */
+export const TASK_EXPLORE = 'TASK-EXPLORE: choose where the greeting texts should live.';
+export const BRANCH_WORK = 'BRANCH-WORK';
+export const exploreTask = {
+  match: /^TASK-EXPLORE/,
+  steps: [
+    {
+      toolCalls: [call('explore', {
+        branches: ['BRANCH-JSON: keep the greetings in a JSON file', 'BRANCH-CODE: keep the greetings in the code'],
+        background: 'greet() lives in src/greet.js.',
+      })],
+    },
+    { text: 'Done: the greetings stay in the code; a JSON file is not worth it for one greeting.' },
+  ],
+};
+export const branchTasks = [
+  {
+    match: /^BRANCH-JSON/,
+    steps: [
+      { text: `${BRANCH_WORK}: reading how greet() is written.`, toolCalls: [call('read_file', { path: 'src/greet.js' })] },
+      { toolCalls: [call('goal', { add: 'Count the greetings' }), call('goal', { focus: '1' }), call('grep', { pattern: "'H", path: 'src' })] },
+      { text: 'A JSON file would hold a single greeting: not worth a file and a loader.' },
+    ],
+  },
+  {
+    match: /^BRANCH-CODE/,
+    steps: [
+      { text: `${BRANCH_WORK}: listing the sources.`, toolCalls: [call('list_dir', { path: 'src' })] },
+      { text: 'Keeping the greeting in greet() is the simplest: one line, already tested.' },
+    ],
+  },
+];
+
 /** A task whose model call fails, and one that never answers (for cancellation); each as often as it runs. */
 export const failingTask = { match: /^TASK-FAIL/, again: true, steps: [{ status: 500, text: 'the scripted model is down' }] };
 export const hangingTask = { match: /^TASK-HANG/, again: true, steps: [{ hang: true }] };
 
-export const TASKS = [taskA, taskB, webTask, languageModelTask, escapeTask, failingTask, hangingTask];
+export const TASKS = [taskA, taskB, exploreTask, ...branchTasks, webTask, languageModelTask, escapeTask, failingTask, hangingTask];

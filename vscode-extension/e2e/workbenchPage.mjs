@@ -192,9 +192,12 @@ export class WorkbenchPage {
   }
 
   /** Open the activity-bar container with this title and return the rows of its view. */
+  /** Show the view container `title` in the side bar; a click on the active one would hide it. */
   async openViewContainer(title) {
-    const item = this.page.locator(`.activitybar .action-item a[aria-label^="${title}"], .activitybar .action-item[aria-label^="${title}"]`).first();
-    await item.click();
+    const item = this.page.locator('.activitybar .action-item', { has: this.page.locator(`a[aria-label^="${title}"]`) })
+      .or(this.page.locator(`.activitybar .action-item[aria-label^="${title}"]`)).first();
+    const shown = (await item.getAttribute('aria-selected')) === 'true' || /\bchecked\b/.test((await item.getAttribute('class')) ?? '');
+    if (!shown) await item.click();
   }
 
   async treeRows(viewTitle) {

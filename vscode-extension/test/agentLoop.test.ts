@@ -16,7 +16,7 @@ import { checkCompaction, checkToolsAndRules } from '../e2e/requestChecks.mjs';
 // @ts-expect-error: plain JavaScript test support, shared with the end-to-end test
 import { startScriptedEndpoint } from '../e2e/scriptedEndpoint.mjs';
 // @ts-expect-error: plain JavaScript test support, shared with the end-to-end test
-import { E2E_ENGINE, E2E_WINDOW, TASKS, TASK_A, TASK_B, buildLog } from '../e2e/scenario.mjs';
+import { BRANCH_WORK, E2E_ENGINE, E2E_WINDOW, TASKS, TASK_A, TASK_B, TASK_EXPLORE, buildLog } from '../e2e/scenario.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // In Node the package loads its own .wasm and rank files: nothing to get ready.
@@ -106,28 +106,73 @@ test('a failing model and a cancelled call end the task cleanly, and the engine 
   }
 });
 
-test('explore is not offered (the extension runs no sub-agents); a call to it anyway leaves the plan usable', async () => {
-  const steps = [
-    { toolCalls: [{ name: 'goal', arguments: { add: 'pick a design' } }, { name: 'goal', arguments: { focus: '1' } }] },
-    { toolCalls: [{ name: 'explore', arguments: { branches: ['JWT tokens', 'server sessions'] } }] },
-    { toolCalls: [{ name: 'goal', arguments: { done: 'picked server sessions' } }] },
-    { text: 'Done.' },
+test('explore runs its branches as parallel sub-agents; the main line keeps only the merge summary (R6.5)', async () => {
+  const endpoint = await startScriptedEndpoint({ tasks: TASKS });
+  try {
+    const files = new MemoryFiles({ 'CODE_LAW.md': readFileSync(path.resolve(here, '../../e2e/fixture/CODE_LAW.md'), 'utf8'), 'src/greet.js': "export function greet(name) {\n  return 'Hello ' + name;\n}\n" });
+    const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
+    const engine = await backend.create(filesHost(files, model), {});
+    assert.deepEqual(engine.goalTools().map((t) => t.name), ['goal', 'step', 'read_progress', 'explore']);
+    const runs: Array<{ name: string; isError: boolean; output: string }> = [];
+    const notices: string[] = [];
+    const sink = { ...quiet, notice: (m: string) => notices.push(m), toolFinished: (call: { name: string }, run: { isError: boolean; output: string }) => runs.push({ name: call.name, ...run }) };
+    const outcome = await runTask({ engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 6, parallelBranches: 2 }, TASK_EXPLORE, sink);
+    assert.equal(outcome.kind, 'answered', JSON.stringify(outcome));
+    assert.deepEqual(runs.map((r) => [r.name, r.isError]), [['explore', false]], JSON.stringify(runs));
+    const merged = runs[0].output;
+    assert.match(merged, /A JSON file would hold a single greeting/);
+    assert.match(merged, /Keeping the greeting in greet\(\) is the simplest/);
+
+    const requests = endpoint.agentRequests();
+    checkToolsAndRules(requests, engine.goalTools());
+    const of = (source: string) => requests.filter((r: { task: number }) => TASKS[r.task]?.match.source === source);
+    const [json, code, main] = [of('^BRANCH-JSON'), of('^BRANCH-CODE'), of('^TASK-EXPLORE')];
+    assert.deepEqual([json.length, code.length, main.length], [3, 2, 2]);
+    assert.ok(code[0].index < json[json.length - 1].index, 'the second branch started before the first finished');
+    for (const r of [...json, ...code]) {
+      const text = JSON.stringify(r.body.messages);
+      assert.ok(!text.includes('TASK-EXPLORE'), 'a branch never sees the main line');
+      assert.match(text, /greet\(\) lives in src\/greet\.js/, 'the background reaches the branch');
+      assert.ok(!r.body.tools.some((t: { function: { name: string } }) => t.function.name === 'explore'), 'branches do not nest');
+    }
+    assert.ok(!JSON.stringify(json.map((r: { body: unknown }) => r.body)).includes('listing the sources'), 'branches do not see each other');
+    const after = JSON.stringify(main[1].body.messages);
+    assert.match(after, /Exploration results/);
+    assert.match(after, /A JSON file would hold a single greeting/);
+    assert.ok(!after.includes(BRANCH_WORK) && !after.includes("'Hello ' + name"), 'the main line holds no branch work');
+
+    const tree = engine.goalTree();
+    assert.deepEqual(tree.goals.map((g) => [g.type, g.status]), [['explore_start', 'completed'], ['explore_merge', 'completed']]);
+    assert.deepEqual(tree.branches?.map((b) => [b.id, b.status]), [['A', 'completed'], ['B', 'completed']]);
+    assert.ok(notices.includes('Branch A started.') && notices.some((n) => n.startsWith('Branch B: list_dir src')), JSON.stringify(notices));
+    engine.dispose();
+  } finally {
+    await endpoint.close();
+  }
+});
+
+test('a failing branch ends with its error in the merge summary; cancelling the task cancels the running branch', async () => {
+  const explore = { name: 'explore', arguments: { branches: ['BRANCH-DOWN: ask a model that is down', 'BRANCH-HANG: ask a model that never answers'] } };
+  const tasks = [
+    { match: /^TASK-EXPLORE-FAIL/, steps: [{ toolCalls: [explore] }, { text: 'unreachable' }] },
+    { match: /^BRANCH-DOWN/, again: true, steps: [{ status: 500, text: 'the scripted model is down' }] },
+    { match: /^BRANCH-HANG/, again: true, steps: [{ hang: true }] },
   ];
-  const endpoint = await startScriptedEndpoint({ tasks: [{ match: /^TASK-EXPLORE/, steps }] });
+  const endpoint = await startScriptedEndpoint({ tasks });
   try {
     const files = new MemoryFiles({ 'README.md': 'x' });
     const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
     const engine = await backend.create(filesHost(files, model), {});
-    assert.deepEqual(engine.goalTools().map((t) => t.name), ['goal', 'step', 'read_progress']);
-    const runs: Array<{ name: string; isError: boolean; output: string }> = [];
-    const sink = { ...quiet, toolFinished: (call: { name: string }, run: { isError: boolean; output: string }) => runs.push({ name: call.name, ...run }) };
-    const outcome = await runTask({ engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 5 }, 'TASK-EXPLORE: choose a session design', sink);
-    assert.equal(outcome.kind, 'answered', JSON.stringify(outcome));
-    for (const r of endpoint.agentRequests()) assert.ok(!r.body.tools.some((t: { function: { name: string } }) => t.function.name === 'explore'), `request #${r.index} offers no explore`);
-    assert.deepEqual(runs.map((r) => [r.name, r.isError]), [['goal', false], ['goal', false], ['explore', true], ['goal', false]], JSON.stringify(runs));
-    const tree = engine.goalTree();
-    assert.ok(tree.goals.every((g) => g.type === 'normal'), 'no explore goal in the tree');
-    assert.ok(tree.goals.some((g) => g.description === 'pick a design' && g.status === 'completed'));
+    const abort = new AbortController();
+    const sink = { ...quiet, notice: (m: string) => m.startsWith('Branch A finished') && setTimeout(() => abort.abort(), 200) };
+    const outcome = await runTask({ engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 5 }, 'TASK-EXPLORE-FAIL: pick one', sink, abort.signal);
+    assert.equal(outcome.kind, 'cancelled', JSON.stringify(outcome));
+    const branches = engine.goalTree().branches ?? [];
+    assert.match(branches[0].summary ?? '', /^The branch failed: .*500.*the scripted model is down/);
+    assert.equal(branches[1].summary, 'The branch was cancelled before it finished.');
+    const trace = JSON.parse(engine.traceJson());
+    const result = trace.messages.flatMap((m: { content: Array<{ type: string; name?: string; output?: string }> }) => m.content).find((p: { type: string; name?: string }) => p.type === 'tool_result' && p.name === 'explore');
+    assert.match(result.output, /Exploration results[\s\S]*The branch failed[\s\S]*cancelled before it finished/, 'the explore call has its result: the history stays valid');
     engine.dispose();
   } finally {
     await endpoint.close();

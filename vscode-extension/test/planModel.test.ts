@@ -59,3 +59,21 @@ test('the phase reads as the plan\'s step', () => {
   assert.equal(phaseLabel({ phase: 'completed' }, tree), 'completed');
   assert.equal(phaseLabel(undefined, tree), undefined);
 });
+
+test('an exploration\'s branches are rows under its goal, running or finished with their summary', () => {
+  const exploring: GoalTreeData = {
+    mission: 'choose a store',
+    goals: [{ id: 1, type: 'explore_start', description: 'explore 2 branches', status: 'in_progress' }],
+    branches: [
+      { id: 'A', explore_start_id: 1, description: 'try redis', status: 'completed', summary: 'needs a server' },
+      { id: 'B', explore_start_id: 1, description: 'try sqlite', status: 'exploring' },
+    ],
+  };
+  const [goal] = planRows(exploring, false);
+  assert.equal(goal.description, 'explore');
+  assert.deepEqual(goal.children.map((r) => [r.label, r.description, r.icon]), [
+    ['Branch A: try redis', 'finished', 'pass-filled'],
+    ['Branch B: try sqlite', 'exploring', 'sync'],
+  ]);
+  assert.match(goal.children[0].tooltip, /Summary: needs a server/);
+});

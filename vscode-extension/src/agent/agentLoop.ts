@@ -4,6 +4,7 @@ import type { EngineApi, PreparedCall } from '../engine/engineApi';
 import type { ChatModel, ChatUsage, ToolCall } from '../llm/types';
 import { ModelError } from '../llm/types';
 import type { CodingTools, ToolRun } from './codingTools';
+import { runExploration } from './exploration';
 import { CODING_TOOLS } from './toolSpecs';
 
 export const SYSTEM_PROMPT = [
@@ -34,6 +35,8 @@ export interface AgentLoopOptions {
   model: ChatModel;
   tools: CodingTools;
   maxRounds: number;
+  /** Most explore branches running at once (default 2). */
+  parallelBranches?: number;
   systemPrompt?: string;
 }
 
@@ -78,7 +81,7 @@ export async function runTask(options: AgentLoopOptions, task: string, sink: Tas
     for (const toolCall of reply.toolCalls) {
       sink.toolStarted(toolCall);
       const run = goalToolNames.has(toolCall.name)
-        ? goalRun(engine.callGoalTool(toolCall.name, toolCall.arguments))
+        ? await goalToolRun(options, toolCall, sink, signal)
         : toolCall.name === recallTool.name
           ? goalRun(engine.recall(toolCall.arguments))
           : await runCodingTool(engine, tools, toolCall, signal);
@@ -91,6 +94,18 @@ export async function runTask(options: AgentLoopOptions, task: string, sink: Tas
 
 function goalRun(answer: { text: string; isError: boolean }): ToolRun {
   return { output: answer.text, isError: answer.isError };
+}
+
+/** A plan tool's run; an `explore` call runs its branches, and its result is their merge summary. */
+async function goalToolRun(options: AgentLoopOptions, call: ToolCall, sink: TaskSink, signal?: AbortSignal): Promise<ToolRun> {
+  const answer = options.engine.callGoalTool(call.name, call.arguments);
+  if (answer.isError || answer.branches.length === 0) return goalRun(answer);
+  const exploration = { ...options, parallelBranches: options.parallelBranches ?? 2 };
+  try {
+    return { output: await runExploration(exploration, answer.branches, (m) => sink.notice(m), signal), isError: false };
+  } catch (e) {
+    return { output: `The exploration could not merge: ${messageOf(e)}`, isError: true };
+  }
 }
 
 /** A coding tool's run; a read also tells the engine the file's time, for its freshness note. */

@@ -9,6 +9,8 @@ export interface Settings {
   llmModel: string;
   window: number;
   maxRounds: number;
+  /** Most explore branches the agent runs at once. */
+  parallelBranches: number;
   engine: Record<string, unknown>;
   /** The setting, else its default: the engine's default store root (the manifest test checks it). */
   traceFolder: string;
@@ -25,6 +27,7 @@ export function readSettings(): Settings {
     llmModel: (c.get<string>('llm.model') ?? '').trim(),
     window: Math.max(0, Math.floor(c.get<number>('window') ?? 0)),
     maxRounds: Math.max(1, Math.floor(c.get<number>('maxRounds') ?? 40)),
+    parallelBranches: Math.min(8, Math.max(1, Math.floor(c.get<number>('parallelBranches') ?? 2))),
     engine: engine && typeof engine === 'object' && !Array.isArray(engine) ? (engine as Record<string, unknown>) : {},
     traceFolder: (c.get<string>('traceFolder') ?? '').trim() || String(folder?.defaultValue),
     traceFolderSet: [folder?.globalValue, folder?.workspaceValue, folder?.workspaceFolderValue].some((v) => typeof v === 'string' && v.trim() !== ''),

@@ -49,15 +49,37 @@ export interface PlanRevisionData { from_item: number; kept: (string | number)[]
 /** The phase of the work (R6.8): planning, executing the top-level goal at `step` (from 0), completed. */
 export type PhaseData = { phase: 'planning' } | { phase: 'executing'; step: number } | { phase: 'completed' };
 
+/** A branch of an exploration (R6.5): its own line of work, summarised when it finished. */
+export interface BranchData { id: string; explore_start_id: string | number; description: string; status: 'exploring' | 'completed'; summary?: string }
+
 /** The engine's goal tree (the `goal.json` form). */
-export interface GoalTreeData { mission: string; current_id?: string | number; goals: GoalData[]; completed?: boolean; revisions?: PlanRevisionData[] }
+export interface GoalTreeData { mission: string; current_id?: string | number; goals: GoalData[]; completed?: boolean; revisions?: PlanRevisionData[]; branches?: BranchData[] }
+
+/** What the model's tool call did, as the engine records it. */
+export interface ToolResultInput { callId: string; name: string; output: string; isError: boolean; exitCode?: number }
+
+/**
+ * One running branch of an `explore` call, which the host runs as a sub-agent: its prompt holds
+ * its mission, its own messages and its own plan, never the main line's.
+ */
+export interface BranchLine {
+  readonly id: string;
+  /** The plan tools offered in a branch: all but `explore` (branches do not nest). */
+  goalTools(): ToolSpec[];
+  prepareCall(input: { systemPrompt: string; tools: ToolSpec[] }): Promise<PreparedCall>;
+  recordAssistant(text: string, toolCalls: Array<{ id: string; name: string; arguments: string }>): void;
+  recordToolResult(result: ToolResultInput): void;
+  callGoalTool(name: string, argumentsJson: string): { text: string; isError: boolean };
+  /** The branch ended with `summary` (clipped by the engine); true when it was the exploration's last. */
+  finish(summary: string): boolean;
+}
 
 export interface EngineApi {
   readonly traceId: string;
   countTokens(text: string): number;
   recordUserInput(text: string): Promise<void>;
   recordAssistant(text: string, toolCalls: Array<{ id: string; name: string; arguments: string }>): void;
-  recordToolResult(result: { callId: string; name: string; output: string; isError: boolean; exitCode?: number }): void;
+  recordToolResult(result: ToolResultInput): void;
   /** A note for the read result when the file changed since the agent last read it. */
   observeRead(path: string, mtimeMs: number): string | undefined;
   prepareCall(input: { systemPrompt: string; tools: ToolSpec[] }): Promise<PreparedCall>;
@@ -68,6 +90,10 @@ export interface EngineApi {
   recallTool(): ToolSpec;
   recall(argumentsJson: string): { text: string; isError: boolean };
   goalTree(): GoalTreeData;
+  /** A branch the `explore` call just started. */
+  branch(id: string): BranchLine;
+  /** Merge the exploration whose branches all finished: the merge summary, the explore call's result. */
+  mergeExplore(): string;
   /** Call `listener` on every engine event (goal changes, messages counted); returns the unsubscribe. */
   onEvent(listener: () => void): () => void;
   compressToolOutput(input: ToolOutput): CompressedOutput;

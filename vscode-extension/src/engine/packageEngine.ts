@@ -1,10 +1,10 @@
 // EngineApi over the npm package `context-workbench`: the only file that knows the package's
 // method names and data shapes (the engine's snake_case serde form).
-import { type Config, ContextEngine, type Host, type Message, type RewriteRecord, TraceStore, memoryHost } from 'context-workbench';
+import { type Config, ContextEngine, type Host, type Message, type MessageInput, type RewriteRecord, TraceStore, memoryHost } from 'context-workbench';
 import type { ToolSpec } from '../agent/toolSpecs';
 import type { WireMessage, WireTool } from '../llm/types';
 import { partsText } from '../views/promptText';
-import type { CompressedOutput, EngineApi, EngineBackend, GoalToolAnswer, GoalTreeData, PhaseData, PreparedCall, ToolOutput, TraceSummary } from './engineApi';
+import type { BranchLine, CompressedOutput, EngineApi, EngineBackend, GoalToolAnswer, GoalTreeData, PhaseData, PreparedCall, ToolOutput, ToolResultInput, TraceSummary } from './engineApi';
 
 class PackageEngine implements EngineApi {
   constructor(private readonly engine: ContextEngine) {}
@@ -22,12 +22,11 @@ class PackageEngine implements EngineApi {
   }
 
   recordAssistant(text: string, toolCalls: Array<{ id: string; name: string; arguments: string }>): void {
-    const calls = toolCalls.map((c) => ({ type: 'tool_call' as const, id: c.id, name: c.name, arguments: c.arguments }));
-    this.engine.record({ role: 'assistant', content: [...(text ? [{ type: 'text' as const, text }] : []), ...calls] });
+    this.engine.record(assistantMessage(text, toolCalls));
   }
 
-  recordToolResult(r: { callId: string; name: string; output: string; isError: boolean; exitCode?: number }): void {
-    this.engine.recordToolResult({ call_id: r.callId, name: r.name, status: r.isError ? 'error' : 'ok', output: r.output, ...(r.exitCode !== undefined ? { exit_code: r.exitCode } : {}) });
+  recordToolResult(r: ToolResultInput): void {
+    this.engine.recordToolResult(toolResult(r));
   }
 
   observeRead(path: string, mtimeMs: number): string | undefined {
@@ -35,27 +34,15 @@ class PackageEngine implements EngineApi {
   }
 
   async prepareCall(input: { systemPrompt: string; tools: ToolSpec[] }): Promise<PreparedCall> {
-    const call = await this.engine.prepareCall({ system_prompt: input.systemPrompt, tools: input.tools }, 'openai');
-    if (call.format !== 'openai') throw new Error(`the engine answered in ${call.format}, not the OpenAI form asked for`);
-    return {
-      messages: call.request.messages as unknown as WireMessage[],
-      tools: (call.request.tools ?? []) as unknown as WireTool[],
-      tokens: call.tokens,
-      expectedCachedTokens: call.expected_cached_tokens,
-      firstChangedByte: call.first_changed_byte ?? undefined,
-      rewrites: call.rewrites,
-      notes: call.notes,
-      view: call.view,
-    };
+    return openAiCall(await this.engine.prepareCall({ system_prompt: input.systemPrompt, tools: input.tools }, 'openai'));
   }
 
   reportUsage(usage: { promptTokens: number; completionTokens: number; cachedTokens?: number }): void {
     this.engine.reportUsage(usage);
   }
 
-  /** All but `explore`: its branches need sub-agents, which the extension does not run. */
   goalTools(): ToolSpec[] {
-    return this.engine.goalTools().filter((t) => t.name !== 'explore');
+    return this.engine.goalTools();
   }
 
   callGoalTool(name: string, argumentsJson: string): GoalToolAnswer {
@@ -86,6 +73,29 @@ class PackageEngine implements EngineApi {
 
   goalTree(): GoalTreeData {
     return this.engine.goalTree() as GoalTreeData;
+  }
+
+  branch(id: string): BranchLine {
+    const engine = this.engine;
+    return {
+      id,
+      goalTools: () => engine.goalTools().filter((t) => t.name !== 'explore'),
+      prepareCall: async (input) => openAiCall(await engine.prepareBranchCall(id, { system_prompt: input.systemPrompt, tools: input.tools }, 'openai')),
+      recordAssistant: (text, toolCalls) => void engine.recordInBranch(id, assistantMessage(text, toolCalls)),
+      recordToolResult: (r) => void engine.recordInBranch(id, { role: 'tool', tool_call_id: r.callId, content: [{ type: 'tool_result', ...toolResult(r) }] }),
+      callGoalTool: (name, argumentsJson) => {
+        try {
+          return { text: engine.callBranchTool(id, name, argumentsJson), isError: false };
+        } catch (e) {
+          return { text: e instanceof Error ? e.message : String(e), isError: true };
+        }
+      },
+      finish: (summary) => engine.finishBranch(id, summary),
+    };
+  }
+
+  mergeExplore(): string {
+    return this.engine.mergeExplore();
   }
 
   onEvent(listener: () => void): () => void {
@@ -128,6 +138,30 @@ class PackageEngine implements EngineApi {
   dispose(): void {
     this.engine.dispose();
   }
+}
+
+function assistantMessage(text: string, toolCalls: Array<{ id: string; name: string; arguments: string }>): MessageInput {
+  const calls = toolCalls.map((c) => ({ type: 'tool_call' as const, id: c.id, name: c.name, arguments: c.arguments }));
+  return { role: 'assistant', content: [...(text ? [{ type: 'text' as const, text }] : []), ...calls] };
+}
+
+function toolResult(r: ToolResultInput) {
+  return { call_id: r.callId, name: r.name, status: r.isError ? ('error' as const) : ('ok' as const), output: r.output, ...(r.exitCode !== undefined ? { exit_code: r.exitCode } : {}) };
+}
+
+/** A prompt the engine assembled in the OpenAI form, as the agent loop sends it. */
+function openAiCall(call: Awaited<ReturnType<ContextEngine['prepareCall']>>): PreparedCall {
+  if (call.format !== 'openai') throw new Error(`the engine answered in ${call.format}, not the OpenAI form asked for`);
+  return {
+    messages: call.request.messages as unknown as WireMessage[],
+    tools: (call.request.tools ?? []) as unknown as WireTool[],
+    tokens: call.tokens,
+    expectedCachedTokens: call.expected_cached_tokens,
+    firstChangedByte: call.first_changed_byte ?? undefined,
+    rewrites: call.rewrites,
+    notes: call.notes,
+    view: call.view,
+  };
 }
 
 /** One raw message's text, or a range `mA..mB` with a header per message. */

@@ -193,7 +193,8 @@ export class WorkbenchSession implements vscode.Disposable {
       },
     };
     try {
-      return await runTask({ engine: live.engine, model: live.model, tools, maxRounds: readSettings().maxRounds }, task, viewSink, signal);
+      const { maxRounds, parallelBranches } = readSettings();
+      return await runTask({ engine: live.engine, model: live.model, tools, maxRounds, parallelBranches }, task, viewSink, signal);
     } finally {
       this.updatePlan(live.engine);
       // The engine saves the last prompt beside the trace too (its prompt.json): a reload shows it.

@@ -1,6 +1,6 @@
 // The Goal Plan view's model: the engine's goal tree as nested rows with their icon, label and
 // tooltip. Pure, so what the view shows is tested without VS Code.
-import type { GoalData, GoalStats, GoalTreeData, PhaseData } from '../engine/engineApi';
+import type { BranchData, GoalData, GoalStats, GoalTreeData, PhaseData } from '../engine/engineApi';
 
 export interface PlanRow {
   id: string;
@@ -25,7 +25,8 @@ const ICONS: Record<GoalData['status'], { icon: string; color?: string; word: st
 
 /**
  * Rows for the tree in the engine's order, labelled with the numbers the engine shows the model
- * (`numbers`, by goal id), abandoned goals (and what is under them) left out unless `showAbandoned`.
+ * (`numbers`, by goal id), abandoned goals (and what is under them) left out unless `showAbandoned`;
+ * an exploration's branches are rows under its goal, as they run.
  */
 export function planRows(tree: GoalTreeData, showAbandoned: boolean, numbers: Record<string, string> = {}): PlanRow[] {
   const current = tree.current_id === undefined ? undefined : String(tree.current_id);
@@ -49,7 +50,7 @@ export function planRows(tree: GoalTreeData, showAbandoned: boolean, numbers: Re
         tooltip: tooltipOf(goal, look.word),
         current: isCurrent,
         status: goal.status,
-        children: build(id),
+        children: [...branchRows(tree.branches ?? [], id), ...build(id)],
       };
     });
   };
@@ -88,6 +89,25 @@ export function countByStatus(tree: GoalTreeData): Record<GoalData['status'], nu
   const counts = { pending: 0, in_progress: 0, completed: 0, abandoned: 0 };
   for (const goal of tree.goals) counts[goal.status] = (counts[goal.status] ?? 0) + 1;
   return counts;
+}
+
+function branchRows(branches: BranchData[], exploreId: string): PlanRow[] {
+  return branches.filter((b) => String(b.explore_start_id) === exploreId).map((b) => {
+    const status = b.status === 'completed' ? 'completed' : 'in_progress';
+    const look = ICONS[status];
+    const word = b.status === 'completed' ? 'finished' : 'exploring';
+    return {
+      id: `branch-${b.id}`,
+      label: `Branch ${b.id}: ${b.description}`,
+      description: word,
+      icon: look.icon,
+      color: look.color,
+      tooltip: [`Branch ${b.id}: ${b.description}`, `Status: ${word}`, b.summary ? `Summary: ${b.summary}` : ''].filter(Boolean).join('\n'),
+      current: false,
+      status,
+      children: [],
+    };
+  });
 }
 
 function kindLabel(goal: GoalData): string {

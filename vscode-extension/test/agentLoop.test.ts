@@ -194,13 +194,13 @@ test('a plain reply with goals open does not end the task: the model is reminded
     const engine = await backend.create(filesHost(files, model), {});
     const notices: string[] = [];
     const sink = { ...quiet, notice: (m: string) => notices.push(m) };
-    assert.deepEqual(engine.phase(), { phase: 'planning' });
+    assert.deepEqual(engine.planMarks().phase, { phase: 'planning' });
     const outcome = await runTask({ engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 8 }, 'TASK-PHASE: fix the bug', sink);
     assert.deepEqual(outcome, { kind: 'answered', text: 'Done.', rounds: 5 });
     assert.ok(notices.includes('The plan still has open goals: the agent goes on.'), JSON.stringify(notices));
     const reminded = endpoint.agentRequests().map((r: { body: unknown }) => JSON.stringify(r.body).includes('the plan still has open goals'));
     assert.deepEqual(reminded, [false, false, true, false, false], 'only the call after the plain reply reminds');
-    assert.deepEqual(engine.phase(), { phase: 'completed' });
+    assert.deepEqual(engine.planMarks().phase, { phase: 'completed' });
     engine.dispose();
   } finally {
     await endpoint.close();

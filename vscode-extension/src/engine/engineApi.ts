@@ -103,10 +103,8 @@ export interface EngineApi {
   compactSpan(id: string): Promise<string>;
   /** Compact the uncompacted tail now; what it did, for the user (an error when there is nothing to compact). */
   compactTail(): Promise<string>;
-  /** The numbers the model sees for each goal id (abandoned ones left out). */
-  goalNumbers(): Record<string, string>;
-  /** The phase of the work, from the plan (R6.8). */
-  phase(): PhaseData;
+  /** What the views show beside the goal tree: the numbers the model sees for each goal id (abandoned ones left out) and the phase of the work (R6.8). */
+  planMarks(): { numbers: Record<string, string>; phase: PhaseData };
   /** Whether the model's plain reply just recorded ends the task: not while goals are open, until the model, reminded of them, answers plainly again (R6.8). */
   replyEndsTask(): boolean;
   /** The raw trace as JSON text. */

@@ -59,12 +59,9 @@ class PackageEngine implements EngineApi {
     return { text: r.text, isError: r.is_error };
   }
 
-  goalNumbers(): Record<string, string> {
-    return this.engine.plan().display_numbers;
-  }
-
-  phase(): PhaseData {
-    return this.engine.plan().phase;
+  planMarks(): { numbers: Record<string, string>; phase: PhaseData } {
+    const plan = this.engine.plan();
+    return { numbers: plan.display_numbers, phase: plan.phase };
   }
 
   replyEndsTask(): boolean {

@@ -230,7 +230,8 @@ export class WorkbenchSession implements vscode.Disposable {
   private updatePlan(engine: EngineApi): void {
     const tree = engine.goalTree();
     this.plan = tree;
-    this.parts.plan.update(tree, engine.goalNumbers(), engine.phase());
+    const { numbers, phase } = engine.planMarks();
+    this.parts.plan.update(tree, numbers, phase);
     this.parts.onPlan(tree);
   }
 

@@ -179,6 +179,36 @@ test('a failing branch ends with its error in the merge summary; cancelling the 
   }
 });
 
+test('an exploration a closed window left open is closed as interrupted on resume, and the plan explores again', async () => {
+  const endpoint = await startScriptedEndpoint({ tasks: TASKS });
+  try {
+    const files = new MemoryFiles({ 'src/greet.js': "export function greet(name) {\n  return 'Hello ' + name;\n}\n" });
+    const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
+    // A run that ended inside its exploration: the explore call made, its branches never finished.
+    const first = await backend.create(filesHost(files, model), {});
+    await first.recordUserInput('Pick a store.');
+    const explore = { id: 'call_old', name: 'explore', arguments: JSON.stringify({ branches: ['try redis', 'try sqlite'] }) };
+    first.recordAssistant('', [explore]);
+    assert.equal(first.callGoalTool(explore.name, explore.arguments).isError, false);
+    await first.persist();
+    const traceId = first.traceId;
+    first.dispose();
+
+    const { engine } = await backend.open(filesHost(files, model), {}, traceId);
+    const notices: string[] = [];
+    const outcome = await runTask({ engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 6 }, TASK_EXPLORE, { ...quiet, notice: (m: string) => notices.push(m) });
+    assert.equal(outcome.kind, 'answered', JSON.stringify(outcome));
+    assert.ok(notices.includes('An exploration an earlier run left open is closed: branches A, B ended as interrupted.'), JSON.stringify(notices));
+    const branches = engine.goalTree().branches ?? [];
+    assert.deepEqual(branches.map((b) => [b.id, b.status]), [['A', 'completed'], ['B', 'completed'], ['C', 'completed'], ['D', 'completed']]);
+    assert.match(branches[0].summary ?? '', /interrupted/);
+    assert.match(branches[2].summary ?? '', /A JSON file would hold a single greeting/);
+    engine.dispose();
+  } finally {
+    await endpoint.close();
+  }
+});
+
 test('a plain reply with goals open does not end the task: the model is reminded and goes on (R6.8)', async () => {
   const steps = [
     { toolCalls: [{ name: 'goal', arguments: { add: 'read the code, fix the bug' } }, { name: 'goal', arguments: { focus: '1' } }] },

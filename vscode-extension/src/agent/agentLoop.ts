@@ -4,7 +4,7 @@ import type { EngineApi, PreparedCall } from '../engine/engineApi';
 import type { ChatModel, ChatUsage, ToolCall } from '../llm/types';
 import { ModelError } from '../llm/types';
 import type { CodingTools, ToolRun } from './codingTools';
-import { runExploration } from './exploration';
+import { closeInterruptedExploration, runExploration } from './exploration';
 import { CODING_TOOLS } from './toolSpecs';
 
 export const SYSTEM_PROMPT = [
@@ -45,6 +45,8 @@ export async function runTask(options: AgentLoopOptions, task: string, sink: Tas
   const goalToolNames = new Set(engine.goalTools().map((t) => t.name));
   const recallTool = engine.recallTool();
   const offered = [...CODING_TOOLS, ...engine.goalTools(), recallTool];
+  const closed = closeInterruptedExploration(engine);
+  if (closed) sink.notice(closed);
   await engine.recordUserInput(task);
   let rounds = 0;
   while (rounds < maxRounds) {

@@ -42,6 +42,23 @@ export async function runExploration(options: ExplorationOptions, branches: stri
   return options.engine.mergeExplore();
 }
 
+/**
+ * Close an exploration a previous run left open (the window closed while its branches ran): no
+ * branch of it runs any more, so each open one ends saying so and the exploration merges, and
+ * the plan can explore again. What was done, for the user; nothing when none was open.
+ */
+export function closeInterruptedExploration(engine: EngineApi): string | undefined {
+  const open = (engine.goalTree().branches ?? []).filter((b) => b.status === 'exploring').map((b) => b.id);
+  if (open.length === 0) return undefined;
+  try {
+    for (const id of open) engine.branch(id).finish(INTERRUPTED);
+    engine.mergeExplore();
+    return `An exploration an earlier run left open is closed: branch${open.length > 1 ? 'es' : ''} ${open.join(', ')} ended as interrupted.`;
+  } catch (e) {
+    return `An exploration an earlier run left open could not be closed: ${e instanceof Error ? e.message : String(e)}`;
+  }
+}
+
 /** One branch's loop: its answer once it replies without tool calls, or why it stopped. */
 async function branchAnswer(options: ExplorationOptions, branch: BranchLine, notice: (message: string) => void, signal?: AbortSignal): Promise<string> {
   const goalToolNames = new Set(branch.goalTools().map((t) => t.name));
@@ -70,6 +87,7 @@ async function branchAnswer(options: ExplorationOptions, branch: BranchLine, not
 }
 
 const CANCELLED = 'The branch was cancelled before it finished.';
+const INTERRUPTED = 'The branch was interrupted before it finished (its run ended with the window).';
 
 function firstLine(text: string): string {
   const line = text.split('\n')[0];

@@ -1,7 +1,8 @@
 // The `languageModelTools` of package.json, generated from the engine's own plan-tool schemas so
 // other agents in VS Code see exactly what the engine accepts. `node scripts/planToolContributions.mjs
 // --write` updates package.json; the unit tests fail when it is out of date. `explore` is left out:
-// its branches need sub-agents, which the extension does not run.
+// its branches are sub-agents only the extension's own agent runs; another agent's call would
+// start branches nobody runs.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -15,7 +15,7 @@ test("package.json declares the engine's plan tools with the engine's own schema
   assert.deepEqual(manifest.contributes.languageModelTools, await planToolContributions(), 'run: node scripts/planToolContributions.mjs --write');
 });
 
-test('the Language Model Tools leave out explore: the extension runs no sub-agents', () => {
+test("the Language Model Tools leave out explore: its branches run only as the extension's own agent's sub-agents, never for another agent's call", () => {
   assert.deepEqual(manifest.contributes.languageModelTools.map((t: { name: string }) => t.name), ['contextWorkbench_goal', 'contextWorkbench_step', 'contextWorkbench_read_progress']);
 });
 

@@ -1,6 +1,7 @@
 // The engine's goal/progress tools as Language Model Tools, so other agents in VS Code keep
 // their plan on the same goal tree. Declared in package.json (generated from the engine's own
-// schemas by scripts/sync-tool-schemas.mjs); `name` there is `contextWorkbench_<tool>`.
+// schemas by scripts/planToolContributions.mjs; explore is left out: its branches run only in
+// the extension's own agent); `name` there is `contextWorkbench_<tool>`.
 import * as vscode from 'vscode';
 import type { WorkbenchSession } from '../session/workbenchSession';
 import { decideTool } from '../trust/trustPolicy';

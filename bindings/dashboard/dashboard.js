@@ -239,9 +239,19 @@ function planPanel(tree) {
   const revisions = (tree.revisions ?? []).map((r) => el('li', {},
     `Revised from item ${r.from_item}: kept ${named(r.kept)}; revised ${named(r.revised)}`,
     r.dropped.length ? `; dropped ${quoted(r.dropped)}` : ''));
-  return el('section', { class: 'panel plan', id: 'plan', 'aria-label': 'Plan' }, el('h2', {}, 'Plan'),
+  const phase = phaseText(tree);
+  return el('section', { class: 'panel plan', id: 'plan', 'aria-label': 'Plan' },
+    el('h2', {}, 'Plan', phase ? el('span', { class: 'phase', id: 'phase' }, ` · ${phase}`) : null),
     roots ?? el('p', { class: 'hint' }, "No plan yet: it follows the agent's own plan tool (TodoWrite, its task tools, update_plan, write_todos) as the agent uses it."),
     revisions.length ? el('ul', { class: 'revisions', 'aria-label': 'Plan revisions' }, ...revisions) : null);
+}
+
+/** The phase of the work for the plan's heading (R6.8): `planning`, `step 2 of 3`, `completed`. */
+function phaseText(tree) {
+  const phase = tree.phase;
+  if (phase?.phase !== 'executing') return phase?.phase;
+  const steps = tree.goals.filter((g) => (g.parent_id ?? null) === null && !g.branch_id && g.type === 'normal').length;
+  return `step ${phase.step + 1} of ${steps}`;
 }
 
 /** The first line of `text`, at most 120 characters. */

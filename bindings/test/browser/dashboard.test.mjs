@@ -208,6 +208,8 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
 
     // The plan follows the agent's TodoWrite; the chart grows as calls come.
     await page.waitForFunction(() => document.querySelectorAll('#plan li').length >= 3 && document.querySelector('#plan li[data-status=in_progress]'), null, { timeout: 60_000 });
+    // The plan's heading says which step the agent is on (R6.8).
+    assert.match(await page.locator('#phase').textContent(), /^ · step [1-3] of 3$/);
     const barsBefore = await page.locator('#chart rect.bar').count();
     upstream.release(2);
     await page.waitForFunction(() => [...document.querySelectorAll('#plan li')].some((li) => li.dataset.status === 'completed' && li.textContent.includes('Read the build log')), null, { timeout: 60_000 });
@@ -218,6 +220,7 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     await page.waitForFunction((n) => document.querySelectorAll('#plan li[data-status=completed]').length === n, 3, { timeout: 30_000 });
     // The rewritten last item is a revision of the plan: the one it replaced never ran, so it is gone.
     const revision = await page.locator('#plan ul.revisions li').textContent();
+    assert.equal(await page.locator('#phase').textContent(), ' · completed');
     assert.equal(revision, 'Revised from item 3: kept “Read the build log”, “Count the warnings”; revised “Write a one-line summary”; dropped “Write the summary”');
 
     // The store's record of the session.

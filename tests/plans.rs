@@ -2,7 +2,7 @@
 //! Claude Code session of `../shared/traces` with `TodoWrite` calls, recorded through an engine,
 //! ends with the last list as its plan and its messages attributed; a hand-written Codex
 //! `update_plan` sequence opens and closes spans; a refused call changes nothing; Claude Code's
-//! task tools make a plan.
+//! task tools make a plan; Cline's focus chain (a checklist on any tool call) does too.
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::path::Path;
@@ -216,4 +216,24 @@ fn claude_code_task_tools_make_the_plan_from_their_results() {
         ])
     );
     assert_eq!(engine.goal_tree().current().map(|g| g.description.clone()).as_deref(), Some("Fix the sign"));
+}
+
+#[test]
+fn clines_focus_chain_on_any_tool_call_is_its_plan() {
+    let engine = Engine::new(TestHost::default(), Config::default());
+    engine.record(MessageDraft::text(Role::User, "fix calc.py")).unwrap();
+    let read = r#"{"path":"calc.py","task_progress":"- [-] Read calc.py\n- [ ] Fix the sign"}"#;
+    call_and_result(&engine, "c1", "read_file", read, "def total(): ...", false);
+    assert_eq!(
+        plan(&engine),
+        [("Read calc.py".to_owned(), GoalStatus::InProgress), ("Fix the sign".to_owned(), GoalStatus::Pending)]
+    );
+    // A call without the checklist leaves the plan; the next checklist moves it on.
+    call_and_result(&engine, "c2", "execute_command", r#"{"command":"pytest"}"#, "1 failed", false);
+    let fix = r#"{"path":"calc.py","diff":"-a\n+b","task_progress":"- [x] Read calc.py\n- [-] Fix the sign"}"#;
+    call_and_result(&engine, "c3", "replace_in_file", fix, "ok", false);
+    assert_eq!(
+        plan(&engine),
+        [("Read calc.py".to_owned(), GoalStatus::Completed), ("Fix the sign".to_owned(), GoalStatus::InProgress)]
+    );
 }

@@ -7,6 +7,7 @@
 //! | `write_todos` | Gemini CLI | `{"todos": [{"description", "status"}]}` |
 //! | `update_plan` | Codex | `{"plan": [{"step", "status"}]}` |
 //! | `todo__write` | goose | `{"content": "- [ ] a\n- [x] b"}`, a Markdown checklist |
+//! | any tool | Cline (its focus chain) | `{…, "task_progress": "- [ ] a\n- [x] b"}` |
 //!
 //! [`sync_plan`] reconciles the list with the top-level goals: it matches by text, adds new
 //! items, completes, abandons, reopens, and focuses the item in progress.
@@ -40,14 +41,15 @@ pub enum PlanStatus {
 }
 
 /// The items of a plan-tool call: `None` when `tool_name` is no plan tool (see the module's
-/// table; any case); `Err` naming what is malformed. Never guesses: one bad item fails the
-/// whole call.
+/// table; any case) and the call carries no `task_progress` checklist; `Err` naming what is
+/// malformed. Never guesses: one bad item fails the whole call.
 pub fn parse_plan_call(tool_name: &str, arguments: &str) -> Option<Result<Vec<PlanItem>, String>> {
     let (list, field) = match tool_name.trim().to_ascii_lowercase().as_str() {
         "todowrite" | "todo_write" => ("todos", "content"),
         "write_todos" => ("todos", "description"),
         "update_plan" => ("plan", "step"),
         "todo__write" => ("content", ""),
+        _ if arguments.contains(TASK_PROGRESS) => (TASK_PROGRESS, ""),
         _ => return None,
     };
     let tool = tool_name.trim();
@@ -56,7 +58,9 @@ pub fn parse_plan_call(tool_name: &str, arguments: &str) -> Option<Result<Vec<Pl
         Err(e) => return Some(Err(e.message)),
     };
     let items = match args.get(list) {
-        Some(Value::String(text)) if field.is_empty() => return Some(checklist(tool, text)),
+        Some(Value::String(text)) if field.is_empty() => return Some(checklist(tool, list, text)),
+        // Cline's checklist is optional on any tool: a call without it is no plan call.
+        None if list == TASK_PROGRESS => return None,
         Some(Value::Array(items)) if !field.is_empty() => items,
         Some(_) if field.is_empty() => return Some(Err(format!("{tool}: `{list}` must be text"))),
         Some(_) => return Some(Err(format!("{tool}: `{list}` must be an array"))),
@@ -65,10 +69,13 @@ pub fn parse_plan_call(tool_name: &str, arguments: &str) -> Option<Result<Vec<Pl
     Some(items.iter().enumerate().map(|(k, item)| parse_item(tool, k + 1, item, field)).collect())
 }
 
-/// The items of a Markdown checklist: each `- [ ] text` (or `*`, `+`, a numbered item) is
-/// pending, `[x]` completed, `[-]` or `[~]` in progress; other lines (headings, notes) are not
-/// items. A checklist without one item is an error.
-fn checklist(tool: &str, text: &str) -> Result<Vec<PlanItem>, String> {
+/// The argument in which Cline passes its focus chain (its plan) with any tool call.
+const TASK_PROGRESS: &str = "task_progress";
+
+/// The items of a Markdown checklist (`tool`'s argument `list`): each `- [ ] text` (or `*`, `+`,
+/// a numbered item) is pending, `[x]` completed, `[-]` or `[~]` in progress; other lines
+/// (headings, notes) are not items. A checklist without one item is an error.
+fn checklist(tool: &str, list: &str, text: &str) -> Result<Vec<PlanItem>, String> {
     let items: Vec<PlanItem> = text
         .lines()
         .filter_map(|line| {
@@ -90,7 +97,7 @@ fn checklist(tool: &str, text: &str) -> Result<Vec<PlanItem>, String> {
         })
         .collect();
     if items.is_empty() {
-        return Err(format!("{tool}: `content` has no checklist item (`- [ ] …`)"));
+        return Err(format!("{tool}: `{list}` has no checklist item (`- [ ] …`)"));
     }
     Ok(items)
 }
@@ -394,6 +401,15 @@ mod tests {
             "todo__write: `content` has no checklist item (`- [ ] …`)"
         );
         assert_eq!(err_of("todo__write", r#"{"content":[]}"#), "todo__write: `content` must be text");
+        // Cline's focus chain rides on any tool call, when it is there.
+        let cline = r#"{"path":"calc.py","diff":"…","task_progress":"- [x] read calc.py\n- [ ] fix total"}"#;
+        let items = [("read calc.py", Completed), ("fix total", Pending)];
+        assert_eq!(parse_plan_call("replace_in_file", cline), Some(Ok(plan(&items))));
+        assert_eq!(parse_plan_call("execute_command", r#"{"command":"grep -r task_progress ."}"#), None);
+        assert_eq!(
+            err_of("read_file", r#"{"path":"a","task_progress":"nothing yet"}"#),
+            "read_file: `task_progress` has no checklist item (`- [ ] …`)"
+        );
         assert_eq!(
             err_of("write_todos", r#"{"todos":[{"status":"pending"}]}"#),
             "write_todos: item 1 has no `description` text"

@@ -2,6 +2,7 @@
 //! in the tail, events, and a done goal's messages replaced through the workbench's compaction.
 #![cfg(not(target_arch = "wasm32"))]
 
+use context_workbench::goals::GoalType;
 use context_workbench::history::view::RewritePosition;
 use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
 use context_workbench::prompt::{CallInput, Layer};
@@ -163,6 +164,11 @@ fn explore_branches_keep_their_own_contexts_and_the_main_line_keeps_the_merge_su
     assert!(merged.contains("codegen dominates") && merged.contains("the cache is fine"), "{merged}");
 
     assert!(engine.trace().messages.iter().all(|m| m.branch_id.is_none()), "the main line holds no branch message");
+    // The branches' work counts in their exploration's goal.
+    let tree = engine.goal_tree();
+    let explore = tree.goals().iter().find(|g| g.goal_type == GoalType::ExploreStart).unwrap();
+    assert_eq!(explore.self_stats.message_count, 2, "{:?}", explore.self_stats);
+    assert!(explore.self_stats.total_tokens > 0);
     assert_eq!(engine.branch_messages("A").len(), 1);
     let kinds: Vec<String> = engine
         .events_since(0)

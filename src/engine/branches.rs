@@ -23,8 +23,8 @@ pub(super) struct BranchContext {
 pub(super) type Branches = BTreeMap<String, BranchContext>;
 
 impl<H: Host> Engine<H> {
-    /// Record a message into an exploring branch; its own goal tree attributes it, and the
-    /// events join the trace's log.
+    /// Record a message into an exploring branch; its own goal tree attributes it, its
+    /// exploration's goal counts it (R1.5), and the events join the trace's log.
     pub fn record_in_branch(&self, branch: &str, draft: MessageDraft) -> Result<MessageId> {
         let role = draft.role.ok_or_else(|| Error::InvalidInput("a message needs a role".into()))?;
         let now = self.host.now_ms();
@@ -50,6 +50,12 @@ impl<H: Host> Engine<H> {
             let _ = context.tree.record(&message);
         }
         main.events_mut().append_from(context.tree.events_mut());
+        // The branch's work counts in its exploration's goal, as a sub-goal's counts in its parent.
+        if let Some(start) = main.branch(&BranchId::from(branch)).map(|b| b.explore_start_id.clone()) {
+            let names: Vec<&str> = message.tool_calls().map(|c| c.name.as_str()).collect();
+            let tokens = message.tokens.map_or(0, u64::from);
+            let _ = main.record_message(&start, tokens, message.cost.unwrap_or(0.0), &names);
+        }
         context.messages.push(message);
         drop(guard);
         self.deliver_events();

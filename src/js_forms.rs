@@ -148,6 +148,8 @@ pub struct GoalPlan {
     display_numbers: BTreeMap<String, String>,
     /// The phase of the work (R6.8).
     phase: Phase,
+    /// How many steps the plan has (the `n` of "step k of n").
+    steps: usize,
 }
 
 impl GoalPlan {
@@ -159,6 +161,7 @@ impl GoalPlan {
             numbers: map(tree.data_numbers()),
             display_numbers: map(tree.display_numbers()),
             phase: tree.phase(),
+            steps: tree.plan_steps().count(),
         }
     }
 }

@@ -249,9 +249,7 @@ function planPanel(tree) {
 /** The phase of the work for the plan's heading (R6.8): `planning`, `step 2 of 3`, `completed`. */
 function phaseText(tree) {
   const phase = tree.phase;
-  if (phase?.phase !== 'executing') return phase?.phase;
-  const steps = tree.goals.filter((g) => (g.parent_id ?? null) === null && !g.branch_id && g.type === 'normal').length;
-  return `step ${phase.step + 1} of ${steps}`;
+  return phase?.phase === 'executing' ? `step ${phase.step + 1} of ${tree.steps}` : phase?.phase;
 }
 
 /** The first line of `text`, at most 120 characters. */

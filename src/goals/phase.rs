@@ -151,8 +151,8 @@ impl super::GoalTree {
     /// focused one's, else the first open one, counted among the top-level goals); completed
     /// when none is.
     pub fn phase(&self) -> Phase {
-        use super::{GoalStatus, GoalType};
-        let steps: Vec<&super::Goal> = self.children(None).filter(|g| g.goal_type == GoalType::Normal).collect();
+        use super::GoalStatus;
+        let steps: Vec<&super::Goal> = self.plan_steps().collect();
         if steps.is_empty() {
             return Phase::Planning;
         }
@@ -163,6 +163,11 @@ impl super::GoalTree {
             .position(|g| Some(&g.id) == focused.as_ref() && open(g))
             .or_else(|| steps.iter().position(open));
         step.map_or(Phase::Completed, |step| Phase::Executing { step })
+    }
+
+    /// The plan's steps, its top-level goals; their count is the `n` of "step k of n".
+    pub fn plan_steps(&self) -> impl Iterator<Item = &super::Goal> {
+        self.children(None).filter(|g| g.goal_type == super::GoalType::Normal)
     }
 }
 

@@ -56,6 +56,8 @@ pub struct GoalTreeView {
     pub revisions: Vec<PlanRevision>,
     /// The phase of the work (R6.8).
     pub phase: Phase,
+    /// How many steps the plan has (the `n` of "step k of n").
+    pub steps: usize,
 }
 
 impl From<&GoalTree> for GoalTreeView {
@@ -67,6 +69,7 @@ impl From<&GoalTree> for GoalTreeView {
             branches: tree.branches().to_vec(),
             revisions: tree.revisions().to_vec(),
             phase: tree.phase(),
+            steps: tree.plan_steps().count(),
         }
     }
 }
@@ -190,6 +193,7 @@ impl<'h, H: Host> TraceStore<'h, H> {
                 branches: Vec::new(),
                 revisions: Vec::new(),
                 phase: Phase::Planning,
+                steps: 0,
             },
             GoalTreeView::from,
         );
@@ -244,6 +248,7 @@ impl<'h, H: Host> TraceStore<'h, H> {
                 branches: Vec::new(),
                 revisions: Vec::new(),
                 phase: Phase::Planning,
+                steps: 0,
             },
             GoalTreeView::from,
         );

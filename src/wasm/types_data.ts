@@ -466,6 +466,10 @@ export type GoalPlan = {
    * The phase of the work (R6.8).
    */
   phase: Phase,
+  /**
+   * How many steps the plan has (the `n` of "step k of n").
+   */
+  steps: number,
 };
 
 /**
@@ -537,6 +541,10 @@ export type GoalTreeView = {
    * The phase of the work (R6.8).
    */
   phase: Phase,
+  /**
+   * How many steps the plan has (the `n` of "step k of n").
+   */
+  steps: number,
 };
 
 export type GoalType = "normal" | "explore_start" | "explore_merge";

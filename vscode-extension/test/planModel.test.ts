@@ -55,9 +55,9 @@ test('the plan\'s revisions are named by the item they start at and what they dr
 });
 
 test('the phase reads as the plan\'s step', () => {
-  assert.equal(phaseLabel({ phase: 'executing', step: 1 }, tree), 'step 2 of 3');
-  assert.equal(phaseLabel({ phase: 'completed' }, tree), 'completed');
-  assert.equal(phaseLabel(undefined, tree), undefined);
+  assert.equal(phaseLabel({ phase: { phase: 'executing', step: 1 }, steps: 3 }), 'step 2 of 3');
+  assert.equal(phaseLabel({ phase: { phase: 'completed' }, steps: 3 }), 'completed');
+  assert.equal(phaseLabel(undefined), undefined);
 });
 
 test('an exploration\'s branches are rows under its goal, running or finished with their summary', () => {

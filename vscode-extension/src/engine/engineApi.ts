@@ -48,6 +48,8 @@ export interface PlanRevisionData { from_item: number; kept: (string | number)[]
 
 /** The phase of the work (R6.8): planning, executing the top-level goal at `step` (from 0), completed. */
 export type PhaseData = { phase: 'planning' } | { phase: 'executing'; step: number } | { phase: 'completed' };
+/** Where the work stands: its phase and how many steps the plan has (the `n` of "step k of n"). */
+export type Progress = { phase: PhaseData; steps: number };
 
 /** A branch of an exploration (R6.5): its own line of work, summarised when it finished. */
 export interface BranchData { id: string; explore_start_id: string | number; description: string; status: 'exploring' | 'completed'; summary?: string }
@@ -104,7 +106,7 @@ export interface EngineApi {
   /** Compact the uncompacted tail now; what it did, for the user (an error when there is nothing to compact). */
   compactTail(): Promise<string>;
   /** What the views show beside the goal tree: the numbers the model sees for each goal id (abandoned ones left out) and the phase of the work (R6.8). */
-  planMarks(): { numbers: Record<string, string>; phase: PhaseData };
+  planMarks(): { numbers: Record<string, string>; progress: Progress };
   /** Whether the model's plain reply just recorded ends the task: not while goals are open, until the model, reminded of them, answers plainly again (R6.8). */
   replyEndsTask(): boolean;
   /** The raw trace as JSON text. */

@@ -1,6 +1,6 @@
 // The "Goal Plan" tree view: the engine's goal tree, live from its events.
 import * as vscode from 'vscode';
-import type { GoalTreeData, PhaseData } from '../engine/engineApi';
+import type { GoalTreeData, Progress } from '../engine/engineApi';
 import { planDescription, planMessage } from '../trust/trustPolicy';
 import { countByStatus, currentPath, phaseLabel, type PlanRow, planRows, revisionNote } from './planModel';
 
@@ -10,7 +10,7 @@ export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Di
   private rows: PlanRow[] = [];
   private tree: GoalTreeData = { mission: '', goals: [] };
   private numbers: Record<string, string> = {};
-  private phase: PhaseData | undefined;
+  private progress: Progress | undefined;
   private showAbandoned = false;
   private trusted = true;
   private readonly view: vscode.TreeView<PlanRow>;
@@ -19,11 +19,11 @@ export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Di
     this.view = vscode.window.createTreeView('contextWorkbench.goalPlan', { treeDataProvider: this, showCollapseAll: true });
   }
 
-  /** Show `tree`; `phase` when the engine running it gives one (the extension's own agent). */
-  update(tree: GoalTreeData, numbers: Record<string, string> = this.numbers, phase?: PhaseData): void {
+  /** Show `tree`; `progress` when the engine running it gives one (the extension's own agent). */
+  update(tree: GoalTreeData, numbers: Record<string, string> = this.numbers, progress?: Progress): void {
     this.tree = tree;
     this.numbers = numbers;
-    this.phase = phase;
+    this.progress = progress;
     this.rows = planRows(tree, this.showAbandoned, numbers);
     const counts = countByStatus(tree);
     const path = currentPath(this.rows);
@@ -31,19 +31,19 @@ export class GoalPlanView implements vscode.TreeDataProvider<PlanRow>, vscode.Di
     const revised = revisionNote(tree);
     const summary = tree.goals.length === 0 ? undefined : `${path ? `Now: ${path}` : 'No current goal'} · ${counts.completed}/${tree.goals.length - counts.abandoned} done${hidden}${revised ? ` · ${revised}` : ''}`;
     this.view.message = planMessage(summary, this.trusted);
-    this.view.description = [phaseLabel(phase, tree), planDescription(tree.completed === true, this.trusted)].filter(Boolean).join(' · ') || undefined;
+    this.view.description = [phaseLabel(progress), planDescription(tree.completed === true, this.trusted)].filter(Boolean).join(' · ') || undefined;
     this.changed.fire(undefined);
   }
 
   /** In Restricted Mode the view says it is read-only; trust granted later takes that away. */
   setTrusted(trusted: boolean): void {
     this.trusted = trusted;
-    this.update(this.tree, this.numbers, this.phase);
+    this.update(this.tree, this.numbers, this.progress);
   }
 
   toggleAbandoned(): boolean {
     this.showAbandoned = !this.showAbandoned;
-    this.update(this.tree, this.numbers, this.phase);
+    this.update(this.tree, this.numbers, this.progress);
     return this.showAbandoned;
   }
 

@@ -1,6 +1,6 @@
 // The Goal Plan view's model: the engine's goal tree as nested rows with their icon, label and
 // tooltip. Pure, so what the view shows is tested without VS Code.
-import type { BranchData, GoalData, GoalStats, GoalTreeData, PhaseData } from '../engine/engineApi';
+import type { BranchData, GoalData, GoalStats, GoalTreeData, Progress } from '../engine/engineApi';
 
 export interface PlanRow {
   id: string;
@@ -68,12 +68,9 @@ export function currentPath(rows: PlanRow[]): string | undefined {
 }
 
 /** The phase for the view's description: `planning`, `step 2 of 3`, `completed`. */
-export function phaseLabel(phase: PhaseData | undefined, tree: GoalTreeData): string | undefined {
-  if (phase?.phase === 'executing') {
-    const steps = tree.goals.filter((g) => g.parent_id === undefined && g.type === 'normal').length;
-    return `step ${phase.step + 1} of ${steps}`;
-  }
-  return phase?.phase;
+export function phaseLabel(progress: Progress | undefined): string | undefined {
+  const phase = progress?.phase;
+  return phase?.phase === 'executing' ? `step ${phase.step + 1} of ${progress?.steps}` : phase?.phase;
 }
 
 /** The plan's revisions for the view's message: `revised from item 3` (the latest), how often when more than once. */

@@ -52,9 +52,7 @@ impl<H: Host> Engine<H> {
         main.events_mut().append_from(context.tree.events_mut());
         // The branch's work counts in its exploration's goal, as a sub-goal's counts in its parent.
         if let Some(start) = main.branch(&BranchId::from(branch)).map(|b| b.explore_start_id.clone()) {
-            let names: Vec<&str> = message.tool_calls().map(|c| c.name.as_str()).collect();
-            let tokens = message.tokens.map_or(0, u64::from);
-            let _ = main.record_message(&start, tokens, message.cost.unwrap_or(0.0), &names);
+            let _ = main.record_on(&start, &message);
         }
         context.messages.push(message);
         drop(guard);

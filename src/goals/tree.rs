@@ -328,9 +328,24 @@ impl GoalTree {
         let Some(goal) = message.goal_id.as_ref() else {
             return Err(ToolError::new(format!("message {} belongs to no goal", message.id)));
         };
+        self.count_recorded(Some(&message.id), goal, message)
+    }
+
+    /// Count `message` on `goal` of this tree, whose line it is not on (a branch's message on
+    /// its exploration's goal); the event names no message.
+    pub fn record_on(&mut self, goal: &GoalId, message: &Message) -> Result<Vec<GoalId>, ToolError> {
+        self.count_recorded(None, goal, message)
+    }
+
+    fn count_recorded(
+        &mut self,
+        message_id: Option<&MessageId>,
+        goal: &GoalId,
+        message: &Message,
+    ) -> Result<Vec<GoalId>, ToolError> {
         let names: Vec<&str> = message.tool_calls().map(|c| c.name.as_str()).collect();
         let tokens = message.tokens.map_or(0, u64::from);
-        self.count_message(Some(&message.id), goal, tokens, message.cost.unwrap_or(0.0), &names)
+        self.count_message(message_id, goal, tokens, message.cost.unwrap_or(0.0), &names)
     }
 
     fn count_message(

@@ -44,12 +44,24 @@ function filesHost(files: MemoryFiles, model: OpenAiCompatibleModel) {
   };
 }
 
-test('two tasks through the loop: files edited, goal tools and CODE_LAW.md sent, the large read compacted with the prefix kept', async () => {
-  const endpoint = await startScriptedEndpoint({ tasks: TASKS });
+/** The scripted endpoint playing `tasks`, a model on it, `files` in memory and the coding tools on them (no terminal); closed after `run`. */
+async function withScripted(
+  tasks: unknown[],
+  files: Record<string, string>,
+  run: (s: { endpoint: { agentRequests(): any[] }; files: MemoryFiles; model: OpenAiCompatibleModel; tools: CodingTools }) => Promise<void>,
+): Promise<void> {
+  const endpoint = await startScriptedEndpoint({ tasks });
   try {
-    const fixture = (p: string) => readFileSync(path.resolve(here, '../../e2e/fixture', p), 'utf8');
-    const files = new MemoryFiles({ 'CODE_LAW.md': fixture('CODE_LAW.md'), 'src/greet.js': fixture('src/greet.js'), 'README.md': fixture('README.md'), 'logs/build.log': buildLog() });
-    const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
+    const memory = new MemoryFiles(files);
+    await run({ endpoint, files: memory, model: new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' }), tools: new CodingTools(memory, { run: async () => undefined }) });
+  } finally {
+    await endpoint.close();
+  }
+}
+
+test('two tasks through the loop: files edited, goal tools and CODE_LAW.md sent, the large read compacted with the prefix kept', async () => {
+  const fixture = (p: string) => readFileSync(path.resolve(here, '../../e2e/fixture', p), 'utf8');
+  await withScripted(TASKS, { 'CODE_LAW.md': fixture('CODE_LAW.md'), 'src/greet.js': fixture('src/greet.js'), 'README.md': fixture('README.md'), 'logs/build.log': buildLog() }, async ({ endpoint, files, model }) => {
     const engine = await backend.create(filesHost(files, model), { window: E2E_WINDOW, ...E2E_ENGINE });
     const commands = { run: async (c: string) => ({ output: `ran: ${c}\ngreet.js farewell.js`, exitCode: 0 }) };
     const options = { engine, model, tools: new CodingTools(files, commands), maxRounds: 20 };
@@ -80,18 +92,13 @@ test('two tasks through the loop: files edited, goal tools and CODE_LAW.md sent,
     const found = checkCompaction(agent);
     assert.match(found.block, /span="goal-3"/, 'the goal that held the first read was compacted');
     engine.dispose();
-  } finally {
-    await endpoint.close();
-  }
+  });
 });
 
 test('a failing model and a cancelled call end the task cleanly, and the engine stays usable', async () => {
-  const endpoint = await startScriptedEndpoint({ tasks: TASKS });
-  try {
-    const files = new MemoryFiles({ 'README.md': 'x' });
-    const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
+  await withScripted(TASKS, { 'README.md': 'x' }, async ({ files, model, tools }) => {
     const engine = await backend.create(filesHost(files, model), {});
-    const options = { engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 5 };
+    const options = { engine, model, tools, maxRounds: 5 };
     const failed = await runTask(options, 'TASK-FAIL: anything', quiet);
     assert.equal(failed.kind, 'failed');
     assert.match((failed as { message: string }).message, /500.*the scripted model is down/);
@@ -101,22 +108,17 @@ test('a failing model and a cancelled call end the task cleanly, and the engine 
     assert.equal(cancelled.kind, 'cancelled', JSON.stringify(cancelled));
     assert.equal(engine.countTokens('hello world'), 2);
     engine.dispose();
-  } finally {
-    await endpoint.close();
-  }
+  });
 });
 
 test('explore runs its branches as parallel sub-agents; the main line keeps only the merge summary (R6.5)', async () => {
-  const endpoint = await startScriptedEndpoint({ tasks: TASKS });
-  try {
-    const files = new MemoryFiles({ 'CODE_LAW.md': readFileSync(path.resolve(here, '../../e2e/fixture/CODE_LAW.md'), 'utf8'), 'src/greet.js': "export function greet(name) {\n  return 'Hello ' + name;\n}\n" });
-    const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
+  await withScripted(TASKS, { 'CODE_LAW.md': readFileSync(path.resolve(here, '../../e2e/fixture/CODE_LAW.md'), 'utf8'), 'src/greet.js': "export function greet(name) {\n  return 'Hello ' + name;\n}\n" }, async ({ endpoint, files, model, tools }) => {
     const engine = await backend.create(filesHost(files, model), {});
     assert.deepEqual(engine.goalTools().map((t) => t.name), ['goal', 'step', 'read_progress', 'explore']);
     const runs: Array<{ name: string; isError: boolean; output: string }> = [];
     const notices: string[] = [];
     const sink = { ...quiet, notice: (m: string) => notices.push(m), toolFinished: (call: { name: string }, run: { isError: boolean; output: string }) => runs.push({ name: call.name, ...run }) };
-    const outcome = await runTask({ engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 6, parallelBranches: 2 }, TASK_EXPLORE, sink);
+    const outcome = await runTask({ engine, model, tools, maxRounds: 6, parallelBranches: 2 }, TASK_EXPLORE, sink);
     assert.equal(outcome.kind, 'answered', JSON.stringify(outcome));
     assert.deepEqual(runs.map((r) => [r.name, r.isError]), [['explore', false]], JSON.stringify(runs));
     const merged = runs[0].output;
@@ -146,9 +148,7 @@ test('explore runs its branches as parallel sub-agents; the main line keeps only
     assert.deepEqual(tree.branches?.map((b) => [b.id, b.status]), [['A', 'completed'], ['B', 'completed']]);
     assert.ok(notices.includes('Branch A started.') && notices.some((n) => n.startsWith('Branch B: list_dir src')), JSON.stringify(notices));
     engine.dispose();
-  } finally {
-    await endpoint.close();
-  }
+  });
 });
 
 test('a failing branch ends with its error in the merge summary; cancelling the task cancels the running branch', async () => {
@@ -158,14 +158,11 @@ test('a failing branch ends with its error in the merge summary; cancelling the 
     { match: /^BRANCH-DOWN/, again: true, steps: [{ status: 500, text: 'the scripted model is down' }] },
     { match: /^BRANCH-HANG/, again: true, steps: [{ hang: true }] },
   ];
-  const endpoint = await startScriptedEndpoint({ tasks });
-  try {
-    const files = new MemoryFiles({ 'README.md': 'x' });
-    const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
+  await withScripted(tasks, { 'README.md': 'x' }, async ({ files, model, tools }) => {
     const engine = await backend.create(filesHost(files, model), {});
     const abort = new AbortController();
     const sink = { ...quiet, notice: (m: string) => m.startsWith('Branch A finished') && setTimeout(() => abort.abort(), 200) };
-    const outcome = await runTask({ engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 5 }, 'TASK-EXPLORE-FAIL: pick one', sink, abort.signal);
+    const outcome = await runTask({ engine, model, tools, maxRounds: 5 }, 'TASK-EXPLORE-FAIL: pick one', sink, abort.signal);
     assert.equal(outcome.kind, 'cancelled', JSON.stringify(outcome));
     const branches = engine.goalTree().branches ?? [];
     assert.match(branches[0].summary ?? '', /^The branch failed: .*500.*the scripted model is down/);
@@ -174,16 +171,11 @@ test('a failing branch ends with its error in the merge summary; cancelling the 
     const result = trace.messages.flatMap((m: { content: Array<{ type: string; name?: string; output?: string }> }) => m.content).find((p: { type: string; name?: string }) => p.type === 'tool_result' && p.name === 'explore');
     assert.match(result.output, /Exploration results[\s\S]*The branch failed[\s\S]*cancelled before it finished/, 'the explore call has its result: the history stays valid');
     engine.dispose();
-  } finally {
-    await endpoint.close();
-  }
+  });
 });
 
 test('an exploration a closed window left open is closed as interrupted on resume, and the plan explores again', async () => {
-  const endpoint = await startScriptedEndpoint({ tasks: TASKS });
-  try {
-    const files = new MemoryFiles({ 'src/greet.js': "export function greet(name) {\n  return 'Hello ' + name;\n}\n" });
-    const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
+  await withScripted(TASKS, { 'src/greet.js': "export function greet(name) {\n  return 'Hello ' + name;\n}\n" }, async ({ files, model, tools }) => {
     // A run that ended inside its exploration: the explore call made, its branches never finished.
     const first = await backend.create(filesHost(files, model), {});
     await first.recordUserInput('Pick a store.');
@@ -196,7 +188,7 @@ test('an exploration a closed window left open is closed as interrupted on resum
 
     const { engine } = await backend.open(filesHost(files, model), {}, traceId);
     const notices: string[] = [];
-    const outcome = await runTask({ engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 6 }, TASK_EXPLORE, { ...quiet, notice: (m: string) => notices.push(m) });
+    const outcome = await runTask({ engine, model, tools, maxRounds: 6 }, TASK_EXPLORE, { ...quiet, notice: (m: string) => notices.push(m) });
     assert.equal(outcome.kind, 'answered', JSON.stringify(outcome));
     assert.ok(notices.includes('An exploration an earlier run left open is closed: branches A, B ended as interrupted.'), JSON.stringify(notices));
     const branches = engine.goalTree().branches ?? [];
@@ -204,9 +196,7 @@ test('an exploration a closed window left open is closed as interrupted on resum
     assert.match(branches[0].summary ?? '', /interrupted/);
     assert.match(branches[2].summary ?? '', /A JSON file would hold a single greeting/);
     engine.dispose();
-  } finally {
-    await endpoint.close();
-  }
+  });
 });
 
 test('a plain reply with goals open does not end the task: the model is reminded and goes on (R6.8)', async () => {
@@ -217,22 +207,17 @@ test('a plain reply with goals open does not end the task: the model is reminded
     { toolCalls: [{ name: 'goal', arguments: { done: 'fixed the off-by-one' } }] },
     { text: 'Done.' },
   ];
-  const endpoint = await startScriptedEndpoint({ tasks: [{ match: /^TASK-PHASE/, steps }] });
-  try {
-    const files = new MemoryFiles({ 'README.md': 'x' });
-    const model = new OpenAiCompatibleModel({ url: endpoint.url, model: 'scripted' });
+  await withScripted([{ match: /^TASK-PHASE/, steps }], { 'README.md': 'x' }, async ({ endpoint, files, model, tools }) => {
     const engine = await backend.create(filesHost(files, model), {});
     const notices: string[] = [];
     const sink = { ...quiet, notice: (m: string) => notices.push(m) };
-    assert.deepEqual(engine.planMarks().phase, { phase: 'planning' });
-    const outcome = await runTask({ engine, model, tools: new CodingTools(files, { run: async () => undefined }), maxRounds: 8 }, 'TASK-PHASE: fix the bug', sink);
+    assert.deepEqual(engine.planMarks().progress.phase, { phase: 'planning' });
+    const outcome = await runTask({ engine, model, tools, maxRounds: 8 }, 'TASK-PHASE: fix the bug', sink);
     assert.deepEqual(outcome, { kind: 'answered', text: 'Done.', rounds: 5 });
     assert.ok(notices.includes('The plan still has open goals: the agent goes on.'), JSON.stringify(notices));
     const reminded = endpoint.agentRequests().map((r: { body: unknown }) => JSON.stringify(r.body).includes('the plan still has open goals'));
     assert.deepEqual(reminded, [false, false, true, false, false], 'only the call after the plain reply reminds');
-    assert.deepEqual(engine.planMarks().phase, { phase: 'completed' });
+    assert.deepEqual(engine.planMarks().progress, { phase: { phase: 'completed' }, steps: 2 });
     engine.dispose();
-  } finally {
-    await endpoint.close();
-  }
+  });
 });

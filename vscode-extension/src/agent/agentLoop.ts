@@ -6,6 +6,7 @@ import { ModelError } from '../llm/types';
 import type { CodingTools, ToolRun } from './codingTools';
 import { closeInterruptedExploration, runExploration } from './exploration';
 import { CODING_TOOLS } from './toolSpecs';
+import { errorText } from '../errorText';
 
 export const SYSTEM_PROMPT = [
   'You are a coding agent working in the user\'s workspace through tools.',
@@ -56,7 +57,7 @@ export async function runTask(options: AgentLoopOptions, task: string, sink: Tas
     try {
       call = await engine.prepareCall({ systemPrompt: options.systemPrompt ?? SYSTEM_PROMPT, tools: offered });
     } catch (e) {
-      return { kind: 'failed', rounds, message: `the engine could not assemble the prompt: ${messageOf(e)}` };
+      return { kind: 'failed', rounds, message: `the engine could not assemble the prompt: ${errorText(e)}` };
     }
     sink.prepared(call);
     for (const note of call.notes) sink.notice(note);
@@ -65,7 +66,7 @@ export async function runTask(options: AgentLoopOptions, task: string, sink: Tas
       reply = await model.chat({ messages: call.messages, tools: call.tools, onText: (d) => sink.text(d), signal });
     } catch (e) {
       if (e instanceof ModelError && e.code === 'cancelled') return { kind: 'cancelled', rounds };
-      return { kind: 'failed', rounds, message: messageOf(e) };
+      return { kind: 'failed', rounds, message: errorText(e) };
     }
     if (reply.usage) engine.reportUsage(reply.usage);
     sink.usage(reply.usage, call);
@@ -106,7 +107,7 @@ async function goalToolRun(options: AgentLoopOptions, call: ToolCall, sink: Task
   try {
     return { output: await runExploration(exploration, answer.branches, (m) => sink.notice(m), signal), isError: false };
   } catch (e) {
-    return { output: `The exploration could not merge: ${messageOf(e)}`, isError: true };
+    return { output: `The exploration could not merge: ${errorText(e)}`, isError: true };
   }
 }
 
@@ -118,8 +119,4 @@ async function runCodingTool(engine: EngineApi, tools: CodingTools, call: ToolCa
     if (note) return { ...run, output: `${note}\n${run.output}` };
   }
   return run;
-}
-
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }

@@ -1,6 +1,7 @@
 // Running the agent's coding tools over workspace files and a command runner. Pure over the two
 // interfaces, so the same code runs against VS Code and in the unit tests.
 import { matcherFor } from './globPattern';
+import { errorText } from '../errorText';
 
 export interface AgentFiles {
   readFile(path: string): Promise<{ text: string; mtimeMs: number }>;
@@ -57,7 +58,7 @@ export class CodingTools {
         default: return fail(`no tool named ${name}`);
       }
     } catch (e) {
-      return fail(e instanceof Error ? e.message : String(e));
+      return fail(errorText(e));
     }
   }
 

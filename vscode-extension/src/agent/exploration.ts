@@ -7,6 +7,7 @@ import { ModelError } from '../llm/types';
 import type { CodingTools } from './codingTools';
 import { toolCallLine } from './outcomeText';
 import { CODING_TOOLS } from './toolSpecs';
+import { errorText } from '../errorText';
 
 export const BRANCH_PROMPT = [
   'You are a coding agent exploring one approach of a larger task, through tools, in the user\'s workspace.',
@@ -32,7 +33,7 @@ export async function runExploration(options: ExplorationOptions, branches: stri
     for (let id = waiting.shift(); id !== undefined; id = waiting.shift()) {
       const branch = options.engine.branch(id);
       notice(`Branch ${id} started.`);
-      const summary = await branchAnswer(options, branch, notice, signal).catch((e) => `The branch failed: ${e instanceof Error ? e.message : String(e)}`);
+      const summary = await branchAnswer(options, branch, notice, signal).catch((e) => `The branch failed: ${errorText(e)}`);
       branch.finish(summary);
       notice(`Branch ${id} finished: ${firstLine(summary)}`);
     }
@@ -55,7 +56,7 @@ export function closeInterruptedExploration(engine: EngineApi): string | undefin
     engine.mergeExplore();
     return `An exploration an earlier run left open is closed: branch${open.length > 1 ? 'es' : ''} ${open.join(', ')} ended as interrupted.`;
   } catch (e) {
-    return `An exploration an earlier run left open could not be closed: ${e instanceof Error ? e.message : String(e)}`;
+    return `An exploration an earlier run left open could not be closed: ${errorText(e)}`;
   }
 }
 

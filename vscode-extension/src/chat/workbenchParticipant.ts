@@ -4,6 +4,7 @@ import type { TaskSink } from '../agent/agentLoop';
 import { outcomeText, toolCallLine } from '../agent/outcomeText';
 import type { WorkbenchSession } from '../session/workbenchSession';
 import { decide } from '../trust/trustPolicy';
+import { errorText } from '../errorText';
 
 export function registerWorkbenchParticipant(session: WorkbenchSession, extensionUri: vscode.Uri, relativeOf: (uri: vscode.Uri) => string | undefined): vscode.Disposable | undefined {
   if (!vscode.chat || typeof vscode.chat.createChatParticipant !== 'function') return undefined;
@@ -34,7 +35,7 @@ export function registerWorkbenchParticipant(session: WorkbenchSession, extensio
       stream.button({ command: 'contextWorkbench.showPrompt', title: 'Show the last prompt' });
       return isError ? { errorDetails: { message: text } } : {};
     } catch (e) {
-      const message = e instanceof Error ? e.message : String(e);
+      const message = errorText(e);
       return { errorDetails: { message } };
     }
   });

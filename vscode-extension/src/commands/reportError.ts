@@ -1,9 +1,10 @@
 // Every failure reaches the user as a notification with a clear message; nothing is thrown out of
 // a command or a view.
 import * as vscode from 'vscode';
+import { errorText } from '../errorText';
 
 export function reportError(what: string, e: unknown, output?: vscode.OutputChannel): void {
-  const message = e instanceof Error ? e.message : String(e);
+  const message = errorText(e);
   output?.appendLine(`✗ ${what}: ${message}`);
   const actions = /contextWorkbench\.llm|language model/i.test(message) ? ['Open Settings'] : [];
   void vscode.window.showErrorMessage(`Context Workbench — ${what}: ${message}`, ...actions).then((choice) => {

@@ -4,7 +4,8 @@ import { type Config, ContextEngine, type Host, type Message, type MessageInput,
 import type { ToolSpec } from '../agent/toolSpecs';
 import type { WireMessage, WireTool } from '../llm/types';
 import { partsText } from '../views/promptText';
-import type { BranchLine, CompressedOutput, EngineApi, EngineBackend, GoalToolAnswer, GoalTreeData, PhaseData, PreparedCall, ToolOutput, ToolResultInput, TraceSummary } from './engineApi';
+import type { BranchLine, CompressedOutput, EngineApi, EngineBackend, GoalToolAnswer, GoalTreeData, PreparedCall, Progress, ToolOutput, ToolResultInput, TraceSummary } from './engineApi';
+import { errorText } from '../errorText';
 
 class PackageEngine implements EngineApi {
   constructor(private readonly engine: ContextEngine) {}
@@ -59,9 +60,9 @@ class PackageEngine implements EngineApi {
     return { text: r.text, isError: r.is_error };
   }
 
-  planMarks(): { numbers: Record<string, string>; phase: PhaseData } {
+  planMarks(): { numbers: Record<string, string>; progress: Progress } {
     const plan = this.engine.plan();
-    return { numbers: plan.display_numbers, phase: plan.phase };
+    return { numbers: plan.display_numbers, progress: { phase: plan.phase, steps: plan.steps } };
   }
 
   replyEndsTask(): boolean {
@@ -84,7 +85,7 @@ class PackageEngine implements EngineApi {
         try {
           return { text: engine.callBranchTool(id, name, argumentsJson), isError: false };
         } catch (e) {
-          return { text: e instanceof Error ? e.message : String(e), isError: true };
+          return { text: errorText(e), isError: true };
         }
       },
       finish: (summary) => engine.finishBranch(id, summary),

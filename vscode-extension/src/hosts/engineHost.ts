@@ -4,6 +4,7 @@
 import type { ChatModel } from '../llm/types';
 import type { WorkspaceFiles } from './workspaceFiles';
 import { hostError } from './workspaceFiles';
+import { errorText } from '../errorText';
 
 export interface EngineCompletionRequest {
   messages: Array<{ role: string; content: string }>;
@@ -32,7 +33,7 @@ export function engineHost(files: WorkspaceFiles, model: () => Promise<ChatModel
         return { text: reply.text, usage: reply.usage };
       } catch (e) {
         if (signal?.aborted) throw hostError('timeout', `the ${request.purpose} call took longer than ${request.timeoutMs} ms`);
-        throw hostError('llm', e instanceof Error ? e.message : String(e));
+        throw hostError('llm', errorText(e));
       }
     },
     readFile: (path: string) => files.readFile(path),

@@ -2,6 +2,7 @@
 // nothing outside the workspace folders, symbolic links that lead outside included.
 import * as vscode from 'vscode';
 import { PathRefused, isInsideAny, joinRelative, normalizeRelative, splitFolder } from './workspacePaths';
+import { errorText } from '../errorText';
 
 /** Resolves a `file:` path through its symbolic links (Node's `fs.realpath`); absent in browsers. */
 export type RealPath = (fsPath: string) => Promise<string>;
@@ -182,6 +183,6 @@ function isNotFound(e: unknown): boolean {
 
 function toHostError(path: string, e: unknown): Error {
   if (isNotFound(e)) return hostError('not_found', `no such file: ${path}`);
-  const message = e instanceof Error ? e.message : String(e);
+  const message = errorText(e);
   return hostError('io', `${path}: ${message}`);
 }

@@ -15,6 +15,7 @@ import { pricesOf } from './savings';
 import { type SessionEntry, autoFollowed, byRecency } from './sessionList';
 import { preparedOf, sessionHead, sessionStatus, sessionTitle } from './sessionViews';
 import { type SessionDetail, TraceReader } from './traceReader';
+import { errorText } from '../errorText';
 
 const POLL_MS = 1500;
 /** Every this many polls, every trace's files are looked at again (the others: the followed one and new folders). */
@@ -91,7 +92,7 @@ export class LiveSessions implements vscode.Disposable {
         this.store = store;
         this.reader = new TraceReader(store);
       },
-      (e) => this.tell(`open ${traceFolder}`, `Context Workbench: the trace folder ${traceFolder} cannot be read: ${e instanceof Error ? e.message : String(e)}`),
+      (e) => this.tell(`open ${traceFolder}`, `Context Workbench: the trace folder ${traceFolder} cannot be read: ${errorText(e)}`),
     );
     this.watcher = vscode.workspace.createFileSystemWatcher(new vscode.RelativePattern(folder, `${traceFolder}/**`));
     const soon = () => {
@@ -148,7 +149,7 @@ export class LiveSessions implements vscode.Disposable {
       return;
     }
     this.refreshing = this.update()
-      .catch((e) => this.tell(`refresh: ${e instanceof Error ? e.message : String(e)}`, `Context Workbench: the trace folder could not be read: ${e instanceof Error ? e.message : String(e)}`))
+      .catch((e) => this.tell(`refresh: ${errorText(e)}`, `Context Workbench: the trace folder could not be read: ${errorText(e)}`))
       .finally(() => {
         this.refreshing = undefined;
         if (this.again) {

@@ -4,6 +4,7 @@
 // counted by the engine. Pure once the engine is loaded.
 import { type Prices, type ProxyCallRecord, callTotals, defaultConfig, resolveConfig } from 'context-workbench';
 import { compactCount } from '../views/statusText';
+import { errorText } from '../errorText';
 
 export type { Prices };
 
@@ -15,7 +16,7 @@ export function pricesOf(engineConfig: Record<string, unknown>): { prices: Price
   try {
     return { prices: resolveConfig(engineConfig).prices };
   } catch (e) {
-    return { prices: defaultConfig().prices, problem: e instanceof Error ? e.message : String(e) };
+    return { prices: defaultConfig().prices, problem: errorText(e) };
   }
 }
 

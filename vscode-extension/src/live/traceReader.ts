@@ -8,6 +8,7 @@ import type { GoalTreeData } from '../engine/engineApi';
 import { compactedRange, partsText } from '../views/promptText';
 import { idsOfRange } from './rawRange';
 import { type SessionEntry, withoutReminders } from './sessionList';
+import { errorText } from '../errorText';
 
 /** What the live views ask of the package's TraceStore. */
 export type LiveStore = Pick<TraceStore, 'traceIds' | 'sessionSummary' | 'sessionState' | 'message' | 'firstMessage'>;
@@ -121,7 +122,7 @@ export class TraceReader {
         const message = await this.store.message(traceId, id);
         if (message) this.rawTexts.set(key, { role: message.role, text: partsText(message.content) });
       } catch (e) {
-        problems.push(e instanceof Error ? e.message : String(e));
+        problems.push(errorText(e));
       }
     }
   }
@@ -137,7 +138,7 @@ function codeOf(e: unknown): string | undefined {
 
 /** Why a session cannot be followed, as the picker and the output channel say it. */
 function problemOf(e: unknown): string {
-  const message = e instanceof Error ? e.message : String(e);
+  const message = errorText(e);
   if (codeOf(e) === 'unsupported_version') return `written by a newer build: ${message}; update the extension to follow it`;
   if (codeOf(e) === 'invalid_input') return `damaged: ${message.replace(/^invalid input: /, '')}`;
   return `cannot be read: ${message}`;

@@ -3,6 +3,7 @@
 // carried over part for part; the API has no system role, so system text travels as user text.
 import * as vscode from 'vscode';
 import { type ChatModel, type ChatReply, type ChatRequest, ModelError, type ToolCall, type WireMessage } from './types';
+import { errorText } from '../errorText';
 
 export async function selectLanguageModel(family: string): Promise<LanguageModelApiModel> {
   if (!vscode.lm || typeof vscode.lm.selectChatModels !== 'function') {
@@ -51,7 +52,7 @@ export class LanguageModelApiModel implements ChatModel {
     } catch (e) {
       if (e instanceof ModelError) throw e;
       if (request.signal?.aborted || e instanceof vscode.CancellationError) throw new ModelError('cancelled', 'the request was cancelled');
-      const reason = e instanceof vscode.LanguageModelError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
+      const reason = e instanceof vscode.LanguageModelError ? `${e.code}: ${e.message}` : errorText(e);
       throw new ModelError('llm', `${this.label} failed: ${reason}`);
     } finally {
       request.signal?.removeEventListener('abort', onAbort);

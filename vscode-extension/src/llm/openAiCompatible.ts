@@ -2,6 +2,7 @@
 // Works in the Node and the web extension host alike.
 import { SseReplyBuilder, applyChunk } from './sseChunks';
 import { type ChatModel, type ChatReply, type ChatRequest, ModelError } from './types';
+import { errorText } from '../errorText';
 
 export interface OpenAiCompatibleOptions {
   /** Base URL, e.g. `http://127.0.0.1:8080/v1`; `/chat/completions` is appended. */
@@ -82,6 +83,6 @@ export class OpenAiCompatibleModel implements ChatModel {
 function failure(e: unknown, signal: AbortSignal | undefined, context: string): ModelError {
   if (e instanceof ModelError) return e;
   if (signal?.aborted) return new ModelError('cancelled', 'the request was cancelled');
-  const message = e instanceof Error ? e.message : String(e);
+  const message = errorText(e);
   return new ModelError('llm', `${context}: ${message}`);
 }

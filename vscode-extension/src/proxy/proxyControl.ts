@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { readSettings } from '../config/settings';
 import { agentSetups, terminalEnvironment, upstreamOption } from './agentSetup';
 import type { RunningProxy, StartProxy } from './proxyApi';
+import { errorText } from '../errorText';
 
 export interface ProxySettings { port: number; upstream: string; terminalEnvironment: boolean }
 
@@ -169,7 +170,7 @@ export class ProxyControl implements vscode.Disposable {
       await running.close(options);
       this.output.appendLine(`Context Workbench: the proxy at ${running.url} stopped; every session is saved.`);
     } catch (e) {
-      this.output.appendLine(`✗ the proxy at ${running.url} did not stop cleanly: ${e instanceof Error ? e.message : String(e)}`);
+      this.output.appendLine(`✗ the proxy at ${running.url} did not stop cleanly: ${errorText(e)}`);
       throw e;
     } finally {
       this.stopping = undefined;

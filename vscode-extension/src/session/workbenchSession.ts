@@ -14,6 +14,7 @@ import type { ChatModel } from '../llm/types';
 import type { GoalPlanView } from '../views/goalPlanView';
 import type { PromptDocuments } from '../views/promptDocument';
 import type { PromptStatusBar } from '../views/statusBar';
+import { errorText } from '../errorText';
 
 export interface SessionParts {
   secrets: vscode.SecretStorage;
@@ -210,7 +211,7 @@ export class WorkbenchSession implements vscode.Disposable {
     try {
       await engine.persist();
     } catch (e) {
-      void vscode.window.showErrorMessage(`Context Workbench could not save the trace: ${e instanceof Error ? e.message : String(e)}`);
+      void vscode.window.showErrorMessage(`Context Workbench could not save the trace: ${errorText(e)}`);
     }
   }
 
@@ -230,8 +231,8 @@ export class WorkbenchSession implements vscode.Disposable {
   private updatePlan(engine: EngineApi): void {
     const tree = engine.goalTree();
     this.plan = tree;
-    const { numbers, phase } = engine.planMarks();
-    this.parts.plan.update(tree, numbers, phase);
+    const { numbers, progress } = engine.planMarks();
+    this.parts.plan.update(tree, numbers, progress);
     this.parts.onPlan(tree);
   }
 

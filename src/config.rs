@@ -202,8 +202,10 @@ impl Default for WorkbenchConfig {
             min_turns: 4,
             max_turns: 30,
             block_tokens: 800,
-            anchor_tokens: 6_000,
-            index_tokens: 400,
+            // Chosen by cross-validation on the shared runs (docs/replay-benchmark.md): the
+            // anchors at their cap at 200,000 tokens, the index three times what it was.
+            anchor_tokens: 8_000,
+            index_tokens: 1_200,
             delta_tokens: 250,
             min_calls_between_rewrites: 25,
             min_horizon: 8,

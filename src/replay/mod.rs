@@ -71,7 +71,7 @@ pub use host::{REPLAY_EPOCH_MS, ReplayHost};
 pub use metrics::{
     CallMetrics, REWRITE_TOKENS, TokenMemo, Totals, aggregate, common_prefix_tokens, cost, format_table,
 };
-pub use references::action_references;
+pub use references::{LossCause, LostReference, action_references};
 pub use session::{
     CallStep, CallView, MAX_TRAJECTORY_BYTES, ReplaySession, ReplaySummary, TrajectoryInfo, ViewKind, ViewMessage,
 };
@@ -80,6 +80,10 @@ pub use strategies::{
     Raw, STRATEGY_NAMES, SUMMARY_TOKENS, Workbench, replay_config, replay_config_from, strategies_by_name,
     strategies_with, summary_text,
 };
+
+/// How far the workbench's reference recall must clear every peer's for its default budgets
+/// (issue 28): the rule that chose them (`workbench replay --folds`) and the test that keeps them.
+pub const RECALL_MARGIN: f64 = 0.01;
 
 /// One message as a strategy sends it. `role` is `system`, `user`, `assistant` or `tool`; the
 /// content is shared (`Arc`) so unchanged messages cost nothing from one call to the next.
@@ -126,6 +130,9 @@ pub struct StrategyRun {
     pub totals: Totals,
     /// Notes of the strategy, each once with the calls it concerns, and the trajectory's edit stats.
     pub notes: Vec<String>,
+    /// The counted references its prompts did not hold, call by call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<LostReference>,
 }
 
 /// The wire role of a model role: summaries are sent as `system`.
@@ -198,11 +205,13 @@ pub fn replay_with(
         let mut previous: Option<metrics::Measured> = None;
         let mut calls = Vec::with_capacity(trajectory.calls.len());
         let mut notes = metrics::NoteTally::default();
+        let mut lost = Vec::new();
         for (k, &end) in trajectory.calls.iter().enumerate() {
             let prompt = strategy.prompt(&trajectory.messages[..end], &mut memo)?;
             on_prompt(&name, k, &prompt);
             let kept = edits.kept_in(k, &prompt.messages);
-            let refs_kept = references.kept_in(k, &prompt.messages);
+            let (refs_kept, refs_lost) = references.check(k, end, &prompt.messages);
+            lost.extend(refs_lost);
             for note in &prompt.notes {
                 notes.add(note, k);
             }
@@ -215,7 +224,7 @@ pub fn replay_with(
         let totals = Totals::of(&calls);
         let mut notes = notes.finish();
         notes.extend(edits.notes());
-        runs.push(StrategyRun { strategy: name, calls, totals, notes });
+        runs.push(StrategyRun { strategy: name, calls, totals, notes, lost });
     }
     Ok(runs)
 }

@@ -84,9 +84,13 @@ enum Command {
         #[arg(long)]
         verbose: bool,
         /// Also replay the workbench with its block, anchor and index budgets scaled by 0, 0.25,
-        /// 0.5, 1, 2 and 4: a table, and a cost-versus-recall chart in the report.
+        /// 0.5, 1, 1.5, 2, 3 and 4: a table, and a cost-versus-recall chart in the report.
         #[arg(long)]
         sweep: bool,
+        /// Cross-validate the budgets over K folds of the trajectories (the sweep included): per
+        /// fold, the scale the default's rule picks on the other folds and what it gives on this one.
+        #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(2..))]
+        folds: Option<u32>,
     },
     /// Send one short prompt to the configured LLM and print its reply and usage.
     LlmCheck {
@@ -157,8 +161,9 @@ pub fn main() -> ExitCode {
         Command::Compress { tool, args, exit_code, json, stats: None } => {
             compress::one(&config, compress::One { tool: tool.unwrap_or_default(), args, exit_code, json })
         }
-        Command::Replay { paths, strategy, window, emit_prompts, report, store, verbose, sweep } => {
-            let args = replay::Args { paths, strategy, window, emit_prompts, report, store, verbose, sweep };
+        Command::Replay { paths, strategy, window, emit_prompts, report, store, verbose, sweep, folds } => {
+            let folds = folds.map(|k| k as usize);
+            let args = replay::Args { paths, strategy, window, emit_prompts, report, store, verbose, sweep, folds };
             replay::run(&config, args)
         }
         Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),

@@ -18,6 +18,8 @@ use context_workbench::replay::{
 };
 
 use crate::count::files_under;
+use crate::folds;
+use crate::lost;
 use crate::report;
 use crate::store::store_session;
 use crate::sweep::{self, SweepPoint};
@@ -31,6 +33,7 @@ pub struct Args {
     pub store: Option<PathBuf>,
     pub verbose: bool,
     pub sweep: bool,
+    pub folds: Option<usize>,
 }
 
 /// One trajectory replayed through every strategy.
@@ -93,7 +96,7 @@ fn replay(config: &Config, args: Args) -> Result<(), Failure> {
     if let Some(root) = &args.store {
         store_all(&loaded, root, config, window)?;
     }
-    let sweep = if args.sweep { sweep_all(&loaded, config, window)? } else { Vec::new() };
+    let sweep = if args.sweep || args.folds.is_some() { sweep_all(&loaded, config, window)? } else { Vec::new() };
     let replayed = replay_all(loaded, &names, window, config, emitter.as_ref())?;
     if let Some(emitter) = emitter {
         let path = args.emit_prompts.as_deref().unwrap_or(Path::new("-"));
@@ -106,11 +109,17 @@ fn replay(config: &Config, args: Args) -> Result<(), Failure> {
     if let Some(raw) = sweep.first().and(totals.iter().find(|(n, _)| n == "raw")) {
         out.push_str(&sweep::table(&sweep, config, window, &raw.1));
     }
+    if let Some(k) = args.folds {
+        let (folds, all) = folds::cross_validate(k, &replayed, &sweep);
+        out.push_str(&folds::table(&folds, all));
+    }
+    out.push_str(&lost::table(&lost::by_cause(replayed.iter().flat_map(|r| &r.runs))));
     if args.verbose {
         for r in &replayed {
             out.push_str(&format!("\n{} ({}, {} calls)\n", r.name, r.file, r.calls));
             out.push_str(&format_table(&aggregate(&r.runs)));
             out.push_str(&notes(&r.runs));
+            out.push_str(&lost::listing(&r.runs));
         }
     }
     std::io::stdout().lock().write_all(out.as_bytes()).map_err(|e| Failure(format!("standard output: {e}"), 1))?;
@@ -233,10 +242,13 @@ fn sweep_all(loaded: &[Loaded], config: &Config, window: usize) -> Result<Vec<Sw
             replay_with(&l.trajectory, &mut strategies, &config.prices, window, &mut |_, _, _| {}).map_err(plain)
         };
         let mut totals = Totals::default();
+        let mut runs = Vec::with_capacity(loaded.len());
         for result in parallel_map(loaded, weight, one, |_| {}) {
-            totals.add(&result.map_err(|e| Failure(format!("--sweep: {e}"), 1))?[0].totals);
+            let run = result.map_err(|e| Failure(format!("--sweep: {e}"), 1))?.remove(0).totals;
+            totals.add(&run);
+            runs.push(run);
         }
-        points.push(SweepPoint { scale, totals });
+        points.push(SweepPoint { scale, totals, runs });
     }
     Ok(points)
 }

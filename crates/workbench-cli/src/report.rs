@@ -6,6 +6,7 @@ use std::fmt::Write;
 use context_workbench::prompt::template::thousands;
 use context_workbench::replay::{Totals, aggregate};
 
+use crate::lost;
 use crate::replay::Replayed;
 use crate::sweep::{self, SweepPoint};
 
@@ -54,6 +55,7 @@ pub fn html(replayed: &[Replayed], window: usize, threshold: f64, sweep: &[Sweep
         );
         h.push_str(&sweep::chart(sweep, &totals, raw));
     }
+    h.push_str(&lost::html(&lost::by_cause(replayed.iter().flat_map(|r| &r.runs))));
     h.push_str("<h2>Cached share of prompt tokens</h2>\n");
     h.push_str(&cached_bars(&totals));
     h.push_str("<h2>Cumulative cost over all calls, trajectory after trajectory</h2>\n");

@@ -10,21 +10,23 @@ use context_workbench::replay::Totals;
 use crate::report::{colour, esc};
 
 /// The budget scales of the sweep; 1 is the configuration as it is.
-pub const SCALES: [f64; 6] = [0.0, 0.25, 0.5, 1.0, 2.0, 4.0];
+pub const SCALES: [f64; 8] = [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0];
 
 /// The workbench's totals at one scale of its budgets.
 pub struct SweepPoint {
     pub scale: f64,
     pub totals: Totals,
+    /// Per trajectory, in the replay's order.
+    pub runs: Vec<Totals>,
 }
 
-/// `config` with the block, anchor and index budgets times `scale`.
+/// `config` with the anchor and index budgets times `scale`. The block's own budget stays: R5.4
+/// bounds it (800 tokens), and what a block keeps verbatim is in its anchors and index.
 pub fn scaled(config: &Config, scale: f64) -> Config {
     let mut config = config.clone();
     let w = &mut config.workbench;
     let times = |v: u32| (f64::from(v) * scale).round() as u32;
-    (w.block_tokens, w.anchor_tokens, w.index_tokens) =
-        (times(w.block_tokens), times(w.anchor_tokens), times(w.index_tokens));
+    (w.anchor_tokens, w.index_tokens) = (times(w.anchor_tokens), times(w.index_tokens));
     config
 }
 

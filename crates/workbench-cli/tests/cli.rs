@@ -246,10 +246,11 @@ fn replay_sweep_prints_the_workbench_at_every_budget_scale_and_charts_it() {
     let out = workbench(&["replay", "--sweep", "--report", report.to_str().unwrap(), SMALL]);
     assert!(out.status.success(), "{}", stderr(&out));
     let stdout = String::from_utf8(out.stdout).unwrap();
-    let rows: Vec<&str> = stdout.lines().skip_while(|l| !l.starts_with("sweep of")).skip(2).collect();
+    let rows: Vec<&str> =
+        stdout.lines().skip_while(|l| !l.starts_with("sweep of")).skip(2).take_while(|l| !l.is_empty()).collect();
     let scales: Vec<&str> = rows.iter().filter_map(|r| r.split_whitespace().next()).collect();
-    assert_eq!(scales, ["0x", "0.25x", "0.5x", "1x", "2x", "4x"], "{stdout}");
-    assert!(rows[0].contains("0/0/0") && rows[3].contains("800/6000/400"), "{stdout}");
+    assert_eq!(scales, ["0x", "0.25x", "0.5x", "1x", "1.5x", "2x", "3x", "4x"], "{stdout}");
+    assert!(rows[0].contains("800/0/0") && rows[3].contains("800/8000/1200"), "{stdout}");
     // The default scale's row is the workbench row of the main table.
     let workbench_row = stdout.lines().find(|l| l.starts_with("workbench")).unwrap();
     let recall = rows[3].split_whitespace().last().unwrap();
@@ -258,6 +259,30 @@ fn replay_sweep_prints_the_workbench_at_every_budget_scale_and_charts_it() {
     assert!(
         html.contains("Cost and reference recall") && html.contains("aria-label=\"reference recall against cost\"")
     );
+}
+
+/// #28: `--folds K` picks a scale per fold on the others and reports it on the fold; the lost
+/// references are tabled by cause, and `--verbose` lists them per trajectory.
+#[test]
+fn replay_folds_cross_validate_the_budgets_and_the_lost_references_are_named() {
+    let other = "../../../shared/traces/vorflux/astropy__astropy-7606.json";
+    let out = workbench(&["replay", "--folds", "2", "--verbose", SMALL, other]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<&str> =
+        stdout.lines().skip_while(|l| !l.starts_with("cross-validation over 2 folds")).skip(2).take(2).collect();
+    assert_eq!(rows.iter().filter_map(|r| r.split_whitespace().next()).collect::<Vec<_>>(), ["1", "2"], "{stdout}");
+    assert!(stdout.contains("on every run the rule picks "), "{stdout}");
+    let table: Vec<&str> = stdout.lines().skip_while(|l| !l.starts_with("references lost")).skip(2).take(5).collect();
+    let lost = |name: &str| -> u64 {
+        let row = table.iter().find(|r| r.starts_with(name)).unwrap_or_else(|| panic!("{stdout}"));
+        row.split_whitespace().nth(2).unwrap().parse().unwrap()
+    };
+    assert_eq!(lost("raw"), 0, "raw keeps every reference");
+    assert!(lost("mask") > 0, "{stdout}");
+    assert!(stdout.contains("  mask lost ") && stdout.contains("rewritten in place"), "{stdout}");
+    let bad = workbench(&["replay", "--folds", "1", SMALL]);
+    assert_eq!(bad.status.code(), Some(2), "one fold cross-validates nothing");
 }
 
 #[test]

@@ -160,7 +160,7 @@ impl ReferenceBook {
 
 /// Why a counted reference is not in a strategy's prompt: what became of the last message before
 /// the call that held it, found by lining the prompt up with the history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LossCause {
     /// Folded into a message that stands for several: a compaction block or a summary.

@@ -40,7 +40,6 @@ pub struct Fold {
 /// The folds of `replayed` (each with its sweep totals in `points`, in the same order) and the
 /// scale the rule picks on every run.
 pub fn cross_validate(k: usize, replayed: &[Replayed], points: &[SweepPoint]) -> (Vec<Fold>, f64) {
-    let in_fold = |f: Option<usize>, i: usize| f.is_none_or(|f| i % k == f);
     // Totals of `name` over the runs where `keep(i)`.
     let sum = |keep: &dyn Fn(usize) -> bool, name: &str| {
         let mut t = Totals::default();
@@ -66,7 +65,7 @@ pub fn cross_validate(k: usize, replayed: &[Replayed], points: &[SweepPoint]) ->
     let pick = |keep: &dyn Fn(usize) -> bool| choose(&swept(keep), &peers(keep), &sum(keep, "raw"));
     let folds = (0..k)
         .map(|f| {
-            let test = |i: usize| in_fold(Some(f), i);
+            let test = |i: usize| i % k == f;
             let chosen = pick(&|i| !test(i));
             let workbench = swept(&test).into_iter().find(|(s, _)| *s == chosen).map(|(_, t)| t).unwrap_or_default();
             let runs = (0..replayed.len()).filter(|&i| test(i)).count();
@@ -74,7 +73,7 @@ pub fn cross_validate(k: usize, replayed: &[Replayed], points: &[SweepPoint]) ->
             Fold { runs, calls, chosen, workbench, raw: sum(&test, "raw"), peers: peers(&test) }
         })
         .collect();
-    (folds, pick(&|i| in_fold(None, i)))
+    (folds, pick(&|_| true))
 }
 
 /// The folds as a table: per fold the scale chosen on the others, its cost against raw and its

@@ -1,4 +1,4 @@
-//! What the replay's strategies lost: the counted references (R10's reference recall) a
+//! What the replay's strategies lost: the counted references (of the reference recall) a
 //! strategy's prompt did not hold, by what dropped them: a table per strategy for the replay's
 //! output and report, and the listing `--verbose` gives per trajectory.
 
@@ -9,29 +9,35 @@ use context_workbench::replay::{LossCause, StrategyRun};
 
 use crate::report::esc;
 
-/// Per strategy, in first-seen order: the references counted and how many were lost to each
-/// cause (in [`LossCause::ALL`]'s order).
-pub fn by_cause<'a>(runs: impl IntoIterator<Item = &'a StrategyRun>) -> Vec<(String, u64, [u64; 3])> {
-    let mut out: Vec<(String, u64, [u64; 3])> = Vec::new();
+/// One strategy's references: how many were counted, and how many were lost to each cause (in
+/// [`LossCause::ALL`]'s order).
+pub struct Losses {
+    pub strategy: String,
+    pub counted: u64,
+    pub lost: [u64; 3],
+}
+
+/// The losses per strategy over `runs`, strategies in first-seen order.
+pub fn by_cause<'a>(runs: impl IntoIterator<Item = &'a StrategyRun>) -> Vec<Losses> {
+    let mut out: Vec<Losses> = Vec::new();
     for run in runs {
-        let row = match out.iter().position(|(name, ..)| *name == run.strategy) {
-            Some(i) => &mut out[i],
-            None => {
-                out.push((run.strategy.clone(), 0, [0; 3]));
-                out.last_mut().expect("just pushed")
-            }
-        };
-        row.1 += run.totals.refs_counted;
+        let i = out.iter().position(|l| l.strategy == run.strategy).unwrap_or_else(|| {
+            out.push(Losses { strategy: run.strategy.clone(), counted: 0, lost: [0; 3] });
+            out.len() - 1
+        });
+        out[i].counted += run.totals.refs_counted;
         for lost in &run.lost {
-            row.2[lost.cause as usize] += 1;
+            if let Some(cause) = LossCause::ALL.iter().position(|c| *c == lost.cause) {
+                out[i].lost[cause] += 1;
+            }
         }
     }
     out
 }
 
 /// The table of [`by_cause`] in plain text; empty when no strategy lost a reference.
-pub fn table(rows: &[(String, u64, [u64; 3])]) -> String {
-    if rows.iter().all(|(_, _, lost)| lost.iter().sum::<u64>() == 0) {
+pub fn table(rows: &[Losses]) -> String {
+    if rows.iter().all(|l| l.lost.iter().sum::<u64>() == 0) {
         return String::new();
     }
     let mut out = String::from("\nreferences lost (counted, not in the prompt), by what dropped them\n");
@@ -40,17 +46,17 @@ pub fn table(rows: &[(String, u64, [u64; 3])]) -> String {
         "{:<10} {:>9} {:>7} {:>10} {:>10} {:>8}",
         "strategy", "counted", "lost", "compacted", "rewritten", "dropped"
     );
-    for (name, counted, lost) in rows {
+    for Losses { strategy, counted, lost } in rows {
         let total: u64 = lost.iter().sum();
-        let _ = writeln!(out, "{name:<10} {counted:>9} {total:>7} {:>10} {:>10} {:>8}", lost[0], lost[1], lost[2]);
+        let _ = writeln!(out, "{strategy:<10} {counted:>9} {total:>7} {:>10} {:>10} {:>8}", lost[0], lost[1], lost[2]);
     }
     out.push_str("compacted: in a compaction block or summary; rewritten: in place in another form (compressed, masked, cleared); dropped: left out\n");
     out
 }
 
 /// The table of [`by_cause`] for the report; empty when no strategy lost a reference.
-pub fn html(rows: &[(String, u64, [u64; 3])]) -> String {
-    if rows.iter().all(|(_, _, lost)| lost.iter().sum::<u64>() == 0) {
+pub fn html(rows: &[Losses]) -> String {
+    if rows.iter().all(|l| l.lost.iter().sum::<u64>() == 0) {
         return String::new();
     }
     let mut h = String::from("<h2>References lost, by what dropped them</h2>\n");
@@ -65,9 +71,10 @@ pub fn html(rows: &[(String, u64, [u64; 3])]) -> String {
         let _ = write!(h, "<th>{}</th>", esc(cause.describe()));
     }
     h.push_str("</tr>\n");
-    for (name, counted, lost) in rows {
+    for Losses { strategy, counted, lost } in rows {
         let total: u64 = lost.iter().sum();
-        let _ = write!(h, "<tr><td>{}</td><td>{}</td><td>{}</td>", esc(name), thousands(*counted), thousands(total));
+        let _ =
+            write!(h, "<tr><td>{}</td><td>{}</td><td>{}</td>", esc(strategy), thousands(*counted), thousands(total));
         for n in lost {
             let _ = write!(h, "<td>{}</td>", thousands(*n));
         }

@@ -72,6 +72,9 @@ fn replay(config: &Config, args: Args) -> Result<(), Failure> {
             2,
         ));
     }
+    if args.folds.is_some() && !names.split(',').any(|n| n == "raw") {
+        return Err(Failure("--folds weighs costs against raw's: add raw to --strategy".into(), 2));
+    }
     if let Some(missing) = args.paths.iter().find(|p| p.symlink_metadata().is_err()) {
         return Err(Failure(format!("{}: no such file or directory", missing.display()), 2));
     }

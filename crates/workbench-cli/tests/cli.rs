@@ -283,6 +283,9 @@ fn replay_folds_cross_validate_the_budgets_and_the_lost_references_are_named() {
     assert!(stdout.contains("  mask lost ") && stdout.contains("rewritten in place"), "{stdout}");
     let bad = workbench(&["replay", "--folds", "1", SMALL]);
     assert_eq!(bad.status.code(), Some(2), "one fold cross-validates nothing");
+    let no_raw = workbench(&["replay", "--folds", "2", "--strategy", "workbench", SMALL]);
+    assert_eq!(no_raw.status.code(), Some(2));
+    assert!(stderr(&no_raw).contains("add raw to --strategy"), "{}", stderr(&no_raw));
 }
 
 #[test]

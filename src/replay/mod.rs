@@ -44,6 +44,13 @@
 //!   and in no system or user message of the whole trajectory (a strategy always keeps those); it
 //!   is **kept** when it occurs in a message of the strategy's prompt at call `k`.
 //!   Recall = Σkept / Σcounted; `raw` keeps every counted reference by construction.
+//! - **lost references** ([`LostReference`]): each counted reference not kept, with the last
+//!   message of `messages[..calls[k]]` (not system or user) that holds it and what became of that
+//!   message ([`LossCause`]): the prompt is lined up with the flattened history by a Myers diff of
+//!   the two message lists (equal role and content); between the prompt messages of the nearest
+//!   lined-up history messages around it, as many messages as the history had there, role for
+//!   role, mean *rewritten*; else a `system` message there means *compacted*; else a message of
+//!   its role means *rewritten*; else *dropped*.
 //! - **totals** ([`Totals`]): sums of the above, the peak prompt, the counts of rewrites, calls
 //!   above the window and fallbacks; cached share = Σcached / Σprompt tokens.
 //!

@@ -624,8 +624,10 @@ fn replay_all(trajectories: &[Trajectory], names: &str, window: usize) -> Vec<St
 /// Issues 5, 16 and 28's measure of the workbench: every vorflux trajectory replayed with the
 /// embedded compactor stays below 80% of the window, never falls back, keeps at least 98% of
 /// the edits' old text and of the references the agent goes on to use in view (the edits no
-/// less than the other strategies, the references more than each by [`RECALL_MARGIN`]), costs at most half of raw and three quarters of the cheapest
-/// other strategy, keeps 90% of its prompt cached and rewrites on at most 5% of its calls.
+/// less than the other strategies, the references more than each by [`RECALL_MARGIN`]), costs
+/// at most half of raw and three quarters of the cheapest other strategy, keeps 90% of its
+/// prompt cached and rewrites on at most 5% of its calls; every reference a strategy lost is
+/// named.
 #[test]
 fn the_workbench_keeps_every_vorflux_run_in_the_window_and_what_the_agent_uses_in_view() {
     let trajectories: Vec<Trajectory> = vorflux_files().iter().flat_map(|f| load(f)).collect();

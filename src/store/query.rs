@@ -185,18 +185,10 @@ impl<'h, H: Host> TraceStore<'h, H> {
                 None
             }
         };
-        let goal_tree = tree.as_ref().map_or_else(
-            || GoalTreeView {
-                mission: trace.mission.clone(),
-                current_id: None,
-                goals: Vec::new(),
-                branches: Vec::new(),
-                revisions: Vec::new(),
-                phase: Phase::Planning,
-                steps: 0,
-            },
-            GoalTreeView::from,
-        );
+        // No plan saved yet: the view of an empty tree with the mission.
+        let goal_tree = tree
+            .as_ref()
+            .map_or_else(|| GoalTreeView::from(&GoalTree::new(trace.mission.as_str())), GoalTreeView::from);
         let mut branches = BTreeMap::new();
         for branch in tree.iter().flat_map(|t| t.branches()) {
             match self.branch_summary(&dir, trace_id, branch.id.as_str()).await {
@@ -240,18 +232,10 @@ impl<'h, H: Host> TraceStore<'h, H> {
         let branch_dir = dir.branch(branch_id)?;
         let meta = self.branch_meta(&branch_dir, trace_id, branch_id).await?;
         let tree = read_goal_tree(self.host, &branch_dir).await?;
-        let goal_tree = tree.as_ref().map_or_else(
-            || GoalTreeView {
-                mission: meta.branch.description.clone(),
-                current_id: None,
-                goals: Vec::new(),
-                branches: Vec::new(),
-                revisions: Vec::new(),
-                phase: Phase::Planning,
-                steps: 0,
-            },
-            GoalTreeView::from,
-        );
+        // No plan saved yet: the view of an empty tree with the mission.
+        let goal_tree = tree
+            .as_ref()
+            .map_or_else(|| GoalTreeView::from(&GoalTree::new(meta.branch.description.as_str())), GoalTreeView::from);
         let (messages, notes) = read_messages(self.host, &branch_dir).await?;
         Ok(BranchDetail { meta, goal_tree, messages, notes })
     }

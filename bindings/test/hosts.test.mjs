@@ -48,58 +48,62 @@ test('memoryHost is a workspace with a fixed clock and no LLM unless given one',
   await assert.rejects(async () => host.complete({ messages: [], purpose: 'x' }), { code: 'llm_not_configured' });
 });
 
-test('nodeFsHost works in its root and refuses absolute paths, .. and links that lead out', async () => {
-  const base = await mkdtemp(path.join(tmpdir(), 'cw-host-'));
-  try {
-    const root = path.join(base, 'ws');
-    await mkdir(root);
-    await writeFile(path.join(base, 'secret.txt'), 'outside');
-    await symlink(path.join(base, 'secret.txt'), path.join(root, 'link.txt'));
-    await symlink(base, path.join(root, 'up'));
-    const host = nodeFsHost(root, { now: () => 7 });
-    assert.equal(host.nowMs(), 7);
-    await exerciseWorkspace(host);
-    assert.equal(await readFile(path.join(root, 'box/notes/a.txt'), 'utf8'), 'one two');
-    await assert.rejects(host.readFile('link.txt'), { code: 'outside_workspace' });
-    await assert.rejects(host.readFile('up/secret.txt'), { code: 'outside_workspace' });
-    await assert.rejects(host.writeFile('up/new.txt', 'x'), { code: 'outside_workspace' });
-    assert.equal(await readFile(path.join(base, 'secret.txt'), 'utf8'), 'outside', 'nothing outside was touched');
+for (const blocking of [false, true]) {
+  const mode = blocking ? ' (blocking: the engine threads\' file operations)' : '';
 
-    // The engine reads the project rules through it, and refuses what the host refuses.
-    await writeFile(path.join(root, 'CODE_LAW.md'), 'Tests first.');
-    const engine = await ContextEngine.create(host);
-    engine.record({ role: 'user', content: 'go' });
-    const call = await engine.prepareCall({ system_prompt: 'agent' });
-    assert.match(call.request.messages[1].content, /Tests first\./);
-  } finally {
-    await rm(base, { recursive: true, force: true });
-  }
-});
+  test(`nodeFsHost works in its root and refuses absolute paths, .. and links that lead out${mode}`, async () => {
+    const base = await mkdtemp(path.join(tmpdir(), 'cw-host-'));
+    try {
+      const root = path.join(base, 'ws');
+      await mkdir(root);
+      await writeFile(path.join(base, 'secret.txt'), 'outside');
+      await symlink(path.join(base, 'secret.txt'), path.join(root, 'link.txt'));
+      await symlink(base, path.join(root, 'up'));
+      const host = nodeFsHost(root, { now: () => 7, blocking });
+      assert.equal(host.nowMs(), 7);
+      await exerciseWorkspace(host);
+      assert.equal(await readFile(path.join(root, 'box/notes/a.txt'), 'utf8'), 'one two');
+      await assert.rejects(host.readFile('link.txt'), { code: 'outside_workspace' });
+      await assert.rejects(host.readFile('up/secret.txt'), { code: 'outside_workspace' });
+      await assert.rejects(host.writeFile('up/new.txt', 'x'), { code: 'outside_workspace' });
+      assert.equal(await readFile(path.join(base, 'secret.txt'), 'utf8'), 'outside', 'nothing outside was touched');
 
-test('nodeFsHost refuses dangling links: writing through one creates nothing where it points', async () => {
-  const base = await mkdtemp(path.join(tmpdir(), 'cw-host-'));
-  try {
-    const root = path.join(base, 'ws');
-    await mkdir(root);
-    await mkdir(path.join(base, 'outside'));
-    await symlink(path.join(base, 'outside/pwned.txt'), path.join(root, 'link'));
-    await symlink(path.join(base, 'gone'), path.join(root, 'dir'));
-    await symlink(path.join(root, 'later.txt'), path.join(root, 'inner'));
-    await writeFile(path.join(root, 'a.txt'), 'a');
-    const host = nodeFsHost(root);
-    for (const p of ['link', 'dir/new.txt', 'inner']) {
-      await assert.rejects(host.writeFile(p, 'x'), { code: 'outside_workspace' }, p);
-      await assert.rejects(host.appendFile(p, 'x'), { code: 'outside_workspace' }, p);
-      await assert.rejects(host.rename('a.txt', p), { code: 'outside_workspace' }, p);
-      await assert.rejects(host.readFile(p), { code: 'outside_workspace' }, p);
+      // The engine reads the project rules through it, and refuses what the host refuses.
+      await writeFile(path.join(root, 'CODE_LAW.md'), 'Tests first.');
+      const engine = await ContextEngine.create(host);
+      engine.record({ role: 'user', content: 'go' });
+      const call = await engine.prepareCall({ system_prompt: 'agent' });
+      assert.match(call.request.messages[1].content, /Tests first\./);
+    } finally {
+      await rm(base, { recursive: true, force: true });
     }
-    assert.deepEqual(await readdir(path.join(base, 'outside')), [], 'nothing was created outside');
-    assert.deepEqual((await readdir(base)).sort(), ['outside', 'ws']);
-    assert.equal((await host.readFile('a.txt')).text, 'a');
-  } finally {
-    await rm(base, { recursive: true, force: true });
-  }
-});
+  });
+
+  test(`nodeFsHost refuses dangling links: writing through one creates nothing where it points${mode}`, async () => {
+    const base = await mkdtemp(path.join(tmpdir(), 'cw-host-'));
+    try {
+      const root = path.join(base, 'ws');
+      await mkdir(root);
+      await mkdir(path.join(base, 'outside'));
+      await symlink(path.join(base, 'outside/pwned.txt'), path.join(root, 'link'));
+      await symlink(path.join(base, 'gone'), path.join(root, 'dir'));
+      await symlink(path.join(root, 'later.txt'), path.join(root, 'inner'));
+      await writeFile(path.join(root, 'a.txt'), 'a');
+      const host = nodeFsHost(root, { blocking });
+      for (const p of ['link', 'dir/new.txt', 'inner']) {
+        await assert.rejects(host.writeFile(p, 'x'), { code: 'outside_workspace' }, p);
+        await assert.rejects(host.appendFile(p, 'x'), { code: 'outside_workspace' }, p);
+        await assert.rejects(host.rename('a.txt', p), { code: 'outside_workspace' }, p);
+        await assert.rejects(host.readFile(p), { code: 'outside_workspace' }, p);
+      }
+      assert.deepEqual(await readdir(path.join(base, 'outside')), [], 'nothing was created outside');
+      assert.deepEqual((await readdir(base)).sort(), ['outside', 'ws']);
+      assert.equal((await host.readFile('a.txt')).text, 'a');
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+}
 
 /** A scripted OpenAI-compatible endpoint on 127.0.0.1: each request gets the next reply. */
 async function scriptedServer(replies) {

@@ -13,7 +13,7 @@ import type { EngineThreadData } from './pool.js';
 const data = workerData as EngineThreadData;
 await init({ wasm: data.wasm, ranks: data.ranks });
 await ensureEncoding(data.config.encoding as Encoding);
-const engines = new ProxyWorker(guardHost(nodeFsHost(data.workspace), { onEvent() {}, onProgress() {} }), data.config);
+const engines = new ProxyWorker(guardHost(nodeFsHost(data.workspace, { blocking: true }), { onEvent() {}, onProgress() {} }), data.config);
 const operations: Record<string, (...args: never[]) => unknown> = {
   recover: () => engines.recover(),
   prepare: (...args: Parameters<ProxyWorker['prepare']>) => engines.prepare(...args),

@@ -2,22 +2,34 @@
 //! on 127.0.0.1: the median time per request through the proxy minus the median directly, for a
 //! side call (passed through) and a managed call (the engine's prompt), streamed and whole, over
 //! a kept-alive connection and a new one each time; and the engine's own time for the managed
-//! call (its log's prepare), so the overhead beyond the engine is in view. Not a test: it prints.
+//! call (decided, prepared, its reply read and recorded, the store written), so what each proxy
+//! adds beyond its engine is in view. Not a test: it prints.
 //!
 //! `cargo bench --bench proxy_overhead` (`BENCH_REQUESTS`, default 200 per case). The npm
-//! package's proxy is measured too when `bindings/dist` is built.
+//! package's proxy (and its engine in wasm, `bindings/bench/proxy-engine.mjs`) is measured too
+//! when `bindings/dist` is built.
 
 #[path = "../tests/proxy_support/mod.rs"]
 mod proxy_support;
 
 use std::time::{Duration, Instant};
 
-use context_workbench::proxy::{Decision, Format, RequestHead, Route};
+use context_workbench::proxy::{Decision, End, Format, ReplyPump, RequestHead, Route};
 use context_workbench::proxy::{Gateway, Upstreams, Worker};
-use proxy_support::{Build, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, scratch};
+use proxy_support::{Build, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, scratch, sse_chunks};
 use serde_json::{Value, json};
 
 const HEADERS: [(&str, &str); 2] = [("x-api-key", "sk-ant-bench"), ("anthropic-version", "2023-06-01")];
+
+/// The scripted upstream's reply, as the pieces it sends: its events when streamed, else the whole message.
+fn reply(stream: bool) -> Vec<String> {
+    if stream {
+        let events =
+            anthropic_events("msg_bench", &[json!({"type": "text", "text": "Hello."})], anthropic_usage(20, 0));
+        return sse_chunks(&events);
+    }
+    vec![json!({"id": "msg_bench", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "Hello."}], "stop_reason": "end_turn", "usage": anthropic_usage(20, 0)}).to_string()]
+}
 
 fn body(tools: bool, stream: bool) -> Vec<u8> {
     let mut body = json!({
@@ -62,8 +74,9 @@ fn median(url: &str, body: &[u8], n: usize, keep_alive: bool) -> Duration {
     times[n / 2]
 }
 
-/// The engine's median time for the managed call: read and decided, then prepared by a worker.
-fn engine_median(n: usize) -> Duration {
+/// The native engine's median time for the managed call: read and decided, prepared by a
+/// worker, the reply read piece by piece and recorded.
+fn engine_median(n: usize, stream: bool) -> Duration {
     let dir = scratch("bench-engine");
     let mut config = context_workbench::Config::default();
     config.store.root = ".trace".into();
@@ -71,7 +84,8 @@ fn engine_median(n: usize) -> Duration {
     let host = workbench_cli::native::NativeHost::new(workbench_cli::native::WorkspaceFs::new(&dir).unwrap(), None);
     let worker = Worker::new(host, config, false, Default::default());
     let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers: vec![] };
-    let raw = body(true, false);
+    let raw = body(true, stream);
+    let reply = reply(stream);
     let mut times: Vec<Duration> = (0..n)
         .map(|_| {
             let start = Instant::now();
@@ -81,30 +95,53 @@ fn engine_median(n: usize) -> Duration {
             };
             let prepared = context_workbench::host::block_on(worker.prepare(&key, &request, Vec::new()));
             assert!(prepared.body.is_some());
-            let took = start.elapsed();
-            let _ = context_workbench::host::block_on(worker.finish(&key.name(), 200, Default::default()));
-            took
+            let mut pump = ReplyPump::new(Format::Anthropic, 200, Some(content_type(stream)), gateway.body_limit());
+            let outcome = reply.iter().find_map(|piece| pump.feed(piece.as_bytes(), gateway.counter()));
+            let outcome = outcome.or_else(|| pump.end(End::Done, gateway.counter()).outcome).expect("the reply");
+            let record = context_workbench::host::block_on(worker.finish(&key.name(), 200, outcome));
+            assert!(record.completed, "{record:?}");
+            start.elapsed()
         })
         .collect();
     times.sort();
     times[n / 2]
 }
 
+fn content_type(stream: bool) -> &'static str {
+    if stream { "text/event-stream" } else { "application/json" }
+}
+
+/// The npm engine's median time for the same call, in wasm under Node (None when Node fails).
+fn npm_engine_median(n: usize, stream: bool) -> Option<Duration> {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bindings/bench/proxy-engine.mjs");
+    let headers: Vec<[&str; 2]> = HEADERS.iter().map(|(name, value)| [*name, *value]).collect();
+    let request = String::from_utf8(body(true, stream)).unwrap();
+    let input = json!({"request": request, "reply": reply(stream), "contentType": content_type(stream), "headers": headers, "n": n});
+    let mut child = std::process::Command::new("node")
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    use std::io::Write as _;
+    child.stdin.take()?.write_all(input.to_string().as_bytes()).ok()?;
+    let output = child.wait_with_output().ok()?;
+    let ms: f64 = String::from_utf8_lossy(&output.stdout).trim().parse().ok()?;
+    Some(Duration::from_secs_f64(ms / 1e3))
+}
+
 fn main() {
     let n: usize = std::env::var("BENCH_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
     let upstream = Upstream::start(|request: &Received| {
         let body: Value = request.json();
-        let events =
-            anthropic_events("msg_bench", &[json!({"type": "text", "text": "Hello."})], anthropic_usage(20, 0));
         if body["stream"] == json!(true) {
+            let events =
+                anthropic_events("msg_bench", &[json!({"type": "text", "text": "Hello."})], anthropic_usage(20, 0));
             Reply::Events { events, cut_after: None }
         } else {
-            let message = json!({"id": "msg_bench", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "Hello."}], "stop_reason": "end_turn", "usage": anthropic_usage(20, 0)});
-            Reply::Json { status: 200, body: message.to_string() }
+            Reply::Json { status: 200, body: reply(false).concat() }
         }
     });
-    let engine = engine_median(n);
-    println!("engine: the managed call read, recorded and prepared in {:.2} ms (median of {n})", ms(engine));
     let builds = [Build::Native, Build::Npm];
     for build in builds {
         if build == Build::Npm
@@ -112,6 +149,20 @@ fn main() {
         {
             println!("npm: not measured (bindings/dist is not built)");
             continue;
+        }
+        // The engine's own time for the managed call, whole and streamed.
+        let engine = |stream| match build {
+            Build::Native => Some(engine_median(n, stream)),
+            Build::Npm => npm_engine_median(n, stream),
+        };
+        let engine = [engine(false), engine(true)];
+        match engine {
+            [Some(whole), Some(streamed)] => println!(
+                "{build:?} engine: a managed call decided, prepared, its reply read and recorded in {:.2} ms whole, {:.2} ms streamed (medians of {n})",
+                ms(whole),
+                ms(streamed)
+            ),
+            _ => println!("{build:?} engine: not measured (node failed)"),
         }
         let dir = scratch("bench-proxy");
         let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
@@ -124,8 +175,14 @@ fn main() {
                 let direct = median(&format!("{}/v1/messages", upstream.url), &body, n, keep_alive);
                 let through = median(&format!("{}/v1/messages", proxy.url), &body, n, keep_alive);
                 let added = through.as_secs_f64() - direct.as_secs_f64();
+                let beyond = match engine[usize::from(stream)] {
+                    Some(engine) if tools => {
+                        format!(", {:>+5.2} ms beyond the engine", (added - engine.as_secs_f64()) * 1e3)
+                    }
+                    _ => String::new(),
+                };
                 println!(
-                    "  {name:<18} {:<11} direct {:>6.2} ms, through {:>6.2} ms: {:>+6.2} ms",
+                    "  {name:<18} {:<11} direct {:>6.2} ms, through {:>6.2} ms: {:>+6.2} ms{beyond}",
                     if keep_alive { "keep-alive" } else { "new conn." },
                     ms(direct),
                     ms(through),

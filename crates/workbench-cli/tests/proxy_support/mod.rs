@@ -131,27 +131,28 @@ async fn answer(State(shared): State<Shared>, request: Request) -> Response {
     }
 }
 
+/// Each event as the upstream sends it: `event: NAME` (unless unnamed) and `data: JSON`; a
+/// string is sent as it is (`[DONE]`).
+pub fn sse_chunks(events: &[(String, Value)]) -> Vec<String> {
+    events
+        .iter()
+        .map(|(event, data)| {
+            let data = match data {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+            if event.is_empty() { format!("data: {data}\n\n") } else { format!("event: {event}\ndata: {data}\n\n") }
+        })
+        .collect()
+}
+
 /// A stream of server-sent events, one piece at a time, so the agent sees the first ones
 /// before the connection drops (with `cut_after`) or the next one comes.
 fn events_body(events: Vec<(String, Value)>, cut_after: Option<usize>, pause: Duration) -> Response {
     {
         {
-            let mut chunks: Vec<Result<Bytes, std::io::Error>> = events
-                .iter()
-                .map(|(event, data)| {
-                    // A string is sent as it is (`[DONE]`), anything else as JSON.
-                    let data = match data {
-                        Value::String(text) => text.clone(),
-                        other => other.to_string(),
-                    };
-                    let text = if event.is_empty() {
-                        format!("data: {data}\n\n")
-                    } else {
-                        format!("event: {event}\ndata: {data}\n\n")
-                    };
-                    Ok(Bytes::from(text))
-                })
-                .collect();
+            let mut chunks: Vec<Result<Bytes, std::io::Error>> =
+                sse_chunks(&events).into_iter().map(|text| Ok(Bytes::from(text))).collect();
             if let Some(n) = cut_after {
                 chunks.truncate(n);
                 chunks.push(Err(std::io::Error::other("the scripted upstream drops the connection")));

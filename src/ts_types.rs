@@ -307,6 +307,7 @@ fn the_prepared_call_declaration_has_the_rust_types_fields_in_each_format() {
         tools: vec![tool],
     };
     let assembly = crate::prompt::Assembly {
+        call: 0,
         view,
         tokens: 0,
         tail_rewrite_tokens: 0,

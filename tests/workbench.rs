@@ -517,3 +517,34 @@ fn a_two_million_token_output_keeps_every_prompt_within_a_32k_window() {
     let totals = &runs[0].totals;
     assert_eq!((totals.fallbacks, totals.above_window), (0, 0), "{:?}", runs[0].notes);
 }
+
+#[test]
+fn the_prompt_of_every_saved_call_reads_back_as_the_model_received_it() {
+    use context_workbench::host::Host;
+    use context_workbench::store::query::TraceStore;
+    let (engine, _) = block_on(Engine::open(TestHost::default(), Config::default(), Some("run"))).unwrap();
+    let prompts = agent_run(&engine, 60);
+    assert!(
+        prompts.iter().any(|p| !p.rewrites.is_empty()),
+        "the run compacts, so earlier prompts differ from the newest"
+    );
+    let store = TraceStore::new(engine.host(), ".trace").unwrap();
+    for (k, sent) in prompts.iter().enumerate() {
+        let call = k as u64 + 1;
+        assert_eq!(sent.call, call, "the engine numbers its calls");
+        let page = block_on(store.prompt("run", Some(call))).unwrap();
+        assert_eq!(page.prompt.as_ref(), Some(sent), "call {call}: {:?}", page.notes);
+    }
+    let newest = block_on(store.prompt("run", None)).unwrap().prompt;
+    assert_eq!(newest.as_ref(), prompts.last(), "prompt.json is the newest call's");
+    let missing = block_on(store.prompt("run", Some(61))).unwrap();
+    assert_eq!(missing.prompt, None);
+    assert!(missing.notes[0].starts_with("call 61 has no saved prompt"), "{:?}", missing.notes);
+    // The lines name parts: a few dozen bytes per message sent, not the messages again.
+    let lines = block_on(engine.host().read_file(".trace/run/prompts.jsonl")).unwrap().text;
+    let sent: usize = prompts.iter().map(|p| serde_json::to_string(&p.view).unwrap().len()).sum();
+    let messages: usize = prompts.iter().map(|p| p.view.messages.len()).sum();
+    assert_eq!(lines.lines().count(), 60);
+    assert!(lines.len() < 30 * messages + 1_000 * prompts.len(), "{} bytes for {messages} messages", lines.len());
+    assert!(lines.len() * 10 < sent, "{} bytes of lines for {sent} bytes of prompts", lines.len());
+}

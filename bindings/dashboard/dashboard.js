@@ -14,7 +14,7 @@ const status = document.getElementById('status');
 const liveLine = document.getElementById('live');
 const price = document.getElementById('price');
 const underProxy = location.pathname.startsWith('/workbench/');
-const state = { timer: 0, generation: 0, focusKey: '', shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map() };
+const state = { timer: 0, generation: 0, focusKey: '', shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map(), prompts: new Map() };
 
 price.value = localStorage.getItem('workbench.price') ?? price.value;
 price.addEventListener('change', () => {
@@ -170,7 +170,7 @@ async function sessionView(traceId, selected, generation) {
   const known = state.calls;
   const from = known.list.length;
   const [detail, page, prompt] = await Promise.all([api(`api/traces/${encodeURIComponent(traceId)}`),
-    api(`api/traces/${encodeURIComponent(traceId)}/calls?from=${from}`), api(`api/traces/${encodeURIComponent(traceId)}/prompt`)]);
+    api(`api/traces/${encodeURIComponent(traceId)}/calls?from=${from}`), promptOf(traceId, selected)]);
   if (known.list.length === from) known.list.push(...page.calls); // not when another poll added them meanwhile
   known.notes = page.notes ?? [];
   // The sums over every session are read again only when this one's calls changed.
@@ -181,7 +181,7 @@ async function sessionView(traceId, selected, generation) {
   const caller = detail.trace.branch_of;
   const main = known.list.filter((c) => !c.side_call);
   const pick = selected ?? main.at(-1)?.call;
-  show(generation, JSON.stringify([session, detail, known.list.length, known.notes, prompt.prompt?.tokens, prompt.prompt?.first_changed_byte, pick, price.value]), () => [
+  show(generation, JSON.stringify([session, detail, known.list.length, known.notes, prompt.prompt?.call, prompt.prompt?.tokens, prompt.prompt?.first_changed_byte, pick, price.value]), () => [
     el('h2', {}, detail.trace.mission || traceId),
     el('p', {}, `${session?.agent || 'an agent'} · ${detail.trace.status} · started ${when(detail.trace.created_at)} · last active ${when(detail.trace.updated_at)} · trace `,
       el('code', {}, traceId), session?.earlier.length ? ` (continues ${session.earlier.join(' → ')}: the agent compacted its own history)` : '',
@@ -192,7 +192,7 @@ async function sessionView(traceId, selected, generation) {
     !caller && session?.branches.length ? el('p', {}, 'Sub-agents it ran: ', ...session.branches.flatMap((id, i) => [i ? ', ' : '', sessionLink(id, id)])) : '',
     chartPanel(traceId, main, pick),
     planPanel(detail.goal_tree),
-    promptPanel(traceId, prompt, main.at(-1)),
+    promptPanel(traceId, prompt, pick, main.at(-1)?.call),
     ...[...known.notes, ...detail.notes ?? []].map((n) => el('p', { class: 'hint' }, `Note: ${n}`)),
   ]);
   live(`Live: ${main.length} calls; updated ${new Date().toLocaleTimeString()}.`);
@@ -263,9 +263,24 @@ function referencesIn(text) {
   return [...new Set([...text.matchAll(/raw#([A-Za-z0-9-]+)/g), ...text.matchAll(/raw="([A-Za-z0-9.-]+)"/g)].map((m) => m[1]))];
 }
 
-function promptPanel(traceId, page, last) {
+/** The prompt of `call` (a saved call's never changes, so it is read once), or the newest call's. */
+async function promptOf(traceId, call) {
+  if (!Number.isSafeInteger(call)) return api(`api/traces/${encodeURIComponent(traceId)}/prompt`);
+  const key = `${traceId}:${call}`;
+  const page = state.prompts.get(key) ?? await api(`api/traces/${encodeURIComponent(traceId)}/prompt?call=${call}`);
+  if (page.prompt) state.prompts.set(key, page);
+  return page;
+}
+
+function promptPanel(traceId, page, pick, newest) {
   const prompt = page.prompt;
-  if (!prompt) return el('section', { class: 'panel', id: 'prompt' }, el('h2', {}, 'Prompt'), el('p', { class: 'hint' }, 'No prompt saved yet.'));
+  if (!prompt) {
+    const why = page.notes?.[0] ?? 'No prompt saved yet.';
+    return el('section', { class: 'panel', id: 'prompt', 'aria-label': 'Prompt' }, el('h2', {}, pick === undefined ? 'Prompt' : `The prompt of call ${pick}`),
+      el('p', { class: 'hint' }, why.endsWith('.') ? why : `${why}.`));
+  }
+  // A prompt.json of an earlier build has no number: it is the newest call's.
+  const call = prompt.call || newest;
   const rows = prompt.view.messages.map((m, i) => {
     const text = flatten(m);
     const refs = referencesIn(text);
@@ -274,7 +289,7 @@ function promptPanel(traceId, page, last) {
       textBlock(text), ...refs.map((ref) => originalsToggle(traceId, ref)));
   });
   return el('section', { class: 'panel', id: 'prompt', 'aria-label': 'Prompt' },
-    el('h2', {}, `The prompt of the newest call${last ? ` (call ${last.call})` : ''}, as the model saw it`),
+    el('h2', {}, `The prompt of call ${call}${call === newest ? ' (the newest)' : ''}, as the model saw it`),
     el('p', { class: 'hint' }, `${prompt.tokens.toLocaleString('en')} tokens in ${prompt.view.messages.length} messages; `
       + 'a compressed part names its originals (raw#…), which the model can recall and you can expand here.'), ...rows);
 }

@@ -104,6 +104,7 @@ impl<H: Host> Engine<H> {
             return Err(Error::ContextOverflow { layer, needed: tokens, window });
         }
         Ok(Assembly {
+            call: 0,
             view,
             tokens,
             tail_rewrite_tokens: 0,

@@ -84,6 +84,7 @@ impl<H: Host> Engine<H> {
             state.previous_tokens = Some(assembly.tokens);
             state.previous_messages = assembly.view.messages.clone();
             state.calls += 1;
+            assembly.call = input.call.unwrap_or(state.calls as u64);
         }
         assembly.notes.extend(notes);
         assembly.rewrites = rewrites;
@@ -190,6 +191,7 @@ impl<H: Host> Engine<H> {
             tail.map(|m| self.counter.count_message_content(&m.content)).sum()
         };
         Assembly {
+            call: 0,
             view,
             tokens,
             tail_rewrite_tokens,

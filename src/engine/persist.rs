@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::Engine;
 use super::branches::BranchContext;
-use super::snapshot::{EngineSnapshot, NewPart, Part, Parts, SavedParts};
+use super::snapshot::{EngineSnapshot, NewPart, Parts, SavedParts};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::goals::{Branch, EventLog, GoalTree};
@@ -24,7 +24,8 @@ use crate::store::load::{
     parse_json, read_events, read_goal_tree, read_lines, read_messages, read_meta, read_optional,
 };
 use crate::store::records::{
-    AgentSnapshot, BRANCH_OF_KEY, BranchMeta, CONTINUES_KEY, LogEntry, STORE_FORMAT_VERSION, TraceMeta,
+    AgentSnapshot, BRANCH_OF_KEY, BranchMeta, CONTINUES_KEY, CallPrompt, LogEntry, Part, STORE_FORMAT_VERSION,
+    TraceMeta,
 };
 use crate::store::{Redactor, SessionEnd, check_id};
 use crate::workbench::recall::original;
@@ -57,6 +58,8 @@ struct Saved {
     branch_messages: BTreeMap<String, usize>,
     events: u64,
     rewrites: usize,
+    /// The number of the newest call whose prompt is in `prompts.jsonl`.
+    prompt_call: u64,
     /// Hash of the text last written to each replaced file.
     replaced: BTreeMap<String, u64>,
     /// The current goal of the newest snapshot; `None` before the first.
@@ -86,6 +89,7 @@ enum Mark {
     BranchLogged,
     Events(u64),
     Rewrites(usize),
+    PromptCall(u64),
     Replaced(u64),
     Snapshot(Option<GoalId>),
     Parts(Vec<NewPart>),
@@ -331,6 +335,22 @@ impl<H: Host> Engine<H> {
             });
         }
         plan.replace_if_changed(dir.file(layout::STATE), &snapshot);
+        // After the parts it names.
+        if let Some(prompt) = state.last_prompt.as_ref().filter(|p| p.call > saved.prompt_call) {
+            let (messages, tools) = snapshot.prompt_parts();
+            let line = CallPrompt {
+                call: prompt.call,
+                tokens: prompt.tokens,
+                tail_rewrite_tokens: prompt.tail_rewrite_tokens,
+                first_changed_byte: prompt.first_changed_byte,
+                expected_cached_tokens: prompt.expected_cached_tokens,
+                rewrites: prompt.rewrites.clone(),
+                notes: prompt.notes.clone(),
+                messages: messages.to_vec(),
+                tools: tools.to_owned(),
+            };
+            plan.append(dir.file(layout::PROMPTS), &[line], Mark::PromptCall(prompt.call));
+        }
         plan.writes
     }
 
@@ -408,11 +428,13 @@ impl<H: Host> Engine<H> {
         let rewrites = read_lines::<_, Value>(&self.host, &dir.file(layout::REWRITES)).await?;
         let log = read_lines::<_, LogEntry>(&self.host, &dir.file(layout::LOG)).await?;
         let parts = read_lines::<_, Part>(&self.host, &dir.file(layout::PARTS)).await?;
+        let prompts = read_lines::<_, Value>(&self.host, &dir.file(layout::PROMPTS)).await?;
         for (file, lines_torn, lines_notes) in [
             (layout::SNAPSHOTS, snapshots.torn, &snapshots.notes),
             (layout::REWRITES, rewrites.torn, &rewrites.notes),
             (layout::LOG, log.torn, &log.notes),
             (layout::PARTS, parts.torn, &parts.notes),
+            (layout::PROMPTS, prompts.torn, &prompts.notes),
             (layout::EVENTS, events.torn, &events.notes),
         ] {
             if lines_torn {
@@ -543,6 +565,7 @@ impl Saved {
             Mark::BranchLogged => {}
             Mark::Events(id) => self.events = id,
             Mark::Rewrites(n) => self.rewrites = n,
+            Mark::PromptCall(call) => self.prompt_call = call,
             Mark::Replaced(hash) => {
                 self.replaced.insert(path, hash);
             }

@@ -17,7 +17,7 @@ use crate::host::Usage;
 use crate::model::{Span, TraceId};
 use crate::prompt::{PromptView, assemble};
 use crate::store::Redactor;
-use crate::store::records::STORE_FORMAT_VERSION;
+use crate::store::records::{Part, STORE_FORMAT_VERSION, part_value as get};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(super) struct EngineSnapshot {
@@ -46,13 +46,6 @@ pub(super) struct EngineSnapshot {
     probe: Probe,
     delivered_events: u64,
     native_plan: bool,
-}
-
-/// One line of `parts.jsonl`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(super) struct Part {
-    pub(super) id: String,
-    pub(super) value: Value,
 }
 
 /// The parts already saved, by id, and a memo from unredacted text to id.
@@ -144,13 +137,14 @@ impl EngineSnapshot {
         }
     }
 
+    /// The parts of the previous prompt's messages and of its tools.
+    pub(super) fn prompt_parts(&self) -> (&[String], &str) {
+        (&self.previous_messages, &self.previous_tools)
+    }
+
     /// Put the snapshot back into `state`, its parts looked up in `parts`; a missing or
     /// unreadable part is an error naming it, and `state` is then unchanged.
     pub(super) fn restore(self, state: &mut State, parts: &BTreeMap<String, Value>) -> Result<(), String> {
-        fn get<T: serde::de::DeserializeOwned>(parts: &BTreeMap<String, Value>, id: &str) -> Result<T, String> {
-            let value = parts.get(id).ok_or_else(|| format!("part {id} is missing from parts.jsonl"))?;
-            serde_json::from_value(value.clone()).map_err(|e| format!("part {id} is unreadable: {e}"))
-        }
         let blocks = self.blocks.iter().map(|id| get(parts, id)).collect::<Result<Vec<_>, _>>()?;
         let anchored = self
             .anchored

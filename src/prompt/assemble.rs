@@ -32,6 +32,10 @@ pub struct CallInput {
     /// first changed byte to the system prompt whenever it changes).
     #[cfg_attr(test, ts(optional = nullable))]
     pub tail_in_system: bool,
+    /// The caller's number for this call, as its own records name it (the proxy's, as in
+    /// `calls.jsonl`); numbers only grow. The engine's own count of its calls by default.
+    #[cfg_attr(test, ts(optional = nullable))]
+    pub call: Option<u64>,
 }
 
 /// One assembled prompt and what it costs; saved as a trace's `prompt.json` and read back by
@@ -39,6 +43,10 @@ pub struct CallInput {
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct Assembly {
+    /// The call's number ([`CallInput::call`]); 0 before the engine numbered it (a `prompt.json`
+    /// of an earlier build, a branch's prompt).
+    #[serde(default)]
+    pub call: u64,
     pub view: PromptView,
     /// Exact tokens in the configured encoding, chat overhead included.
     pub tokens: usize,

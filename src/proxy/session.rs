@@ -247,6 +247,7 @@ impl<H: Host> ProxySession<H> {
         let input = CallInput {
             system_prompt: request.system_text.clone(),
             tools: request.tools.clone(),
+            call: Some(self.calls),
             ..CallInput::default()
         };
         let body = match self.engine.prepare_call(&input).await {

@@ -88,7 +88,7 @@ enum Route {
     Branch { trace_id: String, branch_id: String },
     Events { trace_id: String, since: u64 },
     Calls { trace_id: String, from: usize },
-    Prompt(String),
+    Prompt { trace_id: String, call: Option<u64> },
     Originals { trace_id: String, ids: Vec<String> },
     Stats { since: Option<String> },
     Search { needle: Needle, limit: usize },
@@ -138,7 +138,7 @@ async fn read<H: Host>(store: &TraceStore<'_, H>, prices: &Prices, route: Route)
             page.calls.drain(..from.min(page.calls.len()));
             ApiReply::json(&page)
         }
-        Route::Prompt(id) => ApiReply::json(&store.prompt(&id).await?),
+        Route::Prompt { trace_id, call } => ApiReply::json(&store.prompt(&trace_id, call).await?),
         Route::Originals { trace_id, ids } => ApiReply::json(&store.originals(&trace_id, &ids).await?),
         Route::Stats { since } => {
             let (traces, notes) = read_traces(store).await?;
@@ -181,7 +181,7 @@ fn route(path: &str, query: &str) -> Result<Option<Route>> {
         ["traces", id, "calls"] => {
             Route::Calls { trace_id: trace(id)?, from: number(param("from"), "from")?.unwrap_or(0) }
         }
-        ["traces", id, "prompt"] => Route::Prompt(trace(id)?),
+        ["traces", id, "prompt"] => Route::Prompt { trace_id: trace(id)?, call: number(param("call"), "call")? },
         ["traces", id, "originals"] => Route::Originals { trace_id: trace(id)?, ids: message_ids(&required("ref")?)? },
         ["stats"] => {
             let since = param("since").map(str::to_owned);
@@ -222,6 +222,10 @@ mod tests {
             route("/api/traces/t/originals", "ref=raw%23m000002..m000003").unwrap(),
             Some(Route::Originals { trace_id: "t".into(), ids: vec!["m000002".into(), "m000003".into()] })
         );
+        assert_eq!(
+            route("/api/traces/t/prompt", "call=7").unwrap(),
+            Some(Route::Prompt { trace_id: "t".into(), call: Some(7) })
+        );
         assert_eq!(route("/api/nothing", "").unwrap(), None);
         assert_eq!(route("/elsewhere", "").unwrap(), None);
         for (path, query) in [
@@ -229,6 +233,7 @@ mod tests {
             ("/api/traces/..%2Fx/calls", ""),
             ("/api/traces/t/events", "since_event_id=soon"),
             ("/api/traces/t/messages", ""),
+            ("/api/traces/t/prompt", "call=last"),
             ("/api/stats", "since=yesterday"),
             ("/api/search", "q=%20"),
             ("/api/traces/%ff", ""),

@@ -5,6 +5,7 @@
 //! {root}/{trace_id}/meta.json            trace metadata (replaced atomically)
 //!                   goal.json            the main line's goal tree (replaced atomically)
 //!                   prompt.json          the newest call's prompt as sent, with its figures (replaced atomically)
+//!                   prompts.jsonl        every saved call's prompt, its messages and tools as parts, appended
 //!                   messages/{id}.json   the raw trace, one file per message, written once
 //!                   raw/{id}.txt         each message's original as plain text (a tool's output), for any file reader
 //!                   events.jsonl         goal events (R8.2), appended
@@ -25,6 +26,8 @@ pub const META: &str = "meta.json";
 pub const GOAL: &str = "goal.json";
 /// The newest call's [`crate::prompt::Assembly`]: what the model received, for viewers of a live trace.
 pub const PROMPT: &str = "prompt.json";
+/// Each saved call's prompt ([`crate::store::records::CallPrompt`]), for viewers of any call.
+pub const PROMPTS: &str = "prompts.jsonl";
 pub const MESSAGES: &str = "messages";
 pub const RAW: &str = "raw";
 pub const EVENTS: &str = "events.jsonl";

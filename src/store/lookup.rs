@@ -1,18 +1,22 @@
 //! What a viewer reads of a trace root beyond the query API (the dashboard): the originals a
 //! prompt names (`raw#m000012`, a block's `m000022..m000025`) as the model's `recall` gives them
-//! back, the newest call's prompt, and a search of every trace's raw messages that names the call
-//! which first saw each hit. Reading never writes.
+//! back, the prompt of the newest call or of any saved one, and a search of every trace's raw
+//! messages that names the call which first saw each hit. Reading never writes.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use regex::RegexBuilder;
 use serde::Serialize;
+use serde_json::Value;
 
 use super::layout::{self, TraceDir, check_id};
-use super::load::{parse_json, read_messages, read_meta, read_optional};
+use super::load::{parse_json, read_lines, read_messages, read_meta, read_optional};
 use super::query::{TraceStore, not_found};
+use super::records::{CallPrompt, Part, part_value};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::model::{Message, Role};
-use crate::prompt::Assembly;
+use crate::prompt::{Assembly, PromptView};
 use crate::workbench::recall::original;
 
 /// At most this many originals in one answer (a block names a range).
@@ -36,7 +40,7 @@ pub struct Original {
     pub text: String,
 }
 
-/// `{"trace_id", "prompt", "notes"?}`: the newest call's prompt as the model received it.
+/// `{"trace_id", "prompt", "notes"?}`: a call's prompt as the model received it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptPage {
     pub trace_id: String,
@@ -91,17 +95,63 @@ impl<H: Host> TraceStore<'_, H> {
         Ok(Originals { trace_id: trace_id.to_owned(), originals })
     }
 
-    /// The newest call's prompt (`prompt.json`), none before the first call; damage is a note.
-    pub async fn prompt(&self, trace_id: &str) -> Result<PromptPage> {
+    /// The prompt of `call`, or of the newest call (`prompt.json`); none before the first call
+    /// or for a call whose prompt was not saved, with a note saying so; damage is a note.
+    pub async fn prompt(&self, trace_id: &str, call: Option<u64>) -> Result<PromptPage> {
         let dir = TraceDir::new(&self.root, trace_id)?;
         read_meta(self.host, &dir, trace_id).await?;
-        let path = dir.file(layout::PROMPT);
         let mut notes = Vec::new();
-        let prompt = match read_optional(self.host, &path).await? {
-            None => None,
-            Some(text) => parse_json::<Assembly>(&path, &text).map_err(|e| notes.push(e.to_string())).ok(),
+        let prompt = match call {
+            Some(call) => self.saved_prompt(&dir, call, &mut notes).await?,
+            None => {
+                let path = dir.file(layout::PROMPT);
+                match read_optional(self.host, &path).await? {
+                    None => None,
+                    Some(text) => parse_json::<Assembly>(&path, &text).map_err(|e| notes.push(e.to_string())).ok(),
+                }
+            }
         };
         Ok(PromptPage { trace_id: trace_id.to_owned(), prompt, notes })
+    }
+
+    /// `call`'s line of `prompts.jsonl` with its parts put back; none, with a note, when it
+    /// has none or a part is missing.
+    async fn saved_prompt(&self, dir: &TraceDir, call: u64, notes: &mut Vec<String>) -> Result<Option<Assembly>> {
+        let lines = read_lines::<_, CallPrompt>(self.host, &dir.file(layout::PROMPTS)).await?;
+        // The last line of a call counts (a save retried after a cut write appends it again).
+        let Some(line) = lines.records.into_iter().rev().find(|l| l.call == call) else {
+            notes.push(format!(
+                "call {call} has no saved prompt: a side call, a call sent unmanaged, or one saved before {} existed",
+                layout::PROMPTS
+            ));
+            return Ok(None);
+        };
+        let wanted: BTreeSet<&str> = line.messages.iter().chain([&line.tools]).map(String::as_str).collect();
+        let parts: BTreeMap<String, Value> = read_lines::<_, Part>(self.host, &dir.file(layout::PARTS))
+            .await?
+            .records
+            .into_iter()
+            .filter(|p| wanted.contains(p.id.as_str()))
+            .map(|p| (p.id, p.value))
+            .collect();
+        let messages = line.messages.iter().map(|id| part_value(&parts, id)).collect::<Result<Vec<_>, _>>();
+        let view = messages.and_then(|messages| Ok(PromptView { messages, tools: part_value(&parts, &line.tools)? }));
+        match view {
+            Ok(view) => Ok(Some(Assembly {
+                call,
+                view,
+                tokens: line.tokens,
+                tail_rewrite_tokens: line.tail_rewrite_tokens,
+                first_changed_byte: line.first_changed_byte,
+                expected_cached_tokens: line.expected_cached_tokens,
+                rewrites: line.rewrites,
+                notes: line.notes,
+            })),
+            Err(e) => {
+                notes.push(format!("the prompt of call {call} cannot be read: {e}"));
+                Ok(None)
+            }
+        }
     }
 
     /// The messages of every trace whose original holds `needle`, at most `limit`; a trace that

@@ -1,9 +1,10 @@
 //! The records the store writes besides messages and goal trees: trace metadata, the execution
-//! log, agent-state snapshots, and branch metadata.
+//! log, agent-state snapshots, each call's prompt, and branch metadata.
 
 use serde::{Deserialize, Serialize};
 
 use crate::goals::{Branch, GoalStats};
+use crate::history::view::RewriteRecord;
 use crate::model::{GoalId, MessageId, ToolStatus};
 use crate::workbench::StateBoard;
 
@@ -113,6 +114,40 @@ pub struct AgentSnapshot {
     pub step: String,
     pub last_event_id: u64,
     pub board: StateBoard,
+}
+
+/// One line of `prompts.jsonl`: a call's prompt as the model received it, with its figures (those
+/// of [`crate::prompt::Assembly`]). Its messages and tools are the ids of their parts in
+/// `parts.jsonl`, the same parts `state.json` names, each saved once however many calls sent it:
+/// a line costs a few dozen bytes per message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallPrompt {
+    pub call: u64,
+    pub tokens: usize,
+    pub tail_rewrite_tokens: usize,
+    pub first_changed_byte: Option<usize>,
+    pub expected_cached_tokens: usize,
+    pub rewrites: Vec<RewriteRecord>,
+    pub notes: Vec<String>,
+    pub messages: Vec<String>,
+    pub tools: String,
+}
+
+/// One line of `parts.jsonl`: a large part of `state.json` or of a call's prompt, named by the
+/// hash of its saved text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Part {
+    pub id: String,
+    pub value: serde_json::Value,
+}
+
+/// The part `id` of `parts`, read as a `T`; missing or unreadable, an error naming it.
+pub fn part_value<T: serde::de::DeserializeOwned>(
+    parts: &std::collections::BTreeMap<String, serde_json::Value>,
+    id: &str,
+) -> Result<T, String> {
+    let value = parts.get(id).ok_or_else(|| format!("part {id} is missing from parts.jsonl"))?;
+    T::deserialize(value).map_err(|e| format!("part {id} is unreadable: {e}"))
 }
 
 /// A branch's `meta.json`: the main line's record of it and its totals.

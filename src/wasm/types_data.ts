@@ -34,7 +34,11 @@ export type ArchivedSummary = {
  * viewers ([`crate::store::live`]).
  */
 export type Assembly = {
-  view: PromptView,
+  /**
+   * The call's number ([`CallInput::call`]); 0 before the engine numbered it (a `prompt.json`
+   * of an earlier build, a branch's prompt).
+   */
+  call: number, view: PromptView,
   /**
    * Exact tokens in the configured encoding, chat overhead included.
    */
@@ -162,6 +166,11 @@ export type CallInput = {
    * first changed byte to the system prompt whenever it changes).
    */
   tail_in_system?: boolean,
+  /**
+   * The caller's number for this call, as its own records name it (the proxy's, as in
+   * `calls.jsonl`); numbers only grow. The engine's own count of its calls by default.
+   */
+  call?: number | null,
 };
 
 /**

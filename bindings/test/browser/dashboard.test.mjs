@@ -236,8 +236,15 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     await page.keyboard.press('ArrowLeft');
     await page.waitForFunction((n) => document.querySelector('#call-detail')?.textContent.startsWith(`Call ${n}:`), numbers.at(-2));
     assert.ok(await page.evaluate(() => document.activeElement?.closest('#chart') !== null), 'the chart keeps the focus');
+    // The prompt follows the picked call: that call's, as the model saw it.
+    const heading = (n, newest) => `The prompt of call ${n}${newest ? ' (the newest)' : ''}, as the model saw it`;
+    const earlier = records.find((r) => r.call === numbers.at(-2));
+    await page.waitForFunction((h) => document.querySelector('#prompt h2')?.textContent === h, heading(earlier.call, false));
+    assert.ok((await page.textContent('#prompt .hint')).startsWith(`${earlier.prompt_tokens.toLocaleString('en')} tokens in `), 'its own tokens');
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: path.join(artifacts, 'dashboard-session.png') });
+    await page.keyboard.press('ArrowRight');
+    await page.waitForFunction((h) => document.querySelector('#prompt h2')?.textContent === h, heading(numbers.at(-1), true));
 
     // The build log's middle is not in the prompt the model saw; expanding its compressed form shows it.
     const prompt = await (await fetch(`${dashboard}api/traces/${traceId}/prompt`)).text();

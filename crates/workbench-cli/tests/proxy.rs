@@ -923,6 +923,24 @@ fn the_dashboard_at_the_proxys_address_reads_the_store_and_refuses_bad_input(bui
     assert_eq!(newest["calls"].as_array().map(Vec::len), Some(records.len() - 2), "only the calls after the first 2");
     let (_, prompt) = api("traces/sess-dash/prompt");
     assert!(prompt["prompt"]["tokens"].as_u64().unwrap() > 0, "{prompt}");
+    // Any managed call's prompt, numbered as in calls.jsonl; the newest is prompt.json's.
+    let managed: Vec<&Value> = records.iter().filter(|c| c["managed"] == json!(true)).collect();
+    assert_eq!(managed.len(), 3);
+    for record in &managed {
+        let (status, page) = api(&format!("traces/sess-dash/prompt?call={}", record["call"]));
+        assert_eq!(status, 200);
+        assert_eq!(
+            (&page["prompt"]["call"], &page["prompt"]["tokens"]),
+            (&record["call"], &record["prompt_tokens"]),
+            "{page}"
+        );
+    }
+    assert_eq!(api(&format!("traces/sess-dash/prompt?call={}", managed[2]["call"])).1["prompt"], prompt["prompt"]);
+    let (_, missing) = api("traces/sess-dash/prompt?call=99");
+    assert!(
+        missing["prompt"].is_null() && missing["notes"][0].as_str().unwrap().contains("no saved prompt"),
+        "{missing}"
+    );
 
     // Bad input: the API's errors; another host name: refused.
     for (path, status, code) in [
@@ -933,6 +951,7 @@ fn the_dashboard_at_the_proxys_address_reads_the_store_and_refuses_bad_input(bui
         ("traces/sess-dash/originals?ref=m9..m1", 400, "invalid_input"),
         ("traces/sess-dash/originals?ref=m000999", 404, "host_not_found"),
         ("traces/nobody/prompt", 404, "host_not_found"),
+        ("traces/sess-dash/prompt?call=last", 400, "invalid_input"),
         ("traces/..%2Fx/prompt", 400, "invalid_input"),
     ] {
         let (got, body) = api(path);

@@ -548,3 +548,47 @@ fn the_prompt_of_every_saved_call_reads_back_as_the_model_received_it() {
     assert!(lines.len() < 30 * messages + 1_000 * prompts.len(), "{} bytes for {messages} messages", lines.len());
     assert!(lines.len() * 10 < sent, "{} bytes of lines for {sent} bytes of prompts", lines.len());
 }
+
+#[test]
+fn each_compaction_names_what_its_prompt_kept_and_dropped_of_what_it_replaced() {
+    use context_workbench::store::query::TraceStore;
+    use context_workbench::workbench::recall::{content_text, original};
+    // One long round of outputs full of names no later step repeats: a block cannot keep them all.
+    let config = Config::from_json(r#"{"window": 30000}"#).unwrap();
+    let (engine, _) = block_on(Engine::open(TestHost::default(), config, Some("run"))).unwrap();
+    engine.record(MessageDraft::text(Role::User, "Find the slow handler.")).unwrap();
+    let mut prompts = Vec::new();
+    for n in 0..40 {
+        let log: String = (0..120).map(|k| format!("handler_{n}_{k}: 0.{k:03}s in src/app_{n}.py\n")).collect();
+        step(&engine, n, "Bash", serde_json::json!({"command": format!("profile {n}")}), &log, Some(0));
+        prompts.push(block_on(engine.prepare_call(&input())).unwrap());
+    }
+    let text = |call: u64| -> String {
+        let prompt = &prompts[call as usize - 1];
+        prompt.view.messages.iter().map(|m| content_text(&m.content)).collect::<Vec<_>>().join("\n")
+    };
+    let page = block_on(TraceStore::new(engine.host(), ".trace").unwrap().compactions("run")).unwrap();
+    let rewrites: usize = prompts.iter().map(|p| p.rewrites.len()).sum();
+    assert!(rewrites > 0);
+    assert_eq!((page.compactions.len(), page.notes.len()), (rewrites, 0), "{:?}", page.notes);
+    for c in &page.compactions {
+        let (after, before) = (text(c.call), text(c.call - 1));
+        let replaced = &engine.trace().messages[c.rewrite.start..c.rewrite.end];
+        assert_eq!(c.range, format!("{}..{}", replaced[0].id, replaced.last().unwrap().id));
+        let replaced = replaced.iter().map(original).collect::<Vec<_>>().join("\n");
+        assert!(c.kept.iter().all(|name| after.contains(name.as_str())), "call {}", c.call);
+        let gone = |name: &String| !after.contains(name.as_str()) && before.contains(name.as_str());
+        assert!(c.dropped.iter().all(gone), "call {}", c.call);
+        let out = |name: &String| !after.contains(name.as_str()) && !before.contains(name.as_str());
+        assert!(c.earlier.iter().all(out), "call {}", c.call);
+        let names = context_workbench::model::references_in(&replaced);
+        assert_eq!(
+            c.kept.len() + c.dropped.len() + c.earlier.len(),
+            names.len(),
+            "call {}: every name in one list",
+            c.call
+        );
+    }
+    let c = &page.compactions[0];
+    assert!(!c.dropped.is_empty() && !c.kept.is_empty(), "{:?} kept, {:?} dropped", c.kept.len(), c.dropped.len());
+}

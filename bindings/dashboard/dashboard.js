@@ -14,7 +14,7 @@ const status = document.getElementById('status');
 const liveLine = document.getElementById('live');
 const price = document.getElementById('price');
 const underProxy = location.pathname.startsWith('/workbench/');
-const state = { timer: 0, generation: 0, focusKey: '', shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map(), prompts: new Map() };
+const state = { timer: 0, generation: 0, focusKey: '', shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map(), prompts: new Map(), compactions: undefined };
 
 price.value = localStorage.getItem('workbench.price') ?? price.value;
 price.addEventListener('change', () => {
@@ -169,8 +169,8 @@ async function sessionView(traceId, selected, generation) {
   if (state.calls?.traceId !== traceId) state.calls = { traceId, list: [], notes: [] };
   const known = state.calls;
   const from = known.list.length;
-  const [detail, page, prompt] = await Promise.all([api(`api/traces/${encodeURIComponent(traceId)}`),
-    api(`api/traces/${encodeURIComponent(traceId)}/calls?from=${from}`), promptOf(traceId, selected)]);
+  const [detail, page, prompt, compactions] = await Promise.all([api(`api/traces/${encodeURIComponent(traceId)}`),
+    api(`api/traces/${encodeURIComponent(traceId)}/calls?from=${from}`), promptOf(traceId, selected), compactionsOf(traceId, from)]);
   if (known.list.length === from) known.list.push(...page.calls); // not when another poll added them meanwhile
   known.notes = page.notes ?? [];
   // The sums over every session are read again only when this one's calls changed.
@@ -181,7 +181,7 @@ async function sessionView(traceId, selected, generation) {
   const caller = detail.trace.branch_of;
   const main = known.list.filter((c) => !c.side_call);
   const pick = selected ?? main.at(-1)?.call;
-  show(generation, JSON.stringify([session, detail, known.list.length, known.notes, prompt.prompt?.call, prompt.prompt?.tokens, prompt.prompt?.first_changed_byte, pick, price.value]), () => [
+  show(generation, JSON.stringify([session, detail, known.list.length, known.notes, prompt.prompt?.call, prompt.prompt?.tokens, prompt.prompt?.first_changed_byte, compactions.compactions.length, pick, price.value]), () => [
     el('h2', {}, detail.trace.mission || traceId),
     el('p', {}, `${session?.agent || 'an agent'} · ${detail.trace.status} · started ${when(detail.trace.created_at)} · last active ${when(detail.trace.updated_at)} · trace `,
       el('code', {}, traceId), session?.earlier.length ? ` (continues ${session.earlier.join(' → ')}: the agent compacted its own history)` : '',
@@ -192,6 +192,7 @@ async function sessionView(traceId, selected, generation) {
     !caller && session?.branches.length ? el('p', {}, 'Sub-agents it ran: ', ...session.branches.flatMap((id, i) => [i ? ', ' : '', sessionLink(id, id)])) : '',
     chartPanel(traceId, main, pick),
     planPanel(detail.goal_tree),
+    compactionsPanel(traceId, compactions),
     promptPanel(traceId, prompt, pick, main.at(-1)?.call),
     ...[...known.notes, ...detail.notes ?? []].map((n) => el('p', { class: 'hint' }, `Note: ${n}`)),
   ]);
@@ -270,6 +271,38 @@ async function promptOf(traceId, call) {
   const page = state.prompts.get(key) ?? await api(`api/traces/${encodeURIComponent(traceId)}/prompt?call=${call}`);
   if (page.prompt) state.prompts.set(key, page);
   return page;
+}
+
+/** The session's compactions, read again only when its calls changed. */
+async function compactionsOf(traceId, calls) {
+  const key = `${traceId}:${calls}`;
+  if (state.compactions?.key !== key) state.compactions = { key, page: await api(`api/traces/${encodeURIComponent(traceId)}/compactions`) };
+  return state.compactions.page;
+}
+
+/** Names shown before "and N more". */
+const SHOWN_NAMES = 200;
+
+function compactionsPanel(traceId, page) {
+  const count = (n) => n.toLocaleString('en');
+  const names = (label, list) => el('details', {}, el('summary', {}, `${label} (${count(list.length)})`),
+    el('p', { class: 'names' }, list.slice(0, SHOWN_NAMES).join(', ') + (list.length > SHOWN_NAMES ? `, and ${count(list.length - SHOWN_NAMES)} more` : '')));
+  const items = page.compactions.map((c) => el('li', { 'data-call': c.call },
+    el('p', {}, sessionLink(traceId, `Call ${c.call}`, c.call), `: ${c.rewrite.mechanism.replace('_', ' ')} of raw ${c.range}`
+      + ` (${kilo(c.rewrite.cost.tokens_before)} → ${kilo(c.rewrite.cost.tokens_after)} tokens) because ${c.rewrite.reasons.join('; ')}.`
+      + (c.kept.length + c.dropped.length + c.earlier.length === 0 ? ' What it replaced names no path or identifier.'
+        : ` Of the ${count(c.kept.length + c.dropped.length + c.earlier.length)} names (paths, identifiers) in what it replaced, the prompt kept`
+        + ` ${count(c.kept.length)} and dropped ${count(c.dropped.length)}; ${count(c.earlier.length)} were out of it before.`)),
+    c.dropped.length ? names('Dropped: the prompt before held them, this one does not', c.dropped) : null,
+    c.kept.length ? names('Kept in the prompt', c.kept) : null,
+    c.earlier.length ? names('Out of the prompt before (a compressed output, an earlier compaction)', c.earlier) : null,
+    c.range ? originalsToggle(traceId, c.range) : null));
+  return el('section', { class: 'panel', id: 'compactions', 'aria-label': 'Compactions' },
+    el('h2', {}, `Compactions${items.length ? ` (${items.length})` : ''}`),
+    items.length
+      ? el('ol', {}, ...items)
+      : el('p', { class: 'hint' }, 'None yet: earlier prompt is rewritten only when the cost model says it pays, or when the prompt nears the window.'),
+    ...(page.notes ?? []).map((n) => el('p', { class: 'hint' }, `Note: ${n}`)));
 }
 
 function promptPanel(traceId, page, pick, newest) {

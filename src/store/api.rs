@@ -89,6 +89,7 @@ enum Route {
     Events { trace_id: String, since: u64 },
     Calls { trace_id: String, from: usize },
     Prompt { trace_id: String, call: Option<u64> },
+    Compactions(String),
     Originals { trace_id: String, ids: Vec<String> },
     Stats { since: Option<String> },
     Search { needle: Needle, limit: usize },
@@ -139,6 +140,7 @@ async fn read<H: Host>(store: &TraceStore<'_, H>, prices: &Prices, route: Route)
             ApiReply::json(&page)
         }
         Route::Prompt { trace_id, call } => ApiReply::json(&store.prompt(&trace_id, call).await?),
+        Route::Compactions(id) => ApiReply::json(&store.compactions(&id).await?),
         Route::Originals { trace_id, ids } => ApiReply::json(&store.originals(&trace_id, &ids).await?),
         Route::Stats { since } => {
             let (traces, notes) = read_traces(store).await?;
@@ -182,6 +184,7 @@ fn route(path: &str, query: &str) -> Result<Option<Route>> {
             Route::Calls { trace_id: trace(id)?, from: number(param("from"), "from")?.unwrap_or(0) }
         }
         ["traces", id, "prompt"] => Route::Prompt { trace_id: trace(id)?, call: number(param("call"), "call")? },
+        ["traces", id, "compactions"] => Route::Compactions(trace(id)?),
         ["traces", id, "originals"] => Route::Originals { trace_id: trace(id)?, ids: message_ids(&required("ref")?)? },
         ["stats"] => {
             let since = param("since").map(str::to_owned);

@@ -12,11 +12,11 @@ use serde_json::Value;
 use super::layout::{self, TraceDir, check_id};
 use super::load::{parse_json, read_lines, read_messages, read_meta, read_optional};
 use super::query::{TraceStore, not_found};
-use super::records::{CallPrompt, Part, part_value};
+use super::records::{CallPrompt, Part};
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::model::{Message, Role};
-use crate::prompt::{Assembly, PromptView};
+use crate::prompt::Assembly;
 use crate::workbench::recall::original;
 
 /// At most this many originals in one answer (a block names a range).
@@ -117,41 +117,27 @@ impl<H: Host> TraceStore<'_, H> {
     /// `call`'s line of `prompts.jsonl` with its parts put back; none, with a note, when it
     /// has none or a part is missing.
     async fn saved_prompt(&self, dir: &TraceDir, call: u64, notes: &mut Vec<String>) -> Result<Option<Assembly>> {
-        let lines = read_lines::<_, CallPrompt>(self.host, &dir.file(layout::PROMPTS)).await?;
         // The last line of a call counts (a save retried after a cut write appends it again).
-        let Some(line) = lines.records.into_iter().rev().find(|l| l.call == call) else {
+        let Some(line) = self.prompt_lines(dir).await?.into_iter().rev().find(|l| l.call == call) else {
             notes.push(format!(
                 "call {call} has no saved prompt: a side call, a call sent unmanaged, or one saved before {} existed",
                 layout::PROMPTS
             ));
             return Ok(None);
         };
-        let wanted: BTreeSet<&str> = line.messages.iter().chain([&line.tools]).map(String::as_str).collect();
-        let parts: BTreeMap<String, Value> = read_lines::<_, Part>(self.host, &dir.file(layout::PARTS))
-            .await?
-            .records
-            .into_iter()
-            .filter(|p| wanted.contains(p.id.as_str()))
-            .map(|p| (p.id, p.value))
-            .collect();
-        let messages = line.messages.iter().map(|id| part_value(&parts, id)).collect::<Result<Vec<_>, _>>();
-        let view = messages.and_then(|messages| Ok(PromptView { messages, tools: part_value(&parts, &line.tools)? }));
-        match view {
-            Ok(view) => Ok(Some(Assembly {
-                call,
-                view,
-                tokens: line.tokens,
-                tail_rewrite_tokens: line.tail_rewrite_tokens,
-                first_changed_byte: line.first_changed_byte,
-                expected_cached_tokens: line.expected_cached_tokens,
-                rewrites: line.rewrites,
-                notes: line.notes,
-            })),
-            Err(e) => {
-                notes.push(format!("the prompt of call {call} cannot be read: {e}"));
-                Ok(None)
-            }
-        }
+        let parts = self.parts(dir, &line.part_ids().collect()).await?;
+        Ok(line.put_back(&parts).map_err(|e| notes.push(format!("the prompt of call {call} cannot be read: {e}"))).ok())
+    }
+
+    /// The lines of a trace's `prompts.jsonl` that can be read, in order.
+    pub(super) async fn prompt_lines(&self, dir: &TraceDir) -> Result<Vec<CallPrompt>> {
+        Ok(read_lines::<_, CallPrompt>(self.host, &dir.file(layout::PROMPTS)).await?.records)
+    }
+
+    /// The parts of `parts.jsonl` named in `wanted`, by id.
+    pub(super) async fn parts(&self, dir: &TraceDir, wanted: &BTreeSet<&str>) -> Result<BTreeMap<String, Value>> {
+        let lines = read_lines::<_, Part>(self.host, &dir.file(layout::PARTS)).await?;
+        Ok(lines.records.into_iter().filter(|p| wanted.contains(p.id.as_str())).map(|p| (p.id, p.value)).collect())
     }
 
     /// The messages of every trace whose original holds `needle`, at most `limit`; a trace that

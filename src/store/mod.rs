@@ -9,6 +9,7 @@
 //! already written is rewritten in place. The engine side is `Engine::open` / `Engine::persist`.
 
 pub mod api;
+pub mod compactions;
 pub mod jsonl;
 pub mod layout;
 pub mod live;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::goals::{Branch, GoalStats};
 use crate::history::view::RewriteRecord;
 use crate::model::{GoalId, MessageId, ToolStatus};
+use crate::prompt::{Assembly, PromptView};
 use crate::workbench::StateBoard;
 
 /// The version of the store's layout this build writes and the newest it reads.
@@ -131,6 +132,29 @@ pub struct CallPrompt {
     pub notes: Vec<String>,
     pub messages: Vec<String>,
     pub tools: String,
+}
+
+impl CallPrompt {
+    /// The ids of the parts it names: its messages', then its tools'.
+    pub fn part_ids(&self) -> impl Iterator<Item = &str> {
+        self.messages.iter().chain([&self.tools]).map(String::as_str)
+    }
+
+    /// The prompt as the call returned it, its parts looked up in `parts`; a missing or
+    /// unreadable part is an error naming it.
+    pub fn put_back(self, parts: &std::collections::BTreeMap<String, serde_json::Value>) -> Result<Assembly, String> {
+        let messages = self.messages.iter().map(|id| part_value(parts, id)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Assembly {
+            call: self.call,
+            view: PromptView { messages, tools: part_value(parts, &self.tools)? },
+            tokens: self.tokens,
+            tail_rewrite_tokens: self.tail_rewrite_tokens,
+            first_changed_byte: self.first_changed_byte,
+            expected_cached_tokens: self.expected_cached_tokens,
+            rewrites: self.rewrites,
+            notes: self.notes,
+        })
+    }
 }
 
 /// One line of `parts.jsonl`: a large part of `state.json` or of a call's prompt, named by the

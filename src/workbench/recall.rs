@@ -145,8 +145,13 @@ fn result_of(messages: &[Message], n: usize) -> usize {
 
 /// The original text of a message: a tool's output (and stderr), or the message's text and calls.
 pub fn original(message: &Message) -> String {
+    content_text(&message.content)
+}
+
+/// The text of `content` as [`original`] gives a message's: texts, tool calls, outputs.
+pub fn content_text(content: &[ContentPart]) -> String {
     let mut parts = Vec::new();
-    for part in &message.content {
+    for part in content {
         match part {
             ContentPart::Text { text } => parts.push(text.clone()),
             ContentPart::Reasoning { .. } => {}

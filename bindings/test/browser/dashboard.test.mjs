@@ -29,12 +29,14 @@ const PRICES = { cache_read: 0.1, cache_write: 1.25 };
 const todos = (statuses, last = 'Write the summary') => ({ todos: ['Read the build log', 'Count the warnings', last]
   .map((content, i) => ({ content, status: statuses[i], activeForm: `Working on: ${content}` })) });
 const log = (lines, tag) => `seq 1 ${lines} | sed 's/^/${tag} /'`;
+/** Part `n` of the warnings: 300 lines, each naming its variable and file (under Claude Code's 30 KB, so the output stays inline). */
+const warnings = (n) => `seq 1 300 | awk '{print "warning ${n}: unused variable tmp_" $1 " in src/module_${n}.py"}'`;
 /** The scripted session: a plan, a long build log with the needle in its middle, more output, the plan done with its last item rewritten (a revision). */
 const STEPS = [
   ['TodoWrite', todos(['in_progress', 'pending', 'pending'])],
   ['Bash', { command: `${log(600, 'build step')}; echo ${NEEDLE} reached; seq 601 1200 | sed 's/^/build step /'`, description: 'Show the build log' }],
   ['TodoWrite', todos(['completed', 'in_progress', 'pending'])],
-  ...[1, 2, 3, 4, 5].map((n) => ['Bash', { command: log(300, `warning ${n}: unused variable in module`), description: `Warnings, part ${n}` }]),
+  ...[1, 2, 3, 4, 5].map((n) => ['Bash', { command: warnings(n), description: `Warnings, part ${n}` }]),
   ['TodoWrite', todos(['completed', 'completed', 'completed'], 'Write a one-line summary')],
 ];
 
@@ -238,13 +240,31 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     assert.ok(await page.evaluate(() => document.activeElement?.closest('#chart') !== null), 'the chart keeps the focus');
     // The prompt follows the picked call: that call's, as the model saw it.
     const heading = (n, newest) => `The prompt of call ${n}${newest ? ' (the newest)' : ''}, as the model saw it`;
-    const earlier = records.find((r) => r.call === numbers.at(-2));
-    await page.waitForFunction((h) => document.querySelector('#prompt h2')?.textContent === h, heading(earlier.call, false));
-    assert.ok((await page.textContent('#prompt .hint')).startsWith(`${earlier.prompt_tokens.toLocaleString('en')} tokens in `), 'its own tokens');
+    const previous = records.find((r) => r.call === numbers.at(-2));
+    await page.waitForFunction((h) => document.querySelector('#prompt h2')?.textContent === h, heading(previous.call, false));
+    assert.ok((await page.textContent('#prompt .hint')).startsWith(`${previous.prompt_tokens.toLocaleString('en')} tokens in `), 'its own tokens');
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: path.join(artifacts, 'dashboard-session.png') });
     await page.keyboard.press('ArrowRight');
     await page.waitForFunction((h) => document.querySelector('#prompt h2')?.textContent === h, heading(numbers.at(-1), true));
+
+    // What each compaction kept and dropped: one item per rewrite the calls report.
+    const rewritten = records.filter((r) => r.rewrites.length > 0);
+    await page.waitForFunction((n) => document.querySelectorAll('#compactions ol > li').length === n, rewritten.reduce((n, r) => n + r.rewrites.length, 0));
+    const first = page.locator('#compactions ol > li').first();
+    assert.match(await first.textContent(), new RegExp(`^Call ${rewritten[0].call}: tail compaction of raw m\\d+\\.\\.m\\d+ \\(`));
+    const compactions = await (await fetch(`${dashboard}api/traces/${traceId}/compactions`)).json();
+    // The item with the most names: its lists as the API gives them.
+    const named = compactions.compactions.reduce((best, c, i, all) => (c.kept.length + c.dropped.length + c.earlier.length
+      > all[best].kept.length + all[best].dropped.length + all[best].earlier.length ? i : best), 0);
+    const { kept, dropped, earlier } = compactions.compactions[named];
+    assert.ok(kept.length + dropped.length + earlier.length > 0, JSON.stringify(compactions).slice(0, 2000));
+    const item = page.locator('#compactions ol > li').nth(named);
+    assert.match(await item.textContent(), new RegExp(`the prompt kept ${kept.length} and dropped ${dropped.length}; ${earlier.length} were out of it before\\.`));
+    for (const summary of await item.locator('summary').all()) await summary.click();
+    assert.deepEqual((await item.locator('.names').allTextContents()).map((t) => t.split(', ')[0]), [dropped[0], kept[0], earlier[0]].filter(Boolean));
+    assert.deepEqual(await violations(page), []);
+    await page.locator('#compactions').screenshot({ path: path.join(artifacts, 'dashboard-compactions.png') });
 
     // The build log's middle is not in the prompt the model saw; expanding its compressed form shows it.
     const prompt = await (await fetch(`${dashboard}api/traces/${traceId}/prompt`)).text();

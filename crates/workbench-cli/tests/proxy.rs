@@ -936,6 +936,8 @@ fn the_dashboard_at_the_proxys_address_reads_the_store_and_refuses_bad_input(bui
         );
     }
     assert_eq!(api(&format!("traces/sess-dash/prompt?call={}", managed[2]["call"])).1["prompt"], prompt["prompt"]);
+    let (status, compactions) = api("traces/sess-dash/compactions");
+    assert_eq!((status, &compactions["compactions"]), (200, &json!([])), "three short calls compact nothing");
     let (_, missing) = api("traces/sess-dash/prompt?call=99");
     assert!(
         missing["prompt"].is_null() && missing["notes"][0].as_str().unwrap().contains("no saved prompt"),
@@ -952,6 +954,7 @@ fn the_dashboard_at_the_proxys_address_reads_the_store_and_refuses_bad_input(bui
         ("traces/sess-dash/originals?ref=m000999", 404, "host_not_found"),
         ("traces/nobody/prompt", 404, "host_not_found"),
         ("traces/sess-dash/prompt?call=last", 400, "invalid_input"),
+        ("traces/nobody/compactions", 404, "host_not_found"),
         ("traces/..%2Fx/prompt", 400, "invalid_input"),
     ] {
         let (got, body) = api(path);

@@ -1,7 +1,7 @@
 // The dashboard at scale (a benchmark, not a test: it prints one run's numbers).
 //   WORKBENCH_BIN=target/release/workbench npm run bench:dashboard     (SESSIONS=1000 CALLS=10000)
 // A trace store made here: SESSIONS proxied sessions of 30 calls each, and one session of CALLS
-// calls and as many messages. `workbench serve` reads it; each API route is timed (median of 5),
+// calls and as many messages, each call's prompt saved (200 messages; a compaction every 50 calls). `workbench serve` reads it; each API route is timed (median of 5),
 // then headless Chromium opens the page: the time to the sessions table, and to the big
 // session's chart, and how many rows and bars the page holds.
 import { spawn } from 'node:child_process';
@@ -44,6 +44,27 @@ function writeTrace(store, traceId, calls, messages, day) {
   }
 }
 
+/** The big session's saved prompts (`prompts.jsonl`, `parts.jsonl`): call n's prompt is the last
+ * PROMPT_MESSAGES messages, one part each; every 50th call reports a tail compaction of 10 messages. */
+const PROMPT_MESSAGES = 200;
+function writePrompts(dir, calls) {
+  const id = (s) => `m${String(s).padStart(6, '0')}`;
+  const parts = [JSON.stringify({ id: 'tools', value: [] })];
+  for (let s = 0; s < calls; s++) {
+    const text = `output line ${s} of src/module_${s % 97}.rs `.repeat(20);
+    parts.push(JSON.stringify({ id: `p${s}`, value: { role: s % 2 ? 'assistant' : 'user', content: [{ type: 'text', text }], layer: 'history', source: id(s) } }));
+  }
+  writeFileSync(path.join(dir, 'parts.jsonl'), `${parts.join('\n')}\n`);
+  const cost = { kept_prefix_tokens: 9000, tokens_before: 6000, tokens_after: 800, one_off_cost: 100, saving_per_call: 50, horizon: 50 };
+  const lines = Array.from({ length: calls }, (_, i) => {
+    const n = i + 1;
+    const messages = Array.from({ length: Math.min(n, PROMPT_MESSAGES) }, (_, k) => `p${n - Math.min(n, PROMPT_MESSAGES) + k}`);
+    const rewrites = n % 50 === 0 ? [{ call: i, mechanism: 'tail_compaction', position: 'tail', start: n - 20, end: n - 10, reasons: ['scripted'], cost, output_tokens: 0, notes: [] }] : [];
+    return JSON.stringify({ call: n, tokens: 60000, tail_rewrite_tokens: 0, first_changed_byte: null, expected_cached_tokens: 54000, rewrites, notes: [], messages, tools: 'tools' });
+  });
+  writeFileSync(path.join(dir, 'prompts.jsonl'), `${lines.join('\n')}\n`);
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 async function timed(url, rounds = 5) {
@@ -64,6 +85,7 @@ const store = path.join(root, '.trace');
 const t0 = performance.now();
 for (let i = 0; i < SESSIONS; i++) writeTrace(store, `s${String(i).padStart(4, '0')}`, 30, 6, DAY + (i % 20) * 86_400_000);
 writeTrace(store, 'big', CALLS, CALLS, DAY + 20 * 86_400_000);
+writePrompts(path.join(store, 'big'), CALLS);
 console.log(`store: ${SESSIONS} sessions of 30 calls and one of ${CALLS} calls and messages, written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
 const server = spawn(WORKBENCH, ['serve', store, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -71,6 +93,7 @@ const base = await new Promise((resolve) => server.stdout.once('data', (d) => re
 try {
   console.log('\nroute                                   median ms   bytes');
   for (const route of ['api/stats', 'api/traces', 'api/traces/big', 'api/traces/big/calls', `api/traces/big/calls?from=${CALLS}`, 'api/traces/big/prompt',
+    `api/traces/big/prompt?call=${CALLS / 2}`, 'api/traces/big/compactions',
     'api/traces/big/originals?ref=m005000..m005009', 'api/search?q=needle-scale-42']) {
     const { ms, bytes } = await timed(`${base}/${route}`);
     console.log(`${route.padEnd(40)}${ms.toFixed(1).padStart(9)}${String(bytes).padStart(10)}`);

@@ -4,19 +4,19 @@
 //! holds, those the prompt before it held and this one no longer does (only `recall` brings them
 //! back), and those already out of view before it. Reading never writes.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use aho_corasick::AhoCorasick;
 use serde::Serialize;
 
 use super::layout::TraceDir;
-use super::load::{read_messages, read_meta};
+use super::load::{parse_json, read_meta, read_optional};
 use super::query::TraceStore;
 use super::records::CallPrompt;
 use crate::error::Result;
 use crate::history::view::RewriteRecord;
 use crate::host::Host;
-use crate::model::references_in;
+use crate::model::{Message, MessageId, references_in};
 use crate::prompt::Assembly;
 use crate::workbench::recall::{content_text, original};
 
@@ -69,8 +69,23 @@ impl<H: Host> TraceStore<'_, H> {
         let wanted: BTreeSet<&str> =
             pairs.iter().flat_map(|(before, after)| before.iter().chain([after])).flat_map(|l| l.part_ids()).collect();
         let parts = self.parts(&dir, &wanted).await?;
-        let (messages, bad) = read_messages(self.host, &dir).await?;
-        page.notes.extend(bad);
+        // Only the replaced messages are read (a long session holds thousands).
+        let mut messages: BTreeMap<usize, Message> = BTreeMap::new();
+        for i in pairs.iter().flat_map(|(_, after)| after.rewrites.iter().flat_map(|r| r.start..r.end)) {
+            if messages.contains_key(&i) {
+                continue;
+            }
+            let path = dir.message(MessageId::for_sequence(i as u64).as_str());
+            match read_optional(self.host, &path).await? {
+                Some(text) => match parse_json::<Message>(&path, &text) {
+                    Ok(message) => {
+                        messages.insert(i, message);
+                    }
+                    Err(e) => page.notes.push(e.to_string()),
+                },
+                None => page.notes.push(format!("{path} is missing")),
+            }
+        }
         let text = |line: &CallPrompt| line.clone().put_back(&parts).map(|prompt| prompt_text(&prompt));
         for (before, after) in pairs {
             let after_text = match text(after) {
@@ -82,7 +97,7 @@ impl<H: Host> TraceStore<'_, H> {
             };
             let before_text = before.and_then(|b| text(b).ok());
             for rewrite in &after.rewrites {
-                let replaced = messages.get(rewrite.start..rewrite.end.min(messages.len())).unwrap_or_default();
+                let replaced: Vec<&Message> = messages.range(rewrite.start..rewrite.end).map(|(_, m)| m).collect();
                 let names: Vec<String> = replaced
                     .iter()
                     .flat_map(|m| references_in(&original(m)))

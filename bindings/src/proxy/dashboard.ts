@@ -2,21 +2,30 @@
 // files and their CSP (embedded in the engine), the query API (the engine's `store::api` over the
 // proxy's trace store; live events over WebSocket are the native server's only), and requests
 // for another host name or from another site's page refused. Pure I/O around the engine. The
-// answers are read on this thread: a search over a large store holds up the proxy's requests
-// meanwhile (the native proxy reads on a blocking thread).
+// answers are read on a thread of their own, started at the first: a search over a large store
+// or a long session's compactions hold up neither the proxy's requests nor its engine threads.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dashboardAsset, dashboardRefusal } from '../wasm/context_workbench.js';
 import { asWorkbenchError, guarded } from '../errors.js';
-import { nodeFsHost } from '../hosts/node-fs.js';
-import { TraceStore } from '../store.js';
+import type { EnginePool } from './pool.js';
 import type { Prices } from '../wasm/context_workbench.js';
 
 export class Dashboard {
-  private constructor(private readonly store: TraceStore, private readonly prices: Prices) {}
+  #thread: Promise<EnginePool> | undefined;
 
-  /** The dashboard of the trace root `root` under `workspace`. */
-  static async open(workspace: string, root: string, prices: Prices): Promise<Dashboard> {
-    return new Dashboard(await TraceStore.create(nodeFsHost(workspace), { root }), prices);
+  /** The dashboard of the trace root `root`; `startThread` starts the thread its answers are read on. */
+  constructor(private readonly root: string, private readonly prices: Prices, private readonly startThread: () => Promise<EnginePool>) {}
+
+  /** The query API's answer, read on the dashboard's thread (started again after a failure). */
+  async #answer(method: string, path: string, query: string): Promise<{ status: number; body: string }> {
+    const thread = this.#thread ??= this.startThread();
+    try {
+      return await (await thread).call(0, 'answer', this.root, method, path, query, this.prices);
+    } catch (error) {
+      if (this.#thread === thread) this.#thread = undefined;
+      void thread.then((pool) => pool.terminate(), () => {});
+      throw error;
+    }
   }
 
   /** Answer `req`, whose path within the dashboard is `within` (the bare prefix is `/`); never rejects. */
@@ -45,13 +54,16 @@ export class Dashboard {
       res.writeHead(200, Object.fromEntries(asset.headers));
       return void res.end(asset.text);
     }
-    const reply = await this.store.answer(method, path, query, this.prices);
+    const reply = await this.#answer(method, path, query);
     res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(reply.body) });
     res.end(reply.body);
   }
 
-  dispose(): void {
-    this.store.dispose();
+  /** Stop the dashboard's thread, if it started. */
+  async dispose(): Promise<void> {
+    const thread = this.#thread;
+    this.#thread = undefined;
+    await thread?.then((pool) => pool.terminate(), () => {});
   }
 }
 

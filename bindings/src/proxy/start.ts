@@ -1,8 +1,9 @@
 // startProxy: the engine in front of an agent, from Node, as `workbench proxy` puts it. Every
 // decision is the engine's (wasm `ProxyGateway` on this thread: routes, limits, errors in the
 // provider's shape, the session table, the reply pump, log lines; `ProxyWorker`s on engine threads:
-// the sessions); this is the I/O: a node:http server on 127.0.0.1, fetch to the upstream, one
-// request of a conversation at a time, the engine threads, and the shutdown's timer.
+// the sessions; the dashboard's thread: its query API); this is the I/O: a node:http server on
+// 127.0.0.1, requests to the upstream, one request of a conversation at a time, the threads, and
+// the shutdown's timer.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import path from 'node:path';
 import { mkdir, realpath } from 'node:fs/promises';
@@ -59,16 +60,16 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   const { workspace, root } = await storeLocation(options.workspace ?? process.cwd(), options.store ?? '.trace');
   const flags = typeof options.upstream === 'string' ? [options.upstream] : options.upstream ?? [];
   const gateway = guarded(() => new ProxyGateway(options.config, flags, options.window, workspace, root));
+  const threadData = { workspace, config: gateway.config() };
   let pool: EnginePool;
-  let dashboard: Dashboard | undefined;
   try {
-    dashboard = await Dashboard.open(workspace, root, (gateway.config() as { prices: Prices }).prices);
-    pool = await EnginePool.start({ workspace, config: gateway.config() }, options.engineThreads);
+    pool = await EnginePool.start(threadData, options.engineThreads);
   } catch (error) {
-    dashboard?.dispose();
     gateway.free();
     throw error;
   }
+  const dashboard = new Dashboard(root, (gateway.config() as { prices: Prices }).prices,
+    () => EnginePool.start(threadData, { ...options.engineThreads, count: 1 }));
   // Before any request: what a killed proxy left running is marked interrupted.
   const recovered = await pool.call<string | undefined>(0, 'recover');
   const proxy = new Proxy(gateway, pool, dashboard, safely(options.log ?? ((line) => process.stderr.write(`${line}\n`))), options.onCall);
@@ -82,7 +83,6 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   }).catch(async (error) => {
     await pool.terminate();
     gateway.free();
-    dashboard!.dispose();
     throw error;
   });
   // Small replies go out at once, not after a delayed ACK (~40 ms per request on keep-alive).
@@ -301,9 +301,8 @@ class Proxy {
     const failures = (await Promise.all([...Array(this.pool.size).keys()].map((thread) =>
       this.pool.call<string[]>(thread, 'closeAll').catch((error) => [asWorkbenchError(error).message])))).flat();
     for (const line of this.gateway.closingLines(failures)) this.log(line);
-    await this.pool.terminate();
+    await Promise.all([this.pool.terminate(), this.dashboard.dispose()]);
     this.gateway.free();
-    this.dashboard.dispose();
   }
 
   /** Cut short what is still in flight `ms` from now (sooner than an earlier call said): its agents get an error. */

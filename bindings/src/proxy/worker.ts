@@ -1,19 +1,23 @@
 // One engine thread of the npm proxy (`node:worker_threads`): a ProxyWorker holds the
-// conversations the server assigns this thread, over the workspace's files. The server posts
-// `{ id, op, args }` (an operation of ProxyWorker) and gets `{ id, result }` or `{ id, error }`.
+// conversations the server assigns this thread, over the workspace's files; the dashboard's own
+// thread answers the query API (`answer`) with a TraceStore over the same files. The server posts
+// `{ id, op, args }` (an operation below) and gets `{ id, result }` or `{ id, error }`.
 import { parentPort, workerData } from 'node:worker_threads';
 import '../platform-node.js';
-import { ProxyWorker } from '../wasm/context_workbench.js';
+import { type Prices, ProxyWorker } from '../wasm/context_workbench.js';
 import { asWorkbenchError } from '../errors.js';
 import { guardHost } from '../host.js';
 import { nodeFsHost } from '../hosts/node-fs.js';
+import { TraceStore } from '../store.js';
 import { type Encoding, ensureEncoding, init } from '../init.js';
 import type { EngineThreadData } from './pool.js';
 
 const data = workerData as EngineThreadData;
 await init({ wasm: data.wasm, ranks: data.ranks });
 await ensureEncoding(data.config.encoding as Encoding);
-const engines = new ProxyWorker(guardHost(nodeFsHost(data.workspace, { blocking: true }), { onEvent() {}, onProgress() {} }), data.config);
+const files = nodeFsHost(data.workspace, { blocking: true });
+const engines = new ProxyWorker(guardHost(files, { onEvent() {}, onProgress() {} }), data.config);
+let store: Promise<TraceStore> | undefined;
 const operations: Record<string, (...args: never[]) => unknown> = {
   recover: () => engines.recover(),
   prepare: (...args: Parameters<ProxyWorker['prepare']>) => engines.prepare(...args),
@@ -21,6 +25,8 @@ const operations: Record<string, (...args: never[]) => unknown> = {
   recordSideCall: (...args: Parameters<ProxyWorker['recordSideCall']>) => engines.recordSideCall(...args),
   close: (key: string) => engines.close(key),
   closeAll: () => engines.closeAll(),
+  answer: async (root: string, method: string, path: string, query: string, prices: Prices) =>
+    (await (store ??= TraceStore.create(files, { root }))).answer(method, path, query, prices),
 };
 
 parentPort!.on('message', async ({ id, op, args }: { id: number; op: string; args: never[] }) => {

@@ -2,6 +2,7 @@
 //! decision or a result, or the code they concern, rather than its first sentences ("Good,
 //! Django is installed.", "Let me look at the tests."). Rule-based and deterministic (R3.5).
 
+use super::extractive::one_line;
 use crate::model::references_in;
 
 /// A sentence with its salience: higher says more of what was found or decided.
@@ -148,12 +149,6 @@ fn sentences(text: &str) -> Vec<String> {
     }
     out.retain(|s| !s.is_empty());
     out
-}
-
-/// `text` on one line, cut to `max` characters with `…`.
-fn one_line(text: &str, max: usize) -> String {
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() <= max { flat } else { flat.chars().take(max).collect::<String>() + "…" }
 }
 
 #[cfg(test)]

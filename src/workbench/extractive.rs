@@ -300,8 +300,8 @@ fn outcome(result: &ToolResult) -> String {
     }
 }
 
-/// `text` on one line, cut to `max` characters with `…`.
-fn one_line(text: &str, max: usize) -> String {
+/// `text` on one line (every run of whitespace one space), cut to `max` characters with `…`.
+pub(crate) fn one_line(text: &str, max: usize) -> String {
     let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max { flat } else { flat.chars().take(max).collect::<String>() + "…" }
 }

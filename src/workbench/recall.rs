@@ -8,6 +8,7 @@ use regex::RegexBuilder;
 use serde::Deserialize;
 use serde_json::json;
 
+use super::extractive::one_line;
 use crate::model::{ContentPart, Message, Role};
 use crate::prompt::ToolSpec;
 use crate::prompt::template::sections;
@@ -209,11 +210,10 @@ fn grep(
     budget: usize,
     counter: &TokenCounter,
 ) -> Result<String, String> {
-    let regex = RegexBuilder::new(pattern)
-        .size_limit(PATTERN_SIZE_LIMIT)
-        .dfa_size_limit(PATTERN_SIZE_LIMIT)
-        .build()
-        .map_err(|e| format!("`grep` is not a usable regular expression: {}", one_line(&e.to_string())))?;
+    let regex =
+        RegexBuilder::new(pattern).size_limit(PATTERN_SIZE_LIMIT).dfa_size_limit(PATTERN_SIZE_LIMIT).build().map_err(
+            |e| format!("`grep` is not a usable regular expression: {}", one_line(&e.to_string(), usize::MAX)),
+        )?;
     let mut out = String::new();
     let mut used = 0;
     let mut matched = 0;
@@ -244,8 +244,4 @@ fn grep(
         head.push_str(&format!("; the first {shown} shown (narrow the pattern, or recall \"lines\" around them)"));
     }
     Ok(format!("{head}:\n{out}"))
-}
-
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }

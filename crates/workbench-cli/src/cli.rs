@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::{compress, count, dump, llm_check, proxy, replay, serve, stats};
+use crate::{compress, count, dump, llm_check, prompt, proxy, replay, serve, stats};
 use context_workbench::Config;
 use context_workbench::proxy::args::config_from_file;
 use context_workbench::tokens::Encoding;
@@ -133,6 +133,22 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print one call's prompt as the model received it (the newest call's by default): its
+    /// tokens, cached share and rewrites, then each message with its role, layer and original.
+    Prompt {
+        /// The trace root holding the trace.
+        #[arg(default_value = ".trace")]
+        root: PathBuf,
+        /// The trace; needed when the root holds several.
+        #[arg(long, value_name = "ID")]
+        trace: Option<String>,
+        /// The call, numbered as in the trace's `calls.jsonl` (the proxy's numbering).
+        #[arg(long, value_name = "N")]
+        call: Option<u64>,
+        /// Print JSON (`{"trace_id", "prompt", "notes"?}`, as `GET /api/traces/{id}/prompt`).
+        #[arg(long)]
+        json: bool,
+    },
     /// Print the step tree of a persisted trace in the debug format (seed 004), or as JSON.
     Dump {
         /// The trace root holding the trace.
@@ -172,6 +188,7 @@ pub fn main() -> ExitCode {
             proxy::run(config, proxy::GlobalLlm { url: cli.llm_url, model: cli.llm_model }, args)
         }
         Command::Dump { root, trace, json } => dump::run(&config, &root, trace.as_deref(), json),
+        Command::Prompt { root, trace, call, json } => prompt::run(&root, trace.as_deref(), call, json),
         Command::Stats { root, since, json } => stats::run(&config, &root, since.as_deref(), json),
     }
 }

@@ -50,7 +50,7 @@ async fn dump(config: &Config, root: &Path, trace: Option<&str>, json: bool) -> 
 }
 
 /// The id of the one trace under the root; several need `--trace`.
-async fn only_trace(host: &NativeHost, root: &Path) -> Result<String, String> {
+pub(crate) async fn only_trace(host: &NativeHost, root: &Path) -> Result<String, String> {
     let store = TraceStore::new(host, ".").map_err(|e| e.to_string())?;
     let list = store.list_traces().await.map_err(|e| e.to_string())?;
     let mut ids: Vec<String> = list.traces.into_iter().map(|t| t.trace_id).collect();

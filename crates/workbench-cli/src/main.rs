@@ -7,6 +7,7 @@ mod dump;
 mod folds;
 mod llm_check;
 mod lost;
+mod prompt;
 mod proxy;
 mod replay;
 mod report;

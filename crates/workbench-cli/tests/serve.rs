@@ -425,3 +425,44 @@ fn dump_prints_the_step_tree_of_a_persisted_trace_as_text_and_json() {
     assert!(stderr.contains("goal.json is corrupted"), "{stderr}");
     std::fs::remove_dir_all(root).unwrap();
 }
+
+#[test]
+fn prompt_prints_the_prompt_of_any_saved_call_and_names_what_it_cannot() {
+    use context_workbench::prompt::CallInput;
+    let root = scratch("prompt");
+    let engine = open_trace(&root, "talk");
+    let input = CallInput { system_prompt: "You are a coding agent.".into(), ..CallInput::default() };
+    engine.record(MessageDraft::text(Role::User, "Fix the flaky upload test.")).unwrap();
+    let first = pollster::block_on(engine.prepare_call(&input)).unwrap();
+    engine.record(MessageDraft::text(Role::Assistant, "The upload test sleeps and races the server.")).unwrap();
+    engine.record(MessageDraft::text(Role::User, "Then wait for the server instead.")).unwrap();
+    let second = pollster::block_on(engine.prepare_call(&input)).unwrap();
+    let before = snapshot(&root);
+
+    let (code, text, stderr) = workbench(&["prompt", "--call", "1"], &root);
+    assert_eq!(code, 0, "{stderr}");
+    let head = format!("call 1 of talk: {} tokens in {} messages", first.tokens, first.view.messages.len());
+    assert!(text.starts_with(&head), "{text}");
+    assert!(text.contains("── 2 user · input · raw#m000000 ──\nFix the flaky upload test."), "{text}");
+    assert!(!text.contains("Then wait for the server"), "call 1 came before that message: {text}");
+    let (code, newest, _) = workbench(&["prompt"], &root);
+    assert_eq!(code, 0);
+    assert!(newest.starts_with(&format!("call 2 of talk: {} tokens", second.tokens)), "{newest}");
+    assert!(newest.contains("Then wait for the server instead."));
+    assert_eq!(workbench(&["prompt", "--call", "2"], &root).1, newest, "the newest call's by default");
+
+    let (code, json, _) = workbench(&["prompt", "--json", "--trace", "talk", "--call", "1"], &root);
+    assert_eq!(code, 0);
+    let page: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(page["prompt"], serde_json::to_value(&first).unwrap());
+
+    let (code, _, stderr) = workbench(&["prompt", "--call", "9"], &root);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("call 9 has no saved prompt"), "{stderr}");
+    let (code, _, stderr) = workbench(&["prompt", "--call", "last"], &root);
+    assert_eq!(code, 2, "{stderr}");
+    let (code, _, stderr) = workbench(&["prompt", "--trace", "../talk"], &root);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("not a plain name"), "{stderr}");
+    assert_eq!(snapshot(&root), before, "prompt wrote under the trace root");
+}

@@ -3,6 +3,7 @@
 //! refused and in which words, what passes through, which headers cross, where it goes upstream,
 //! what a failure answers, and every log line. A shell reads bytes, keeps timers and calls these.
 
+use std::collections::VecDeque;
 use std::sync::Mutex;
 
 use super::agents::agent_name;
@@ -79,8 +80,9 @@ pub enum Decision {
 
 /// A side call (a title, a classifier's check) of the agent session `agent_session`: it goes
 /// upstream as it came and is counted with the session's calls (#25: one conversation is one
-/// session, whatever the agent sends beside it). A side call without a session id names no
-/// conversation and is not counted.
+/// session, whatever the agent sends beside it). A side call without a session id is kept by
+/// its conversation key instead, and counted as call 1 of the session a continuation of it opens
+/// ([`ClientRequest::opening`]); one that nothing continues is not counted.
 #[derive(Debug, Clone)]
 pub struct SideCall {
     pub agent_session: String,
@@ -179,7 +181,13 @@ pub struct Gateway {
     upstreams: Upstreams,
     counter: TokenCounter,
     totals: Mutex<Totals>,
+    /// The latest one-shots of agents that send no session id, by conversation key name: a
+    /// text-protocol agent's first call is one until its next call continues it (#26).
+    one_shots: Mutex<VecDeque<(String, CallRecord)>>,
 }
+
+/// How many recent one-shots the gateway keeps for the conversations they may open.
+const ONE_SHOTS: usize = 64;
 
 impl Gateway {
     /// The proxy of `config` (its `proxy` limits and encoding) toward `upstreams`.
@@ -189,6 +197,7 @@ impl Gateway {
             upstreams,
             counter: TokenCounter::new(config.encoding),
             totals: Mutex::default(),
+            one_shots: Mutex::default(),
         }
     }
 
@@ -252,22 +261,27 @@ impl Gateway {
                 let header_session = SESSION_HEADERS.iter().find_map(|h| head.header(h));
                 let key = request.session_key(header_session);
                 if self.limits.side_calls && request.is_side_call() {
-                    let side = key.agent_session.map(|agent_session| {
-                        let tokens = request.tokens(&self.counter);
-                        let record = CallRecord {
-                            model: request.model,
-                            agent: request.agent,
-                            stream: request.stream,
-                            messages: request.messages.len(),
-                            new_messages: request.messages.len(),
-                            client_tokens: tokens,
-                            prompt_tokens: tokens,
-                            ..CallRecord::default()
-                        };
-                        Box::new(SideCall { agent_session, record })
-                    });
+                    let tokens = request.tokens(&self.counter);
+                    let record = CallRecord {
+                        model: request.model,
+                        agent: request.agent,
+                        stream: request.stream,
+                        messages: request.messages.len(),
+                        new_messages: request.messages.len(),
+                        client_tokens: tokens,
+                        prompt_tokens: tokens,
+                        ..CallRecord::default()
+                    };
+                    let side = match key.agent_session.clone() {
+                        Some(agent_session) => Some(Box::new(SideCall { agent_session, record })),
+                        None => {
+                            self.keep_one_shot(key.name(), record);
+                            None
+                        }
+                    };
                     return Decision::Forward { route, why: "side call, passed through".into(), side };
                 }
+                request.opening = self.take_one_shot(&key.name()).map(Box::new);
                 Decision::Manage { key, request: Box::new(request) }
             }
             Err(e) if e.pass_through => {
@@ -278,6 +292,23 @@ impl Gateway {
                 Decision::Answer(self.answer(route, e.status, &format!("workbench proxy: {}", e.message), &line))
             }
         }
+    }
+
+    /// Keep a one-shot of an agent without a session id for the conversation it may open.
+    fn keep_one_shot(&self, name: String, record: CallRecord) {
+        let mut kept = self.one_shots.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|(n, _)| *n != name);
+        if kept.len() == ONE_SHOTS {
+            kept.pop_front();
+        }
+        kept.push_back((name, record));
+    }
+
+    /// The one-shot the conversation named `name` opened with, once.
+    fn take_one_shot(&self, name: &str) -> Option<CallRecord> {
+        let mut kept = self.one_shots.lock().unwrap_or_else(|e| e.into_inner());
+        let at = kept.iter().position(|(n, _)| n == name)?;
+        kept.remove(at).map(|(_, record)| record)
     }
 
     /// The upstream URL of a request of `route`.

@@ -9,6 +9,7 @@ use serde_json::Value;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::route::Format;
+use super::session::CallRecord;
 use super::wire::{RawObject, TOO_DEEP};
 use super::{anthropic, gemini, openai, responses};
 use crate::engine::MessageDraft;
@@ -46,6 +47,10 @@ pub struct ClientRequest {
     pub system_messages: bool,
     /// OpenAI: the role the leading system message came with (`system` or `developer`).
     pub system_role: Option<String>,
+    /// The one-shot this conversation opened with, passed through as a side call before the
+    /// conversation went on (a text-protocol agent's first call); set by the gateway, counted
+    /// as call 1 of the session the request opens.
+    pub opening: Option<Box<CallRecord>>,
 }
 
 /// One message of the request: what the engine records for it (a user message with tool
@@ -139,6 +144,7 @@ impl ClientRequest {
             cache_control: None,
             system_messages: false,
             system_role: None,
+            opening: None,
         }
     }
 

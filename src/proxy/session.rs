@@ -304,6 +304,22 @@ impl<H: Host> ProxySession<H> {
         record
     }
 
+    /// Count the one-shot the session's conversation opened with ([`ClientRequest::opening`])
+    /// as its first call: passed through as it came, before the conversation went on.
+    pub async fn count_opening(&mut self, mut record: CallRecord) {
+        self.calls += 1;
+        record.trace_id = self.engine.trace_id().0;
+        record.call = self.calls;
+        record.at_ms = self.engine.host().now_ms();
+        record.notes.push(
+            "the conversation's first call: a one-shot when it came (no tools, no assistant turn), passed through; \
+             counted once the conversation went on"
+                .into(),
+        );
+        self.keep_resume_state();
+        self.save_record(&mut record).await;
+    }
+
     /// A side call of this session's agent ([`CallRecord::side_call`]), numbered after the
     /// session's latest call, with the `calls.jsonl` line that counts it (see [`Self::line_of`]).
     pub fn side_call(&self, mut record: CallRecord) -> (CallRecord, Option<(String, String)>) {

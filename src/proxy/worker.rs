@@ -118,7 +118,11 @@ impl<H: Host + Clone> Worker<H> {
             if let Some(caller) = self.shared.spawns.claim(&request.opening_text()) {
                 engine.set_metadata(BRANCH_OF_KEY, serde_json::to_value(caller).unwrap_or_default());
             }
-            ProxySession::new(engine, request.format).map_err(|e| e.to_string())
+            let mut session = ProxySession::new(engine, request.format).map_err(|e| e.to_string())?;
+            if let Some(opening) = &request.opening {
+                session.count_opening(opening.as_ref().clone()).await;
+            }
+            Ok(session)
         };
         let prepared = conversation.prepare(request, open, notes).await;
         self.put_back(&name, conversation);

@@ -96,7 +96,7 @@ impl ProxyGateway {
             Admission::Read { route, limit } => (route, limit, None),
             Admission::Refuse(answer) => (head.route(), 0, Some(answer)),
         };
-        ProxyRequest { head, route, limit, answer, why: None, key: None, side: None }
+        ProxyRequest { head, route, limit, answer, why: None, key: None, side: None, opening: None }
     }
 
     /// Decide on `request` with its `body` (absent: over the limit or cut short). Returns the
@@ -113,8 +113,9 @@ impl ProxyGateway {
                 request.side = side.map(|side| *side);
                 "forward"
             }
-            Decision::Manage { key, .. } => {
+            Decision::Manage { key, request: client } => {
                 request.key = Some(key);
+                request.opening = client.opening.map(|record| *record);
                 "manage"
             }
             Decision::Answer(answer) => {
@@ -275,6 +276,8 @@ pub struct ProxyRequest {
     key: Option<SessionKey>,
     /// A side call of a known agent session, counted in it once answered.
     side: Option<SideCall>,
+    /// The one-shot the managed request's conversation opened with (`ClientRequest::opening`).
+    opening: Option<CallRecord>,
 }
 
 #[wasm_bindgen]
@@ -295,6 +298,13 @@ impl ProxyRequest {
     #[wasm_bindgen(getter)]
     pub fn key(&self) -> Option<String> {
         self.key.as_ref().map(SessionKey::name)
+    }
+
+    /// The one-shot this managed request's conversation opened with, for its worker's
+    /// `prepare` (it counts it as the session's first call); undefined for most requests.
+    #[wasm_bindgen(getter, unchecked_return_type = "ProxyCallRecord | undefined")]
+    pub fn opening(&self) -> Result<JsValue, JsValue> {
+        self.opening.as_ref().map_or(Ok(JsValue::UNDEFINED), to_js_value)
     }
 
     /// The name the key's traces start with: the conversations of one base run on one worker.

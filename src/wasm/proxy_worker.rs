@@ -32,6 +32,14 @@ struct Inner {
     worker: Worker<JsHost>,
 }
 
+/// What the server adds to a request it hands `prepare`.
+#[derive(serde::Deserialize)]
+struct Given {
+    notes: Vec<String>,
+    #[serde(default)]
+    opening: Option<CallRecord>,
+}
+
 /// What `prepare` resolves to.
 #[derive(Serialize)]
 struct PreparedJs<'a> {
@@ -73,8 +81,9 @@ impl ProxyWorker {
     }
 
     /// Record a managed request (its head as the server received it, its body) in its
-    /// conversation and prepare the call; `notes` go on its record. Resolves to `{ body?,
-    /// record }` (no body: the agent's request goes as it came, `record.notes` say why).
+    /// conversation and prepare the call; what the server adds: `notes` for its record, and
+    /// `opening`, its `request.opening`. Resolves to `{ body?, record }` (no body: the agent's
+    /// request goes as it came, `record.notes` say why).
     #[wasm_bindgen(unchecked_return_type = "Promise<{ body?: string; record: ProxyCallRecord }>")]
     pub fn prepare(
         &self,
@@ -83,14 +92,17 @@ impl ProxyWorker {
         raw_headers: Vec<String>,
         body: Vec<u8>,
         format: &str,
-        notes: Vec<String>,
+        #[wasm_bindgen(unchecked_param_type = "{ notes: string[]; opening?: ProxyCallRecord }")] given: JsValue,
     ) -> Result<Promise, JsValue> {
+        let Given { notes, opening } = from_js(given, "given")?;
         let format = crate::proxy::Format::from_name(format).ok_or_else(|| invalid(format!("format `{format}`")))?;
         let headers = raw_headers.chunks_exact(2).map(|pair| (pair[0].to_ascii_lowercase(), pair[1].clone())).collect();
         let head = RequestHead { method, target, headers };
-        let Decision::Manage { key, request } = self.inner.gateway.decide(&head, Route::Managed(format), &body) else {
+        let Decision::Manage { key, mut request } = self.inner.gateway.decide(&head, Route::Managed(format), &body)
+        else {
             return Err(invalid("prepare takes a request the gateway manages".into()));
         };
+        request.opening = opening.map(Box::new);
         let inner = Rc::clone(&self.inner);
         Ok(future_to_promise(async move {
             let prepared = inner.worker.prepare(&key, &request, notes).await;

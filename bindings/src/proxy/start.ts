@@ -212,7 +212,8 @@ class Proxy {
     this.#threadOfKey.set(key, thread);
     let prepared: { body?: string; record: ProxyCallRecord };
     try {
-      prepared = await this.pool.call(thread, 'prepare', req.method ?? 'POST', req.url ?? '/', req.rawHeaders, body, request.format ?? '', notes);
+      prepared = await this.pool.call(thread, 'prepare', req.method ?? 'POST', req.url ?? '/', req.rawHeaders, body, request.format ?? '',
+        { notes, opening: request.opening });
     } catch (error) {
       // The engine thread is gone: the request goes as it came, as when a session cannot open.
       request.passAs(`the session is gone (${asWorkbenchError(error).message}), passed through`);

@@ -230,6 +230,53 @@ fn side_calls_of_a_session_are_counted_in_it(build: Build) {
     assert_no_key(&dir, &log);
 }
 
+/// An agent that acts through text and sends no session id (mini-swe-agent's text mode): its
+/// first call is a one-shot (no tools, no assistant turn) and goes through as one; once its next
+/// call continues that conversation, the session it opens counts the first as call 1. A one-shot
+/// that nothing continues (a title) opens nothing.
+fn a_text_agents_first_call_is_counted_once_its_conversation_goes_on(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("opening");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages", proxy.url);
+    let system = "You act through one bash block per reply.";
+    let body =
+        |messages: Value| json!({"model": "m", "max_tokens": 64, "system": system, "messages": messages}).to_string();
+    let task = json!({"role": "user", "content": "Fix the sign in calc.py"});
+    let first = body(json!([task]));
+    let title = body(json!([{"role": "user", "content": "Title for: another task"}]));
+    let next = body(
+        json!([task, {"role": "assistant", "content": "```bash\ncat calc.py\n```"}, {"role": "user", "content": "<output>return a - b</output>"}]),
+    );
+    for request in [&first, &title, &next] {
+        let (status, _, text) = post(&url, request.as_bytes(), &headers());
+        assert_eq!(status, 200, "{text}");
+    }
+    let received = upstream.requests();
+    assert_eq!(received[0].body, first.as_bytes(), "the first call went through as it came");
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let store = dir.join(".trace");
+    let traces: Vec<String> = std::fs::read_dir(&store)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|t| !t.starts_with('.'))
+        .collect();
+    assert_eq!(traces.len(), 1, "one session, the title's one-shot opens none: {traces:?}");
+    let calls = calls(&store, &traces[0]);
+    let shape: Vec<(u64, bool, bool)> = calls
+        .iter()
+        .map(|c| (c["call"].as_u64().unwrap(), c["managed"] == json!(true), c["side_call"] == json!(true)))
+        .collect();
+    assert_eq!(shape, [(1, false, false), (2, true, false)], "{calls:?}");
+    let opening = &calls[0];
+    assert!(opening["notes"][0].as_str().unwrap().starts_with("the conversation's first call"), "{opening}");
+    assert_eq!(opening["messages"].as_u64(), Some(1), "{opening}");
+    assert_eq!(opening["client_tokens"], opening["prompt_tokens"], "it went upstream as it came");
+    assert!(opening["client_tokens"].as_u64().unwrap() > 0);
+}
+
 fn each_api_goes_to_its_own_upstream_by_its_path(build: Build) {
     let echo = |name: &'static str| {
         Upstream::start(move |request: &Received| Reply::Json {
@@ -858,6 +905,7 @@ both_shells!(
     a_rewritten_todo_list_revises_the_plan,
     pass_through_routes_and_side_calls_arrive_byte_identical,
     side_calls_of_a_session_are_counted_in_it,
+    a_text_agents_first_call_is_counted_once_its_conversation_goes_on,
     each_api_goes_to_its_own_upstream_by_its_path,
     bad_requests_get_errors_in_the_providers_shape,
     an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_loses_nothing,

@@ -10,7 +10,7 @@ use aho_corasick::AhoCorasick;
 use serde::Serialize;
 
 use super::layout::TraceDir;
-use super::load::{parse_json, read_meta, read_optional};
+use super::load::{read_message, read_meta};
 use super::query::TraceStore;
 use super::records::CallPrompt;
 use crate::error::Result;
@@ -75,15 +75,15 @@ impl<H: Host> TraceStore<'_, H> {
             if messages.contains_key(&i) {
                 continue;
             }
-            let path = dir.message(MessageId::for_sequence(i as u64).as_str());
-            match read_optional(self.host, &path).await? {
-                Some(text) => match parse_json::<Message>(&path, &text) {
-                    Ok(message) => {
-                        messages.insert(i, message);
-                    }
-                    Err(e) => page.notes.push(e.to_string()),
-                },
-                None => page.notes.push(format!("{path} is missing")),
+            let id = MessageId::for_sequence(i as u64);
+            match read_message(self.host, &dir, id.as_str()).await {
+                Ok(Some(message)) => {
+                    messages.insert(i, message);
+                }
+                Ok(None) => page.notes.push(format!("{} is missing", dir.message(id.as_str()))),
+                // A damaged file is a note; a host that cannot read fails the answer.
+                Err(e) if e.code() == "invalid_input" => page.notes.push(e.to_string()),
+                Err(e) => return Err(e),
             }
         }
         let text = |line: &CallPrompt| line.clone().put_back(&parts).map(|prompt| prompt_text(&prompt));

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::jsonl;
 use super::layout::{self, TraceDir, check_root};
-use super::load::{parse_json, read_goal_tree, read_meta, read_optional};
+use super::load::{parse_json, read_goal_tree, read_message, read_meta, read_optional};
 use super::records::TraceMeta;
 use crate::error::Result;
 use crate::goals::GoalTree;
@@ -117,12 +117,7 @@ impl<'h, H: Host> LiveTraces<'h, H> {
     /// One message of the main line by its id (`m000012`), `None` when the trace has no such
     /// message; a damaged file is `invalid_input`. Messages are written once.
     pub async fn message(&self, trace_id: &str, message_id: &str) -> Result<Option<Message>> {
-        let dir = TraceDir::new(&self.root, trace_id)?;
-        let path = dir.message(message_id);
-        match read_optional(self.host, &path).await? {
-            None => Ok(None),
-            Some(text) => parse_json(&path, &text).map(Some),
-        }
+        read_message(self.host, &TraceDir::new(&self.root, trace_id)?, message_id).await
     }
 
     /// The first message the trace recorded (what an agent's session opened with).

@@ -68,6 +68,16 @@ pub async fn read_messages<H: Host>(host: &H, dir: &TraceDir) -> Result<(Vec<Mes
     Ok((messages, notes))
 }
 
+/// The message `id` of `dir` (`messages/{id}.json`), `None` when there is no such file; a
+/// damaged file is `invalid_input`. Messages are written once.
+pub async fn read_message<H: Host>(host: &H, dir: &TraceDir, id: &str) -> Result<Option<Message>> {
+    let path = dir.message(id);
+    match read_optional(host, &path).await? {
+        None => Ok(None),
+        Some(text) => parse_json(&path, &text).map(Some),
+    }
+}
+
 /// The records of a JSON-lines file; a missing file has none.
 pub async fn read_lines<H: Host, T: DeserializeOwned>(host: &H, path: &str) -> Result<Lines<T>> {
     let text = read_optional(host, path).await?.unwrap_or_default();

@@ -10,12 +10,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::layout::{self, TraceDir, check_id};
-use super::load::{parse_json, read_lines, read_messages, read_meta, read_optional};
+use super::load::{parse_json, read_lines, read_message, read_messages, read_meta, read_optional};
 use super::query::{TraceStore, not_found};
 use super::records::{CallPrompt, Part};
 use crate::error::{Error, Result};
 use crate::host::Host;
-use crate::model::{Message, Role};
+use crate::model::Role;
 use crate::prompt::Assembly;
 use crate::workbench::recall::original;
 
@@ -81,10 +81,8 @@ impl<H: Host> TraceStore<'_, H> {
         read_meta(self.host, &dir, trace_id).await?;
         let mut originals = Vec::new();
         for id in ids {
-            let path = dir.message(id);
-            let text = read_optional(self.host, &path).await?;
-            let text = text.ok_or_else(|| not_found(format!("no message `{id}` in trace `{trace_id}`")))?;
-            let message: Message = parse_json(&path, &text)?;
+            let message = read_message(self.host, &dir, id).await?;
+            let message = message.ok_or_else(|| not_found(format!("no message `{id}` in trace `{trace_id}`")))?;
             originals.push(Original {
                 message_id: message.id.to_string(),
                 role: message.role,

@@ -599,3 +599,48 @@ fn a_second_compaction_updates_the_previous_summary_instead_of_summarising_it() 
     assert_eq!(t.iter().filter(|x| x.contains("SUMMARY")).count(), 1, "one summary, updated");
     assert_eq!(t[3], "request 7");
 }
+
+/// An agent that acts through text (mini-swe-agent's text mode) puts each command in a fenced
+/// block of its reply and gets the output back as a user message: those are its observations,
+/// kept in the command's turn and compacted with it, never held as the user's words.
+#[test]
+fn a_text_agents_command_outputs_are_observations_compacted_with_their_turns() {
+    let engine =
+        Engine::new(TestHost::default().with_reply("unused"), Config::from_json(r#"{"window": 3000}"#).unwrap());
+    engine.record(MessageDraft::text(Role::User, "Fix the typo in notes.txt.")).unwrap();
+    for n in 0..12 {
+        let reply = format!("Step {n}.\n\n```mswea_bash_command\nsed -n '{n},+40p' logs/build.log\n```");
+        engine.record(MessageDraft::text(Role::Assistant, reply)).unwrap();
+        let lines: String = (0..40).map(|i| format!("[{n}{i:03}] INFO sync: reconciled sku-{i}\n")).collect();
+        let output = format!("<returncode>0</returncode>\n<output>\n{lines}</output>");
+        engine.record(MessageDraft::text(Role::User, output)).unwrap();
+        if n == 0 {
+            let first = block_on(engine.prepare_call(&input())).unwrap();
+            let sent = context_workbench::prompt::serialize::to_openai_chat(&first.view);
+            let output = &sent["messages"][3];
+            assert_eq!(output["role"], "user", "sent as the user's turn: {sent}");
+            assert!(
+                output["content"].as_str().unwrap().starts_with("<returncode>0</returncode>"),
+                "unlabelled: {sent}"
+            );
+        }
+    }
+    // A reply that runs nothing, and one with two blocks (a format error): what follows is the user's.
+    engine.record(MessageDraft::text(Role::Assistant, "Which file do you mean?")).unwrap();
+    engine.record(MessageDraft::text(Role::User, "notes.txt")).unwrap();
+    engine.record(MessageDraft::text(Role::Assistant, "```bash\nls\n```\n```bash\npwd\n```")).unwrap();
+    engine.record(MessageDraft::text(Role::User, "One command per reply, please.")).unwrap();
+
+    let roles: Vec<Role> = engine.trace().messages.iter().map(|m| m.role).collect();
+    assert_eq!(roles[2], Role::Observation);
+    assert_eq!(roles.iter().filter(|r| **r == Role::Observation).count(), 12);
+    assert_eq!(&roles[roles.len() - 3..], [Role::User, Role::Assistant, Role::User]);
+    assert_eq!(engine.trace().rounds().len(), 3, "observations open no round");
+
+    // 12 outputs of ~500 tokens each in a 3,000-token window: compacted, not a context overflow.
+    let assembly = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(assembly.tokens <= 3000, "{} tokens", assembly.tokens);
+    assert!(!assembly.rewrites.is_empty(), "the old turns were compacted: {:?}", assembly.notes);
+    let users = assembly.view.messages.iter().filter(|m| m.role == Role::User && m.layer != Layer::Tail).count();
+    assert_eq!(users, 3, "the user's own words are all kept");
+}

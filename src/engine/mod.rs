@@ -215,7 +215,9 @@ impl<H: Host> Engine<H> {
     /// agent's context block) becomes the mission. The successful result of another agent's plan
     /// tool (`TodoWrite`, `update_plan`, Claude Code's task tools) updates the goal tree before the
     /// result is attributed; one focusing or planning with the engine's `goal` or `step` tool is
-    /// attributed once they ran (at the next record, call or save), to the goal focused.
+    /// attributed once they ran (at the next record, call or save), to the goal focused. A user
+    /// message that answers a reply acting through text (one fenced command, no tool call) is
+    /// what the command printed: it is recorded as an [`Role::Observation`].
     pub fn record(&self, draft: MessageDraft) -> Result<MessageId> {
         let role = draft.role.ok_or_else(|| Error::InvalidInput("a message needs a role".into()))?;
         if role == Role::Tool && !draft.content.iter().any(|p| matches!(p, ContentPart::ToolResult(_))) {
@@ -223,6 +225,8 @@ impl<H: Host> Engine<H> {
         }
         let now = self.host.now_ms();
         let mut state = self.state.borrow_mut();
+        let acted = state.trace.messages.last().is_some_and(Message::acts_through_text);
+        let role = if role == Role::User && acted { Role::Observation } else { role };
         let sequence = state.trace.messages.len() as u64;
         let id = MessageId::for_sequence(sequence);
         if role == Role::User && state.trace.mission.is_empty() {

@@ -125,7 +125,7 @@ pub fn step_view(messages: &[Message], tree: &GoalTree) -> Vec<Step> {
                 let parent = call.and_then(|c| call_owner.get(c)).map(|id| (*id).to_owned()).or_else(|| goal_parent(m));
                 result_step(m, parent)
             }
-            Role::User | Role::System | Role::Summary => continue,
+            Role::User | Role::System | Role::Summary | Role::Observation => continue,
         };
         steps.push((m.sequence, step));
     }

@@ -12,17 +12,15 @@ use serde_json::{Value, json};
 use super::builder::Builder;
 use super::json::{compact, content_text, str_at};
 use super::{Format, Trajectory};
-use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
+use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus, text_actions};
 
-static COMMAND: LazyLock<Option<Regex>> =
-    LazyLock::new(|| Regex::new(r"(?s)```(?:bash|mswea_bash_command)\s*\n(.*?)\n```").ok());
 static RETURN_CODE: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"<returncode>\s*(-?\d+)\s*</returncode>").ok());
 
 /// Whether a chat message looks like mini-swe-agent's: a fenced command or a `<returncode>`.
 pub(super) fn looks_like_mini(message: &Value) -> bool {
     let text = content_text(message.get("content"));
-    text.contains("<returncode>") || COMMAND.as_ref().is_some_and(|re| re.is_match(&text))
+    text.contains("<returncode>") || !text_actions(&text).is_empty()
 }
 
 pub(super) fn import(name: &str, doc: &Value) -> Trajectory {
@@ -58,23 +56,20 @@ pub(super) fn import(name: &str, doc: &Value) -> Trajectory {
 
 /// Adds the assistant message; returns the id of its command's call, if it has exactly one.
 fn assistant(b: &mut Builder, text: String) -> Option<ToolCallId> {
-    let blocks: Vec<regex::Captures> = COMMAND.as_ref().map(|re| re.captures_iter(&text).collect()).unwrap_or_default();
-    let [block] = blocks.as_slice() else {
-        if blocks.len() > 1 {
+    let actions = text_actions(&text);
+    let [action] = actions.as_slice() else {
+        if actions.len() > 1 {
             b.tally("assistant messages with several command blocks (a format error, no call)");
         }
         b.text(Role::Assistant, text.clone(), 0);
         return None;
     };
-    let (Some(whole), Some(command)) = (block.get(0), block.get(1)) else {
-        b.text(Role::Assistant, text.clone(), 0);
-        return None;
-    };
-    let (before, after) = (text.get(..whole.start()).unwrap_or_default(), text.get(whole.end()..).unwrap_or_default());
+    let (before, after) =
+        (text.get(..action.block.start).unwrap_or_default(), text.get(action.block.end..).unwrap_or_default());
     let thought = format!("{before}{after}").trim().to_owned();
     let id = b.fresh_id();
     let call =
-        ToolCall { id: id.clone(), name: "bash".to_owned(), arguments: compact(&json!({"command": command.as_str()})) };
+        ToolCall { id: id.clone(), name: "bash".to_owned(), arguments: compact(&json!({"command": action.command})) };
     let mut content = Vec::new();
     if !thought.is_empty() {
         content.push(ContentPart::Text { text: thought });

@@ -14,6 +14,9 @@ pub enum Role {
     Tool,
     /// An archived summary of compacted history (R4.1); sent as a system message.
     Summary,
+    /// What a command answered, for an agent that acts through text ([`super::text_actions`]):
+    /// sent as a user message, kept in the round and turn of the command like a tool result.
+    Observation,
 }
 
 impl Role {
@@ -24,6 +27,7 @@ impl Role {
             Role::Assistant => "assistant",
             Role::Tool => "tool",
             Role::Summary => "summary",
+            Role::Observation => "observation",
         }
     }
 }
@@ -193,6 +197,21 @@ impl Message {
             _ => first_text.unwrap_or_default(),
         };
         first_line_within(&description, 120)
+    }
+
+    /// A reply that acts through text: one fenced command ([`super::text_actions`]), no tool call.
+    pub fn acts_through_text(&self) -> bool {
+        self.role == Role::Assistant
+            && self.tool_calls().next().is_none()
+            && self
+                .content
+                .iter()
+                .map(|p| match p {
+                    ContentPart::Text { text } => super::text_actions(text).len(),
+                    _ => 0,
+                })
+                .sum::<usize>()
+                == 1
     }
 
     /// The tool calls this message makes, in order.

@@ -3,11 +3,13 @@
 //! The serde form of these types is the persisted format; [`trace::TRACE_FORMAT_VERSION`]
 //! versions it.
 
+mod actions;
 mod ids;
 mod message;
 mod references;
 mod trace;
 
+pub use actions::{TextAction, text_actions};
 pub use ids::{BranchId, GoalId, MessageId, SpanId, ToolCallId, TraceId};
 pub use message::{
     ContentPart, Message, OpaquePart, Role, ToolCall, ToolResult, ToolStatus, tool_calls_by_id, without_reminders,

@@ -311,6 +311,8 @@ impl<H: Host> ProxySession<H> {
         record.trace_id = self.engine.trace_id().0;
         record.call = self.calls;
         record.at_ms = self.engine.host().now_ms();
+        // Its reply came back whole: the conversation went on with it.
+        (record.status, record.completed) = (record.status.or(Some(200)), true);
         record.notes.push(
             "the conversation's first call: a one-shot when it came (no tools, no assistant turn), passed through; \
              counted once the conversation went on"

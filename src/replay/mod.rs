@@ -146,7 +146,7 @@ pub struct StrategyRun {
 pub fn wire_role(role: Role) -> &'static str {
     match role {
         Role::System | Role::Summary => "system",
-        Role::User => "user",
+        Role::User | Role::Observation => "user",
         Role::Assistant => "assistant",
         Role::Tool => "tool",
     }

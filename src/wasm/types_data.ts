@@ -995,7 +995,7 @@ export type RewriteRecord = {
   output_tokens: number, notes: Array<string>,
 };
 
-export type Role = "system" | "user" | "assistant" | "tool" | "summary";
+export type Role = "system" | "user" | "assistant" | "tool" | "summary" | "observation";
 
 /**
  * A span marked by the orchestrator with `SPAN_START(id, goal)` / `SPAN_END(id, outcome)`.

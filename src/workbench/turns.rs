@@ -1,6 +1,7 @@
 //! Turns and the triggers that nominate a tail compaction (R5.4, R5.5).
 //!
-//! A turn is one step of the agent: an assistant message with the tool results that answer it,
+//! A turn is one step of the agent: an assistant message with the tool results (or, acting
+//! through text, the observation) that answer it,
 //! or a user or system message on its own. Windows are whole turns, so a tool call is never
 //! separated from its result (R4.2).
 
@@ -16,7 +17,7 @@ pub fn turns(messages: &[Message], from: usize) -> Vec<Range<usize>> {
     let mut out: Vec<Range<usize>> = Vec::new();
     for (i, message) in messages.iter().enumerate().skip(from) {
         match out.last_mut() {
-            Some(turn) if message.role == Role::Tool => turn.end = i + 1,
+            Some(turn) if matches!(message.role, Role::Tool | Role::Observation) => turn.end = i + 1,
             _ => out.push(i..i + 1),
         }
     }

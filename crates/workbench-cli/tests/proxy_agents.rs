@@ -24,6 +24,11 @@ const KEY: &str = "sk-proj-e2eagentkey0123456789abcdefghijklmnopqrstuvwxyz012345
 /// The window the proxy runs at: small enough that the log the agents read is compacted.
 const WINDOW: u32 = 20_000;
 
+/// The window for an agent that acts through text: the engine keeps what its commands printed
+/// (observations, not tool outputs it could compress on sight) as they came until the history
+/// nears the window, then compacts them with their turns; the log it reads here fills ~15k tokens.
+const TEXT_WINDOW: u32 = 10_000;
+
 /// One agent of the matrix.
 struct Agent {
     /// Its name as the proxy gives it (`Codex 0.169.0` starts with `Codex`).
@@ -31,6 +36,8 @@ struct Agent {
     api: Api,
     /// Whether its plan tool is in the requests, so the plan step writes a plan.
     plans: bool,
+    /// It acts through text (an action block in its reply), not through tools.
+    text: bool,
     /// The command that runs it on the task, with its configuration written under `home`.
     launch: fn(&Path, &Path, &str) -> Command,
 }
@@ -167,11 +174,20 @@ fn mini_swe_agent(work: &Path, home: &Path, proxy: &str) -> Command {
     command
 }
 
+/// mini-swe-agent in its text mode: no tools, one command block per reply.
+fn mini_swe_agent_text(work: &Path, home: &Path, proxy: &str) -> Command {
+    let mut command = mini_swe_agent(work, home, proxy);
+    command.args(["-c", "mini_textbased.yaml", "--model-class", "litellm_textbased"]);
+    command
+}
+
 /// Run `agent` through the proxy of `build` and check what the matrix asserts.
 fn run(build: Build, agent: &Agent) {
-    let (work, home) = coder::workspace(&format!("{}-{build:?}", agent.name.replace(' ', "-")));
+    let mode = if agent.text { "-text" } else { "" };
+    let (work, home) = coder::workspace(&format!("{}{mode}-{build:?}", agent.name.replace(' ', "-")));
     let upstream = coder::upstream();
-    let proxy = Proxy::start_build(build, &work, &["--upstream", &upstream.url, "--window", &WINDOW.to_string()]);
+    let window = if agent.text { TEXT_WINDOW } else { WINDOW };
+    let proxy = Proxy::start_build(build, &work, &["--upstream", &upstream.url, "--window", &window.to_string()]);
     // Its output goes to files: a pipe nobody reads while it runs would fill and stop it.
     let (out, err) = (work.with_file_name("agent.out"), work.with_file_name("agent.err"));
     let mut child = (agent.launch)(&work, &home, &proxy.url)
@@ -217,11 +233,12 @@ fn run(build: Build, agent: &Agent) {
         .iter()
         .filter(|r| Api::of(&r.path) == Some(agent.api))
         .map(Received::json)
-        .filter(tools_of)
+        .filter(|body| agent.text || tools_of(body))
         .collect();
     assert!(bodies.len() >= 7, "the agent went through the steps: {} calls\n{said}", bodies.len());
     assert_eq!(records.len(), bodies.len(), "every call with tools is the session's\n{said}");
-    assert!(records.iter().all(|c| c["managed"] == json!(true) && c["completed"] == json!(true)), "{said}");
+    let managed = |c: &Value| c["managed"] == json!(true) || agent.text && coder::opening(c);
+    assert!(records.iter().all(|c| managed(c) && c["completed"] == json!(true)), "{said}");
     let named = records[0]["agent"].as_str().unwrap_or_default().to_owned();
     assert!(named.starts_with(agent.name), "named {named:?}\n{said}");
     for (k, body) in bodies.iter().enumerate() {
@@ -258,7 +275,7 @@ fn run(build: Build, agent: &Agent) {
     }
 
     let api = format!("{:?}", agent.api);
-    coder::matrix_row(build, &api, WINDOW, agent.plans.then_some(goals.len()), &records);
+    coder::matrix_row(build, &api, agent.text, window, agent.plans.then_some(goals.len()), &records);
 }
 
 /// Stop what the agent left running (Cline's hub daemon): the processes whose `HOME` is the
@@ -279,15 +296,18 @@ fn tools_of(body: &Value) -> bool {
     body["tools"].as_array().is_some_and(|t| !t.is_empty())
 }
 
-const CODEX: Agent = Agent { name: "Codex", api: Api::Responses, plans: false, launch: codex };
-const GEMINI_CLI: Agent = Agent { name: "Gemini CLI", api: Api::Gemini, plans: true, launch: gemini_cli };
+const CODEX: Agent = Agent { name: "Codex", api: Api::Responses, plans: false, text: false, launch: codex };
+const GEMINI_CLI: Agent = Agent { name: "Gemini CLI", api: Api::Gemini, plans: true, text: false, launch: gemini_cli };
 
-const OPENCODE: Agent = Agent { name: "OpenCode", api: Api::Chat, plans: true, launch: opencode };
-const QWEN_CODE: Agent = Agent { name: "Qwen Code", api: Api::Chat, plans: false, launch: qwen_code };
-const GOOSE: Agent = Agent { name: "goose", api: Api::Chat, plans: false, launch: goose };
-const CLINE: Agent = Agent { name: "Cline", api: Api::Chat, plans: false, launch: cline };
-const MINI_SWE_AGENT: Agent = Agent { name: "mini-swe-agent", api: Api::Chat, plans: false, launch: mini_swe_agent };
-const CONTINUE: Agent = Agent { name: "Continue", api: Api::Chat, plans: false, launch: continue_cn };
+const OPENCODE: Agent = Agent { name: "OpenCode", api: Api::Chat, plans: true, text: false, launch: opencode };
+const QWEN_CODE: Agent = Agent { name: "Qwen Code", api: Api::Chat, plans: false, text: false, launch: qwen_code };
+const GOOSE: Agent = Agent { name: "goose", api: Api::Chat, plans: false, text: false, launch: goose };
+const CLINE: Agent = Agent { name: "Cline", api: Api::Chat, plans: false, text: false, launch: cline };
+const MINI_SWE_AGENT: Agent =
+    Agent { name: "mini-swe-agent", api: Api::Chat, plans: false, text: false, launch: mini_swe_agent };
+const MINI_SWE_AGENT_TEXT: Agent =
+    Agent { name: "mini-swe-agent", api: Api::Chat, plans: false, text: true, launch: mini_swe_agent_text };
+const CONTINUE: Agent = Agent { name: "Continue", api: Api::Chat, plans: false, text: false, launch: continue_cn };
 
 fn opencode_session(build: Build) {
     run(build, &OPENCODE);
@@ -313,6 +333,10 @@ fn mini_swe_agent_session(build: Build) {
     run(build, &MINI_SWE_AGENT);
 }
 
+fn mini_swe_agent_text_session(build: Build) {
+    run(build, &MINI_SWE_AGENT_TEXT);
+}
+
 fn codex_session(build: Build) {
     run(build, &CODEX);
 }
@@ -329,5 +353,6 @@ both_shells!(
     goose_session,
     continue_session,
     mini_swe_agent_session,
+    mini_swe_agent_text_session,
     cline_session
 );

@@ -365,7 +365,7 @@ fn claude_code_session(build: Build) {
     assert!(
         served_main.iter().all(|c| c["usage"]["cache_read_tokens"].is_u64() && c["expected_cached_tokens"].is_u64())
     );
-    proxy_support::coder::matrix_row(build, "Messages", 60_000, Some(goals.len()), &records);
+    proxy_support::coder::matrix_row(build, "Messages", false, 60_000, Some(goals.len()), &records);
 }
 
 /// What Claude Code's sub-agent is asked, through its `Agent` tool.

@@ -64,7 +64,7 @@ pub fn check_pairing(messages: &[Message]) -> Result<(), String> {
                     return Err(format!("message {id}: tool_call_id `{named}` names none of its results"));
                 }
             }
-            Role::User | Role::System | Role::Summary => {
+            Role::User | Role::System | Role::Summary | Role::Observation => {
                 if message.tool_calls().next().is_some() {
                     return Err(format!("message {id}: a {} message carries a tool call", message.role.as_str()));
                 }

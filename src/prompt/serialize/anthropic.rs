@@ -114,7 +114,7 @@ pub fn to_anthropic_with(view: &PromptView, options: AnthropicOptions) -> Value 
             Role::System | Role::Summary => (Side::User, labelled(in_place_label(message.role), content)),
             Role::Tool if tool_results(content).next().is_some() => (Side::User, text_blocks(content)),
             Role::Tool => (Side::User, user_blocks(content)),
-            Role::User | Role::Assistant => (Side::User, user_blocks(content)),
+            Role::User | Role::Observation | Role::Assistant => (Side::User, user_blocks(content)),
         };
         push(&mut turns, side, texts);
         push(&mut turns, Side::Assistant, tool_calls(content).map(Block::tool_use).collect());

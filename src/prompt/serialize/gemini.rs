@@ -70,7 +70,7 @@ fn push_user(contents: &mut Vec<Value>, message: &PromptMessage, role: Role) {
         match part {
             ContentPart::Text { text } if is_sendable(text) => {
                 let text = match role {
-                    Role::User => text.clone(),
+                    Role::User | Role::Observation => text.clone(),
                     _ if parts.is_empty() => format!("{}\n{text}", in_place_label(role)),
                     _ => text.clone(),
                 };

@@ -61,10 +61,11 @@ pub(crate) fn push_message(messages: &mut Vec<Value>, message: &PromptMessage) {
             }
             push_calls(messages, &message.content);
         }
-        Role::System | Role::Summary | Role::User => {
+        Role::System | Role::Summary | Role::User | Role::Observation => {
             push_results(messages, &message.content, "", false);
             // Only the leading system prompt is sent as the system's; later ones are labelled user text.
-            let in_place = message.role != Role::User && !matches!(message.layer, Layer::System | Layer::Rules);
+            let in_place = matches!(message.role, Role::System | Role::Summary)
+                && !matches!(message.layer, Layer::System | Layer::Rules);
             let role = if message.role == Role::System && !in_place { "system" } else { "user" };
             let text =
                 if in_place && !text.is_empty() { format!("{}\n{text}", in_place_label(message.role)) } else { text };

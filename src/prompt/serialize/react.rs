@@ -95,6 +95,7 @@ fn render_other(blocks: &mut Vec<String>, message: &PromptMessage, with_results:
             Role::System => "[system]",
             Role::Summary => "[summary]",
             Role::User => "[user]",
+            Role::Observation => "[observation]",
             Role::Tool => "[tool]",
             Role::Assistant => "[assistant]",
         };

@@ -66,7 +66,7 @@ fn push_items(items: &mut Vec<Value>, message: &PromptMessage, options: Response
             push_results(items, &message.content, &custom, false);
             let text = joined_text(&message.content);
             let text = match role {
-                Role::User => text,
+                Role::User | Role::Observation => text,
                 _ if text.is_empty() => text,
                 _ => format!("{}\n{text}", in_place_label(role)),
             };

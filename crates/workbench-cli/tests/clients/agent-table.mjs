@@ -27,7 +27,7 @@ if (files.length === 0) {
 const rows = files.map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8')));
 const byAgent = new Map();
 for (const row of rows) {
-  const name = row.agent.split(' ').filter((w) => !/^\d/.test(w)).join(' ');
+  const name = row.agent.split(' ').filter((w) => !/^\d/.test(w)).join(' ') + (row.text ? ' (text mode)' : '');
   byAgent.set(name, [...(byAgent.get(name) ?? []), row]);
 }
 
@@ -45,7 +45,8 @@ const lines = [
 ];
 for (const [name, runs] of [...byAgent].sort(([a], [b]) => a.localeCompare(b))) {
   const native = runs.find((r) => r.build === 'Native') ?? runs[0];
-  const version = native.agent.slice(name.length).trim() || pinned[name] || '?';
+  const bare = name.replace(' (text mode)', '');
+  const version = native.agent.slice(bare.length).trim() || pinned[bare] || '?';
   const shells = runs.filter((r) => r.managed).map((r) => (r.build === 'Native' ? '`workbench proxy`' : 'npm proxy'));
   const plan = native.plan == null ? 'no plan tool offered' : `yes (${native.plan} items)`;
   const share = (native.prompt_tokens / native.client_tokens).toFixed(2);

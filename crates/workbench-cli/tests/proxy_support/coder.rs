@@ -4,7 +4,8 @@
 //! with the agent's plan tool (when it offers one), fix the typo in `notes.txt` with `sed`,
 //! check it, answer. It picks the tools by name from the request and fills their arguments from
 //! their schemas; the agent runs them for real. Which step comes next is read from the request:
-//! every step leaves the marker `wbstep-N` in its text, its call's id and its command.
+//! every step leaves the marker `wbstep-N` in its text, its call's id and its command. An agent
+//! that acts through text (mini-swe-agent's text mode) gets the same steps as command blocks.
 
 use std::path::Path;
 use std::process::Command;
@@ -99,8 +100,13 @@ pub fn upstream() -> Upstream {
         let body = request.json();
         let stream = body["stream"].as_bool().unwrap_or(false) || request.path.contains("streamGenerateContent");
         let tools = tools(api, &body);
-        let turn =
-            if tools.is_empty() { Turn::Answer("Fix the typo in notes".into()) } else { next_turn(&body, &tools) };
+        let turn = if !tools.is_empty() {
+            next_turn(&body, &tools)
+        } else if body.to_string().contains(TEXT_ACTION) {
+            next_text_turn(&body)
+        } else {
+            Turn::Answer("Fix the typo in notes".into())
+        };
         reply(api, stream, &turn)
     })
 }
@@ -159,28 +165,61 @@ const SUBMIT: &str = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT";
 /// How many pieces of the log the agent reads before it plans.
 const READS: usize = 4;
 
-/// Steps: read the log in [`READS`] pieces, plan, fix, check, then the answer.
+/// What a step of the fix does.
+enum Step {
+    Shell(String),
+    Plan,
+    Answer,
+}
+
+/// Step `n`: read the log in [`READS`] pieces, plan, fix, check, then the answer.
+fn step(n: usize, body: &Value) -> Step {
+    match n {
+        n if n < READS => Step::Shell(format!("sed -n '{},{}p' logs/build.log", n * 750 + 1, (n + 1) * 750)),
+        n if n == READS => Step::Plan,
+        n if n == READS + 1 => Step::Shell("sed -i 's/Helo/Hello/' notes.txt".into()),
+        n if n == READS + 2 => Step::Shell("cat notes.txt".into()),
+        // mini-swe-agent ends its run on a command's output, not on an answer.
+        _ if body.to_string().contains(SUBMIT) => Step::Shell(format!("echo {SUBMIT}")),
+        _ => Step::Answer,
+    }
+}
+
+/// The next step after the newest the request shows, past the plan step when there is no plan
+/// tool to write it with.
+fn next_step(body: &Value, plans: bool) -> (usize, Step) {
+    let n = last_step(body).map_or(0, |n| n + 1);
+    let n = if n == READS && !plans { n + 1 } else { n };
+    (n, step(n, body))
+}
+
+/// The turn of an agent that acts through tools: the step with its shell or plan tool.
 fn next_turn(body: &Value, tools: &[(String, Value)]) -> Turn {
     let shell = tools.iter().find(|(name, _)| SHELL.contains(&name.as_str()));
     let plan = tools.iter().find_map(|(name, _)| plan_args(name).map(|args| (name.clone(), args)));
-    let mut n = last_step(body).map_or(0, |n| n + 1);
-    if n == READS && plan.is_none() {
-        n += 1;
-    }
-    let command = |command: &str| {
-        let (name, schema) = shell.expect("the agent offers a shell tool");
-        Turn::Call { n, name: name.clone(), args: fill(schema, &format!("{command} # wbstep-{n}")) }
-    };
-    match n {
-        n if n < READS => command(&format!("sed -n '{},{}p' logs/build.log", n * 750 + 1, (n + 1) * 750)),
-        n if n == READS => {
-            let (name, args) = plan.expect("checked above");
+    match next_step(body, plan.is_some()) {
+        (n, Step::Shell(command)) => {
+            let (name, schema) = shell.expect("the agent offers a shell tool");
+            Turn::Call { n, name: name.clone(), args: fill(schema, &format!("{command} # wbstep-{n}")) }
+        }
+        (n, Step::Plan) => {
+            let (name, args) = plan.expect("planned only with a plan tool");
             Turn::Call { n, name, args }
         }
-        n if n == READS + 1 => command("sed -i 's/Helo/Hello/' notes.txt"),
-        n if n == READS + 2 => command("cat notes.txt"),
-        // mini-swe-agent ends its run on a command's output, not on an answer.
-        _ if body.to_string().contains(SUBMIT) => command(&format!("echo {SUBMIT}")),
+        (_, Step::Answer) => Turn::Answer(DONE.into()),
+    }
+}
+
+/// What marks the main loop of an agent that acts through text (mini-swe-agent's text mode):
+/// the action block its prompt asks for, one per reply.
+const TEXT_ACTION: &str = "mswea_bash_command";
+
+/// The turn of an agent that acts through text: the step's command in its action block.
+fn next_text_turn(body: &Value) -> Turn {
+    match next_step(body, false) {
+        (n, Step::Shell(command)) => {
+            Turn::Answer(format!("{}\n\n```{TEXT_ACTION}\n{command} # wbstep-{n}\n```", step_text(n)))
+        }
         _ => Turn::Answer(DONE.into()),
     }
 }
@@ -335,18 +374,28 @@ fn reply(api: Api, stream: bool, turn: &Turn) -> Reply {
     }
 }
 
+/// Whether a call record is the opening one-shot of an agent that acts through text: passed
+/// through as it came (nothing to manage yet), counted once its conversation went on.
+pub fn opening(record: &Value) -> bool {
+    record["call"] == json!(1)
+        && record["notes"][0].as_str().is_some_and(|n| n.starts_with("the conversation's first call"))
+}
+
 /// Leave an agent's row for the README's table (`node scripts/agent-table.mjs`) in
-/// `target/agent-matrix/`: its name as the proxy gave it, its API, the shell, its calls, the
-/// plan items read (`None`: it offers no plan tool) and the tokens it sent and the engine sent.
-pub fn matrix_row(build: super::Build, api: &str, window: u32, plan: Option<usize>, records: &[Value]) {
+/// `target/agent-matrix/`: its name as the proxy gave it, its API, whether it acts through text,
+/// the shell, its calls, the plan items read (`None`: it offers no plan tool) and the tokens it
+/// sent and the engine sent.
+pub fn matrix_row(build: super::Build, api: &str, text: bool, window: u32, plan: Option<usize>, records: &[Value]) {
     let sum = |key: &str| -> u64 { records.iter().map(|c| c[key].as_u64().unwrap_or(0)).sum() };
     let agent = records.first().and_then(|c| c["agent"].as_str()).unwrap_or("unknown").to_owned();
+    let managed = |c: &Value| c["managed"] == json!(true) || text && opening(c);
     let row = json!({
         "agent": agent,
         "api": api,
+        "text": text,
         "build": format!("{build:?}"),
         "calls": records.len(),
-        "managed": records.iter().all(|c| c["managed"] == json!(true)),
+        "managed": records.iter().all(managed),
         "plan": plan,
         "window": window,
         "client_tokens": sum("client_tokens"),
@@ -355,7 +404,11 @@ pub fn matrix_row(build: super::Build, api: &str, window: u32, plan: Option<usiz
     eprintln!("{row}");
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/agent-matrix");
     std::fs::create_dir_all(&dir).unwrap();
-    let name: String = agent.split(' ').take_while(|w| !w.starts_with(char::is_numeric)).collect::<Vec<_>>().join("-");
+    let mut name: String =
+        agent.split(' ').take_while(|w| !w.starts_with(char::is_numeric)).collect::<Vec<_>>().join("-");
+    if text {
+        name.push_str("-text");
+    }
     std::fs::write(dir.join(format!("{name}-{build:?}.json")), format!("{row}\n")).unwrap();
 }
 

@@ -1,0 +1,47 @@
+//! Agents that act through text: a reply carries its command in a fenced block (mini-swe-agent's
+//! ```` ```mswea_bash_command ````, SWE-agent-style ```` ```bash ````) instead of a tool call, and
+//! the next user message is what the command printed. A reply with exactly one such block is an
+//! action; the importers read it as a call of `bash`, the proxy records its answer as an
+//! [`super::Role::Observation`].
+
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+
+static COMMAND: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?s)```(?:bash|mswea_bash_command)\s*\n(.*?)\n```").ok());
+
+/// A fenced command block in a reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextAction<'a> {
+    /// The whole block, fences included, as a byte range of the reply.
+    pub block: Range<usize>,
+    pub command: &'a str,
+}
+
+/// The fenced command blocks of a reply's text; an action when there is exactly one.
+pub fn text_actions(text: &str) -> Vec<TextAction<'_>> {
+    let Some(re) = COMMAND.as_ref() else { return Vec::new() };
+    re.captures_iter(text)
+        .filter_map(|c| Some(TextAction { block: c.get(0)?.range(), command: c.get(1)?.as_str() }))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_acts_through_the_fenced_command_blocks_it_carries() {
+        let reply = "I look first.\n\n```mswea_bash_command\nls -la\n```\n";
+        let actions = text_actions(reply);
+        assert_eq!(actions.len(), 1);
+        assert_eq!(
+            (actions[0].command, &reply[actions[0].block.clone()]),
+            ("ls -la", "```mswea_bash_command\nls -la\n```")
+        );
+        assert_eq!(text_actions("```bash\na\n```\nthen\n```bash\nb\n```").len(), 2);
+        assert!(text_actions("```python\nprint(1)\n```").is_empty(), "code shown, not run");
+    }
+}

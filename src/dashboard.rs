@@ -3,7 +3,8 @@
 //! and the same bytes go out everywhere; the headers they go with (a strict
 //! Content-Security-Policy: scripts, styles and requests of its own origin only); and which host
 //! names are served. The page reads only the query API beside it (`store::api`) and draws with
-//! the playground's view modules.
+//! the playground's view modules: it lives beside them in `bindings/playground/`, where a static
+//! server also serves it, reading a trace store folder picked in the browser (`folder.js`).
 
 /// One file of the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,16 +15,17 @@ pub struct Asset {
 
 const JS: &str = "text/javascript; charset=utf-8";
 
-/// The page's files by name: the dashboard's own, and the view modules it shares with the playground.
+/// The page's files by name: the dashboard's own, and the view modules it shares with the
+/// playground (`folder.js`, for a page without a server, is not served here).
 const ASSETS: &[(&str, Asset)] = &[
     (
         "index.html",
-        Asset { content_type: "text/html; charset=utf-8", text: include_str!("../bindings/dashboard/index.html") },
+        Asset { content_type: "text/html; charset=utf-8", text: include_str!("../bindings/playground/dashboard.html") },
     ),
-    ("dashboard.js", Asset { content_type: JS, text: include_str!("../bindings/dashboard/dashboard.js") }),
+    ("dashboard.js", Asset { content_type: JS, text: include_str!("../bindings/playground/dashboard.js") }),
     (
         "dashboard.css",
-        Asset { content_type: "text/css; charset=utf-8", text: include_str!("../bindings/dashboard/dashboard.css") },
+        Asset { content_type: "text/css; charset=utf-8", text: include_str!("../bindings/playground/dashboard.css") },
     ),
     ("dom.js", Asset { content_type: JS, text: include_str!("../bindings/playground/dom.js") }),
     ("chart.js", Asset { content_type: JS, text: include_str!("../bindings/playground/chart.js") }),

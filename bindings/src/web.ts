@@ -3,3 +3,4 @@ import './platform-web.js';
 
 export * from './common.js';
 export { browserFsHost, type BrowserFsHostOptions } from './hosts/browser-fs.js';
+export { pickedFolderHost, type PickedFiles } from './hosts/picked.js';

@@ -1,4 +1,5 @@
-// The ready-made hosts: memoryHost, nodeFsHost (escapes refused) and openAiCompatibleLlm against
+// The ready-made hosts: memoryHost, nodeFsHost (escapes refused), pickedFolderHost (the browser's,
+// over Node's own Blob) and openAiCompatibleLlm against
 // a scripted OpenAI-compatible server on 127.0.0.1; and an engine working through each.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,7 +8,8 @@ import { createServer } from 'node:http';
 import { mkdtemp, mkdir, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ContextEngine, memoryHost, nodeFsHost, openAiCompatibleLlm } from '../dist/node.js';
+import { ContextEngine, TraceStore, memoryHost, nodeFsHost, openAiCompatibleLlm } from '../dist/node.js';
+import { pickedFolderHost } from '../dist/hosts/picked.js';
 
 /** Every file method of `host` behaves like a workspace: create, append, list, rename, remove. */
 async function exerciseWorkspace(host) {
@@ -121,6 +123,28 @@ async function scriptedServer(replies) {
   await once(server, 'listening');
   return { url: `http://127.0.0.1:${server.address().port}`, received, close: () => server.close() };
 }
+
+test('pickedFolderHost reads the picked files as asked, lists their folders and writes nothing', async () => {
+  const file = (text) => Object.assign(new Blob([text]), { lastModified: 7 });
+  const host = pickedFolderHost([['.trace/t1/meta.json', file('{"id":"t1"}')], ['.trace/t1/raw/m1.txt', file('out')], ['notes.txt', file('hi')]]);
+  assert.deepEqual(await host.readFile('.trace/t1/meta.json'), { text: '{"id":"t1"}', mtimeMs: 7 });
+  assert.deepEqual(await host.stat('./.trace/t1/raw/m1.txt'), { isDir: false, size: 3, mtimeMs: 7 });
+  assert.equal((await host.stat('.trace/t1')).isDir, true);
+  assert.equal(await host.stat('.trace/t2'), null);
+  assert.deepEqual(await host.listDir(''), [{ name: '.trace', isDir: true }, { name: 'notes.txt', isDir: false }]);
+  assert.deepEqual(await host.listDir('.trace/t1'), [{ name: 'meta.json', isDir: false }, { name: 'raw', isDir: true }]);
+  await assert.rejects(host.readFile('.trace/t1/state.json'), { code: 'not_found' });
+  await assert.rejects(host.listDir('nowhere'), { code: 'not_found' });
+  await assert.rejects(host.readFile('../etc/passwd'), { code: 'outside_workspace' });
+  for (const write of [() => host.writeFile('notes.txt', 'x'), () => host.appendFile('a', 'x'), () => host.rename('notes.txt', 'b'), () => host.remove('notes.txt')]) {
+    await assert.rejects(write(), { code: 'io', message: /read-only/ });
+  }
+  assert.equal((await host.readFile('notes.txt')).text, 'hi', 'nothing was written');
+  // The query API reads through it as through any host.
+  const store = await TraceStore.create(host);
+  assert.deepEqual((await store.traceIds()), ['t1']);
+  store.dispose();
+});
 
 test('openAiCompatibleLlm speaks chat completions and maps failures to codes', async () => {
   const ok = { choices: [{ message: { role: 'assistant', content: 'hello' } }],

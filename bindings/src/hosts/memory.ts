@@ -2,7 +2,7 @@
 // you give it (none by default: `llm_not_configured`); its clock is fixed unless you pass one.
 import type { DirEntry, FileContent, FileStat, Host } from '../types.js';
 import { engineLoaded } from '../init.js';
-import { type Llm, hostError, noLlm, normalise, normaliseLoaded } from './shared.js';
+import { type Llm, entriesOf, hostError, isDirOf, noLlm, normalise, normaliseLoaded } from './shared.js';
 
 export interface MemoryHostOptions {
   /** Initial files: workspace-relative path → text. */
@@ -37,7 +37,7 @@ export function memoryHost(options: MemoryHostOptions = {}): MemoryHost {
     seeded();
     return key;
   };
-  const isDir = (dir: string) => dir === '' || [...files.keys()].some((p) => p.startsWith(`${dir}/`));
+  const isDir = (dir: string) => isDirOf(files.keys(), dir);
   const read = async (path: string): Promise<FileContent> => {
     const file = files.get(await normal(path));
     if (!file) throw hostError('not_found', `no such file: ${path}`);
@@ -70,14 +70,7 @@ export function memoryHost(options: MemoryHostOptions = {}): MemoryHost {
     listDir: async (path): Promise<DirEntry[]> => {
       const dir = await normal(path);
       if (!isDir(dir)) throw hostError('not_found', `no such directory: ${path}`);
-      const prefix = dir === '' ? '' : `${dir}/`;
-      const entries = new Map<string, boolean>();
-      for (const key of files.keys()) {
-        if (!key.startsWith(prefix)) continue;
-        const [name, ...rest] = key.slice(prefix.length).split('/');
-        entries.set(name, (entries.get(name) ?? false) || rest.length > 0);
-      }
-      return [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, isDir]) => ({ name, isDir }));
+      return entriesOf(files.keys(), dir);
     },
     nowMs: now,
   };

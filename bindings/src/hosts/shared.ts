@@ -1,6 +1,6 @@
 // What the ready-made hosts share: workspace-relative paths by the engine's rule, host errors the
 // engine classifies by code, and the LLM a host is given.
-import type { Completion, CompletionRequest } from '../types.js';
+import type { Completion, CompletionRequest, DirEntry } from '../types.js';
 import { engineLoaded, init } from '../init.js';
 import { normalizeWorkspacePath } from '../wasm/context_workbench.js';
 
@@ -39,4 +39,24 @@ export function normaliseLoaded(path: string): string {
   } catch (error) {
     throw hostError('outside_workspace', (error as Error).message);
   }
+}
+
+/** Whether `dir` (normal form) is a directory of a workspace whose files are `paths`: the root, or
+ * a prefix of one of them. */
+export function isDirOf(paths: Iterable<string>, dir: string): boolean {
+  if (dir === '') return true;
+  for (const path of paths) if (path.startsWith(`${dir}/`)) return true;
+  return false;
+}
+
+/** The entries of the directory `dir` (normal form) of a workspace whose files are `paths`, sorted. */
+export function entriesOf(paths: Iterable<string>, dir: string): DirEntry[] {
+  const prefix = dir === '' ? '' : `${dir}/`;
+  const names = new Map<string, boolean>();
+  for (const path of paths) {
+    if (!path.startsWith(prefix)) continue;
+    const [name, ...rest] = path.slice(prefix.length).split('/');
+    names.set(name, (names.get(name) ?? false) || rest.length > 0);
+  }
+  return [...names].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([name, isDir]) => ({ name, isDir }));
 }

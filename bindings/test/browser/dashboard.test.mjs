@@ -1,7 +1,8 @@
 // The dashboard end to end: the real Claude Code CLI runs a scripted session through the native
 // `workbench proxy` (a scripted Anthropic upstream stands in for the model, step by step), while
 // headless Chromium watches the page the proxy serves at /workbench/. Then the same store through
-// `workbench serve` and the npm package's proxy. Keyboard use and contrast are checked with axe-core. Screenshots go to
+// `workbench serve`, the npm package's proxy and the playground's static page reading it as a
+// folder picked in the browser. Keyboard use and contrast are checked with axe-core. Screenshots go to
 // test-artifacts/ (not committed).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { CHROMIUM_ARGS } from './chromium.mjs';
+import { serve } from '../../scripts/serve.mjs';
 
 const require = createRequire(import.meta.url);
 const AXE = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
@@ -162,7 +164,7 @@ async function violations(page) {
 
 const texts = (page, selector) => page.$$eval(selector, (nodes) => nodes.map((n) => n.textContent));
 
-test('Claude Code through the proxy, watched live on its dashboard; the same store through workbench serve and the npm proxy', { skip: !WORKBENCH && 'WORKBENCH_BIN is not set' }, async () => {
+test('Claude Code through the proxy, watched live on its dashboard; the same store through workbench serve, the npm proxy and a picked folder', { skip: !WORKBENCH && 'WORKBENCH_BIN is not set' }, async () => {
   const root = mkdtempSync(path.join(tmpdir(), 'cw-dashboard-'));
   const work = path.join(root, 'work');
   const home = path.join(root, 'home');
@@ -303,29 +305,47 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     await upstream.close();
   }
 
-  // The same page from `workbench serve STORE` and from the npm package's proxy, reading what
-  // the native proxy saved.
+  // The same page from `workbench serve STORE`, from the npm package's proxy, and from a static
+  // server (the playground's) reading the store as a folder picked in the browser, all reading
+  // what the native proxy saved.
   const { records } = callsOf(path.join(work, '.trace'));
+  const running = (server, address) => ({ address: address(server.lines), stop: () => server.child.kill('SIGTERM') });
   const servers = [
-    ['workbench serve', () => startWorkbench(['serve', path.join(work, '.trace'), '--port', '0'], work, 1), (lines) => `${lines[0]}/`],
-    ['the npm proxy', () => startProcess(process.execPath, [NPM_CLI, 'proxy', '--port', '0'], work, 4), (lines) => lines[3].slice('dashboard: '.length)],
+    ['workbench serve', async () => running(await startWorkbench(['serve', path.join(work, '.trace'), '--port', '0'], work, 1), (lines) => `${lines[0]}/`), /Live/],
+    ['the npm proxy', async () => running(await startProcess(process.execPath, [NPM_CLI, 'proxy', '--port', '0'], work, 4), (lines) => lines[3].slice('dashboard: '.length)), /Live/],
+    ['a picked folder', async () => {
+      const server = await serve(fileURLToPath(new URL('../../', import.meta.url)));
+      return { address: `${server.url}/playground/dashboard.html?folder`, stop: server.close, picks: path.join(work, '.trace') };
+    }, /^Read from a picked folder \(\d+ files\) as it was when picked/],
   ];
   try {
-    for (const [name, start, address] of servers) {
+    for (const [name, start, liveLine] of servers) {
       const server = await start();
       try {
-        await page.goto(address(server.lines));
+        await page.goto(server.address);
+        if (server.picks) {
+          assert.match(await page.locator('#folder-picker').textContent(), /Open a trace store/);
+          await page.setInputFiles('#folder', server.picks);
+        }
         const row = page.locator('#sessions tbody tr').first();
         await row.waitFor();
         assert.match(await row.textContent(), new RegExp(TASK), name);
         assert.equal(await page.textContent('.totals .saving'), `saving ${Math.round(savingOf(records) * 100)}%`, name);
-        assert.match(await page.textContent('#live'), /Live/, name);
+        assert.match(await page.textContent('#live'), liveLine, name);
         if (name === 'workbench serve') await page.screenshot({ path: path.join(artifacts, 'dashboard-sessions.png') });
+        if (server.picks) await page.screenshot({ path: path.join(artifacts, 'dashboard-folder.png') });
         await row.locator('a').click();
         await page.waitForFunction(() => document.querySelectorAll('#plan li[data-status=completed]').length === 3);
         assert.deepEqual(await violations(page), [], name);
+        if (server.picks) {
+          // The search reads the picked files too: the needle is only in an output the prompt dropped.
+          await page.fill('#q', NEEDLE);
+          await page.press('#q', 'Enter');
+          await page.locator('.hits li').first().waitFor();
+          assert.match(await page.textContent('.hits li'), new RegExp(NEEDLE));
+        }
       } finally {
-        server.child.kill('SIGTERM');
+        await server.stop();
       }
     }
     assert.deepEqual(errors, []);

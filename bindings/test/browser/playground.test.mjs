@@ -233,3 +233,26 @@ test('the DAG of a goal tree the engine built: folded edges, abandoned goals asi
   assert.deepEqual(page.errors, []);
   await page.close();
 });
+
+test('Open a trace store… opens the dashboard page over a folder picked in the browser', async () => {
+  const page = await chrome.page('/playground/');
+  await page.click('#open-store');
+  await page.waitForSelector('#folder-picker');
+  assert.match(await page.textContent('#folder-picker'), /nothing is uploaded/);
+  // A folder that holds no session says so (a store with sessions: test/browser/dashboard.test.mjs).
+  const folder = path.join(tmpdir(), `cw-picked-${process.pid}`);
+  mkdirSync(path.join(folder, 'notes'), { recursive: true });
+  writeFileSync(path.join(folder, 'notes', 'todo.txt'), 'nothing recorded here');
+  try {
+    await page.setInputFiles('#folder', folder);
+    await page.waitForSelector('#view .empty');
+    assert.match(await page.textContent('#view .empty'), /No session in this folder/);
+    assert.match(await page.textContent('#live'), /Read from a picked folder \(1 file\)/);
+    await page.click('#live button');
+    await page.waitForSelector('#folder-picker');
+    assert.deepEqual(page.errors, []);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+    await page.close();
+  }
+});

@@ -1,7 +1,9 @@
 // The dashboard: the proxy's sessions (live), one session (its calls, plan and prompt with the
 // originals behind every compressed part) and a search of the raw traces. It reads only the
 // query API beside it (relative URLs: the same page at `workbench serve`'s root and at the
-// proxy's /workbench/), and draws with the playground's modules.
+// proxy's /workbench/), and draws with the playground's modules. Opened with `?folder` from a
+// static server (the playground links to it), it asks the same API of a trace store folder
+// picked in the browser instead (`folder.js`).
 import { el, kilo } from './dom.js';
 import { renderChart } from './chart.js';
 import { flatten, textBlock } from './views.js';
@@ -14,6 +16,8 @@ const status = document.getElementById('status');
 const liveLine = document.getElementById('live');
 const price = document.getElementById('price');
 const underProxy = location.pathname.startsWith('/workbench/');
+/** `?folder`: no server, the API of a folder picked here; `folder.api` once one is open. */
+const folder = new URLSearchParams(location.search).has('folder') ? { api: undefined, name: '' } : undefined;
 const state = { timer: 0, generation: 0, focusKey: '', shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map(), prompts: new Map(), compactions: undefined };
 
 price.value = localStorage.getItem('workbench.price') ?? price.value;
@@ -29,10 +33,29 @@ document.getElementById('search').addEventListener('submit', (event) => {
   else location.hash = hash;
 });
 addEventListener('hashchange', () => route(true));
+if (folder) {
+  const { acceptDrops, folderApi } = await import('./folder.js');
+  folder.open = (files) => {
+    folder.api?.close();
+    folder.api = folderApi(files);
+    folder.files = files.length;
+    state.calls = undefined;
+    state.report = undefined;
+    location.hash = '#/';
+    route(true);
+  };
+  acceptDrops(folder.open, (message) => say(message, true));
+}
 route(true);
 
 /** GET an API path (relative); an error answer becomes an Error with its message. */
 async function api(path) {
+  if (folder) {
+    const answer = await folder.api.get(path);
+    const body = JSON.parse(answer.body);
+    if (answer.status >= 400) throw new Error(body.error?.message ?? `The folder's reader answered ${answer.status}.`);
+    return body;
+  }
   let response;
   try {
     response = await fetch(path, { headers: { accept: 'application/json' } });
@@ -50,9 +73,17 @@ function say(text, error = false) {
   status.classList.toggle('error', error);
 }
 
-/** The time of the last live update, beside the status, never announced. */
+/** The time of the last live update, beside the status, never announced; for a picked folder,
+ * that it is one, and a way to pick another. */
 function live(text) {
-  liveLine.textContent = text;
+  if (!folder?.api) return void (liveLine.textContent = text);
+  const another = () => {
+    folder.api.close();
+    folder.api = undefined;
+    route(true);
+  };
+  liveLine.replaceChildren(`Read from a picked folder (${plural(folder.files, 'file')}) as it was when picked. `,
+    el('button', { type: 'button', class: 'link', onclick: another }, 'Choose another folder'));
 }
 
 /** Show the view the address names, and keep it live. A newer call (a click, the next poll)
@@ -67,6 +98,7 @@ async function route(changed = false) {
     view.replaceChildren();
   }
   try {
+    if (folder && !folder.api) return await pickerView(generation);
     if (kind === 'session' && id) await sessionView(decodeURIComponent(id), call === undefined ? undefined : Number(call), generation);
     else if (kind === 'search' && id) await searchView(decodeURIComponent(id), generation);
     else await listView(generation);
@@ -76,7 +108,15 @@ async function route(changed = false) {
   }
   if (generation !== state.generation) return;
   if (changed && !view.contains(document.activeElement)) view.focus();
-  if (kind !== 'search') state.timer = setTimeout(route, POLL_MS);
+  // A picked folder is a snapshot: nothing new comes unless it is picked again.
+  if (kind !== 'search' && !folder) state.timer = setTimeout(route, POLL_MS);
+}
+
+/** Before a folder is picked (`?folder`): what to open, and how. */
+async function pickerView(generation) {
+  const { folderPicker } = await import('./folder.js');
+  show(generation, 'picker', () => [folderPicker(folder.open)]);
+  live('');
 }
 
 /** Replace the view only when what it shows changed (a live poll that found nothing new keeps
@@ -110,6 +150,10 @@ function totalsLine(t) {
 
 function emptyState() {
   const base = location.origin;
+  if (folder) {
+    return el('div', { class: 'empty' }, el('p', {}, 'No session in this folder. Choose the ', el('code', {}, '.trace'),
+      ' folder of a workspace where the proxy or the VS Code extension saved sessions, or the workspace itself.'));
+  }
   return el('div', { class: 'empty' }, el('p', {}, 'No proxied session here yet.'),
     underProxy
       ? el('p', {}, 'Point your agent at this proxy: ', el('code', {}, `ANTHROPIC_BASE_URL=${base}`), ' (Claude Code) or ',
@@ -153,7 +197,7 @@ async function listView(generation) {
     return [totalsLine(report.total),
       el('div', { class: 'filters' }, filter('Agent', state.agent, agents, (v) => { state.agent = v; }), filter('Day', state.day, days, (v) => { state.day = v; })),
       el('table', { id: 'sessions' }, el('caption', { class: 'hint' }, `${rows.length} of ${picked.length} sessions shown`
-        + (picked.length < report.sessions.length ? ` (${report.sessions.length} in all)` : '') + ', live'), el('thead', {}, head), el('tbody', {}, ...rows)),
+        + (picked.length < report.sessions.length ? ` (${report.sessions.length} in all)` : '') + (folder ? '' : ', live')), el('thead', {}, head), el('tbody', {}, ...rows)),
       picked.length === 0 ? el('p', { class: 'empty' }, 'No session matches these filters.') : null,
       picked.length > rows.length ? el('button', { type: 'button', id: 'more', 'data-focus-key': 'more', onclick: () => { state.rows += PAGE_ROWS; route(); } },
         `Show ${Math.min(PAGE_ROWS, picked.length - rows.length)} more`) : null,
@@ -185,8 +229,9 @@ async function sessionView(traceId, selected, generation) {
     el('h2', {}, detail.trace.mission || traceId),
     el('p', {}, `${session?.agent || 'an agent'} · ${detail.trace.status} · started ${when(detail.trace.created_at)} · last active ${when(detail.trace.updated_at)} · trace `,
       el('code', {}, traceId), session?.earlier.length ? ` (continues ${session.earlier.join(' → ')}: the agent compacted its own history)` : '',
-      ' · raw files: ', el('a', { href: `api/traces/${encodeURIComponent(traceId)}/calls` }, 'calls.jsonl'), ', ',
-      el('a', { href: `api/traces/${encodeURIComponent(traceId)}` }, 'meta and plan')),
+      ...(folder ? [' · raw files: ', el('code', {}, `${traceId}/`), ' in the folder'] : [' · raw files: ',
+        el('a', { href: `api/traces/${encodeURIComponent(traceId)}/calls` }, 'calls.jsonl'), ', ',
+        el('a', { href: `api/traces/${encodeURIComponent(traceId)}` }, 'meta and plan')])),
     caller ? el('p', {}, 'A sub-agent of ', sessionLink(caller.trace_id, caller.trace_id), ', started by its call ', el('code', {}, caller.call_id),
       '; its calls are counted in that session.') : session ? totalsLine(session) : el('p', {}, 'No call recorded yet.'),
     !caller && session?.branches.length ? el('p', {}, 'Sub-agents it ran: ', ...session.branches.flatMap((id, i) => [i ? ', ' : '', sessionLink(id, id)])) : '',

@@ -608,10 +608,10 @@ fn a_text_agents_command_outputs_are_observations_compacted_with_their_turns() {
     let engine =
         Engine::new(TestHost::default().with_reply("unused"), Config::from_json(r#"{"window": 3000}"#).unwrap());
     engine.record(MessageDraft::text(Role::User, "Fix the typo in notes.txt.")).unwrap();
-    for n in 0..12 {
+    for n in 0..30 {
         let reply = format!("Step {n}.\n\n```mswea_bash_command\nsed -n '{n},+40p' logs/build.log\n```");
         engine.record(MessageDraft::text(Role::Assistant, reply)).unwrap();
-        let lines: String = (0..40).map(|i| format!("[{n}{i:03}] INFO sync: reconciled sku-{i}\n")).collect();
+        let lines: String = (0..18).map(|i| format!("[{n}{i:03}] INFO sync: reconciled sku-{i}\n")).collect();
         let output = format!("<returncode>0</returncode>\n<output>\n{lines}</output>");
         engine.record(MessageDraft::text(Role::User, output)).unwrap();
         if n == 0 {
@@ -633,14 +633,48 @@ fn a_text_agents_command_outputs_are_observations_compacted_with_their_turns() {
 
     let roles: Vec<Role> = engine.trace().messages.iter().map(|m| m.role).collect();
     assert_eq!(roles[2], Role::Observation);
-    assert_eq!(roles.iter().filter(|r| **r == Role::Observation).count(), 12);
+    assert_eq!(roles.iter().filter(|r| **r == Role::Observation).count(), 30);
     assert_eq!(&roles[roles.len() - 3..], [Role::User, Role::Assistant, Role::User]);
     assert_eq!(engine.trace().rounds().len(), 3, "observations open no round");
 
-    // 12 outputs of ~500 tokens each in a 3,000-token window: compacted, not a context overflow.
+    // 30 outputs of ~250 tokens each (under first sight's bound) in a 3,000-token window:
+    // compacted, not a context overflow.
     let assembly = block_on(engine.prepare_call(&input())).unwrap();
     assert!(assembly.tokens <= 3000, "{} tokens", assembly.tokens);
     assert!(!assembly.rewrites.is_empty(), "the old turns were compacted: {:?}", assembly.notes);
     let users = assembly.view.messages.iter().filter(|m| m.role == Role::User && m.layer != Layer::Tail).count();
     assert_eq!(users, 3, "the user's own words are all kept");
+}
+
+/// A text agent's large output is compressed on sight as a tool output is: the prompt shows its
+/// history form, which names the original, and the raw trace keeps every line.
+#[test]
+fn a_text_agents_large_output_is_compressed_on_sight() {
+    let engine =
+        Engine::new(TestHost::default().with_reply("unused"), Config::from_json(r#"{"window": 20000}"#).unwrap());
+    engine.record(MessageDraft::text(Role::User, "Why does the build fail?")).unwrap();
+    engine.record(MessageDraft::text(Role::Assistant, "Reading the log.\n\n```bash\ncat logs/build.log\n```")).unwrap();
+    let log: String =
+        (0..600).map(|i| format!("[{i:05}] INFO sync: reconciled sku-{i} after {} ms\n", i * 37 % 900)).collect();
+    let output =
+        format!("<returncode>0</returncode>\n<output>\n{log}ERROR linker: undefined symbol sku_total\n</output>");
+    engine.record(MessageDraft::text(Role::User, output.clone())).unwrap();
+
+    let assembly = block_on(engine.prepare_call(&input())).unwrap();
+    let shown =
+        assembly.view.messages.iter().find(|m| m.source.as_ref().is_some_and(|s| s.as_str() == "m000002")).unwrap();
+    let text: String = shown
+        .content
+        .iter()
+        .filter_map(|p| if let ContentPart::Text { text } = p { Some(text.as_str()) } else { None })
+        .collect();
+    assert_eq!(shown.role, Role::Observation);
+    assert!(text.contains("raw#m000002"), "the form names its original: {text}");
+    assert!(text.contains("undefined symbol sku_total"), "the error stays in view: {text}");
+    assert!(text.len() * 4 < output.len(), "{} of {} bytes", text.len(), output.len());
+    assert_eq!(
+        engine.trace().messages[2].content,
+        vec![ContentPart::Text { text: output }],
+        "the raw trace keeps it whole"
+    );
 }

@@ -22,7 +22,7 @@ use crate::compress::{CompressConfig, ToolOutput, compress_tool_output};
 use crate::error::Error;
 use crate::history::view::{RewritePosition, RewriteRecord};
 use crate::host::Host;
-use crate::model::{Message, Role, ToolCall};
+use crate::model::{Message, Role, ToolCall, as_tool_output};
 use crate::prompt::assemble::{Assembly, CallInput, ProjectRules};
 use crate::prompt::{Layer, PromptMessage};
 use crate::workbench::Replaces;
@@ -124,7 +124,8 @@ impl<H: Host> Engine<H> {
         let limit = self.config.workbench.first_sight_tokens(self.config.window);
         let form = {
             let state = self.state.borrow();
-            let Some(message) = state.trace.messages.get(index).filter(|m| m.role == Role::Tool) else { return };
+            let outputs = |m: &&Message| matches!(m.role, Role::Tool | Role::Observation);
+            let Some(message) = state.trace.messages.get(index).filter(outputs) else { return };
             if message.tokens.unwrap_or(0) as usize <= limit {
                 return;
             }
@@ -136,7 +137,8 @@ impl<H: Host> Engine<H> {
         }
     }
 
-    /// The history form of the tool outputs of message `index`, at most about `max` tokens.
+    /// The history form of the tool outputs (or the observation) of message `index`, at most
+    /// about `max` tokens.
     fn bounded_form(&self, messages: &[Message], index: usize, max: usize) -> Option<String> {
         let message = messages.get(index)?;
         let floor = self.min_bound_tokens();
@@ -146,10 +148,13 @@ impl<H: Host> Engine<H> {
             ..self.config.compress.clone()
         };
         let file = self.raw_file(message.id.as_str());
+        let observed = index.checked_sub(1).and_then(|reply| as_tool_output(&messages[reply], message));
         let forms: Vec<String> = message
             .tool_results()
+            .chain(observed.as_ref().map(|(_, result)| result))
             .map(|result| {
-                let call = find_call(&messages[..index], result.call_id.as_str());
+                let call =
+                    find_call(&messages[..index], result.call_id.as_str()).or(observed.as_ref().map(|(call, _)| call));
                 let focus = pointed_lines_of(call, &messages[..index], &self.config.compress);
                 let output = ToolOutput {
                     original: file.as_deref(),
@@ -253,7 +258,7 @@ impl<H: Host> Engine<H> {
         out
     }
 
-    /// Show the newest tool outputs (after the last block) bounded so that the prompt of
+    /// Show the newest tool outputs and observations (after the last block) bounded so that the prompt of
     /// `tokens` tokens loses at least `excess`; a rewrite from the first one changed, or `None`
     /// when none could shrink.
     pub(super) fn bound_newest(
@@ -267,7 +272,9 @@ impl<H: Host> Engine<H> {
             let messages = &state.trace.messages;
             let hot = state.view.hot_start(messages);
             let mut outputs: Vec<(usize, usize)> = (hot..messages.len())
-                .filter(|&i| messages[i].role == Role::Tool && !state.view.pruned.contains(&i))
+                .filter(|&i| {
+                    matches!(messages[i].role, Role::Tool | Role::Observation) && !state.view.pruned.contains(&i)
+                })
                 .map(|i| (i, self.shown_tokens(&state.view.bounded, messages, i)))
                 .filter(|(_, tokens)| *tokens > self.min_bound_tokens())
                 .collect();

@@ -69,7 +69,8 @@ impl<H: Host> Engine<H> {
         let tokens_of = |i: usize| messages[i].tokens.unwrap_or(0) as usize;
         let output_tokens_of = |i: usize| {
             let m = &messages[i];
-            if m.tool_results().next().is_some() { m.tokens.unwrap_or(0) as usize } else { 0 }
+            let output = m.tool_results().next().is_some() || m.role == Role::Observation;
+            if output { m.tokens.unwrap_or(0) as usize } else { 0 }
         };
         let mut fired = triggers(messages, hot, config, &self.config.compress, tokens_of, output_tokens_of);
         drop(state);

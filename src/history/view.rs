@@ -29,9 +29,10 @@ pub struct HistoryView {
     pub summary: Option<ArchivedSummary>,
     /// Tool messages whose output the prune stage replaced by a placeholder.
     pub pruned: BTreeSet<usize>,
-    /// Tool outputs shown in a bounded form, by message index: from their first sight when they
-    /// are larger than the configured share of the window, or bounded further when the prompt
-    /// would not fit the window otherwise. The original stays in the raw trace.
+    /// Tool outputs (and observations) shown in a bounded form, by message index: from their
+    /// first sight when they are larger than the configured share of the window, or bounded
+    /// further when the prompt would not fit the window otherwise. The original stays in the raw
+    /// trace.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub bounded: BTreeMap<usize, String>,
     /// Compactions that failed in a row; at [`MAX_FAILED_COMPACTIONS`] automatic compaction stops.
@@ -163,6 +164,11 @@ impl HistoryView {
 
     fn render_message(&self, i: usize, message: &Message) -> PromptMessage {
         let role = if message.role == Role::Summary { Role::System } else { message.role };
+        // An observation in its bounded form: the form in place of its text.
+        if let Some(form) = self.bounded.get(&i).filter(|_| message.role == Role::Observation) {
+            let content = vec![ContentPart::Text { text: form.clone() }];
+            return PromptMessage { role, content, layer: Layer::History, source: Some(message.id.clone()) };
+        }
         let content = message
             .content
             .iter()

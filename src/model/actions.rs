@@ -9,6 +9,8 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use super::{Message, ToolCall, ToolResult, ToolStatus};
+
 static COMMAND: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"(?s)```(?:bash|mswea_bash_command)\s*\n(.*?)\n```").ok());
 
@@ -26,6 +28,25 @@ pub fn text_actions(text: &str) -> Vec<TextAction<'_>> {
     re.captures_iter(text)
         .filter_map(|c| Some(TextAction { block: c.get(0)?.range(), command: c.get(1)?.as_str() }))
         .collect()
+}
+
+/// What an observation answered, as the compressors read a tool's output: the command of the
+/// reply before it as a call of `bash`, and the observation's text as that call's output.
+pub fn as_tool_output(reply: &Message, observation: &Message) -> Option<(ToolCall, ToolResult)> {
+    let command = reply.text_action()?;
+    let id = format!("text-action-{}", reply.id);
+    let arguments = serde_json::json!({ "command": command }).to_string();
+    let call = ToolCall { id: id.clone().into(), name: "bash".into(), arguments };
+    let output = observation.texts().collect::<Vec<_>>().join("\n");
+    let result = ToolResult {
+        call_id: id.into(),
+        name: "bash".into(),
+        status: ToolStatus::Ok,
+        output,
+        stderr: None,
+        exit_code: None,
+    };
+    Some((call, result))
 }
 
 #[cfg(test)]

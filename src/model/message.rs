@@ -199,19 +199,25 @@ impl Message {
         first_line_within(&description, 120)
     }
 
-    /// A reply that acts through text: one fenced command ([`super::text_actions`]), no tool call.
-    pub fn acts_through_text(&self) -> bool {
-        self.role == Role::Assistant
-            && self.tool_calls().next().is_none()
-            && self
-                .content
-                .iter()
-                .map(|p| match p {
-                    ContentPart::Text { text } => super::text_actions(text).len(),
-                    _ => 0,
-                })
-                .sum::<usize>()
-                == 1
+    /// The command of a reply that acts through text: its one fenced command block, when it
+    /// makes no tool call ([`super::text_actions`]).
+    pub fn text_action(&self) -> Option<&str> {
+        if self.role != Role::Assistant || self.tool_calls().next().is_some() {
+            return None;
+        }
+        let mut actions = self.texts().flat_map(super::text_actions);
+        match (actions.next(), actions.next()) {
+            (Some(action), None) => Some(action.command),
+            _ => None,
+        }
+    }
+
+    /// The texts of its content, in order.
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        self.content.iter().filter_map(|p| match p {
+            ContentPart::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
     }
 
     /// The tool calls this message makes, in order.

@@ -585,9 +585,10 @@ export type HistoryView = {
    */
   pruned: Array<number>,
   /**
-   * Tool outputs shown in a bounded form, by message index: from their first sight when they
-   * are larger than the configured share of the window, or bounded further when the prompt
-   * would not fit the window otherwise. The original stays in the raw trace.
+   * Tool outputs (and observations) shown in a bounded form, by message index: from their
+   * first sight when they are larger than the configured share of the window, or bounded
+   * further when the prompt would not fit the window otherwise. The original stays in the raw
+   * trace.
    */
   bounded?: { [key in number]: string },
   /**

@@ -70,7 +70,8 @@ pub fn triggers(
 ) -> Vec<Trigger> {
     let mut fired = Vec::new();
     let tail = messages.get(hot..).unwrap_or_default();
-    let calls = tail.iter().flat_map(Message::tool_calls).count();
+    // A reply acting through text makes one call; its observation is that call's output.
+    let calls: usize = tail.iter().map(|m| m.tool_calls().count() + usize::from(m.text_action().is_some())).sum();
     if calls >= config.trigger_tool_calls as usize {
         fired.push(Trigger::ToolCalls(calls));
     }
@@ -86,7 +87,9 @@ pub fn triggers(
     }
     let newest_turn = turns(messages, hot).pop().unwrap_or(messages.len()..messages.len());
     let newest = messages.get(newest_turn).unwrap_or_default();
-    if newest.iter().flat_map(Message::tool_results).any(|r| logs::recognise(&r.output).is_some()) {
+    let observed = newest.iter().filter(|m| m.role == Role::Observation).flat_map(Message::texts);
+    let outputs = newest.iter().flat_map(Message::tool_results).map(|r| r.output.as_str()).chain(observed);
+    if outputs.into_iter().any(|output| logs::recognise(output).is_some()) {
         fired.push(Trigger::TestRound);
     }
     if tail.iter().skip(1).any(|m| m.role == Role::User) {
@@ -98,15 +101,20 @@ pub fn triggers(
 /// The first file read twice or command run twice in `tail`, named.
 fn first_repeat(tail: &[Message], compress: &CompressConfig) -> Option<String> {
     let mut seen = BTreeSet::new();
-    for call in tail.iter().flat_map(Message::tool_calls) {
-        let args: serde_json::Value = serde_json::from_str(&call.arguments).unwrap_or_default();
-        let key = match family_of(&call.name, &args, compress) {
-            Family::Read => args_path(&args).map(|p| format!("read {p}")),
-            Family::Bash => args.get("command").and_then(|c| c.as_str()).map(|c| format!("ran `{}`", c.trim())),
-            _ => None,
-        };
-        if let Some(key) = key.filter(|k| !seen.insert(k.clone())) {
-            return Some(key);
+    for message in tail {
+        let by_text = message.text_action().map(|command| format!("ran `{}`", command.trim()));
+        let by_tools = message.tool_calls().map(|call| {
+            let args: serde_json::Value = serde_json::from_str(&call.arguments).unwrap_or_default();
+            match family_of(&call.name, &args, compress) {
+                Family::Read => args_path(&args).map(|p| format!("read {p}")),
+                Family::Bash => args.get("command").and_then(|c| c.as_str()).map(|c| format!("ran `{}`", c.trim())),
+                _ => None,
+            }
+        });
+        for key in by_tools.chain([by_text]).flatten() {
+            if !seen.insert(key.clone()) {
+                return Some(key);
+            }
         }
     }
     None

@@ -24,10 +24,6 @@ const KEY: &str = "sk-proj-e2eagentkey0123456789abcdefghijklmnopqrstuvwxyz012345
 /// The window the proxy runs at: small enough that the log the agents read is compacted.
 const WINDOW: u32 = 20_000;
 
-/// The window for an agent that acts through text: the engine keeps what its commands printed
-/// (observations, not tool outputs it could compress on sight) as they came until the history
-/// nears the window, then compacts them with their turns; the log it reads here fills ~15k tokens.
-const TEXT_WINDOW: u32 = 10_000;
 
 /// One agent of the matrix.
 struct Agent {
@@ -186,8 +182,7 @@ fn run(build: Build, agent: &Agent) {
     let mode = if agent.text { "-text" } else { "" };
     let (work, home) = coder::workspace(&format!("{}{mode}-{build:?}", agent.name.replace(' ', "-")));
     let upstream = coder::upstream();
-    let window = if agent.text { TEXT_WINDOW } else { WINDOW };
-    let proxy = Proxy::start_build(build, &work, &["--upstream", &upstream.url, "--window", &window.to_string()]);
+    let proxy = Proxy::start_build(build, &work, &["--upstream", &upstream.url, "--window", &WINDOW.to_string()]);
     // Its output goes to files: a pipe nobody reads while it runs would fill and stop it.
     let (out, err) = (work.with_file_name("agent.out"), work.with_file_name("agent.err"));
     let mut child = (agent.launch)(&work, &home, &proxy.url)
@@ -275,7 +270,7 @@ fn run(build: Build, agent: &Agent) {
     }
 
     let api = format!("{:?}", agent.api);
-    coder::matrix_row(build, &api, agent.text, window, agent.plans.then_some(goals.len()), &records);
+    coder::matrix_row(build, &api, agent.text, WINDOW, agent.plans.then_some(goals.len()), &records);
 }
 
 /// Stop what the agent left running (Cline's hub daemon): the processes whose `HOME` is the

@@ -33,20 +33,22 @@ document.getElementById('search').addEventListener('submit', (event) => {
   else location.hash = hash;
 });
 addEventListener('hashchange', () => route(true));
-if (folder) {
-  const { acceptDrops, folderApi } = await import('./folder.js');
+/** What reads a picked folder; a workbench server does not serve it. */
+const picking = folder && await import('./folder.js').catch(() => undefined);
+if (picking) {
   folder.open = (files) => {
     folder.api?.close();
-    folder.api = folderApi(files);
+    folder.api = picking.folderApi(files);
     folder.files = files.length;
     state.calls = undefined;
     state.report = undefined;
     location.hash = '#/';
     route(true);
   };
-  acceptDrops(folder.open, (message) => say(message, true));
+  picking.acceptDrops(folder.open, (message) => say(message, true));
 }
-route(true);
+if (folder && !picking) say('This page opens a picked folder where it is served beside the playground (bindings/playground/).', true);
+else route(true);
 
 /** GET an API path (relative); an error answer becomes an Error with its message. */
 async function api(path) {
@@ -98,7 +100,7 @@ async function route(changed = false) {
     view.replaceChildren();
   }
   try {
-    if (folder && !folder.api) return await pickerView(generation);
+    if (folder && !folder.api) return pickerView(generation);
     if (kind === 'session' && id) await sessionView(decodeURIComponent(id), call === undefined ? undefined : Number(call), generation);
     else if (kind === 'search' && id) await searchView(decodeURIComponent(id), generation);
     else await listView(generation);
@@ -113,9 +115,8 @@ async function route(changed = false) {
 }
 
 /** Before a folder is picked (`?folder`): what to open, and how. */
-async function pickerView(generation) {
-  const { folderPicker } = await import('./folder.js');
-  show(generation, 'picker', () => [folderPicker(folder.open)]);
+function pickerView(generation) {
+  show(generation, 'picker', () => [picking.folderPicker(folder.open)]);
   live('');
 }
 

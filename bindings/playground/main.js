@@ -214,6 +214,11 @@ document.addEventListener('dragleave', () => document.body.classList.remove('dra
 document.addEventListener('drop', (event) => {
   event.preventDefault();
   document.body.classList.remove('dragging');
+  if (event.dataTransfer?.items?.[0]?.webkitGetAsEntry?.()?.isDirectory) {
+    status('That is a folder: a trace store opens with "Open a trace store…" (choose or drop it there); '
+      + 'this page replays one trajectory file.', true);
+    return;
+  }
   openFile(event.dataTransfer?.files?.[0]);
 });
 window.addEventListener('unhandledrejection', (event) => status(`Unexpected: ${event.reason?.message ?? event.reason}`, true));

@@ -17,7 +17,7 @@ const liveLine = document.getElementById('live');
 const price = document.getElementById('price');
 const underProxy = location.pathname.startsWith('/workbench/');
 /** `?folder`: no server, the API of a folder picked here; `folder.api` once one is open. */
-const folder = new URLSearchParams(location.search).has('folder') ? { api: undefined, name: '' } : undefined;
+const folder = new URLSearchParams(location.search).has('folder') ? { api: undefined, files: 0 } : undefined;
 const state = { timer: 0, generation: 0, focusKey: '', shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map(), prompts: new Map(), compactions: undefined };
 
 price.value = localStorage.getItem('workbench.price') ?? price.value;
@@ -40,8 +40,8 @@ if (picking) {
     folder.api?.close();
     folder.api = picking.folderApi(files);
     folder.files = files.length;
-    state.calls = undefined;
-    state.report = undefined;
+    // Nothing read from the folder before is this one's.
+    Object.assign(state, { calls: undefined, report: undefined, compactions: undefined, prompts: new Map(), expanded: new Map() });
     location.hash = '#/';
     route(true);
   };

@@ -24,7 +24,6 @@ const KEY: &str = "sk-proj-e2eagentkey0123456789abcdefghijklmnopqrstuvwxyz012345
 /// The window the proxy runs at: small enough that the log the agents read is compacted.
 const WINDOW: u32 = 20_000;
 
-
 /// One agent of the matrix.
 struct Agent {
     /// Its name as the proxy gives it (`Codex 0.169.0` starts with `Codex`).

@@ -175,7 +175,9 @@ enum Step {
 /// Step `n`: read the log in [`READS`] pieces, plan, fix, check, then the answer.
 fn step(n: usize, body: &Value) -> Step {
     match n {
-        n if n < READS => Step::Shell(format!("sed -n '{},{}p' logs/build.log", n * 750 + 1, (n + 1) * 750)),
+        // The pause after the read: Qwen Code's shell (without node-pty) takes a command's output
+        // when the command exits, and loses what it had not read yet from one that exits at once.
+        n if n < READS => Step::Shell(format!("sed -n '{},{}p' logs/build.log; sleep 0.2", n * 750 + 1, (n + 1) * 750)),
         n if n == READS => Step::Plan,
         n if n == READS + 1 => Step::Shell("sed -i 's/Helo/Hello/' notes.txt".into()),
         n if n == READS + 2 => Step::Shell("cat notes.txt".into()),

@@ -225,8 +225,8 @@ impl<H: Host> Engine<H> {
         }
         let now = self.host.now_ms();
         let mut state = self.state.borrow_mut();
-        let acted = state.trace.messages.last().is_some_and(|m| m.text_action().is_some());
-        let role = if role == Role::User && acted { Role::Observation } else { role };
+        let acted = || state.trace.messages.last().is_some_and(|m| m.text_action().is_some());
+        let role = if role == Role::User && acted() { Role::Observation } else { role };
         let sequence = state.trace.messages.len() as u64;
         let id = MessageId::for_sequence(sequence);
         if role == Role::User && state.trace.mission.is_empty() {

@@ -70,8 +70,10 @@ pub fn triggers(
 ) -> Vec<Trigger> {
     let mut fired = Vec::new();
     let tail = messages.get(hot..).unwrap_or_default();
-    // A reply acting through text makes one call; its observation is that call's output.
-    let calls: usize = tail.iter().map(|m| m.tool_calls().count() + usize::from(m.text_action().is_some())).sum();
+    // A reply acting through text made one call: the observation that answers it (recorded as
+    // one only after such a reply) counts it without reading the reply again.
+    let observations = tail.iter().filter(|m| m.role == Role::Observation).count();
+    let calls = tail.iter().flat_map(Message::tool_calls).count() + observations;
     if calls >= config.trigger_tool_calls as usize {
         fired.push(Trigger::ToolCalls(calls));
     }

@@ -6,13 +6,16 @@ import type { DirEntry, FileContent, FileStat, Host } from '../types.js';
 import { entriesOf, hostError, isDirOf, noLlm, normalise } from './shared.js';
 
 /** The files of the folder by their paths inside it (`abc/meta.json`, not the folder's own name). */
-export type PickedFiles = Iterable<readonly [string, Blob & { lastModified?: number }]>;
+export type PickedFiles = Iterable<readonly [string, PickedFile]>;
+
+/** A picked file: a `File`, or any `Blob` (its time, when it has one). */
+type PickedFile = Blob & { lastModified?: number };
 
 export function pickedFolderHost(picked: PickedFiles, options: { now?: () => number } = {}): Host {
   const entries = [...picked];
-  let byPath: Promise<Map<string, Blob & { lastModified?: number }>> | undefined;
+  let byPath: Promise<Map<string, PickedFile>> | undefined;
   const files = () => (byPath ??= (async () => {
-    const map = new Map<string, Blob & { lastModified?: number }>();
+    const map = new Map<string, PickedFile>();
     for (const [path, blob] of entries) map.set(await normalise(path), blob);
     return map;
   })());

@@ -231,8 +231,7 @@ fn run(build: Build, agent: &Agent) {
         .collect();
     assert!(bodies.len() >= 7, "the agent went through the steps: {} calls\n{said}", bodies.len());
     assert_eq!(records.len(), bodies.len(), "every call with tools is the session's\n{said}");
-    let managed = |c: &Value| c["managed"] == json!(true) || agent.text && coder::opening(c);
-    assert!(records.iter().all(|c| managed(c) && c["completed"] == json!(true)), "{said}");
+    assert!(records.iter().all(|c| coder::managed(c, agent.text) && c["completed"] == json!(true)), "{said}");
     let named = records[0]["agent"].as_str().unwrap_or_default().to_owned();
     assert!(named.starts_with(agent.name), "named {named:?}\n{said}");
     for (k, body) in bodies.iter().enumerate() {

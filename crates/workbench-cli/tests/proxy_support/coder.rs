@@ -376,6 +376,12 @@ fn reply(api: Api, stream: bool, turn: &Turn) -> Reply {
     }
 }
 
+/// Whether a call record of an agent (`text`: one acting through text) was managed: every call
+/// is, but a text agent's opening one-shot.
+pub fn managed(record: &Value, text: bool) -> bool {
+    record["managed"] == json!(true) || text && opening(record)
+}
+
 /// Whether a call record is the opening one-shot of an agent that acts through text: passed
 /// through as it came (nothing to manage yet), counted once its conversation went on.
 pub fn opening(record: &Value) -> bool {
@@ -390,14 +396,13 @@ pub fn opening(record: &Value) -> bool {
 pub fn matrix_row(build: super::Build, api: &str, text: bool, window: u32, plan: Option<usize>, records: &[Value]) {
     let sum = |key: &str| -> u64 { records.iter().map(|c| c[key].as_u64().unwrap_or(0)).sum() };
     let agent = records.first().and_then(|c| c["agent"].as_str()).unwrap_or("unknown").to_owned();
-    let managed = |c: &Value| c["managed"] == json!(true) || text && opening(c);
     let row = json!({
         "agent": agent,
         "api": api,
         "text": text,
         "build": format!("{build:?}"),
         "calls": records.len(),
-        "managed": records.iter().all(managed),
+        "managed": records.iter().all(|c| managed(c, text)),
         "plan": plan,
         "window": window,
         "client_tokens": sum("client_tokens"),

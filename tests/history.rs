@@ -678,3 +678,43 @@ fn a_text_agents_large_output_is_compressed_on_sight() {
         "the raw trace keeps it whole"
     );
 }
+
+/// An agent that sends its history again changed (aider renders the files it shows anew at each
+/// call): the messages from the first changed one on are withdrawn and its new version recorded.
+/// The prompt shows the new version only, on the unchanged messages before it; what the view made
+/// of the withdrawn messages (blocks) is gone; the raw trace keeps both versions.
+#[test]
+fn a_history_sent_again_changed_shows_only_its_new_version() {
+    let engine =
+        Engine::new(TestHost::default().with_reply("unused"), Config::from_json(r#"{"window": 3000}"#).unwrap());
+    let text_round = |n: usize, version: &str| {
+        let reply = format!("Step {n}.\n\n```bash\nsed -n '{n},+40p' logs/build.log\n```");
+        engine.record(MessageDraft::text(Role::Assistant, reply)).unwrap();
+        let lines: String = (0..18).map(|i| format!("[{n}{i:03}] INFO {version} sync: reconciled sku-{i}\n")).collect();
+        engine.record(MessageDraft::text(Role::User, lines)).unwrap();
+    };
+    engine.record(MessageDraft::text(Role::User, "Fix the typo in notes.txt.")).unwrap();
+    (0..30).for_each(|n| text_round(n, "first-version"));
+    let before = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(!engine.history_view().blocks.is_empty(), "the old turns were compacted: {:?}", before.notes);
+
+    // Sent again from its 8th round on (message 15), changed.
+    let from = engine.trace().messages[15].id.clone();
+    assert_eq!(engine.withdraw_from(&from).unwrap(), 46);
+    (7..30).for_each(|n| text_round(n, "second-version"));
+    let after = block_on(engine.prepare_call(&input())).unwrap();
+
+    let sources: Vec<usize> =
+        after.view.messages.iter().filter_map(|m| m.source.as_ref()?.as_str()[1..].parse().ok()).collect();
+    assert!(sources.iter().all(|i| !(15..61).contains(i)), "nothing withdrawn is shown: {sources:?}");
+    assert!(sources.contains(&106) && texts(&after.view).join("\n").contains("second-version"));
+    let trace = engine.trace();
+    assert_eq!(trace.messages.len(), 1 + 60 + 46, "the raw trace keeps both versions");
+    assert_eq!(trace.messages[62].role, Role::Observation, "the new version's outputs are observations");
+    let view = engine.history_view();
+    assert!(view.blocks.iter().all(|b| b.end <= 15 || b.start >= 61), "blocks of withdrawn messages dropped");
+    assert_eq!(view.withdrawn.len(), 1);
+    assert!(after.tokens <= 3000, "{} tokens", after.tokens);
+    assert_paired(&after.view);
+    assert!(engine.withdraw_from(&from).is_err(), "a withdrawn message is not in the history shown");
+}

@@ -20,13 +20,12 @@ use super::tail::BlockBudget;
 use crate::compress::focus::pointed_lines_of;
 use crate::compress::{CompressConfig, ToolOutput, compress_tool_output};
 use crate::error::Error;
-use crate::history::view::{RewritePosition, RewriteRecord};
+use crate::history::view::{RewritePosition, RewriteRecord, anchored_by};
 use crate::host::Host;
 use crate::model::{Message, Role, ToolCall, as_tool_output};
 use crate::prompt::assemble::{Assembly, CallInput, ProjectRules};
 use crate::prompt::{Layer, PromptMessage};
 use crate::workbench::Replaces;
-use crate::workbench::extractive::Anchored;
 use crate::workbench::turns::{Trigger, turns};
 
 /// A bounded output keeps at least this many tokens (less with a tiny window).
@@ -148,7 +147,7 @@ impl<H: Host> Engine<H> {
             ..self.config.compress.clone()
         };
         let file = self.raw_file(message.id.as_str());
-        let observed = index.checked_sub(1).and_then(|reply| as_tool_output(&messages[reply], message));
+        let observed = as_tool_output(index.checked_sub(1).map(|reply| &messages[reply]), message);
         let forms: Vec<String> = message
             .tool_results()
             .chain(observed.as_ref().map(|(_, result)| result))
@@ -184,17 +183,10 @@ impl<H: Host> Engine<H> {
             return None;
         }
         // Lines the blocks outside the merged windows show; the merged blocks add their own.
-        let mut anchored: Anchored = Anchored::default();
-        {
+        let mut anchored = {
             let state = self.state.borrow();
-            let outside = state.view.blocks.iter().filter(|b| !windows.iter().any(|w| w.0.contains(&b.start)));
-            for anchor in outside.flat_map(|b| &b.content.anchors) {
-                let lines = anchored.entry(anchor.path.clone()).or_default();
-                for (k, line) in anchor.snippet.lines().enumerate() {
-                    lines.insert(anchor.start_line + k as u32, line.to_owned());
-                }
-            }
-        }
+            anchored_by(state.view.blocks.iter().filter(|b| !windows.iter().any(|w| w.0.contains(&b.start))))
+        };
         let reasons = vec![Trigger::Window.describe(), "the blocks fill the window: merged".to_owned()];
         let mut merged = Vec::new();
         for (window, replaces) in windows {
@@ -247,7 +239,8 @@ impl<H: Host> Engine<H> {
             let end = end.max(blocks.last().map_or(0, |b| b.end));
             let summarised = state.view.summary.as_ref().is_some_and(|s| s.start < end && first.start < s.end);
             let more_turns = in_round.iter().any(|t| t.start >= blocks.last().map_or(0, |b| b.end) && t.end <= end);
-            if summarised || (blocks.len() < 2 && !more_turns) {
+            // Nothing is merged across messages the agent withdrew.
+            if summarised || state.view.withdraws_any(first.start..end) || (blocks.len() < 2 && !more_turns) {
                 continue;
             }
             let chosen: Vec<Range<usize>> = turns(messages, first.start).into_iter().filter(|t| t.end <= end).collect();

@@ -29,7 +29,9 @@ use crate::history::HistoryView;
 use crate::history::mentions::{Freshness, append_mention_reminder};
 use crate::history::repair::{RepairNote, repair_history};
 use crate::host::{Completion, CompletionRequest, Host, Usage};
-use crate::model::{BranchId, ContentPart, GoalId, Message, MessageId, Role, Span, SpanId, ToolCallId, Trace, TraceId};
+use crate::model::{
+    BranchId, ContentPart, GoalId, Message, MessageId, Role, Span, SpanId, ToolCallId, Trace, TraceId, reported_run,
+};
 use crate::prompt::assemble::Assembly;
 use crate::prompt::{PromptMessage, ToolSpec};
 use crate::store::SessionEnd;
@@ -84,6 +86,9 @@ struct State {
     unattributed: Option<usize>,
     /// How the session ended, once its host says so; recording again reopens it.
     ended: Option<SessionEnd>,
+    /// The mission's message was answered by text alone before the first call (the agent's own
+    /// script, perhaps): a later user message before the call replaces it (see [`Engine::record`]).
+    scripted_mission: bool,
 }
 
 /// A message to record; the engine fills in id, sequence, description, tokens and time.
@@ -160,6 +165,7 @@ impl<H: Host> Engine<H> {
             native_plan: false,
             unattributed: None,
             ended: None,
+            scripted_mission: false,
         };
         Engine { host, config, counter, state: RefCell::new(state), store: RefCell::new(None) }
     }
@@ -212,12 +218,14 @@ impl<H: Host> Engine<H> {
     }
 
     /// Append a message to the trace; the first user message with the user's words (not only an
-    /// agent's context block) becomes the mission. The successful result of another agent's plan
-    /// tool (`TodoWrite`, `update_plan`, Claude Code's task tools) updates the goal tree before the
-    /// result is attributed; one focusing or planning with the engine's `goal` or `step` tool is
-    /// attributed once they ran (at the next record, call or save), to the goal focused. A user
-    /// message that answers a reply acting through text (one fenced command, no tool call) is
-    /// what the command printed: it is recorded as an [`Role::Observation`].
+    /// agent's context block, nor one its own script answered before the first call) becomes the
+    /// mission. The successful result of another agent's plan tool (`TodoWrite`, `update_plan`,
+    /// Claude Code's task tools) updates the goal tree before the result is attributed; one
+    /// focusing or planning with the engine's `goal` or `step` tool is attributed once they ran
+    /// (at the next record, call or save), to the goal focused. A user message that answers a
+    /// reply acting through text (one fenced command, no tool call) is what the command printed:
+    /// it is recorded as an [`Role::Observation`], as is one in which the agent reports a command
+    /// it ran itself ([`reported_run`]).
     pub fn record(&self, draft: MessageDraft) -> Result<MessageId> {
         let role = draft.role.ok_or_else(|| Error::InvalidInput("a message needs a role".into()))?;
         if role == Role::Tool && !draft.content.iter().any(|p| matches!(p, ContentPart::ToolResult(_))) {
@@ -225,12 +233,17 @@ impl<H: Host> Engine<H> {
         }
         let now = self.host.now_ms();
         let mut state = self.state.borrow_mut();
-        let acted = || state.trace.messages.last().is_some_and(|m| m.text_action().is_some());
-        let role = if role == Role::User && acted() { Role::Observation } else { role };
+        let acted = || state.view.last_shown(&state.trace.messages).is_some_and(|m| m.text_action().is_some());
+        let reported =
+            || draft.content.iter().any(|p| matches!(p, ContentPart::Text { text } if reported_run(text).is_some()));
+        let role = if role == Role::User && (acted() || reported()) { Role::Observation } else { role };
         let sequence = state.trace.messages.len() as u64;
         let id = MessageId::for_sequence(sequence);
-        if role == Role::User && state.trace.mission.is_empty() {
-            state.trace.mission = Message::describe(role, &draft.content);
+        if role == Role::User && (state.trace.mission.is_empty() || state.scripted_mission) {
+            let words = Message::describe(role, &draft.content);
+            if !words.is_empty() {
+                (state.trace.mission, state.scripted_mission) = (words, false);
+            }
         }
         if role == Role::User
             && let Some(tree) = state.goals.as_mut()
@@ -240,6 +253,13 @@ impl<H: Host> Engine<H> {
         state.ended = None;
         let mut message = draft.into_message(role, id.clone(), state.trace.id.clone(), sequence, now);
         self.counter.cache_message_tokens(&mut message);
+        // An exchange recorded before the first call and answered by text alone (no call, no
+        // command) may be the agent's own script (aider opens with examples of its edit format):
+        // a later user message before the call is the mission.
+        let text_alone = message.tool_calls().next().is_none() && message.text_action().is_none();
+        if role == Role::Assistant && text_alone && state.calls == 0 && !state.trace.mission.is_empty() {
+            state.scripted_mission = true;
+        }
         drop(state);
         // The agent's plan follows its plan tools' calls that ran (their results), and its
         // sub-agents are branches of it.
@@ -263,6 +283,25 @@ impl<H: Host> Engine<H> {
         self.bound_at_first_sight(sequence as usize);
         self.deliver_events();
         Ok(id)
+    }
+
+    /// Withdraw the main line's messages from `from` on: the agent sent them again changed (aider
+    /// renders the files it shows and its format reminder anew at each call), and records its new
+    /// version next. They stay in the raw trace (R5.1); the prompt shows none of them, and what
+    /// the view made of them is dropped (the cache breaks there, as the agent's own prompt does).
+    /// Returns how many were withdrawn; `invalid_input` when `from` is not a message the history
+    /// shows.
+    pub fn withdraw_from(&self, from: &MessageId) -> Result<usize> {
+        let mut state = self.state.borrow_mut();
+        let state = &mut *state;
+        let end = state.trace.messages.len();
+        let start = state.trace.messages.iter().position(|m| &m.id == from).filter(|&i| !state.view.is_withdrawn(i));
+        let start = start.ok_or_else(|| Error::InvalidInput(format!("no message {from} in the history shown")))?;
+        state.view.withdraw(start..end);
+        if state.unattributed.is_some_and(|i| i >= start) {
+            state.unattributed = None;
+        }
+        Ok(end - start)
     }
 
     /// Replace the recorded history with one the host hands over (an agent framework's session,

@@ -72,10 +72,10 @@ pub fn summary_request(
 }
 
 /// The messages as the summariser reads them: roles, text, calls, and tool outputs in their
-/// history form where they have one.
+/// history form where they have one; not the messages the agent withdrew.
 fn transcript(messages: &[Message], view: &HistoryView, offset: usize) -> String {
     let mut out = String::new();
-    for (k, message) in messages.iter().enumerate() {
+    for (k, message) in messages.iter().enumerate().filter(|(k, _)| !view.is_withdrawn(offset + k)) {
         for part in &message.content {
             let line = match part {
                 ContentPart::Text { text } => format!("[{}] {text}", message.role.as_str()),

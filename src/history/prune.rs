@@ -6,9 +6,9 @@ use crate::config::PruneConfig;
 use crate::model::{Message, Role};
 
 /// Tool messages to prune, oldest first. Walking back from the newest message: the last two
-/// turns (rounds opened by a user message) and messages a summary covers are skipped; tool
-/// outputs are collected, and once more than `protect` tokens of them lie behind, every older
-/// one is marked. Nothing is marked unless at least `minimum` tokens would be freed. Outputs of
+/// turns (rounds opened by a user message), messages a summary covers and withdrawn messages are
+/// skipped; tool outputs are collected, and once more than `protect` tokens of them lie behind,
+/// every older one is marked. Nothing is marked unless at least `minimum` tokens would be freed. Outputs of
 /// protected tools and outputs already pruned are left alone.
 pub fn plan_prune(
     messages: &[Message],
@@ -21,6 +21,9 @@ pub fn plan_prune(
     let mut marked = Vec::new();
     let mut freed = 0usize;
     for (i, message) in messages.iter().enumerate().rev() {
+        if view.is_withdrawn(i) {
+            continue;
+        }
         if message.role == Role::User {
             turns += 1;
         }

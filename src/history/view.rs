@@ -1,9 +1,11 @@
 //! How the prompt shows the recorded history (L3). The raw trace is never changed; this records
 //! what replaced what: tail compactions (R5.4), the archived summary (R4.5) and pruned outputs
-//! (R4.7), and every rewrite with what it cost (R5.9). History forms of settled tool outputs
-//! (R3.1) are kept here as material for compactors, not shown directly (R5.10).
+//! (R4.7), the messages the agent withdrew by sending them again changed, and every rewrite with
+//! what it cost (R5.9). History forms of settled tool outputs (R3.1) are kept here as material
+//! for compactors, not shown directly (R5.10).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +47,20 @@ pub struct HistoryView {
     pub anchored: Anchored,
     /// Every rewrite of earlier prompt, with what it cost (R5.9).
     pub rewrites: Vec<RewriteRecord>,
+    /// Raw messages the agent withdrew (see [`HistoryView::withdraw`]), in order: the prompt
+    /// shows none of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withdrawn: Vec<Withdrawal>,
+}
+
+/// Raw messages `start..end`, which the agent sent again changed from `start` on (aider renders
+/// the files it shows and its format reminder anew at each call): its new version was recorded
+/// after them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct Withdrawal {
+    pub start: usize,
+    pub end: usize,
 }
 
 /// One tail compaction (R5.4): raw messages `start..end` shown as a COMPRESSED_TURNS block
@@ -119,7 +135,42 @@ impl HistoryView {
         let opening = messages.iter().position(|m| m.role == Role::User).map_or(0, |i| i + 1);
         let summary = self.summary.as_ref().map_or(0, |s| s.end);
         let block = self.blocks.iter().map(|b| b.end).max().unwrap_or(0);
-        opening.max(summary).max(block)
+        let withdrawn = self.withdrawn.last().map_or(0, |w| w.end);
+        opening.max(summary).max(block).max(withdrawn)
+    }
+
+    /// Whether raw message `i` was withdrawn.
+    pub fn is_withdrawn(&self, i: usize) -> bool {
+        self.withdrawn.iter().any(|w| (w.start..w.end).contains(&i))
+    }
+
+    /// Whether any of raw messages `range` was withdrawn.
+    pub fn withdraws_any(&self, range: Range<usize>) -> bool {
+        self.withdrawn.iter().any(|w| w.start < range.end && range.start < w.end)
+    }
+
+    /// The newest message the history still shows.
+    pub fn last_shown<'m>(&self, messages: &'m [Message]) -> Option<&'m Message> {
+        let shown = self.withdrawn.last().filter(|w| w.end == messages.len()).map_or(messages.len(), |w| w.start);
+        messages[..shown].last()
+    }
+
+    /// Withdraw raw messages `range` (the newest ones): the prompt shows none of them, and what
+    /// was made of them (blocks, a summary reaching into them, forms, bounded and pruned outputs)
+    /// is dropped, so the history goes on from the messages before them.
+    pub fn withdraw(&mut self, range: Range<usize>) {
+        let start = range.start;
+        self.blocks.retain(|b| b.end <= start);
+        self.anchored = anchored_by(&self.blocks);
+        if self.summary.as_ref().is_some_and(|s| s.end > start) {
+            self.summary = None;
+        }
+        self.forms.split_off(&start);
+        self.bounded.split_off(&start);
+        self.pruned.split_off(&start);
+        self.settled = self.settled.min(start);
+        self.withdrawn.retain(|w| w.end <= start);
+        self.withdrawn.push(Withdrawal { start, end: range.end });
     }
 
     /// The history as prompt messages, in order.
@@ -131,7 +182,7 @@ impl HistoryView {
             while blocks.peek().is_some_and(|b| b.end <= i && b.start < i) {
                 blocks.next();
             }
-            if i < skip_to {
+            if i < skip_to || self.is_withdrawn(i) {
                 continue;
             }
             let summarised = self.summary.as_ref().is_some_and(|s| (s.start..s.end).contains(&i));
@@ -184,6 +235,18 @@ impl HistoryView {
             .collect();
         PromptMessage { role, content, layer: Layer::History, source: Some(message.id.clone()) }
     }
+}
+
+/// The code lines `blocks` show, by path (what a later block need not repeat).
+pub fn anchored_by<'b>(blocks: impl IntoIterator<Item = &'b TailBlock>) -> Anchored {
+    let mut anchored = Anchored::default();
+    for anchor in blocks.into_iter().flat_map(|b| &b.content.anchors) {
+        let lines = anchored.entry(anchor.path.clone()).or_default();
+        for (k, line) in anchor.snippet.lines().enumerate() {
+            lines.insert(anchor.start_line + k as u32, line.to_owned());
+        }
+    }
+    anchored
 }
 
 /// `result` with `output` in place of its output and stderr (the original is not copied).

@@ -9,7 +9,7 @@ mod message;
 mod references;
 mod trace;
 
-pub use actions::{TextAction, as_tool_output, text_actions};
+pub use actions::{TextAction, as_tool_output, reported_run, text_actions};
 pub use ids::{BranchId, GoalId, MessageId, SpanId, ToolCallId, TraceId};
 pub use message::{
     ContentPart, Message, OpaquePart, Role, ToolCall, ToolResult, ToolStatus, tool_calls_by_id, without_reminders,

@@ -611,6 +611,11 @@ export type HistoryView = {
    * Every rewrite of earlier prompt, with what it cost (R5.9).
    */
   rewrites: Array<RewriteRecord>,
+  /**
+   * Raw messages the agent withdrew (see [`HistoryView::withdraw`]), in order: the prompt
+   * shows none of them.
+   */
+  withdrawn?: Array<Withdrawal>,
 };
 
 /**
@@ -1267,6 +1272,13 @@ export type ViewMessage = {
    */
   replaces?: [number, number],
 };
+
+/**
+ * Raw messages `start..end`, which the agent sent again changed from `start` on (aider renders
+ * the files it shows and its format reminder anew at each call): its new version was recorded
+ * after them.
+ */
+export type Withdrawal = { start: number, end: number, };
 
 /**
  * Tail compaction (R5.4, R5.5) and the state board (R5.3).

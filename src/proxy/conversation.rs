@@ -5,7 +5,7 @@
 
 use super::reply::ReplyOutcome;
 use super::request::ClientRequest;
-use super::session::{CallRecord, Extension, Prepared, ProxySession};
+use super::session::{CallRecord, Prepared, ProxySession};
 use crate::host::Host;
 
 /// Sessions one key holds at once.
@@ -35,8 +35,8 @@ impl<H: Host> Conversation<H> {
         self.current.is_some()
     }
 
-    /// Record `request` in the session it continues (the one that recorded most of it) or in
-    /// one `open` opens, and prepare its call; `notes` go on the call's record. Never fails:
+    /// Record `request` in the session it continues or revises (the one that recorded most of it)
+    /// or in one `open` opens, and prepare its call; `notes` go on the call's record. Never fails:
     /// without a session, the request goes upstream unmanaged and the record says why.
     pub async fn prepare(
         &mut self,
@@ -45,12 +45,8 @@ impl<H: Host> Conversation<H> {
         mut notes: Vec<String>,
     ) -> Prepared {
         self.current = None;
-        let fits = self.sessions.iter().enumerate().filter_map(|(i, s)| match s.extension(request) {
-            Extension::Extends { from } => Some((i, from)),
-            Extension::Repeats => Some((i, request.messages.len())),
-            Extension::Departs { .. } => None,
-        });
-        match fits.max_by_key(|&(_, recorded)| recorded) {
+        let fits = self.sessions.iter().enumerate().filter_map(|(i, s)| Some((i, s.fit(request)?)));
+        match fits.max_by_key(|&(_, fit)| fit) {
             Some((index, _)) => {
                 let session = self.sessions.remove(index);
                 self.sessions.push(session);

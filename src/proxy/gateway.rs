@@ -78,22 +78,15 @@ pub enum Decision {
     Answer(Answer),
 }
 
-/// A side call (a title, a classifier's check) of the agent session `agent_session`: it goes
-/// upstream as it came and is counted with the session's calls (#25: one conversation is one
-/// session, whatever the agent sends beside it). A side call without a session id is kept by
-/// its conversation key instead, and counted as call 1 of the session a continuation of it opens
+/// A side call (a title, a classifier's check) of the conversation `key`: it goes upstream as it
+/// came and, once answered, is counted with its agent session's calls (#25: one conversation is
+/// one session, whatever the agent sends beside it). One without a session id is kept by its
+/// conversation key instead, and counted as call 1 of the session a continuation of it opens
 /// ([`ClientRequest::opening`]); one that nothing continues is not counted.
 #[derive(Debug, Clone)]
 pub struct SideCall {
-    pub agent_session: String,
+    pub key: SessionKey,
     pub record: CallRecord,
-}
-
-impl SideCall {
-    /// Its record once the upstream answered with `status`.
-    pub fn answered(self, status: u16) -> CallRecord {
-        CallRecord { status: Some(status), ..self.record }
-    }
 }
 
 /// Why the upstream gave no reply.
@@ -272,13 +265,7 @@ impl Gateway {
                         prompt_tokens: tokens,
                         ..CallRecord::default()
                     };
-                    let side = match key.agent_session.clone() {
-                        Some(agent_session) => Some(Box::new(SideCall { agent_session, record })),
-                        None => {
-                            self.keep_one_shot(key.name(), record);
-                            None
-                        }
-                    };
+                    let side = Some(Box::new(SideCall { key, record }));
                     return Decision::Forward { route, why: "side call, passed through".into(), side };
                 }
                 request.opening = self.take_one_shot(&key.name()).map(Box::new);
@@ -290,6 +277,20 @@ impl Gateway {
             Err(e) => {
                 let line = format!("{} {}: refused ({}): {}", head.method, head.path(), e.status, e.message);
                 Decision::Answer(self.answer(route, e.status, &format!("workbench proxy: {}", e.message), &line))
+            }
+        }
+    }
+
+    /// A side call the upstream answered with `status`: its agent session and its record, to be
+    /// counted in that session's latest conversation; `None` for one without a session id, kept
+    /// for the conversation it may open.
+    pub fn side_call_answered(&self, side: SideCall, status: u16) -> Option<(String, CallRecord)> {
+        let record = CallRecord { status: Some(status), ..side.record };
+        match side.key.agent_session {
+            Some(agent_session) => Some((agent_session, record)),
+            None => {
+                self.keep_one_shot(side.key.name(), record);
+                None
             }
         }
     }

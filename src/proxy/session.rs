@@ -2,8 +2,9 @@
 //! that are new since the last one, then the engine's `prepare_call` prompt goes upstream; the
 //! reply's usage goes back to the engine, and the reply itself is recorded when the agent sends
 //! its copy back with the next request (or when the session closes), so a reply that never
-//! completed is never recorded. A request that does not extend the recorded history belongs
-//! to another session: the caller opens one ([`Extension::Departs`]).
+//! completed is never recorded. A request that sends the recorded history again changed and goes
+//! on past it revises the session ([`Extension::Revises`]); one that does not extend the recorded
+//! history otherwise belongs to another session: the caller opens one ([`Extension::Departs`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +15,7 @@ use super::{anthropic, gemini, openai, responses};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::host::Host;
-use crate::model::{ContentPart, Role};
+use crate::model::{ContentPart, MessageId, Role};
 use crate::prompt::CallInput;
 use crate::prompt::serialize::UNNAMED_CALL;
 use crate::store::{Redactor, SessionEnd};
@@ -30,15 +31,21 @@ pub enum Extension {
     Extends { from: usize },
     /// It is the recorded history exactly (a client's retry): nothing new to record.
     Repeats,
-    /// It departs from the recorded history at message `at`: the agent compacted or rewound its
-    /// own history, or the user edited a message. Another session's.
+    /// It sends the recorded history again changed from message `at` on, and goes on past it:
+    /// the agent renders part of its history anew at each call (aider: the files it shows, its
+    /// format reminder). The messages from `at` on are withdrawn and its version recorded.
+    Revises { at: usize },
+    /// It departs from the recorded history at message `at` and does not go on past it: the agent
+    /// compacted or rewound its own history, or the user edited a message. Another session's.
     Departs { at: usize },
 }
 
 /// Compare a request's message fingerprints with the recorded ones.
 pub fn extension(recorded: &[u64], request: &[u64]) -> Extension {
     let common = recorded.iter().zip(request).take_while(|(a, b)| a == b).count();
-    if common < recorded.len() {
+    if common < recorded.len() && common > 0 && request.len() > recorded.len() {
+        Extension::Revises { at: common }
+    } else if common < recorded.len() {
         Extension::Departs { at: common }
     } else if request.len() == recorded.len() {
         Extension::Repeats
@@ -107,6 +114,8 @@ pub struct ProxySession<H: Host> {
     format: Format,
     /// Fingerprints of the agent's messages recorded so far.
     recorded: Vec<u64>,
+    /// The engine's id of the first message each of them was recorded as (`None`: none was).
+    starts: Vec<Option<MessageId>>,
     /// The last reply that completed, until the agent's copy of it arrives.
     pending: Option<Vec<ContentPart>>,
     /// The last recorded message is that reply as the upstream sent it, recorded when the
@@ -129,6 +138,7 @@ impl<H: Host> ProxySession<H> {
             engine,
             format,
             recorded: Vec::new(),
+            starts: Vec::new(),
             pending: None,
             reply_recorded: false,
             calls: 0,
@@ -148,9 +158,15 @@ impl<H: Host> ProxySession<H> {
         let hex: Vec<String> = serde_json::from_value(saved.get("fingerprints")?.clone()).ok()?;
         let recorded = hex.iter().map(|f| u64::from_str_radix(f, 16).ok()).collect::<Option<Vec<u64>>>()?;
         let reply_recorded = saved.get("reply_recorded").and_then(serde_json::Value::as_bool).unwrap_or(false);
+        // Saved by a build that did not keep them: that history cannot be revised, only extended.
+        let starts: Vec<Option<MessageId>> = saved
+            .get("starts")
+            .and_then(|s| serde_json::from_value(s.clone()).ok())
+            .unwrap_or_else(|| vec![None; recorded.len()]);
         let calls = engine.metadata("proxy_calls").and_then(|c| c.as_u64()).unwrap_or(0);
         Some(ProxySession::new(engine, format).map(|mut session| {
             session.recorded = recorded;
+            session.starts = starts;
             session.reply_recorded = reply_recorded;
             session.calls = calls;
             session.keep_resume_state();
@@ -166,6 +182,7 @@ impl<H: Host> ProxySession<H> {
         let state = serde_json::json!({
             "format": self.format.name(),
             "fingerprints": fingerprints,
+            "starts": self.starts,
             "reply_recorded": self.reply_recorded,
         });
         self.engine.set_metadata(RESUME_KEY, state);
@@ -192,7 +209,7 @@ impl<H: Host> ProxySession<H> {
         }
         let found = extension(&self.recorded, &request.fingerprints());
         match found {
-            Extension::Departs { at }
+            Extension::Departs { at } | Extension::Revises { at }
                 if self.reply_recorded
                     && at + 1 == self.recorded.len()
                     && request.messages.get(at).is_some_and(ClientMessage::is_assistant) =>
@@ -203,8 +220,27 @@ impl<H: Host> ProxySession<H> {
                     Extension::Extends { from: self.recorded.len() }
                 }
             }
+            // Messages recorded by a build that did not note their ids cannot be withdrawn.
+            Extension::Revises { at } if self.first_start(at).is_none() => Extension::Departs { at },
             other => other,
         }
+    }
+
+    /// How well `request` fits this session, to pick among sessions (the greater, the better): a
+    /// session it extends before one it revises, each by how many recorded messages it keeps;
+    /// `None` when it departs.
+    pub fn fit(&self, request: &ClientRequest) -> Option<(bool, usize)> {
+        match self.extension(request) {
+            Extension::Extends { from } => Some((true, from)),
+            Extension::Repeats => Some((true, request.messages.len())),
+            Extension::Revises { at } => Some((false, at)),
+            Extension::Departs { .. } => None,
+        }
+    }
+
+    /// The engine's id of the first message recorded for the agent's messages from `at` on.
+    fn first_start(&self, at: usize) -> Option<&MessageId> {
+        self.starts.get(at..)?.iter().flatten().next()
     }
 
     /// Record what `request` adds and prepare the engine's call. Never fails: when the engine
@@ -235,6 +271,10 @@ impl<H: Host> ProxySession<H> {
             Extension::Extends { from } => {
                 record.new_messages = request.messages.len() - from;
                 self.record_from(request, from, &mut record.notes);
+            }
+            Extension::Revises { at } => {
+                record.new_messages = request.messages.len() - at;
+                self.revise(request, at, &mut record.notes);
             }
             Extension::Repeats => record.notes.push("a repeat of the previous request: nothing new recorded".into()),
             Extension::Departs { at } => {
@@ -311,8 +351,8 @@ impl<H: Host> ProxySession<H> {
         record.trace_id = self.engine.trace_id().0;
         record.call = self.calls;
         record.at_ms = self.engine.host().now_ms();
-        // Its reply came back whole: the conversation went on with it.
-        (record.status, record.completed) = (record.status.or(Some(200)), true);
+        // Its reply passed unread, but it came back whole: the conversation went on with it.
+        record.completed = true;
         record.notes.push(
             "the conversation's first call: a one-shot when it came (no tools, no assistant turn), passed through; \
              counted once the conversation went on"
@@ -355,8 +395,9 @@ impl<H: Host> ProxySession<H> {
     /// (a reply that calls no tool), else `stopped`.
     pub async fn close(&mut self) -> Result<()> {
         if let Some(parts) = self.pending.take() {
-            self.engine.record(draft(Role::Assistant, parts.clone()))?;
+            let id = self.engine.record(draft(Role::Assistant, parts.clone()))?;
             self.recorded.push(ClientMessage::new(vec![draft(Role::Assistant, parts)]).fingerprint);
+            self.starts.push(Some(id));
             self.reply_recorded = true;
             self.keep_resume_state();
         }
@@ -369,12 +410,36 @@ impl<H: Host> ProxySession<H> {
         Ok(())
     }
 
+    /// Withdraw what was recorded from the agent's message `at` on ([`Engine::withdraw_from`])
+    /// and record the request's version from there.
+    fn revise(&mut self, request: &ClientRequest, at: usize, notes: &mut Vec<String>) {
+        let reply_at = self.recorded.len();
+        if let Some(from) = self.first_start(at).cloned() {
+            match self.engine.withdraw_from(&from) {
+                Ok(n) => notes.push(format!(
+                    "the agent sent its history again changed from message {at} on: {n} recorded message(s) withdrawn, \
+                     its version recorded"
+                )),
+                Err(e) => notes.push(format!("the recorded messages from {at} on could not be withdrawn: {e}")),
+            }
+        }
+        self.recorded.truncate(at);
+        self.starts.truncate(at);
+        self.record_messages(request, at, reply_at, notes);
+    }
+
     /// Record the request's messages from `from` on. The first new message is normally the
     /// agent's copy of the last reply: that copy is what is recorded.
     fn record_from(&mut self, request: &ClientRequest, from: usize, notes: &mut Vec<String>) {
+        self.record_messages(request, from, from, notes);
+    }
+
+    /// Record the request's messages from `from` on; the one at `reply_at` is normally the agent's
+    /// copy of the last reply: that copy is what is recorded.
+    fn record_messages(&mut self, request: &ClientRequest, from: usize, reply_at: usize, notes: &mut Vec<String>) {
         let pending = self.pending.take();
         for (i, message) in request.messages.iter().enumerate().skip(from) {
-            if i == from
+            if i == reply_at
                 && let Some(reply) = &pending
             {
                 let copy: Vec<ContentPart> = message.drafts.iter().flat_map(|d| d.content.clone()).collect();
@@ -387,12 +452,15 @@ impl<H: Host> ProxySession<H> {
                     );
                 }
             }
+            let mut start = None;
             for draft in &message.drafts {
-                if let Err(e) = self.engine.record(draft.clone()) {
-                    notes.push(format!("message {i} was not recorded ({}): {e}", e.code()));
+                match self.engine.record(draft.clone()) {
+                    Ok(id) => start = start.or(Some(id)),
+                    Err(e) => notes.push(format!("message {i} was not recorded ({}): {e}", e.code())),
                 }
             }
             self.recorded.push(message.fingerprint);
+            self.starts.push(start);
         }
     }
 }
@@ -429,7 +497,9 @@ mod tests {
         assert_eq!(extension(&[], &[1]), Extension::Extends { from: 0 });
         assert_eq!(extension(&[1, 2], &[1, 2, 3, 4]), Extension::Extends { from: 2 });
         assert_eq!(extension(&[1, 2], &[1, 2]), Extension::Repeats);
-        assert_eq!(extension(&[1, 2], &[1, 3, 4]), Extension::Departs { at: 1 });
+        assert_eq!(extension(&[1, 2], &[1, 3, 4]), Extension::Revises { at: 1 });
+        assert_eq!(extension(&[1, 2, 3], &[1, 3, 4]), Extension::Departs { at: 1 });
         assert_eq!(extension(&[1, 2, 3], &[1, 2]), Extension::Departs { at: 2 });
+        assert_eq!(extension(&[1, 2], &[3, 4, 5]), Extension::Departs { at: 0 });
     }
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use super::conversation::{Conversation, unmanaged};
 use super::reply::ReplyOutcome;
 use super::request::{ClientRequest, SessionKey};
-use super::session::{CALLS_FILE, CallRecord, Extension, Prepared, ProxySession};
+use super::session::{CALLS_FILE, CallRecord, Prepared, ProxySession};
 use super::session_config;
 use super::subagents::{Spawns, spawning_calls};
 use crate::config::Config;
@@ -179,10 +179,10 @@ impl<H: Host + Clone> Worker<H> {
 
     /// The stored session of `key` that `request` continues (after a restart of the proxy, or
     /// once the conversation had made room for others): of the key's traces not open here, the
-    /// one whose history the request extends most, restored exactly as it was saved.
+    /// one the request fits best ([`ProxySession::fit`]), restored exactly as it was saved.
     async fn stored_session(&self, key: &SessionKey, request: &ClientRequest) -> Option<ProxySession<H>> {
         let (root, base) = (&self.config.store.root, key.trace_base());
-        let mut best: Option<(usize, ProxySession<H>)> = None;
+        let mut best: Option<((bool, usize), ProxySession<H>)> = None;
         for n in 1.. {
             let id = numbered(&base, n);
             if !matches!(self.host.stat(&format!("{root}/{id}/meta.json")).await, Ok(Some(_))) {
@@ -193,14 +193,10 @@ impl<H: Host + Clone> Worker<H> {
             }
             let opened = Engine::open(self.host.clone(), self.config.clone(), Some(&id)).await.ok();
             let session = opened.and_then(|(engine, _)| ProxySession::resume(engine)?.ok());
-            let fits = session.as_ref().and_then(|s| match s.extension(request) {
-                Extension::Extends { from } => Some(from),
-                Extension::Repeats => Some(request.messages.len()),
-                Extension::Departs { .. } => None,
-            });
+            let fits = session.as_ref().and_then(|s| s.fit(request));
             match (session, fits) {
-                (Some(session), Some(from)) if best.as_ref().is_none_or(|(b, _)| from > *b) => {
-                    if let Some((_, replaced)) = best.replace((from, session)) {
+                (Some(session), Some(fit)) if best.as_ref().is_none_or(|(b, _)| fit > *b) => {
+                    if let Some((_, replaced)) = best.replace((fit, session)) {
                         self.shared.ids.release(replaced.engine().trace_id().as_str());
                     }
                 }

@@ -151,8 +151,11 @@ impl ProxyGateway {
     #[wasm_bindgen(js_name = sideCall, unchecked_return_type = "{ key: string; record: ProxyCallRecord } | undefined")]
     pub fn side_call(&self, request: &mut ProxyRequest, status: u16) -> Result<JsValue, JsValue> {
         let Some(side) = request.side.take() else { return Ok(JsValue::UNDEFINED) };
-        let Some((key, ())) = self.table.latest_of(&side.agent_session) else { return Ok(JsValue::UNDEFINED) };
-        to_js_value(&serde_json::json!({"key": key.name(), "record": side.answered(status)}))
+        let Some((agent_session, record)) = self.gateway.side_call_answered(side, status) else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let Some((key, ())) = self.table.latest_of(&agent_session) else { return Ok(JsValue::UNDEFINED) };
+        to_js_value(&serde_json::json!({"key": key.name(), "record": record}))
     }
 
     /// The answer to a forwarded request the upstream gave no reply to: `failure` is

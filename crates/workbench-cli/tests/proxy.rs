@@ -235,7 +235,12 @@ fn side_calls_of_a_session_are_counted_in_it(build: Build) {
 /// call continues that conversation, the session it opens counts the first as call 1. A one-shot
 /// that nothing continues (a title) opens nothing.
 fn a_text_agents_first_call_is_counted_once_its_conversation_goes_on(build: Build) {
-    let upstream = scripted();
+    // The opening one-shot is answered 529 (overloaded); the agent goes on all the same.
+    let upstream = Upstream::start(|request: &Received| {
+        let status = if request.json()["messages"].as_array().is_some_and(|m| m.len() == 1) { 529 } else { 200 };
+        let body = json!({"id": "msg_text", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "```bash\nls\n```"}], "usage": anthropic_usage(50, 0)});
+        Reply::Json { status, body: body.to_string() }
+    });
     let dir = scratch("opening");
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
     let url = format!("{}/v1/messages", proxy.url);
@@ -249,8 +254,7 @@ fn a_text_agents_first_call_is_counted_once_its_conversation_goes_on(build: Buil
         json!([task, {"role": "assistant", "content": "```bash\ncat calc.py\n```"}, {"role": "user", "content": "<output>return a - b</output>"}]),
     );
     for request in [&first, &title, &next] {
-        let (status, _, text) = post(&url, request.as_bytes(), &headers());
-        assert_eq!(status, 200, "{text}");
+        post(&url, request.as_bytes(), &headers());
     }
     let received = upstream.requests();
     assert_eq!(received[0].body, first.as_bytes(), "the first call went through as it came");
@@ -273,6 +277,7 @@ fn a_text_agents_first_call_is_counted_once_its_conversation_goes_on(build: Buil
     let opening = &calls[0];
     assert!(opening["notes"][0].as_str().unwrap().starts_with("the conversation's first call"), "{opening}");
     assert_eq!(opening["messages"].as_u64(), Some(1), "{opening}");
+    assert_eq!(opening["status"], 529, "the upstream's answer: {opening}");
     assert_eq!(opening["client_tokens"], opening["prompt_tokens"], "it went upstream as it came");
     assert!(opening["client_tokens"].as_u64().unwrap() > 0);
 }
@@ -495,6 +500,75 @@ fn a_history_that_departs_starts_a_new_session(build: Build) {
     post(&format!("{}/v1/messages", proxy.url), &request("s", &conversation(summary, 1)), &headers());
     proxy.stop();
     assert_eq!(meta(&store, "s-3")["continues"], json!("s-2"), "the agent's own compaction links back");
+}
+
+/// aider's requests: no tools, its edit format's examples, then the files it shows and the task
+/// with its format reminder; at each call it renders the files anew (an edit changed them), moves
+/// the reminder to the newest message, and sends what ran since (its test command's output, as
+/// `I ran this command`). Each call sends the history again changed: one session, revised.
+fn aider_request(version: usize, turns: &[&str]) -> Vec<u8> {
+    const REMINDER: &str = "\n\nReply with *SEARCH/REPLACE blocks* only.";
+    let files =
+        format!("I have *added these files to the chat*.\n\ncalc.py\n```\nreturn a - b  # version-{version}\n```");
+    let mut messages = vec![
+        json!({"role": "user", "content": "Change the greeting"}),
+        json!({"role": "assistant", "content": "hello.py\n<<<<<<< SEARCH\nhi\n=======\nhello\n>>>>>>> REPLACE"}),
+        json!({"role": "user", "content": files}),
+        json!({"role": "assistant", "content": "Ok, any changes I propose will be to those files."}),
+    ];
+    for (k, turn) in turns.iter().enumerate() {
+        let role = if k % 2 == 0 { "user" } else { "assistant" };
+        let reminder = if k + 1 == turns.len() { REMINDER } else { "" };
+        messages.push(json!({"role": role, "content": format!("{turn}{reminder}")}));
+    }
+    json!({"model": "m", "max_tokens": 512, "system": "Act with SEARCH/REPLACE blocks.", "messages": messages})
+        .to_string()
+        .into_bytes()
+}
+
+fn a_history_sent_again_changed_is_revised_in_its_session(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("revised");
+    let store = dir.join(".trace");
+    let start = || Proxy::start_build(build, &dir, &["--upstream", &upstream.url, "--window", "20000"]);
+    let call = |proxy: &Proxy, body: Vec<u8>| {
+        let (status, _, text) = post(&format!("{}/v1/messages", proxy.url), &body, &headers());
+        assert_eq!(status, 200, "{text}");
+    };
+    let log: String = (0..600).map(|i| format!("test_calc.py::test_{i:03} PASSED [{i}%]\n")).collect();
+    let run = format!("I ran this command:\n\npytest\n\nAnd got this output:\n\n{log}FAILED test_calc.py::test_add");
+    let run = run.as_str();
+    let proxy = start();
+    call(&proxy, aider_request(1, &["Fix calc.py"]));
+    call(&proxy, aider_request(2, &["Fix calc.py", "A title", run, "Ok.", run]));
+    assert!(proxy.stop().0.success());
+    // After a restart, the stored session is revised.
+    let proxy = start();
+    call(&proxy, aider_request(3, &["Fix calc.py", "A title", run, "Ok.", run, "A title", run, "Ok.", run]));
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+
+    let traces = trace_dirs(&store);
+    assert_eq!(traces.len(), 1, "one session: {traces:?}\n{log}");
+    let mission = meta(&store, &traces[0])["mission"].as_str().unwrap_or_default().to_owned();
+    assert!(mission.starts_with("Fix calc.py"), "the task, not the example before it: {mission}");
+    let calls = calls(&store, &traces[0]);
+    assert!(calls.iter().all(|c| c["managed"] == json!(true)), "{calls:?}");
+    let revised: Vec<&str> = calls.iter().filter_map(|c| c["notes"][0].as_str()).collect();
+    assert_eq!(revised.len(), 2, "{calls:?}");
+    assert!(revised.iter().all(|n| n.starts_with("the agent sent its history again changed from message 2 on")));
+    let new: Vec<u64> = calls.iter().map(|c| c["new_messages"].as_u64().unwrap()).collect();
+    assert_eq!(new, [5, 7, 11], "each call records its version from the first changed message");
+    let last = String::from_utf8_lossy(&upstream.requests()[2].body).into_owned();
+    assert!(last.contains("version-3") && !last.contains("version-1") && !last.contains("version-2"), "{last}");
+    assert_eq!(last.matches("Reply with *SEARCH/REPLACE blocks*").count(), 1, "{last}");
+    // Its reports of the commands it ran are outputs: shown in their history form, the failure kept.
+    assert!(last.contains("raw#") && last.matches("FAILED test_calc.py::test_add").count() == 4, "{last}");
+    let (sent, given) = (calls[2]["prompt_tokens"].as_u64().unwrap(), calls[2]["client_tokens"].as_u64().unwrap());
+    assert!(sent * 4 < given, "{sent} of {given} tokens");
+    // The raw trace keeps every version: 5, 7 more, the reply recorded at the stop, 11 more, the
+    // last reply.
+    assert_eq!(message_files(&store, &traces[0]).len(), 5 + 7 + 1 + 11 + 1);
 }
 
 fn fifty_sessions_at_once_stay_apart(build: Build) {
@@ -912,6 +986,7 @@ both_shells!(
     ctrl_c_finishes_the_requests_in_flight_and_saves,
     when_the_engine_fails_the_request_goes_through_unmanaged,
     a_history_that_departs_starts_a_new_session,
+    a_history_sent_again_changed_is_revised_in_its_session,
     fifty_sessions_at_once_stay_apart,
     the_proxy_and_the_replays_workbench_strategy_agree_call_by_call,
     sessions_are_titled_by_the_users_words_and_end_finished_stopped_or_interrupted,

@@ -144,8 +144,8 @@ async fn forward(
         Ok(response) => {
             let status = response.status().as_u16();
             app.log.line(&app.gateway.forwarded(&request.head, why, status));
-            if let Some(side) = side {
-                app.registry.record_side_call(*side, status);
+            if let Some((agent_session, record)) = side.and_then(|s| app.gateway.side_call_answered(*s, status)) {
+                app.registry.record_side_call(&agent_session, record);
             }
             let (status, headers) = (status_of(&response), reply_headers(&response));
             let (to_agent, body) = AgentBody::new();

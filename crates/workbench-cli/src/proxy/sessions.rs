@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use context_workbench::Config;
 use context_workbench::proxy::worker::without_session;
 use context_workbench::proxy::{
-    CallRecord, ClientRequest, Prepared, ReplyOutcome, SessionKey, SessionTable, Shared, SideCall, Worker,
+    CallRecord, ClientRequest, Prepared, ReplyOutcome, SessionKey, SessionTable, Shared, Worker,
 };
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, oneshot};
 use workbench_cli::native::{NativeHost, OpenAiCompatibleClient, WorkspaceFs};
@@ -104,12 +104,12 @@ impl Registry {
         (Turn { commands, _guard: guard }, unsaved)
     }
 
-    /// Count a side call answered with `status` in the agent session's latest conversation,
-    /// without waiting for it (nor for the conversation's turn: a side call runs beside it).
-    pub fn record_side_call(&self, side: SideCall, status: u16) {
+    /// Count an answered side call in the agent session's latest conversation, without waiting
+    /// for it (nor for the conversation's turn: a side call runs beside it).
+    pub fn record_side_call(&self, agent_session: &str, record: CallRecord) {
         let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((key, actor)) = table.latest_of(&side.agent_session) {
-            let _ = actor.commands.send(Command::SideCall(key.name(), Box::new(side.answered(status))));
+        if let Some((key, actor)) = table.latest_of(agent_session) {
+            let _ = actor.commands.send(Command::SideCall(key.name(), Box::new(record)));
         }
     }
 

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-use proxy_support::coder::{self, Api, DONE, PLAN, TASK};
+use proxy_support::coder::{self, Api, DONE, Loop, PLAN, TASK};
 use proxy_support::{Build, PATIENCE, Proxy, Received, files_under, main_calls};
 use serde_json::{Value, json};
 
@@ -31,8 +31,10 @@ struct Agent {
     api: Api,
     /// Whether its plan tool is in the requests, so the plan step writes a plan.
     plans: bool,
-    /// It acts through text (an action block in its reply), not through tools.
+    /// It acts through text (an action or edit block in its reply), not through tools.
     text: bool,
+    /// The model calls of its main loop the fix takes at least.
+    calls: usize,
     /// The command that runs it on the task, with its configuration written under `home`.
     launch: fn(&Path, &Path, &str) -> Command,
 }
@@ -176,6 +178,17 @@ fn mini_swe_agent_text(work: &Path, home: &Path, proxy: &str) -> Command {
     command
 }
 
+/// aider, editing through text: each edit is tested with [`coder::EDIT_TEST`], whose output aider
+/// sends back while it fails.
+fn aider(work: &Path, home: &Path, proxy: &str) -> Command {
+    let mut command = python_agent(".venv-aider", "aider", work, home);
+    command.args(["--model", "openai/m", "--edit-format", "diff", "--yes-always", "--no-auto-commits"]);
+    command.args(["--no-check-update", "--no-show-model-warnings", "--analytics-disable", "--no-pretty"]);
+    command.args(["--no-gitignore", "--auto-test", "--test-cmd", coder::EDIT_TEST, "--message", TASK, "notes.txt"]);
+    command.env("OPENAI_API_BASE", format!("{proxy}/v1")).env("OPENAI_API_KEY", KEY);
+    command
+}
+
 /// Run `agent` through the proxy of `build` and check what the matrix asserts.
 fn run(build: Build, agent: &Agent) {
     let mode = if agent.text { "-text" } else { "" };
@@ -227,10 +240,10 @@ fn run(build: Build, agent: &Agent) {
         .iter()
         .filter(|r| Api::of(&r.path) == Some(agent.api))
         .map(Received::json)
-        .filter(|body| agent.text || tools_of(body))
+        .filter(|body| coder::main_loop(agent.api, body).is_some_and(|acts| (acts != Loop::Tools) == agent.text))
         .collect();
-    assert!(bodies.len() >= 7, "the agent went through the steps: {} calls\n{said}", bodies.len());
-    assert_eq!(records.len(), bodies.len(), "every call with tools is the session's\n{said}");
+    assert!(bodies.len() >= agent.calls, "the agent went through the steps: {} calls\n{said}", bodies.len());
+    assert_eq!(records.len(), bodies.len(), "every call of its main loop is the session's\n{said}");
     assert!(records.iter().all(|c| coder::managed(c, agent.text) && c["completed"] == json!(true)), "{said}");
     let named = records[0]["agent"].as_str().unwrap_or_default().to_owned();
     assert!(named.starts_with(agent.name), "named {named:?}\n{said}");
@@ -284,23 +297,23 @@ fn stop_left_behind(home: &Path) {
     }
 }
 
-/// Whether a request body offers tools (a main-loop call, not a title).
-fn tools_of(body: &Value) -> bool {
-    body["tools"].as_array().is_some_and(|t| !t.is_empty())
-}
+const CODEX: Agent = Agent { name: "Codex", api: Api::Responses, plans: false, text: false, calls: 7, launch: codex };
+const GEMINI_CLI: Agent =
+    Agent { name: "Gemini CLI", api: Api::Gemini, plans: true, text: false, calls: 7, launch: gemini_cli };
 
-const CODEX: Agent = Agent { name: "Codex", api: Api::Responses, plans: false, text: false, launch: codex };
-const GEMINI_CLI: Agent = Agent { name: "Gemini CLI", api: Api::Gemini, plans: true, text: false, launch: gemini_cli };
-
-const OPENCODE: Agent = Agent { name: "OpenCode", api: Api::Chat, plans: true, text: false, launch: opencode };
-const QWEN_CODE: Agent = Agent { name: "Qwen Code", api: Api::Chat, plans: false, text: false, launch: qwen_code };
-const GOOSE: Agent = Agent { name: "goose", api: Api::Chat, plans: false, text: false, launch: goose };
-const CLINE: Agent = Agent { name: "Cline", api: Api::Chat, plans: false, text: false, launch: cline };
+const OPENCODE: Agent =
+    Agent { name: "OpenCode", api: Api::Chat, plans: true, text: false, calls: 7, launch: opencode };
+const QWEN_CODE: Agent =
+    Agent { name: "Qwen Code", api: Api::Chat, plans: false, text: false, calls: 7, launch: qwen_code };
+const GOOSE: Agent = Agent { name: "goose", api: Api::Chat, plans: false, text: false, calls: 7, launch: goose };
+const CLINE: Agent = Agent { name: "Cline", api: Api::Chat, plans: false, text: false, calls: 7, launch: cline };
 const MINI_SWE_AGENT: Agent =
-    Agent { name: "mini-swe-agent", api: Api::Chat, plans: false, text: false, launch: mini_swe_agent };
+    Agent { name: "mini-swe-agent", api: Api::Chat, plans: false, text: false, calls: 7, launch: mini_swe_agent };
 const MINI_SWE_AGENT_TEXT: Agent =
-    Agent { name: "mini-swe-agent", api: Api::Chat, plans: false, text: true, launch: mini_swe_agent_text };
-const CONTINUE: Agent = Agent { name: "Continue", api: Api::Chat, plans: false, text: false, launch: continue_cn };
+    Agent { name: "mini-swe-agent", api: Api::Chat, plans: false, text: true, calls: 7, launch: mini_swe_agent_text };
+const AIDER: Agent = Agent { name: "aider", api: Api::Chat, plans: false, text: true, calls: 4, launch: aider };
+const CONTINUE: Agent =
+    Agent { name: "Continue", api: Api::Chat, plans: false, text: false, calls: 7, launch: continue_cn };
 
 fn opencode_session(build: Build) {
     run(build, &OPENCODE);
@@ -330,6 +343,10 @@ fn mini_swe_agent_text_session(build: Build) {
     run(build, &MINI_SWE_AGENT_TEXT);
 }
 
+fn aider_session(build: Build) {
+    run(build, &AIDER);
+}
+
 fn codex_session(build: Build) {
     run(build, &CODEX);
 }
@@ -347,5 +364,6 @@ both_shells!(
     continue_session,
     mini_swe_agent_session,
     mini_swe_agent_text_session,
+    aider_session,
     cline_session
 );

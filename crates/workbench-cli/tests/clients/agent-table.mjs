@@ -25,9 +25,12 @@ if (files.length === 0) {
   process.exit(2);
 }
 const rows = files.map((f) => JSON.parse(readFileSync(path.join(dir, f), 'utf8')));
+const bareName = (row) => row.agent.split(' ').filter((w) => !/^\d/.test(w)).join(' ');
+// "(text mode)" tells apart an agent's runs in both modes (mini-swe-agent); aider has only one.
+const bothModes = new Set(rows.filter((r) => !r.text).map(bareName));
 const byAgent = new Map();
 for (const row of rows) {
-  const name = row.agent.split(' ').filter((w) => !/^\d/.test(w)).join(' ') + (row.text ? ' (text mode)' : '');
+  const name = bareName(row) + (row.text && bothModes.has(bareName(row)) ? ' (text mode)' : '');
   byAgent.set(name, [...(byAgent.get(name) ?? []), row]);
 }
 
@@ -35,9 +38,11 @@ for (const row of rows) {
 const here = path.dirname(fileURLToPath(import.meta.url));
 const npmPins = JSON.parse(readFileSync(path.join(here, 'package.json'), 'utf8')).dependencies;
 const pipPins = Object.fromEntries(
-  readFileSync(path.join(here, 'mini-swe-agent.txt'), 'utf8').split('\n').map((l) => l.split('==')),
+  ['mini-swe-agent.txt', 'aider.txt']
+    .flatMap((f) => readFileSync(path.join(here, f), 'utf8').split('\n'))
+    .map((l) => l.split('==')),
 );
-const pinned = { Cline: npmPins.cline, Continue: npmPins['@continuedev/cli'], goose: npmPins['@aaif/goose-binary-linux-x64'], 'mini-swe-agent': pipPins['mini-swe-agent'] };
+const pinned = { Cline: npmPins.cline, Continue: npmPins['@continuedev/cli'], goose: npmPins['@aaif/goose-binary-linux-x64'], 'mini-swe-agent': pipPins['mini-swe-agent'], aider: pipPins['aider-chat'] };
 
 const lines = [
   '| agent | version | API | managed through | plan read | calls | tokens upstream ÷ the agent\'s (window) |',

@@ -99,16 +99,39 @@ pub fn upstream() -> Upstream {
         };
         let body = request.json();
         let stream = body["stream"].as_bool().unwrap_or(false) || request.path.contains("streamGenerateContent");
-        let tools = tools(api, &body);
-        let turn = if !tools.is_empty() {
-            next_turn(&body, &tools)
-        } else if body.to_string().contains(TEXT_ACTION) {
-            next_text_turn(&body)
-        } else {
-            Turn::Answer("Fix the typo in notes".into())
+        let turn = match main_loop(api, &body) {
+            Some(Loop::Tools) => next_turn(&body, &tools(api, &body)),
+            Some(Loop::Commands) => next_text_turn(&body),
+            Some(Loop::Edits) => next_edit_turn(&body),
+            _ => Turn::Answer("Fix the typo in notes".into()),
         };
         reply(api, stream, &turn)
     })
+}
+
+/// How an agent's main loop acts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Loop {
+    Tools,
+    /// A command block per reply (mini-swe-agent's text mode).
+    Commands,
+    /// Edit blocks (aider).
+    Edits,
+}
+
+/// How the request's agent acts, when it is a call of its main loop (not a title, a summary).
+pub fn main_loop(api: Api, body: &Value) -> Option<Loop> {
+    let text = body.to_string();
+    if !tools(api, body).is_empty() {
+        Some(Loop::Tools)
+    } else if text.contains(TEXT_ACTION) {
+        Some(Loop::Commands)
+    } else if text.contains(EDIT_BLOCK) && text.contains(r#""role":"assistant""#) {
+        // aider's main loop opens with its examples' turns; its summaries of the chat are one-shots.
+        Some(Loop::Edits)
+    } else {
+        None
+    }
 }
 
 /// The model's next turn.
@@ -224,6 +247,27 @@ fn next_text_turn(body: &Value) -> Turn {
         }
         _ => Turn::Answer(DONE.into()),
     }
+}
+
+/// What marks the main loop of an agent that edits through text (aider): its edit format's blocks.
+const EDIT_BLOCK: &str = "<<<<<<< SEARCH";
+
+/// The command aider tests each edit with: it prints a large piece of the log, and fails until
+/// the typo is fixed.
+pub const EDIT_TEST: &str = "sed -n '1,750p' logs/build.log; grep -q 'Hello world' notes.txt";
+
+/// The turn of an agent that edits through text: an edit block of `notes.txt`. The first three
+/// edits miss (the test's output comes back each time), the fourth fixes the typo.
+fn next_edit_turn(body: &Value) -> Turn {
+    let n = last_step(body).map_or(0, |n| n + 1);
+    let (from, to) = match n {
+        0 => ("Helo world", "Helo world!"),
+        1 => ("Helo world!", "Helo world!!"),
+        2 => ("Helo world!!", "Helo world"),
+        _ => ("Helo world", "Hello world"),
+    };
+    let edit = format!("notes.txt\n```\n{EDIT_BLOCK}\n{from}\n=======\n{to}\n>>>>>>> REPLACE\n```");
+    Turn::Answer(format!("{}\n\n{edit}", step_text(n)))
 }
 
 /// The plan step's arguments for a plan tool the engine reads.

@@ -182,7 +182,7 @@ fn mini_swe_agent_text(work: &Path, home: &Path, proxy: &str) -> Command {
 /// sends back while it fails.
 fn aider(work: &Path, home: &Path, proxy: &str) -> Command {
     let mut command = python_agent(".venv-aider", "aider", work, home);
-    command.args(["--model", "openai/m", "--edit-format", "diff", "--yes-always", "--no-auto-commits"]);
+    command.args(["--model", "openai/m", "--edit-format", "diff", "--yes-always"]);
     command.args(["--no-check-update", "--no-show-model-warnings", "--analytics-disable", "--no-pretty"]);
     command.args(["--no-gitignore", "--auto-test", "--test-cmd", coder::EDIT_TEST, "--message", TASK, "notes.txt"]);
     command.env("OPENAI_API_BASE", format!("{proxy}/v1")).env("OPENAI_API_KEY", KEY);

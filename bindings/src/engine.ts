@@ -123,6 +123,8 @@ export class ContextEngine {
   recordUserInput(text: string): Promise<string> { return this.#useAsync((e) => e.recordUserInput(text)); }
   /** Replace the history with `messages`, repaired where needed; the repair notes. */
   loadHistory(messages: Message[]): RepairNote[] { return this.#use((e) => e.loadHistory(messages)); }
+  /** Withdraw the messages from id `from` on (the agent sent them again changed; its version is recorded next): kept in the raw trace, shown nowhere in the prompt. How many. */
+  withdrawFrom(from: string): number { return this.#use((e) => e.withdrawFrom(from)); }
   /** The trace recorded so far. */
   trace(): Trace { return this.#use((e) => e.trace()); }
   /** What replaced what in the prompt: blocks with their raw ranges, summary, pruned outputs, rewrites. */

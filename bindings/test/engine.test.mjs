@@ -205,6 +205,20 @@ test('history from an agent framework is loaded and repaired with notes', async 
   assert.throws(() => engine.loadHistory([{ role: 'user' }]), { code: 'invalid_input' });
 });
 
+test('a history the agent sent again changed is withdrawn from the first changed message', async () => {
+  const engine = await ContextEngine.create(memoryHost());
+  engine.record({ role: 'user', content: 'Fix calc.py' });
+  engine.record({ role: 'assistant', content: 'calc.py, version one' });
+  engine.record({ role: 'user', content: 'tests fail' });
+  assert.equal(engine.withdrawFrom('m000001'), 2);
+  engine.record({ role: 'assistant', content: 'calc.py, version two' });
+  const texts = JSON.stringify((await engine.prepareCall(SYSTEM)).request.messages);
+  assert.ok(texts.includes('version two') && !texts.includes('version one') && !texts.includes('tests fail'), texts);
+  assert.equal(engine.trace().messages.length, 4, 'the raw trace keeps both versions');
+  assert.deepEqual(engine.historyView().withdrawn, [{ start: 1, end: 3 }]);
+  assert.throws(() => engine.withdrawFrom('m000002'), { code: 'invalid_input' });
+});
+
 test('LLM calls go through the host; the engine stays usable while one is pending', async () => {
   let release;
   const engine = await ContextEngine.create(memoryHost({ llm: () => new Promise((resolve) => { release = resolve; }) }));

@@ -15,7 +15,7 @@ use crate::engine::Engine;
 use crate::error::Error;
 use crate::host::{CompletionRequest, Usage};
 use crate::js_forms::MessageInput;
-use crate::model::{Message, ToolResult};
+use crate::model::{Message, MessageId, ToolResult};
 use crate::tokens::require_ranks;
 
 /// The context engine over one trace, driven from JavaScript.
@@ -105,6 +105,13 @@ impl ContextEngine {
     ) -> Result<JsValue, JsValue> {
         let messages: Vec<Message> = from_js(messages, "messages")?;
         to_js_value(&js(self.engine.load_history(messages))?)
+    }
+
+    /// Withdraw the messages from `from` on: the agent sent them again changed, and its version
+    /// is recorded next; they stay in the raw trace and the prompt shows none of them. How many.
+    #[wasm_bindgen(js_name = withdrawFrom)]
+    pub fn withdraw_from(&self, from: String) -> Result<usize, JsValue> {
+        js(self.engine.withdraw_from(&MessageId::from(from)))
     }
 
     /// The trace recorded so far: messages (with tokens), spans, mission.

@@ -5,7 +5,8 @@
 //! check it, answer. It picks the tools by name from the request and fills their arguments from
 //! their schemas; the agent runs them for real. Which step comes next is read from the request:
 //! every step leaves the marker `wbstep-N` in its text, its call's id and its command. An agent
-//! that acts through text (mini-swe-agent's text mode) gets the same steps as command blocks.
+//! that acts through text (mini-swe-agent's text mode) gets the same steps as command blocks; one
+//! that edits through text (aider) gets edit blocks of `notes.txt`, which its test command checks.
 
 use std::path::Path;
 use std::process::Command;
@@ -103,7 +104,7 @@ pub fn upstream() -> Upstream {
             Some(Loop::Tools) => next_turn(&body, &tools(api, &body)),
             Some(Loop::Commands) => next_text_turn(&body),
             Some(Loop::Edits) => next_edit_turn(&body),
-            _ => Turn::Answer("Fix the typo in notes".into()),
+            None => Turn::Answer("Fix the typo in notes".into()),
         };
         reply(api, stream, &turn)
     })

@@ -84,6 +84,7 @@ impl<H: Host> Engine<H> {
             state.previous_tokens = Some(assembly.tokens);
             state.previous_messages = assembly.view.messages.clone();
             state.calls += 1;
+            state.opening.settle();
             assembly.call = input.call.unwrap_or(state.calls as u64);
         }
         assembly.notes.extend(notes);

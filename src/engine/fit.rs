@@ -20,6 +20,7 @@ use super::tail::BlockBudget;
 use crate::compress::focus::pointed_lines_of;
 use crate::compress::{CompressConfig, ToolOutput, compress_tool_output};
 use crate::error::Error;
+use crate::history::HistoryView;
 use crate::history::view::{RewritePosition, RewriteRecord, anchored_by};
 use crate::host::Host;
 use crate::model::{Message, Role, ToolCall, as_tool_output};
@@ -129,7 +130,7 @@ impl<H: Host> Engine<H> {
                 return;
             }
             let max = (limit / 2).clamp(self.config.compress.min_tokens, self.config.compress.max_tokens);
-            self.bounded_form(&state.trace.messages, index, max)
+            self.bounded_form(&state.trace.messages, &state.view, index, max)
         };
         if let Some(form) = form {
             self.state.borrow_mut().view.bounded.insert(index, form);
@@ -138,7 +139,7 @@ impl<H: Host> Engine<H> {
 
     /// The history form of the tool outputs (or the observation) of message `index`, at most
     /// about `max` tokens.
-    fn bounded_form(&self, messages: &[Message], index: usize, max: usize) -> Option<String> {
+    fn bounded_form(&self, messages: &[Message], view: &HistoryView, index: usize, max: usize) -> Option<String> {
         let message = messages.get(index)?;
         let floor = self.min_bound_tokens();
         let compress = CompressConfig {
@@ -147,7 +148,7 @@ impl<H: Host> Engine<H> {
             ..self.config.compress.clone()
         };
         let file = self.raw_file(message.id.as_str());
-        let observed = as_tool_output(index.checked_sub(1).map(|reply| &messages[reply]), message);
+        let observed = as_tool_output(view.shown_before(messages, index), message);
         let forms: Vec<String> = message
             .tool_results()
             .chain(observed.as_ref().map(|(_, result)| result))
@@ -282,7 +283,7 @@ impl<H: Host> Engine<H> {
             outputs
                 .into_iter()
                 .filter(|(_, tokens)| *tokens > share)
-                .filter_map(|(i, _)| Some((i, self.bounded_form(messages, i, share)?)))
+                .filter_map(|(i, _)| Some((i, self.bounded_form(messages, &state.view, i, share)?)))
                 .collect()
         };
         if plan.is_empty() {

@@ -7,6 +7,7 @@ mod branches;
 mod calls;
 mod fit;
 mod goals;
+mod mission;
 mod persist;
 mod recall;
 mod snapshot;
@@ -86,9 +87,8 @@ struct State {
     unattributed: Option<usize>,
     /// How the session ended, once its host says so; recording again reopens it.
     ended: Option<SessionEnd>,
-    /// The mission's message was answered by text alone before the first call (the agent's own
-    /// script, perhaps): a later user message before the call replaces it (see [`Engine::record`]).
-    scripted_mission: bool,
+    /// Which user message is the mission, while the session opens.
+    opening: mission::Opening,
 }
 
 /// A message to record; the engine fills in id, sequence, description, tokens and time.
@@ -165,7 +165,7 @@ impl<H: Host> Engine<H> {
             native_plan: false,
             unattributed: None,
             ended: None,
-            scripted_mission: false,
+            opening: Default::default(),
         };
         Engine { host, config, counter, state: RefCell::new(state), store: RefCell::new(None) }
     }
@@ -233,17 +233,16 @@ impl<H: Host> Engine<H> {
         }
         let now = self.host.now_ms();
         let mut state = self.state.borrow_mut();
-        let acted = || state.view.last_shown(&state.trace.messages).is_some_and(|m| m.text_action().is_some());
+        let before = state.view.shown_before(&state.trace.messages, state.trace.messages.len());
+        let acted = || before.is_some_and(|m| m.text_action().is_some());
         let reported =
             || draft.content.iter().any(|p| matches!(p, ContentPart::Text { text } if reported_run(text).is_some()));
         let role = if role == Role::User && (acted() || reported()) { Role::Observation } else { role };
         let sequence = state.trace.messages.len() as u64;
         let id = MessageId::for_sequence(sequence);
-        if role == Role::User && (state.trace.mission.is_empty() || state.scripted_mission) {
-            let words = Message::describe(role, &draft.content);
-            if !words.is_empty() {
-                (state.trace.mission, state.scripted_mission) = (words, false);
-            }
+        if role == Role::User {
+            let state = &mut *state;
+            state.opening.user(&mut state.trace.mission, Message::describe(role, &draft.content));
         }
         if role == Role::User
             && let Some(tree) = state.goals.as_mut()
@@ -253,12 +252,10 @@ impl<H: Host> Engine<H> {
         state.ended = None;
         let mut message = draft.into_message(role, id.clone(), state.trace.id.clone(), sequence, now);
         self.counter.cache_message_tokens(&mut message);
-        // An exchange recorded before the first call and answered by text alone (no call, no
-        // command) may be the agent's own script (aider opens with examples of its edit format):
-        // a later user message before the call is the mission.
-        let text_alone = message.tool_calls().next().is_none() && message.text_action().is_none();
-        if role == Role::Assistant && text_alone && state.calls == 0 && !state.trace.mission.is_empty() {
-            state.scripted_mission = true;
+        if role == Role::Assistant {
+            let acts = message.tool_calls().next().is_some() || message.text_action().is_some();
+            let state = &mut *state;
+            state.opening.reply(&mut state.trace.mission, acts, state.calls);
         }
         drop(state);
         // The agent's plan follows its plan tools' calls that ran (their results), and its

@@ -140,6 +140,9 @@ impl<H: Host> Engine<H> {
             if overlaps {
                 return Err(Error::InvalidInput(format!("span `{id}` overlaps history already compacted")));
             }
+            if view.withdraws_any(window.clone()) {
+                return Err(Error::InvalidInput(format!("span `{id}` holds messages the agent withdrew")));
+            }
             (window, replaces)
         };
         let candidate = self.build_block(window, replaces, vec![format!("span {id} compacted on request")]).await;

@@ -149,10 +149,14 @@ impl HistoryView {
         self.withdrawn.iter().any(|w| w.start < range.end && range.start < w.end)
     }
 
-    /// The newest message the history still shows.
-    pub fn last_shown<'m>(&self, messages: &'m [Message]) -> Option<&'m Message> {
-        let shown = self.withdrawn.last().filter(|w| w.end == messages.len()).map_or(messages.len(), |w| w.start);
-        messages[..shown].last()
+    /// The newest message before raw message `end` that the history still shows (the one a
+    /// message recorded at `end` follows).
+    pub fn shown_before<'m>(&self, messages: &'m [Message], end: usize) -> Option<&'m Message> {
+        let mut i = end.min(messages.len());
+        while let Some(w) = self.withdrawn.iter().rev().find(|w| w.start < i && i <= w.end) {
+            i = w.start;
+        }
+        messages[..i].last()
     }
 
     /// Withdraw raw messages `range` (the newest ones): the prompt shows none of them, and what
@@ -182,7 +186,7 @@ impl HistoryView {
             while blocks.peek().is_some_and(|b| b.end <= i && b.start < i) {
                 blocks.next();
             }
-            if i < skip_to || self.is_withdrawn(i) {
+            if i < skip_to {
                 continue;
             }
             let summarised = self.summary.as_ref().is_some_and(|s| (s.start..s.end).contains(&i));
@@ -207,6 +211,9 @@ impl HistoryView {
                 if (summary.start..summary.end).contains(&i) {
                     continue;
                 }
+            }
+            if self.is_withdrawn(i) {
+                continue;
             }
             out.push(self.render_message(i, message));
         }
@@ -267,5 +274,39 @@ fn block_message(text: &str) -> PromptMessage {
         content: vec![ContentPart::Text { text: text.to_owned() }],
         layer: Layer::History,
         source: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::TraceId;
+
+    fn messages(n: usize) -> Vec<Message> {
+        (0..n)
+            .map(|i| {
+                let role = if i % 2 == 0 { Role::User } else { Role::Assistant };
+                Message::new(TraceId("t".into()), i as u64, role, vec![ContentPart::Text { text: format!("m{i}") }])
+            })
+            .collect()
+    }
+
+    fn shown(view: &HistoryView, messages: &[Message]) -> Vec<String> {
+        let texts = view.render(messages).into_iter().flat_map(|m| m.content);
+        texts.filter_map(|p| if let ContentPart::Text { text } = p { Some(text) } else { None }).collect()
+    }
+
+    #[test]
+    fn withdrawn_messages_are_shown_nowhere_and_what_follows_them_goes_on() {
+        let messages = messages(8);
+        let mut view = HistoryView::default();
+        view.withdraw(2..4);
+        view.withdraw(4..6);
+        assert_eq!(shown(&view, &messages), ["m0", "m1", "m6", "m7"]);
+        assert_eq!(view.shown_before(&messages, 6).map(|m| m.id.as_str()), Some("m000001"), "past touching ranges");
+        assert_eq!(view.shown_before(&messages, 8).map(|m| m.id.as_str()), Some("m000007"));
+        // A summary whose first message was withdrawn is still shown, in its place.
+        view.summary = Some(ArchivedSummary { text: "summary".into(), start: 2, end: 7, truncated: false });
+        assert_eq!(shown(&view, &messages), ["m0", "m1", "summary", "m7"]);
     }
 }

@@ -81,6 +81,11 @@ impl ClientMessage {
     pub fn is_assistant(&self) -> bool {
         self.drafts.iter().any(|d| d.role == Some(Role::Assistant))
     }
+
+    /// The content of its drafts, in order.
+    pub fn content(&self) -> Vec<ContentPart> {
+        self.drafts.iter().flat_map(|d| d.content.clone()).collect()
+    }
 }
 
 /// A request the proxy does not manage: malformed (refused with `status` and the reason), or

@@ -220,8 +220,12 @@ impl<H: Host> ProxySession<H> {
                     Extension::Extends { from: self.recorded.len() }
                 }
             }
-            // Messages recorded by a build that did not note their ids cannot be withdrawn.
-            Extension::Revises { at } if self.first_start(at).is_none() => Extension::Departs { at },
+            // Only the conversation that got this session's last reply revises it (not a sibling
+            // that starts alike), and only from a message whose id it noted (not one an older
+            // build recorded).
+            Extension::Revises { at } if self.start(at).is_none() || self.reply_copy(request, at).is_none() => {
+                Extension::Departs { at }
+            }
             other => other,
         }
     }
@@ -238,9 +242,20 @@ impl<H: Host> ProxySession<H> {
         }
     }
 
-    /// The engine's id of the first message recorded for the agent's messages from `at` on.
-    fn first_start(&self, at: usize) -> Option<&MessageId> {
-        self.starts.get(at..)?.iter().flatten().next()
+    /// The engine's id of the first message recorded for the agent's message `at`.
+    fn start(&self, at: usize) -> Option<&MessageId> {
+        self.starts.get(at)?.as_ref()
+    }
+
+    /// Where `request` carries this session's last reply (the one waiting for the agent's copy,
+    /// or the one recorded at close), from message `at` on.
+    fn reply_copy(&self, request: &ClientRequest, at: usize) -> Option<usize> {
+        let reply = match &self.pending {
+            Some(parts) => parts.clone(),
+            None => self.engine.last_message().filter(|m| self.reply_recorded && m.role == Role::Assistant)?.content,
+        };
+        let carries = |m: &ClientMessage| m.is_assistant() && same_reply(&m.content(), &reply);
+        request.messages.iter().skip(at).position(carries).map(|k| at + k)
     }
 
     /// Record what `request` adds and prepare the engine's call. Never fails: when the engine
@@ -351,8 +366,9 @@ impl<H: Host> ProxySession<H> {
         record.trace_id = self.engine.trace_id().0;
         record.call = self.calls;
         record.at_ms = self.engine.host().now_ms();
-        // Its reply passed unread, but it came back whole: the conversation went on with it.
-        record.completed = true;
+        // Its reply passed unread; a reply with a success status came back whole: the
+        // conversation went on with it.
+        record.completed = record.status.is_some_and(|s| (200..300).contains(&s));
         record.notes.push(
             "the conversation's first call: a one-shot when it came (no tools, no assistant turn), passed through; \
              counted once the conversation went on"
@@ -413,8 +429,8 @@ impl<H: Host> ProxySession<H> {
     /// Withdraw what was recorded from the agent's message `at` on ([`Engine::withdraw_from`])
     /// and record the request's version from there.
     fn revise(&mut self, request: &ClientRequest, at: usize, notes: &mut Vec<String>) {
-        let reply_at = self.recorded.len();
-        if let Some(from) = self.first_start(at).cloned() {
+        let reply_at = self.reply_copy(request, at).unwrap_or(self.recorded.len());
+        if let Some(from) = self.start(at).cloned() {
             match self.engine.withdraw_from(&from) {
                 Ok(n) => notes.push(format!(
                     "the agent sent its history again changed from message {at} on: {n} recorded message(s) withdrawn, \
@@ -442,10 +458,9 @@ impl<H: Host> ProxySession<H> {
             if i == reply_at
                 && let Some(reply) = &pending
             {
-                let copy: Vec<ContentPart> = message.drafts.iter().flat_map(|d| d.content.clone()).collect();
                 if !message.is_assistant() {
                     notes.push("the agent did not keep the previous reply; it is not recorded".into());
-                } else if !same_reply(&copy, reply) {
+                } else if !same_reply(&message.content(), reply) {
                     notes.push(
                         "the agent's copy of the previous reply differs from the upstream's; its copy is recorded"
                             .into(),

@@ -277,7 +277,7 @@ fn a_text_agents_first_call_is_counted_once_its_conversation_goes_on(build: Buil
     let opening = &calls[0];
     assert!(opening["notes"][0].as_str().unwrap().starts_with("the conversation's first call"), "{opening}");
     assert_eq!(opening["messages"].as_u64(), Some(1), "{opening}");
-    assert_eq!(opening["status"], 529, "the upstream's answer: {opening}");
+    assert_eq!((&opening["status"], &opening["completed"]), (&json!(529), &json!(false)), "{opening}");
     assert_eq!(opening["client_tokens"], opening["prompt_tokens"], "it went upstream as it came");
     assert!(opening["client_tokens"].as_u64().unwrap() > 0);
 }
@@ -489,17 +489,24 @@ fn a_history_that_departs_starts_a_new_session(build: Build) {
     let mut edited = conversation("Fix it", 2);
     edited[2]["content"][0]["content"] = json!("the user edited this");
     post(&url, &request("s", &edited), &headers());
+    // Longer, starting alike, but without either session's last reply: a sibling (a sub-agent
+    // given the same task), not a revision of either.
+    let mut sibling = conversation("Fix it", 3);
+    sibling[1]["content"][1]["text"] = json!("Step 0: elsewhere.");
+    sibling[5]["content"][1]["text"] = json!("Step 2: elsewhere.");
+    post(&url, &request("s", &sibling), &headers());
     let (_, log) = proxy.stop();
     assert!(log.contains("a new session: the request does not extend s's history"), "{log}");
     let store = dir.join(".trace");
     assert_eq!(message_files(&store, "s").len(), 5 + 1);
     assert_eq!(message_files(&store, "s-2").len(), 5 + 1, "the other history in its own session");
+    assert_eq!(message_files(&store, "s-3").len(), 7 + 1, "the sibling in its own session");
     assert_eq!(meta(&store, "s-2").get("continues"), None, "an edit is not a compaction");
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
     let summary = "This session is being continued from a previous conversation that ran out of context. Summary: …";
     post(&format!("{}/v1/messages", proxy.url), &request("s", &conversation(summary, 1)), &headers());
     proxy.stop();
-    assert_eq!(meta(&store, "s-3")["continues"], json!("s-2"), "the agent's own compaction links back");
+    assert_eq!(meta(&store, "s-4")["continues"], json!("s-3"), "the agent's own compaction links back");
 }
 
 /// aider's requests: no tools, its edit format's examples, then the files it shows and the task

@@ -233,8 +233,10 @@ impl<H: Host> Engine<H> {
         }
         let now = self.host.now_ms();
         let mut state = self.state.borrow_mut();
-        let before = state.view.shown_before(&state.trace.messages, state.trace.messages.len());
-        let acted = || before.is_some_and(|m| m.text_action().is_some());
+        let acted = || {
+            let before = state.view.shown_before(&state.trace.messages, state.trace.messages.len());
+            before.is_some_and(|m| m.text_action().is_some())
+        };
         let reported =
             || draft.content.iter().any(|p| matches!(p, ContentPart::Text { text } if reported_run(text).is_some()));
         let role = if role == Role::User && (acted() || reported()) { Role::Observation } else { role };

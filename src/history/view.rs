@@ -47,8 +47,9 @@ pub struct HistoryView {
     pub anchored: Anchored,
     /// Every rewrite of earlier prompt, with what it cost (R5.9).
     pub rewrites: Vec<RewriteRecord>,
-    /// Raw messages the agent withdrew (see [`HistoryView::withdraw`]), in order: the prompt
-    /// shows none of them.
+    /// Raw messages the agent withdrew (see [`HistoryView::withdraw`]), in order, never touching
+    /// (a withdrawal that starts where the previous one ended extends it): the prompt shows none
+    /// of them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub withdrawn: Vec<Withdrawal>,
 }
@@ -152,11 +153,9 @@ impl HistoryView {
     /// The newest message before raw message `end` that the history still shows (the one a
     /// message recorded at `end` follows).
     pub fn shown_before<'m>(&self, messages: &'m [Message], end: usize) -> Option<&'m Message> {
-        let mut i = end.min(messages.len());
-        while let Some(w) = self.withdrawn.iter().rev().find(|w| w.start < i && i <= w.end) {
-            i = w.start;
-        }
-        messages[..i].last()
+        let end = end.min(messages.len());
+        let before = self.withdrawn.iter().find(|w| w.start < end && end <= w.end).map_or(end, |w| w.start);
+        messages[..before].last()
     }
 
     /// Withdraw raw messages `range` (the newest ones): the prompt shows none of them, and what
@@ -174,7 +173,10 @@ impl HistoryView {
         self.pruned.split_off(&start);
         self.settled = self.settled.min(start);
         self.withdrawn.retain(|w| w.end <= start);
-        self.withdrawn.push(Withdrawal { start, end: range.end });
+        match self.withdrawn.last_mut() {
+            Some(touching) if touching.end == start => touching.end = range.end,
+            _ => self.withdrawn.push(Withdrawal { start, end: range.end }),
+        }
     }
 
     /// The history as prompt messages, in order.

@@ -44,11 +44,11 @@ pub fn text_actions(text: &str) -> Vec<TextAction<'_>> {
 /// running, else the command of the reply before it, as a call of `bash`, and the observation's
 /// text as that call's output.
 pub fn as_tool_output(reply: Option<&Message>, observation: &Message) -> Option<(ToolCall, ToolResult)> {
-    let output = observation.texts().collect::<Vec<_>>().join("\n");
-    let command = match reported_run(&output) {
+    let command = match observation.texts().find_map(reported_run) {
         Some(command) => command,
         None => reply?.text_action()?,
     };
+    let output = observation.texts().collect::<Vec<_>>().join("\n");
     let id = format!("text-action-{}", observation.id);
     let arguments = serde_json::json!({ "command": command }).to_string();
     let call = ToolCall { id: id.clone().into(), name: "bash".into(), arguments };

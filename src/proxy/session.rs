@@ -250,11 +250,15 @@ impl<H: Host> ProxySession<H> {
     /// Where `request` carries this session's last reply (the one waiting for the agent's copy,
     /// or the one recorded at close), from message `at` on.
     fn reply_copy(&self, request: &ClientRequest, at: usize) -> Option<usize> {
+        let recorded;
         let reply = match &self.pending {
-            Some(parts) => parts.clone(),
-            None => self.engine.last_message().filter(|m| self.reply_recorded && m.role == Role::Assistant)?.content,
+            Some(parts) => parts,
+            None => {
+                recorded = self.engine.last_message().filter(|m| self.reply_recorded && m.role == Role::Assistant)?;
+                &recorded.content
+            }
         };
-        let carries = |m: &ClientMessage| m.is_assistant() && same_reply(&m.content(), &reply);
+        let carries = |m: &ClientMessage| m.is_assistant() && same_reply(&m.content(), reply);
         request.messages.iter().skip(at).position(carries).map(|k| at + k)
     }
 

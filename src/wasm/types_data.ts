@@ -612,8 +612,9 @@ export type HistoryView = {
    */
   rewrites: Array<RewriteRecord>,
   /**
-   * Raw messages the agent withdrew (see [`HistoryView::withdraw`]), in order: the prompt
-   * shows none of them.
+   * Raw messages the agent withdrew (see [`HistoryView::withdraw`]), in order, never touching
+   * (a withdrawal that starts where the previous one ended extends it): the prompt shows none
+   * of them.
    */
   withdrawn?: Array<Withdrawal>,
 };

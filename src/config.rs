@@ -203,9 +203,9 @@ impl Default for WorkbenchConfig {
             max_turns: 30,
             block_tokens: 800,
             // Chosen by cross-validation on the shared runs (docs/replay-benchmark.md): the
-            // anchors at their cap at 200,000 tokens, the index three times what it was.
+            // anchors and the index at their caps at 200,000 tokens.
             anchor_tokens: 8_000,
-            index_tokens: 1_200,
+            index_tokens: 2_000,
             delta_tokens: 250,
             min_calls_between_rewrites: 25,
             min_horizon: 8,

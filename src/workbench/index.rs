@@ -1,10 +1,11 @@
 //! The index of a compacted window, written by code for every block (whichever compactor wrote
 //! the rest): the files the window touched, with the lines read, edited and found by searches,
-//! and the code names it worked with. Names are chosen by salience, without look-ahead: what the
+//! and the code names it worked with. Names are ranked by salience, without look-ahead: what the
 //! agent itself wrote (in its text or its tool calls) counts most, a name both the agent and a
-//! tool output mention more, then how often and how late in the window it came up. What the
-//! block already shows, and what the requirements (system and user messages) hold, is not
-//! repeated: those stay in the prompt anyway.
+//! tool output mention more, then how often and how late in the window it came up; they fill
+//! the budget in that order, so a name an output showed once is kept while there is room (the
+//! agent may reach for it much later). What the block already shows, and what the requirements
+//! (system and user messages) hold, is not repeated: those stay in the prompt anyway.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::{Range, RangeInclusive};
@@ -211,7 +212,6 @@ fn salient_names(messages: &[Message], window: Range<usize>) -> Vec<String> {
             let score = 6 * s.agent.min(3) + 2 * s.tool.min(3) + 4 * both + 4 * s.last / len;
             (score, name)
         })
-        .filter(|(score, _)| *score >= 4)
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     scored.into_iter().map(|(_, name)| name).collect()
@@ -230,4 +230,45 @@ fn texts_of(message: &Message) -> (bool, Vec<std::borrow::Cow<'_, str>>) {
         }
     }
     (message.role == Role::Assistant, texts)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tokens::Encoding;
+    use crate::workbench::evidence::tests::{call, messages, result};
+
+    /// A name a tool output showed once, early in the window, is the least salient, yet the agent
+    /// may need it much later (a method a read file calls): it is listed when the budget has room,
+    /// after what the agent itself worked with, and it is the first to give way.
+    #[test]
+    fn names_fill_the_budget_by_salience() {
+        let read = "   214\u{2192}    def __init__(self, directive):\n   217\u{2192}        self.typemap = directive.get_field_type_map()\n";
+        let found = "sphinx/util/docfields.py:186:            make_xrefs(self.typerolename, domain, typename)\n";
+        let history = messages(vec![
+            (Role::User, vec![ContentPart::Text { text: "fix how typed fields render".into() }]),
+            (Role::Assistant, vec![call("c1", "read_file", json!({"path": "sphinx/util/docfields.py"}))]),
+            (Role::Tool, vec![result("c1", "read_file", read, None)]),
+            (
+                Role::Assistant,
+                vec![
+                    ContentPart::Text { text: "TypedField.make_field calls make_xrefs for each type".into() },
+                    call("c2", "grep_search", json!({"pattern": "make_xrefs"})),
+                ],
+            ),
+            (Role::Tool, vec![result("c2", "grep_search", found, None)]),
+        ]);
+        let counter = TokenCounter::new(Encoding::O200kBase);
+        let compress = CompressConfig::default();
+        let names = |budget| index(&history, 1..5, "", &compress, budget, &counter).names;
+        let all = names(1_000);
+        let position = |name: &str| all.iter().position(|n| n == name);
+        assert!(position("get_field_type_map").is_some(), "{all:?}");
+        assert!(position("make_xrefs") < position("get_field_type_map"), "the agent's own names first: {all:?}");
+        let files = index(&history, 1..5, "", &compress, 1_000, &counter).files;
+        let tight = names(files.iter().map(|f| counter.count(f) + 2).sum::<usize>() + 4);
+        assert!(!tight.is_empty() && !tight.contains(&"get_field_type_map".to_owned()), "{tight:?}");
+    }
 }

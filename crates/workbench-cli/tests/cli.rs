@@ -250,7 +250,7 @@ fn replay_sweep_prints_the_workbench_at_every_budget_scale_and_charts_it() {
         stdout.lines().skip_while(|l| !l.starts_with("sweep of")).skip(2).take_while(|l| !l.is_empty()).collect();
     let scales: Vec<&str> = rows.iter().filter_map(|r| r.split_whitespace().next()).collect();
     assert_eq!(scales, ["0x", "0.25x", "0.5x", "1x", "1.5x", "2x", "3x", "4x"], "{stdout}");
-    assert!(rows[0].contains("800/0/0") && rows[3].contains("800/8000/1200"), "{stdout}");
+    assert!(rows[0].contains("800/0/0") && rows[3].contains("800/8000/2000"), "{stdout}");
     // The default scale's row is the workbench row of the main table.
     let workbench_row = stdout.lines().find(|l| l.starts_with("workbench")).unwrap();
     let recall = rows[3].split_whitespace().last().unwrap();

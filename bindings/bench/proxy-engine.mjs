@@ -28,7 +28,7 @@ for (let i = 0; i < n; i++) {
   const start = performance.now();
   const admitted = gateway.admit('POST', '/v1/messages', rawHeaders);
   if (gateway.decide(admitted, body) !== 'manage') throw new Error('the bench request is not a managed call');
-  await worker.prepare('POST', '/v1/messages', rawHeaders, body, admitted.format, []);
+  await worker.prepare('POST', '/v1/messages', rawHeaders, body, admitted.format, { notes: [], opening: admitted.opening });
   const pump = gateway.replyPump(admitted, 200, contentType);
   if (!pieces.some((piece) => pump.feed(piece))) pump.end('done', 1000);
   await worker.finish(admitted.key, pump.status, pump.takeOutcome());

@@ -31,9 +31,15 @@ impl Group {
 /// The rule: among the scales that cost at most [`MAX_COST`] × raw's cost over all `groups`,
 /// the one whose worst group leads its best peer in reference recall by the most (the default
 /// must hold up on every fold, not on average); among equals, the one that keeps the most
-/// references over all groups, then the cheapest, then the smallest. When no scale is that cheap, 1 (the configured
-/// budgets).
+/// references over all groups, then the cheapest, then the smallest. When no scale is that
+/// cheap, 1 (the configured budgets).
 pub fn choose(groups: &[Group]) -> f64 {
+    struct Judged {
+        scale: f64,
+        worst_lead: f64,
+        recall: f64,
+        cost: f64,
+    }
     let recall = |t: &Totals| t.reference_recall().unwrap_or(1.0);
     let scales: Vec<f64> = groups.first().map_or(Vec::new(), |g| g.points.iter().map(|(s, _)| *s).collect());
     let raw: f64 = groups.iter().map(|g| g.raw.cost).sum();
@@ -41,15 +47,18 @@ pub fn choose(groups: &[Group]) -> f64 {
         let mut all = Totals::default();
         groups.iter().for_each(|g| all.add(&g.at(scale)));
         let lead = |g: &Group| recall(&g.at(scale)) - g.peers.iter().map(|(_, t)| recall(t)).fold(0.0, f64::max);
-        let worst = groups.iter().map(lead).fold(f64::INFINITY, f64::min);
-        (scale, worst, recall(&all), all.cost)
+        let worst_lead = groups.iter().map(lead).fold(f64::INFINITY, f64::min);
+        Judged { scale, worst_lead, recall: recall(&all), cost: all.cost }
     });
-    let affordable: Vec<(f64, f64, f64, f64)> = judged.filter(|(_, _, _, cost)| *cost <= MAX_COST * raw).collect();
+    let affordable: Vec<Judged> = judged.filter(|j| j.cost <= MAX_COST * raw).collect();
     // Leads and recalls are ratios of counts: equal counts give equal floats.
-    let better = |a: &(f64, f64, f64, f64), b: &(f64, f64, f64, f64)| {
-        a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)).then(b.3.total_cmp(&a.3)).then(b.0.total_cmp(&a.0))
+    let better = |a: &&Judged, b: &&Judged| {
+        (a.worst_lead.total_cmp(&b.worst_lead))
+            .then(a.recall.total_cmp(&b.recall))
+            .then(b.cost.total_cmp(&a.cost))
+            .then(b.scale.total_cmp(&a.scale))
     };
-    affordable.iter().max_by(|a, b| better(a, b)).map_or(1.0, |(scale, ..)| *scale)
+    affordable.iter().max_by(better).map_or(1.0, |j| j.scale)
 }
 
 /// One fold: the scale chosen on the others and what it, raw and each peer gave on this one.
@@ -159,8 +168,8 @@ mod tests {
 
     /// Two folds: one where every peer keeps everything (its runs are too short for them to
     /// compact), one long. The rule weighs the worst fold, not the sum: the scale that keeps the
-    /// short fold level with its peers wins though a cheaper one keeps more overall; equal
-    /// scales give the cheaper, and a scale over the cost cap is never chosen.
+    /// short fold level with its peers wins though a cheaper one keeps more overall; of two
+    /// equal scales the smaller is chosen, and a scale over the cost cap never is.
     #[test]
     fn the_rule_picks_the_scale_whose_worst_fold_leads_most() {
         let fold = |points: Vec<(f64, Totals)>, peer: Totals| Group {

@@ -643,8 +643,8 @@ fn the_workbench_keeps_every_vorflux_run_in_the_window_and_what_the_agent_uses_i
     for other in ["mask", "opencode", "codex"] {
         assert!(edits >= by(other).edit_recall().unwrap(), "{edits} < {other}'s {:?}", by(other).edit_recall());
     }
-    // #28: the default's reference recall clears every peer's by the margin its budgets were
-    // chosen for (docs/replay-benchmark.md, cross-validated).
+    // #28: the default's reference recall clears every peer's by a stated margin (the budgets
+    // are cross-validated: docs/replay-benchmark.md).
     for other in ["mask", "opencode", "codex"] {
         let theirs = by(other).reference_recall().unwrap();
         assert!(refs >= theirs + RECALL_MARGIN, "reference recall {refs} < {other}'s {theirs} + {RECALL_MARGIN}");

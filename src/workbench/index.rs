@@ -78,6 +78,10 @@ pub fn index(
         listed.push(path);
     }
     for name in salient_names(seen, window) {
+        // A name takes two tokens at least (itself and its separator).
+        if used + 2 > budget {
+            break;
+        }
         if !kept(&name) || listed.iter().any(|p| p.contains(name.as_str())) {
             continue;
         }

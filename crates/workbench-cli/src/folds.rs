@@ -172,33 +172,20 @@ mod tests {
     /// equal scales the smaller is chosen, and a scale over the cost cap never is.
     #[test]
     fn the_rule_picks_the_scale_whose_worst_fold_leads_most() {
-        let fold = |points: Vec<(f64, Totals)>, peer: Totals| Group {
-            points,
+        // A fold from its points (scale, cost, references kept of `counted`) and its one peer.
+        let fold = |points: &[(f64, f64, u64)], counted: u64, peer: Totals| Group {
+            points: points.iter().map(|&(scale, cost, kept)| (scale, totals(cost, kept, counted))).collect(),
             peers: vec![("opencode".into(), peer)],
             raw: totals(100.0, 0, 0),
         };
-        let short = fold(
-            vec![
-                (0.5, totals(30.0, 99, 100)),
-                (1.0, totals(31.0, 100, 100)),
-                (2.0, totals(31.0, 100, 100)),
-                (4.0, totals(60.0, 100, 100)),
-            ],
-            totals(100.0, 100, 100),
-        );
-        let long = fold(
-            vec![
-                (0.5, totals(30.0, 1000, 1000)),
-                (1.0, totals(31.0, 990, 1000)),
-                (2.0, totals(31.0, 990, 1000)),
-                (4.0, totals(60.0, 1000, 1000)),
-            ],
-            totals(60.0, 900, 1000),
-        );
-        assert_eq!(choose(&[short, long]), 1.0, "level on the short fold, the cheaper of two equals, 4x over the cap");
-        let unaffordable = fold(vec![(2.0, totals(90.0, 1, 1))], totals(100.0, 1, 1));
+        let scales =
+            |kept: [u64; 4]| [(0.5, 30.0, kept[0]), (1.0, 31.0, kept[1]), (2.0, 31.0, kept[2]), (4.0, 60.0, kept[3])];
+        let short = fold(&scales([99, 100, 100, 100]), 100, totals(100.0, 100, 100));
+        let long = fold(&scales([1000, 990, 990, 1000]), 1000, totals(60.0, 900, 1000));
+        assert_eq!(choose(&[short, long]), 1.0, "level on the short fold, the smaller of two equals, 4x over the cap");
+        let unaffordable = fold(&[(2.0, 90.0, 1)], 1, totals(100.0, 1, 1));
         assert_eq!(choose(&[unaffordable]), 1.0);
-        let only = fold(vec![(0.25, totals(10.0, 5, 10)), (0.5, totals(20.0, 9, 10))], totals(100.0, 10, 10));
+        let only = fold(&[(0.25, 10.0, 5), (0.5, 20.0, 9)], 10, totals(100.0, 10, 10));
         assert_eq!(choose(&[only]), 0.5, "behind every peer, the least behind");
     }
 }

@@ -8,8 +8,8 @@ use crate::model::{Message, Role};
 /// Tool messages to prune, oldest first. Walking back from the newest message: the last two
 /// turns (rounds opened by a user message), messages a summary covers and withdrawn messages are
 /// skipped; tool outputs are collected, and once more than `protect` tokens of them lie behind,
-/// every older one is marked. Nothing is marked unless at least `minimum` tokens would be freed. Outputs of
-/// protected tools and outputs already pruned are left alone.
+/// every older one is marked. Nothing is marked unless at least `minimum` tokens would be freed.
+/// Outputs of protected tools and outputs already pruned are left alone.
 pub fn plan_prune(
     messages: &[Message],
     view: &HistoryView,

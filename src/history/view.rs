@@ -140,9 +140,11 @@ impl HistoryView {
         opening.max(summary).max(block).max(withdrawn)
     }
 
-    /// Whether raw message `i` was withdrawn.
+    /// Whether raw message `i` was withdrawn (one lookup in the ordered ranges: `render` asks it
+    /// of every message).
     pub fn is_withdrawn(&self, i: usize) -> bool {
-        self.withdrawn.iter().any(|w| (w.start..w.end).contains(&i))
+        let after = self.withdrawn.partition_point(|w| w.end <= i);
+        self.withdrawn.get(after).is_some_and(|w| w.start <= i)
     }
 
     /// Whether any of raw messages `range` was withdrawn.
@@ -307,6 +309,12 @@ mod tests {
         assert_eq!(shown(&view, &messages), ["m0", "m1", "m6", "m7"]);
         assert_eq!(view.shown_before(&messages, 6).map(|m| m.id.as_str()), Some("m000001"), "past touching ranges");
         assert_eq!(view.shown_before(&messages, 8).map(|m| m.id.as_str()), Some("m000007"));
+        let apart = HistoryView {
+            withdrawn: vec![Withdrawal { start: 1, end: 2 }, Withdrawal { start: 4, end: 6 }],
+            ..HistoryView::default()
+        };
+        let flags: Vec<bool> = (0..7).map(|i| apart.is_withdrawn(i)).collect();
+        assert_eq!(flags, [false, true, false, false, true, true, false]);
         // A summary whose first message was withdrawn is still shown, in its place.
         view.summary = Some(ArchivedSummary { text: "summary".into(), start: 2, end: 7, truncated: false });
         assert_eq!(shown(&view, &messages), ["m0", "m1", "summary", "m7"]);

@@ -289,7 +289,7 @@ impl<H: Host> ProxySession<H> {
         match extension {
             Extension::Extends { from } => {
                 record.new_messages = request.messages.len() - from;
-                self.record_from(request, from, &mut record.notes);
+                self.record_messages(request, from, from, &mut record.notes);
             }
             Extension::Revises { at } => {
                 record.new_messages = request.messages.len() - at;
@@ -446,12 +446,6 @@ impl<H: Host> ProxySession<H> {
         self.recorded.truncate(at);
         self.starts.truncate(at);
         self.record_messages(request, at, reply_at, notes);
-    }
-
-    /// Record the request's messages from `from` on. The first new message is normally the
-    /// agent's copy of the last reply: that copy is what is recorded.
-    fn record_from(&mut self, request: &ClientRequest, from: usize, notes: &mut Vec<String>) {
-        self.record_messages(request, from, from, notes);
     }
 
     /// Record the request's messages from `from` on; the one at `reply_at` is normally the agent's

@@ -233,16 +233,19 @@ class Proxy {
     const reply = this.gateway.replyPump(request, status, replyHeader(response, 'content-type'));
     try {
       res.writeHead(status, replyHeaders(response));
-      const end: End = await pump(response, this.#timeoutMs, async (bytes) => {
-        // The whole reply goes to its session (and its record to calls.jsonl) before the agent
-        // has its last bytes, so the agent's next request finds it recorded.
-        if (reply.feed(bytes)) await this.#finish(thread, key, reply.status, reply.takeOutcome());
+      // The session gets the reply once it is whole and records it while its last bytes go to the
+      // agent; the reply ends once it is recorded (calls.jsonl has it), so the agent's next
+      // request finds it. A reply that did not complete goes to the session at its end, with why.
+      let recording: Promise<void> | undefined;
+      const end: End = await pump(response, this.#timeoutMs, (bytes) => {
+        if (reply.feed(bytes)) recording = this.#finish(thread, key, reply.status, reply.takeOutcome());
         return write(res, bytes);
       }, cut);
       const trailer = reply.end(end, this.#timeoutMs);
       if (trailer) await write(res, new TextEncoder().encode(trailer));
+      if (reply.ready) recording = this.#finish(thread, key, reply.status, reply.takeOutcome());
+      await recording;
       res.end();
-      if (reply.ready) await this.#finish(thread, key, reply.status, reply.takeOutcome());
     } finally {
       reply.free();
     }

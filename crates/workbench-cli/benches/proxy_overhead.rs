@@ -1,9 +1,9 @@
 //! What the proxy adds to each request, measured in one run against the same scripted upstream
-//! on 127.0.0.1: the median time per request through the proxy minus the median directly, for a
-//! side call (passed through) and a managed call (the engine's prompt), streamed and whole, over
-//! a kept-alive connection and a new one each time; and the engine's own time for the managed
-//! call (decided, prepared, its reply read and recorded, the store written), so what each proxy
-//! adds beyond its engine is in view. Not a test: it prints.
+//! on 127.0.0.1: the median time per request through the proxy minus the median directly (the
+//! two taken in turn), for a side call (passed through) and a managed call (the engine's prompt),
+//! streamed and whole, over a kept-alive connection and a new one each time; and the engine's own
+//! time for the managed call (decided, prepared, its reply read and recorded, the store written),
+//! so what each proxy adds beyond its engine is in view. Not a test: it prints.
 //!
 //! `cargo bench --bench proxy_overhead` (`BENCH_REQUESTS`, default 200 per case). The npm
 //! package's proxy (and its engine in wasm, `bindings/bench/proxy-engine.mjs`) is measured too
@@ -46,36 +46,41 @@ fn body(tools: bool, stream: bool) -> Vec<u8> {
     body.to_string().into_bytes()
 }
 
-/// Median time of `n` requests of `body` to `url`, on one kept-alive agent or a new one each.
-fn median(url: &str, body: &[u8], n: usize, keep_alive: bool) -> Duration {
-    let shared = proxy_support::client();
-    let mut times: Vec<Duration> = (0..n)
-        .map(|_| {
+/// Median times of `n` requests of `body` to each of `urls`, taken in turn (so both see the
+/// machine as it is at the time), each URL on one kept-alive agent or a new one each time.
+fn medians<const N: usize>(urls: [&str; N], body: &[u8], n: usize, keep_alive: bool) -> [Duration; N] {
+    let shared = urls.map(|_| proxy_support::client());
+    let mut times = urls.map(|_| Vec::with_capacity(n));
+    for _ in 0..n {
+        for (i, url) in urls.iter().enumerate() {
             let fresh;
             let agent = if keep_alive {
-                &shared
+                &shared[i]
             } else {
                 fresh = proxy_support::client();
                 &fresh
             };
-            let mut request = agent.post(url).header("content-type", "application/json");
+            let mut request = agent.post(*url).header("content-type", "application/json");
             for (name, value) in HEADERS {
                 request = request.header(name, value);
             }
             let start = Instant::now();
             let mut response = request.send(body).expect("an answer");
             let text = response.body_mut().read_to_string().expect("a body");
-            let took = start.elapsed();
+            times[i].push(start.elapsed());
             assert_eq!(response.status().as_u16(), 200, "{text}");
-            took
-        })
-        .collect();
-    times.sort();
-    times[n / 2]
+        }
+    }
+    times.map(|mut times| {
+        times.sort();
+        times[n / 2]
+    })
 }
 
 /// The native engine's median time for the managed call: read and decided, prepared by a
-/// worker, the reply read piece by piece and recorded.
+/// worker, the reply read piece by piece and recorded. A streamed reply's pieces come paced as
+/// the scripted upstream sends them (the waits not counted), so the engine works as it does in
+/// the proxy: after an idle pause, not in a hot loop.
 fn engine_median(n: usize, stream: bool) -> Duration {
     let dir = scratch("bench-engine");
     let mut config = context_workbench::Config::default();
@@ -95,12 +100,25 @@ fn engine_median(n: usize, stream: bool) -> Duration {
             };
             let prepared = context_workbench::host::block_on(worker.prepare(&key, &request, Vec::new()));
             assert!(prepared.body.is_some());
+            let mut took = start.elapsed();
             let mut pump = ReplyPump::new(Format::Anthropic, 200, Some(content_type(stream)), gateway.body_limit());
-            let outcome = reply.iter().find_map(|piece| pump.feed(piece.as_bytes(), gateway.counter()));
+            let mut outcome = None;
+            for piece in &reply {
+                if stream {
+                    std::thread::sleep(proxy_support::EVENT_PAUSE);
+                }
+                let start = Instant::now();
+                outcome = pump.feed(piece.as_bytes(), gateway.counter());
+                took += start.elapsed();
+                if outcome.is_some() {
+                    break;
+                }
+            }
+            let start = Instant::now();
             let outcome = outcome.or_else(|| pump.end(End::Done, gateway.counter()).outcome).expect("the reply");
             let record = context_workbench::host::block_on(worker.finish(&key.name(), 200, outcome));
             assert!(record.completed, "{record:?}");
-            start.elapsed()
+            took + start.elapsed()
         })
         .collect();
     times.sort();
@@ -116,7 +134,8 @@ fn npm_engine_median(n: usize, stream: bool) -> Option<Duration> {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bindings/bench/proxy-engine.mjs");
     let headers: Vec<[&str; 2]> = HEADERS.iter().map(|(name, value)| [*name, *value]).collect();
     let request = String::from_utf8(body(true, stream)).unwrap();
-    let input = json!({"request": request, "reply": reply(stream), "contentType": content_type(stream), "headers": headers, "n": n});
+    let pause_ms = if stream { proxy_support::EVENT_PAUSE.as_millis() } else { 0 };
+    let input = json!({"request": request, "reply": reply(stream), "contentType": content_type(stream), "headers": headers, "n": n, "pauseMs": pause_ms});
     let mut child = std::process::Command::new("node")
         .arg(script)
         .stdin(std::process::Stdio::piped())
@@ -166,14 +185,16 @@ fn main() {
         }
         let dir = scratch("bench-proxy");
         let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
-        println!("{build:?} proxy, added per request (median through the proxy − median direct, {n} requests each):");
+        println!(
+            "{build:?} proxy, added per request (median through the proxy − median direct, {n} requests each, in turn):"
+        );
         for (name, tools, stream) in
             [("side call", false, false), ("managed, whole", true, false), ("managed, streamed", true, true)]
         {
             for keep_alive in [true, false] {
                 let body = body(tools, stream);
-                let direct = median(&format!("{}/v1/messages", upstream.url), &body, n, keep_alive);
-                let through = median(&format!("{}/v1/messages", proxy.url), &body, n, keep_alive);
+                let urls = [&upstream.url, &proxy.url].map(|url| format!("{url}/v1/messages"));
+                let [direct, through] = medians([&urls[0], &urls[1]], &body, n, keep_alive);
                 let added = through.as_secs_f64() - direct.as_secs_f64();
                 let beyond = match engine[usize::from(stream)] {
                     Some(engine) if tools => {

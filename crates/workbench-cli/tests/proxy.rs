@@ -147,6 +147,37 @@ fn a_conversation_goes_through_the_engine_and_is_saved(build: Build) {
     assert_no_key(&dir, &log);
 }
 
+/// A reply the agent has is in its session's record: the reply, whole or streamed, ends only
+/// once its call is in `calls.jsonl` (a long reply, so recording it takes a while).
+fn a_reply_ends_once_it_is_recorded(build: Build) {
+    let text = "The parser is fixed. ".repeat(20_000);
+    let upstream = Upstream::start(move |request: &Received| {
+        let blocks = [json!({"type": "text", "text": text})];
+        if request.json()["stream"] == json!(true) {
+            return Reply::Events {
+                events: anthropic_events("msg_long", &blocks, anthropic_usage(900, 0)),
+                cut_after: None,
+            };
+        }
+        let body = json!({"id": "msg_long", "type": "message", "role": "assistant", "content": blocks, "stop_reason": "end_turn", "usage": anthropic_usage(900, 0)});
+        Reply::Json { status: 200, body: body.to_string() }
+    });
+    let dir = scratch("recorded-before-end");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages", proxy.url);
+    for (session, stream) in [("sess-whole", false), ("sess-streamed", true)] {
+        let mut body: Value = serde_json::from_slice(&request(session, &conversation("Fix the parser", 0))).unwrap();
+        body["stream"] = json!(stream);
+        let (status, _, reply) = post(&url, body.to_string().as_bytes(), &headers());
+        assert_eq!(status, 200, "{reply}");
+        let recorded = calls(&dir.join(".trace"), session);
+        assert_eq!(recorded.len(), 1, "{session}: the call is recorded when the agent has its reply");
+        assert_eq!(recorded[0]["completed"], json!(true), "{session}");
+    }
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+}
+
 fn pass_through_routes_and_side_calls_arrive_byte_identical(build: Build) {
     let upstream = Upstream::start(|request: &Received| Reply::Json {
         status: 200,
@@ -983,6 +1014,7 @@ fn a_rewritten_todo_list_revises_the_plan(build: Build) {
 
 both_shells!(
     a_conversation_goes_through_the_engine_and_is_saved,
+    a_reply_ends_once_it_is_recorded,
     a_rewritten_todo_list_revises_the_plan,
     pass_through_routes_and_side_calls_arrive_byte_identical,
     side_calls_of_a_session_are_counted_in_it,

@@ -195,18 +195,19 @@ async fn manage(app: &Arc<App>, request: Forwarding, route: Route, key: SessionK
     (status, headers, body).into_response()
 }
 
-/// Pass the reply on as it arrives while the pump reads it; the session gets it once it is
-/// whole (before the agent has the last bytes), or at its end with why it did not complete.
+/// Pass the reply on as it arrives while the pump reads it. The session gets the reply once it
+/// is whole and records it while the last bytes go to the agent; the reply ends once it is
+/// recorded, so the agent's next request finds it in the store. A reply that did not complete
+/// goes to the session at its end, with why.
 async fn relay(app: &App, mut from_upstream: UpstreamBody, mut pump: ReplyPump, to_agent: &AgentBody, turn: Turn) {
     let counter = app.gateway.counter();
     let status = pump.status();
+    let mut recording = None;
     let end = loop {
         match from_upstream.next().await {
             Ok(Some(bytes)) => {
-                if let Some(outcome) = pump.feed(&bytes, counter)
-                    && let Some(record) = turn.finish(status, outcome).await
-                {
-                    app.log.line(&app.gateway.call_line(&record));
+                if let Some(outcome) = pump.feed(&bytes, counter) {
+                    recording = turn.begin_finish(status, outcome);
                 }
                 if !to_agent.give(bytes).await {
                     break End::AgentGone;
@@ -220,9 +221,12 @@ async fn relay(app: &App, mut from_upstream: UpstreamBody, mut pump: ReplyPump, 
     if let Some(trailer) = ending.trailer {
         let _ = to_agent.give(Bytes::from(trailer)).await;
     }
-    if let Some(outcome) = ending.outcome
-        && let Some(record) = turn.finish(status, outcome).await
-    {
+    let recorded = match (recording, ending.outcome) {
+        (Some(recording), _) => recording.await.ok(),
+        (None, Some(outcome)) => turn.finish(status, outcome).await,
+        (None, None) => None,
+    };
+    if let Some(record) = recorded {
         app.log.line(&app.gateway.call_line(&record));
     }
 }

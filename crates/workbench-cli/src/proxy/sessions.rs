@@ -69,9 +69,14 @@ impl Turn {
 
     /// Hand the reply to the session; returns the call's record.
     pub async fn finish(&self, status: u16, outcome: ReplyOutcome) -> Option<CallRecord> {
+        self.begin_finish(status, outcome)?.await.ok()
+    }
+
+    /// Hand the reply to the session without waiting: the call's record arrives on the receiver.
+    pub fn begin_finish(&self, status: u16, outcome: ReplyOutcome) -> Option<oneshot::Receiver<CallRecord>> {
         let (tx, rx) = oneshot::channel();
         self.commands.send(Command::Finish(status, Box::new(outcome), tx)).ok()?;
-        rx.await.ok()
+        Some(rx)
     }
 }
 

@@ -127,9 +127,12 @@ async fn answer(State(shared): State<Shared>, request: Request) -> Response {
             "too late".into_response()
         }
         Reply::Slow { events, pause } => events_body(events, None, pause),
-        Reply::Events { events, cut_after } => events_body(events, cut_after, Duration::from_millis(2)),
+        Reply::Events { events, cut_after } => events_body(events, cut_after, EVENT_PAUSE),
     }
 }
+
+/// How long the scripted upstream waits before each event of a stream.
+pub const EVENT_PAUSE: Duration = Duration::from_millis(2);
 
 /// Each event as the upstream sends it: `event: NAME` (unless unnamed) and `data: JSON`; a
 /// string is sent as it is (`[DONE]`).

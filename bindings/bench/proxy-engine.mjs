@@ -4,7 +4,9 @@
 // session's prompt prepared, the reply read piece by piece and recorded. Reads JSON on stdin:
 // `{ request, reply, contentType, headers, n, pauseMs }` (the request body, the reply's pieces as
 // the upstream sends them and its type, the agent's headers as pairs, how many calls, the wait
-// before each piece as the upstream paces a stream: not counted); prints the median in milliseconds. Not a test: the bench runs it when bindings/dist is built.
+// before each piece as the upstream paces a stream). A streamed call comes after an idle pause as
+// long as a stream, as in the proxy bench (the waits not counted). Prints the median in
+// milliseconds. Not a test: the bench runs it when bindings/dist is built.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,6 +28,7 @@ const body = new TextEncoder().encode(request);
 const pieces = reply.map((piece) => new TextEncoder().encode(piece));
 const times = [];
 for (let i = 0; i < n; i++) {
+  if (pauseMs > 0) await sleep(pauseMs * pieces.length);
   let start = performance.now();
   const admitted = gateway.admit('POST', '/v1/messages', rawHeaders);
   if (gateway.decide(admitted, body) !== 'manage') throw new Error('the bench request is not a managed call');

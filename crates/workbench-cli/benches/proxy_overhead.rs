@@ -78,9 +78,9 @@ fn medians<const N: usize>(urls: [&str; N], body: &[u8], n: usize, keep_alive: b
 }
 
 /// The native engine's median time for the managed call: read and decided, prepared by a
-/// worker, the reply read piece by piece and recorded. A streamed reply's pieces come paced as
-/// the scripted upstream sends them (the waits not counted), so the engine works as it does in
-/// the proxy: after an idle pause, not in a hot loop.
+/// worker, the reply read piece by piece and recorded. A streamed call works as it does in the
+/// proxy, where the bench takes it after a direct stream: it comes after an idle pause as long
+/// as a stream, its pieces paced as the scripted upstream sends them (the waits not counted).
 fn engine_median(n: usize, stream: bool) -> Duration {
     let dir = scratch("bench-engine");
     let mut config = context_workbench::Config::default();
@@ -93,6 +93,9 @@ fn engine_median(n: usize, stream: bool) -> Duration {
     let reply = reply(stream);
     let mut times: Vec<Duration> = (0..n)
         .map(|_| {
+            if stream {
+                std::thread::sleep(proxy_support::EVENT_PAUSE * reply.len() as u32);
+            }
             let start = Instant::now();
             let Decision::Manage { key, request } = gateway.decide(&head, Route::Managed(Format::Anthropic), &raw)
             else {
@@ -121,6 +124,35 @@ fn engine_median(n: usize, stream: bool) -> Duration {
             took + start.elapsed()
         })
         .collect();
+    times.sort();
+    times[n / 2]
+}
+
+/// What a trip from the proxy's runtime thread to a session thread and back costs with no work
+/// in it (the proxy's own channels: std's to the thread, Tokio's oneshot back), back to back and
+/// after both sat idle for `idle`, as between a streamed reply's events or an agent's calls.
+fn hop_median(idle: Duration, n: usize) -> Duration {
+    let (to_thread, commands) = std::sync::mpsc::channel::<tokio::sync::oneshot::Sender<()>>();
+    let thread = std::thread::spawn(move || {
+        while let Ok(reply) = commands.recv() {
+            let _ = reply.send(());
+        }
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let mut times: Vec<Duration> = runtime.block_on(async {
+        let mut times = Vec::with_capacity(n);
+        for _ in 0..n {
+            tokio::time::sleep(idle).await;
+            let start = Instant::now();
+            let (reply, back) = tokio::sync::oneshot::channel();
+            to_thread.send(reply).unwrap();
+            back.await.unwrap();
+            times.push(start.elapsed());
+        }
+        times
+    });
+    drop(to_thread);
+    thread.join().unwrap();
     times.sort();
     times[n / 2]
 }
@@ -182,6 +214,12 @@ fn main() {
                 ms(streamed)
             ),
             _ => println!("{build:?} engine: not measured (node failed)"),
+        }
+        if build == Build::Native {
+            let trips: Vec<String> = [0, 1, 25]
+                .map(|ms| format!("{:.3} ms after {ms} ms idle", self::ms(hop_median(Duration::from_millis(ms), 100))))
+                .into();
+            println!("Native session thread, a trip there and back with no work: {}", trips.join(", "));
         }
         let dir = scratch("bench-proxy");
         let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);

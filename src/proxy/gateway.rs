@@ -6,6 +6,8 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 
+use serde::{Deserialize, Serialize};
+
 use super::agents::agent_name;
 use super::errors::error_body;
 use super::report::{self, Totals};
@@ -48,7 +50,7 @@ impl RequestHead {
 }
 
 /// An answer the proxy gives itself: an error in the provider's shape, and its log line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Answer {
     pub status: u16,
     /// `application/json`.
@@ -78,12 +80,33 @@ pub enum Decision {
     Answer(Answer),
 }
 
+/// A decision as plain data, to cross from the thread that read the body to the one that acts
+/// on it (the npm proxy reads a long body on an engine thread): a managed request's content stays
+/// where it was read.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "lowercase")]
+pub enum Verdict {
+    Forward { why: String, side: Option<Box<SideCall>> },
+    Manage { key: SessionKey },
+    Answer { answer: Answer },
+}
+
+impl Decision {
+    pub fn verdict(self) -> Verdict {
+        match self {
+            Decision::Forward { why, side, .. } => Verdict::Forward { why, side },
+            Decision::Manage { key, .. } => Verdict::Manage { key },
+            Decision::Answer(answer) => Verdict::Answer { answer },
+        }
+    }
+}
+
 /// A side call (a title, a classifier's check) of the conversation `key`: it goes upstream as it
 /// came and, once answered, is counted with its agent session's calls (#25: one conversation is
 /// one session, whatever the agent sends beside it). One without a session id is kept by its
 /// conversation key instead, and counted as call 1 of the session a continuation of it opens
 /// ([`ClientRequest::opening`]); one that nothing continues is not counted.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SideCall {
     pub key: SessionKey,
     pub record: CallRecord,
@@ -244,6 +267,23 @@ impl Gateway {
     /// body is the engine's heaviest step outside a session: a shell with threads runs it off
     /// its event loop.
     pub fn decide(&self, head: &RequestHead, route: Route, body: &[u8]) -> Decision {
+        let mut decision = self.read(head, route, body);
+        if let Decision::Manage { key, request } = &mut decision {
+            request.opening = self.opening(key).map(Box::new);
+        }
+        decision
+    }
+
+    /// The one-shot a managed conversation opened with, if one was kept ([`SideCall`]); taken,
+    /// so it is counted once.
+    pub fn opening(&self, key: &SessionKey) -> Option<CallRecord> {
+        self.take_one_shot(&key.name())
+    }
+
+    /// [`Gateway::decide`] from the body alone: nothing the gateway keeps is read or changed, so
+    /// any thread's gateway reads a request alike (a managed request's `opening` is left to
+    /// [`Gateway::opening`]).
+    pub fn read(&self, head: &RequestHead, route: Route, body: &[u8]) -> Decision {
         let format = match route {
             Route::Managed(format) => format,
             Route::Passthrough { why, .. } => return Decision::Forward { route, why: why.into(), side: None },
@@ -268,7 +308,6 @@ impl Gateway {
                     let side = Some(Box::new(SideCall { key, record }));
                     return Decision::Forward { route, why: "side call, passed through".into(), side };
                 }
-                request.opening = self.take_one_shot(&key.name()).map(Box::new);
                 Decision::Manage { key, request: Box::new(request) }
             }
             Err(e) if e.pass_through => {

@@ -245,7 +245,7 @@ impl ClientRequest {
 /// Code's `metadata.user_id`, an `x-session-id`-like header) and a hash of the first message
 /// (which tells a session's sub-agents apart); without a session id, the hash also covers the
 /// system prompt and the tools' names.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub struct SessionKey {
     pub agent_session: Option<String>,
     pub conversation: u64,

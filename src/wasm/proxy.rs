@@ -16,8 +16,8 @@ use crate::proxy::args::{ProxyArgs, StoreLocation, config_from_file, usage};
 use crate::proxy::gateway::{cut_line, passes_to_agent, passes_to_upstream, stopping_line, unsaved_line};
 use crate::proxy::pump::no_reply;
 use crate::proxy::{
-    Admission, Answer, CallRecord, Cause, Decision, End, Failure, Gateway, ReplyOutcome, RequestHead, Route,
-    SessionKey, SessionTable, SideCall, Upstreams,
+    Admission, Answer, CallRecord, Cause, End, Failure, Gateway, ReplyOutcome, RequestHead, Route, SessionKey,
+    SessionTable, SideCall, Upstreams, Verdict,
 };
 use crate::tokens::{TokenCounter, require_ranks};
 
@@ -103,22 +103,34 @@ impl ProxyGateway {
     /// action: `forward` (send it as it came), `manage` (its worker prepares it; `key`,
     /// `traceBase`) or `answer` (send `answer()`).
     pub fn decide(&self, request: &mut ProxyRequest, body: Option<Vec<u8>>) -> String {
-        let decision = match body {
-            None => Decision::Answer(self.gateway.body_refused(&request.head, request.route)),
-            Some(body) => self.gateway.decide(&request.head, request.route, &body),
+        let verdict = match body {
+            None => Verdict::Answer { answer: self.gateway.body_refused(&request.head, request.route) },
+            Some(body) => self.gateway.read(&request.head, request.route, &body).verdict(),
         };
-        match decision {
-            Decision::Forward { why, side, .. } => {
+        self.act(request, verdict)
+    }
+
+    /// `decide`, from what an engine thread read of the body (`ProxyWorker.decide`: a long body
+    /// is not parsed on the server's thread).
+    #[wasm_bindgen(js_name = applyDecision)]
+    pub fn apply_decision(&self, request: &mut ProxyRequest, decided: &str) -> Result<String, JsValue> {
+        let verdict = serde_json::from_str(decided).map_err(|e| invalid(format!("decision: {e}")))?;
+        Ok(self.act(request, verdict))
+    }
+
+    fn act(&self, request: &mut ProxyRequest, verdict: Verdict) -> String {
+        match verdict {
+            Verdict::Forward { why, side } => {
                 request.why = Some(why);
                 request.side = side.map(|side| *side);
                 "forward"
             }
-            Decision::Manage { key, request: client } => {
+            Verdict::Manage { key } => {
+                request.opening = self.gateway.opening(&key);
                 request.key = Some(key);
-                request.opening = client.opening.map(|record| *record);
                 "manage"
             }
-            Decision::Answer(answer) => {
+            Verdict::Answer { answer } => {
                 request.answer = Some(answer);
                 "answer"
             }

@@ -17,7 +17,9 @@ use super::engine::config_from_js;
 use super::error::to_js_error;
 use super::host::JsHost;
 use super::proxy::invalid;
-use crate::proxy::{CallRecord, Decision, Gateway, ReplyOutcome, RequestHead, Route, Shared, Upstreams, Worker};
+use crate::proxy::{
+    Admission, CallRecord, Decision, Gateway, ReplyOutcome, RequestHead, Route, Shared, Upstreams, Worker,
+};
 use crate::tokens::require_ranks;
 
 /// The engines of one worker thread.
@@ -80,6 +82,25 @@ impl ProxyWorker {
         future_to_promise(async move { Ok(inner.worker.recover().await.map_or(JsValue::UNDEFINED, JsValue::from)) })
     }
 
+    /// What the server's gateway decides on a request, read here so that a long body is not
+    /// parsed on the server's thread: the decision as JSON for `ProxyGateway.applyDecision`.
+    pub fn decide(
+        &self,
+        method: String,
+        target: String,
+        raw_headers: Vec<String>,
+        body: Vec<u8>,
+    ) -> Result<String, JsValue> {
+        let headers = raw_headers.chunks_exact(2).map(|pair| (pair[0].to_ascii_lowercase(), pair[1].clone())).collect();
+        let head = RequestHead { method, target, headers };
+        let route = match self.inner.gateway.admit(&head) {
+            Admission::Read { route, .. } => route,
+            Admission::Refuse(_) => return Err(invalid("decide takes a request the gateway admitted".into())),
+        };
+        serde_json::to_string(&self.inner.gateway.read(&head, route, &body).verdict())
+            .map_err(|e| invalid(e.to_string()))
+    }
+
     /// Record a managed request (its head as the server received it, its body) in its
     /// conversation and prepare the call; what the server adds: `notes` for its record, and
     /// `opening`, its `request.opening`. Resolves to `{ body?, record }` (no body: the agent's
@@ -98,7 +119,7 @@ impl ProxyWorker {
         let format = crate::proxy::Format::from_name(format).ok_or_else(|| invalid(format!("format `{format}`")))?;
         let headers = raw_headers.chunks_exact(2).map(|pair| (pair[0].to_ascii_lowercase(), pair[1].clone())).collect();
         let head = RequestHead { method, target, headers };
-        let Decision::Manage { key, mut request } = self.inner.gateway.decide(&head, Route::Managed(format), &body)
+        let Decision::Manage { key, mut request } = self.inner.gateway.read(&head, Route::Managed(format), &body)
         else {
             return Err(invalid("prepare takes a request the gateway manages".into()));
         };

@@ -39,6 +39,7 @@ export class EnginePool {
   readonly #assigned = new Map<string, number>();
   readonly #load: number[];
   #next = 0;
+  #turn = 0;
 
   private constructor(threads: Worker[]) {
     this.#threads = threads;
@@ -84,6 +85,12 @@ export class EnginePool {
       this.#load[thread]! += 1;
     }
     return thread;
+  }
+
+  /** A thread for work of no conversation's, each in turn. */
+  anyThread(): number {
+    this.#turn = (this.#turn + 1) % this.#threads.length;
+    return this.#turn;
   }
 
   /** Run ProxyWorker's `op` on `thread`. */

@@ -1,9 +1,9 @@
 // startProxy: the engine in front of an agent, from Node, as `workbench proxy` puts it. Every
 // decision is the engine's (wasm `ProxyGateway` on this thread: routes, limits, errors in the
 // provider's shape, the session table, the reply pump, log lines; `ProxyWorker`s on engine threads:
-// the sessions; the dashboard's thread: its query API); this is the I/O: a node:http server on
-// 127.0.0.1, requests to the upstream, one request of a conversation at a time, the threads, and
-// the shutdown's timer.
+// the sessions, and reading a long body; the dashboard's thread: its query API); this is the I/O:
+// a node:http server on 127.0.0.1, requests to the upstream, one request of a conversation at a
+// time, the threads, and the shutdown's timer.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import path from 'node:path';
 import { mkdir, realpath } from 'node:fs/promises';
@@ -108,6 +108,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   };
 }
 
+/** Bodies longer than this are read on an engine thread (about a millisecond's parse here). */
+const READ_ON_THREAD_BYTES = 64 * 1024;
+
 class Proxy {
   /** The tail of each conversation's queue: one request of a key at a time, reply included. */
   readonly #turns = new Map<string, Promise<void>>();
@@ -170,7 +173,7 @@ class Proxy {
       res.shouldKeepAlive = false; // the rest of the body is never read
       return this.#answer(res, this.gateway.bodyTimedOut(request));
     }
-    const action = this.gateway.decide(request, body);
+    const action = await this.#decide(req, request, body);
     if (action === 'answer') return this.#answer(res, request.answer()!);
     if (action === 'forward') return this.#forward(req, res, request, body!, cut);
     const release = await this.#turn(request.key!);
@@ -178,6 +181,22 @@ class Proxy {
       await this.#managed(req, res, request, body!, cut);
     } finally {
       release();
+    }
+  }
+
+  /**
+   * The gateway's decision on the body. Reading a long body takes a while (a 1.5 MB history: 25-100
+   * ms in wasm), so one over `READ_ON_THREAD_BYTES` is read on an engine thread while this thread
+   * serves the other requests; a short one is read here, sparing it the trip.
+   */
+  async #decide(req: IncomingMessage, request: ProxyRequest, body: Uint8Array | undefined): Promise<string> {
+    if (body === undefined || body.length <= READ_ON_THREAD_BYTES) return this.gateway.decide(request, body);
+    try {
+      const decided = await this.pool.call<string>(this.pool.anyThread(), 'decide', req.method ?? 'POST', req.url ?? '/', req.rawHeaders, body);
+      return this.gateway.applyDecision(request, decided);
+    } catch {
+      // The engine thread is gone: the request is read here, as it would be if it were short.
+      return this.gateway.decide(request, body);
     }
   }
 

@@ -758,6 +758,41 @@ fn long_history() -> Vec<Value> {
     messages
 }
 
+/// A long body is read (parsed, its tokens counted) off the thread that serves the other
+/// requests: a short request sent while a 12 MB side call is being read is answered at once, not
+/// once the long one has been read.
+fn a_long_body_is_read_without_holding_up_other_requests(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("long-read");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages", proxy.url);
+    let text: String = (0..150_000)
+        .map(|n| format!("{n}: fn parse_{n}(input: &str) -> Result<Token, Error> {{ lex(input) }}\n"))
+        .collect();
+    let long = json!({"model": "m", "max_tokens": 20, "messages": [{"role": "user", "content": text}]}).to_string();
+    let started = std::time::Instant::now();
+    let long = {
+        let url = url.clone();
+        std::thread::spawn(move || {
+            let (status, _, body) = post(&url, long.as_bytes(), &headers());
+            assert_eq!(status, 200, "{body}");
+            started.elapsed()
+        })
+    };
+    // The long body has arrived and is being read.
+    std::thread::sleep(std::time::Duration::from_millis(250));
+    let sent = std::time::Instant::now();
+    let short =
+        br#"{"model": "m", "max_tokens": 20, "messages": [{"role": "user", "content": "Title for: fix the parser"}]}"#;
+    let (status, _, _) = post(&url, short, &headers());
+    assert_eq!(status, 200);
+    let short = sent.elapsed();
+    let long = long.join().unwrap();
+    assert!(short * 4 < long, "the short request waited {short:?} while the long one took {long:?}");
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+}
+
 /// While one conversation's long history is prepared, a side call, a forwarded request and
 /// another conversation's call are answered: each before the long one is.
 fn a_long_prepare_in_one_session_holds_up_no_other_request(build: Build) {
@@ -1032,6 +1067,7 @@ both_shells!(
     a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_session,
     a_long_history_arriving_at_once_is_prepared_in_seconds,
     a_long_prepare_in_one_session_holds_up_no_other_request,
+    a_long_body_is_read_without_holding_up_other_requests,
     the_dashboard_at_the_proxys_address_reads_the_store_and_refuses_bad_input,
 );
 

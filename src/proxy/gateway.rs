@@ -92,6 +92,7 @@ pub enum Verdict {
 }
 
 impl Decision {
+    /// The decision as plain data.
     pub fn verdict(self) -> Verdict {
         match self {
             Decision::Forward { why, side, .. } => Verdict::Forward { why, side },

@@ -273,7 +273,7 @@ impl ProxyGateway {
     }
 }
 
-fn head_of(method: String, target: String, raw_headers: &[String]) -> RequestHead {
+pub(super) fn head_of(method: String, target: String, raw_headers: &[String]) -> RequestHead {
     let headers = raw_headers.chunks_exact(2).map(|pair| (pair[0].to_ascii_lowercase(), pair[1].clone())).collect();
     RequestHead { method, target, headers }
 }

@@ -16,10 +16,8 @@ use super::convert::{from_js, js, to_js_value};
 use super::engine::config_from_js;
 use super::error::to_js_error;
 use super::host::JsHost;
-use super::proxy::invalid;
-use crate::proxy::{
-    Admission, CallRecord, Decision, Gateway, ReplyOutcome, RequestHead, Route, Shared, Upstreams, Worker,
-};
+use super::proxy::{head_of, invalid};
+use crate::proxy::{CallRecord, Decision, Gateway, ReplyOutcome, Route, Shared, Upstreams, Worker};
 use crate::tokens::require_ranks;
 
 /// The engines of one worker thread.
@@ -91,14 +89,9 @@ impl ProxyWorker {
         raw_headers: Vec<String>,
         body: Vec<u8>,
     ) -> Result<String, JsValue> {
-        let headers = raw_headers.chunks_exact(2).map(|pair| (pair[0].to_ascii_lowercase(), pair[1].clone())).collect();
-        let head = RequestHead { method, target, headers };
-        let route = match self.inner.gateway.admit(&head) {
-            Admission::Read { route, .. } => route,
-            Admission::Refuse(_) => return Err(invalid("decide takes a request the gateway admitted".into())),
-        };
-        serde_json::to_string(&self.inner.gateway.read(&head, route, &body).verdict())
-            .map_err(|e| invalid(e.to_string()))
+        let head = head_of(method, target, &raw_headers);
+        let verdict = self.inner.gateway.read(&head, head.route(), &body).verdict();
+        serde_json::to_string(&verdict).map_err(|e| invalid(e.to_string()))
     }
 
     /// Record a managed request (its head as the server received it, its body) in its
@@ -117,8 +110,7 @@ impl ProxyWorker {
     ) -> Result<Promise, JsValue> {
         let Given { notes, opening } = from_js(given, "given")?;
         let format = crate::proxy::Format::from_name(format).ok_or_else(|| invalid(format!("format `{format}`")))?;
-        let headers = raw_headers.chunks_exact(2).map(|pair| (pair[0].to_ascii_lowercase(), pair[1].clone())).collect();
-        let head = RequestHead { method, target, headers };
+        let head = head_of(method, target, &raw_headers);
         let Decision::Manage { key, mut request } = self.inner.gateway.read(&head, Route::Managed(format), &body)
         else {
             return Err(invalid("prepare takes a request the gateway manages".into()));

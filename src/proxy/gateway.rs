@@ -58,6 +58,13 @@ pub struct Answer {
     pub line: String,
 }
 
+impl Answer {
+    fn uncounted(route: Route, status: u16, message: &str, line: &str) -> Answer {
+        let line = report::one_line(&format!("workbench proxy: {line}"));
+        Answer { status, body: error_body(route.provider(), status, message), line }
+    }
+}
+
 /// What to do with a request before its body is read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Admission {
@@ -269,8 +276,10 @@ impl Gateway {
     /// its event loop.
     pub fn decide(&self, head: &RequestHead, route: Route, body: &[u8]) -> Decision {
         let mut decision = self.read(head, route, body);
-        if let Decision::Manage { key, request } = &mut decision {
-            request.opening = self.opening(key).map(Box::new);
+        match &mut decision {
+            Decision::Manage { key, request } => request.opening = self.opening(key).map(Box::new),
+            Decision::Answer(_) => self.count_request(),
+            Decision::Forward { .. } => {}
         }
         decision
     }
@@ -283,7 +292,7 @@ impl Gateway {
 
     /// [`Gateway::decide`] from the body alone: nothing the gateway keeps is read or changed, so
     /// any thread's gateway reads a request alike (a managed request's `opening` is left to
-    /// [`Gateway::opening`]).
+    /// [`Gateway::opening`], an answer's count to [`Gateway::count_request`]).
     pub fn read(&self, head: &RequestHead, route: Route, body: &[u8]) -> Decision {
         let format = match route {
             Route::Managed(format) => format,
@@ -316,7 +325,7 @@ impl Gateway {
             }
             Err(e) => {
                 let line = format!("{} {}: refused ({}): {}", head.method, head.path(), e.status, e.message);
-                Decision::Answer(self.answer(route, e.status, &format!("workbench proxy: {}", e.message), &line))
+                Decision::Answer(Answer::uncounted(route, e.status, &format!("workbench proxy: {}", e.message), &line))
             }
         }
     }
@@ -422,12 +431,19 @@ impl Gateway {
     }
 
     fn request_line(&self, text: &str) -> String {
-        self.totals.lock().unwrap_or_else(|e| e.into_inner()).add_request();
+        self.count_request();
         report::one_line(&format!("workbench proxy: {text}"))
     }
 
+    /// One more request in the running totals (an answer [`Gateway::read`] gave is counted by
+    /// the gateway that acts on it).
+    pub fn count_request(&self) {
+        self.totals.lock().unwrap_or_else(|e| e.into_inner()).add_request();
+    }
+
     fn answer(&self, route: Route, status: u16, message: &str, line: &str) -> Answer {
-        Answer { status, body: error_body(route.provider(), status, message), line: self.request_line(line) }
+        self.count_request();
+        Answer::uncounted(route, status, message, line)
     }
 }
 

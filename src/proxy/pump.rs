@@ -66,9 +66,8 @@ impl ReplyPump {
     }
 
     /// Read the next piece (which the shell then gives the agent as it is). The reply, once
-    /// this piece made it whole: the shell hands it to the session at once, before the agent
-    /// has the rest of the connection's bytes, so the next request of the conversation finds
-    /// it recorded.
+    /// this piece made it whole: the shell hands it to the session at once and ends the reply
+    /// only once it is recorded, so the next request of the conversation finds it there.
     pub fn feed(&mut self, bytes: &[u8], counter: &TokenCounter) -> Option<ReplyOutcome> {
         let reader = self.reader.as_mut()?;
         reader.push(bytes);

@@ -131,6 +131,7 @@ impl ProxyGateway {
                 "manage"
             }
             Verdict::Answer { answer } => {
+                self.gateway.count_request();
                 request.answer = Some(answer);
                 "answer"
             }
@@ -361,7 +362,7 @@ pub struct ReplyPump {
 #[wasm_bindgen]
 impl ReplyPump {
     /// Read the next piece of the reply (the JS side gives it to the agent as it is); true
-    /// once the reply is whole: its worker finishes it then, before the piece is written.
+    /// once the reply is whole: its worker records it then, and the reply ends once it has.
     pub fn feed(&mut self, bytes: &[u8]) -> bool {
         let outcome = self.pump.as_mut().and_then(|pump| pump.feed(bytes, &self.counter));
         let whole = outcome.is_some();

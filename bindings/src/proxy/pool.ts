@@ -39,12 +39,14 @@ export class EnginePool {
   readonly #assigned = new Map<string, number>();
   readonly #load: number[];
   #next = 0;
-  #turn = 0;
+  #nextAny = 0;
+  /** Threads that failed or exited: a call to one fails at once. */
+  readonly #gone = new Set<number>();
 
   private constructor(threads: Worker[]) {
     this.#threads = threads;
     this.#load = threads.map(() => 0);
-    threads.forEach((thread) => {
+    threads.forEach((thread, index) => {
       thread.on('message', (message: { id?: number; result?: unknown; error?: { message: string; code: string } }) => {
         const pending = message.id === undefined ? undefined : this.#pending.get(message.id);
         if (!pending) return;
@@ -54,6 +56,7 @@ export class EnginePool {
       });
       // A thread that dies fails what waits on it; the server then sends those requests as they came.
       const fail = (why: string) => {
+        this.#gone.add(index);
         for (const [id, pending] of this.#pending) {
           pending.reject(new ContextWorkbenchError('host_failed', `an engine thread ${why}`));
           this.#pending.delete(id);
@@ -89,12 +92,13 @@ export class EnginePool {
 
   /** A thread for work of no conversation's, each in turn. */
   anyThread(): number {
-    this.#turn = (this.#turn + 1) % this.#threads.length;
-    return this.#turn;
+    this.#nextAny = (this.#nextAny + 1) % this.#threads.length;
+    return this.#nextAny;
   }
 
   /** Run ProxyWorker's `op` on `thread`. */
   call<T>(thread: number, op: string, ...args: unknown[]): Promise<T> {
+    if (this.#gone.has(thread)) return Promise.reject(new ContextWorkbenchError('host_failed', 'the engine thread is gone'));
     const id = this.#next++;
     return new Promise<T>((resolve, reject) => {
       this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });

@@ -30,7 +30,7 @@ export interface ProxyOptions {
   config?: Config;
   /** Where the log lines go (one per request); stderr by default. */
   log?: (line: string) => void;
-  /** Each call's record once its reply ended, with its session's trace id. */
+  /** Each call's record once it is recorded (its reply then ends), with its session's trace id. */
   onCall?: (call: { traceId: string; record: ProxyCallRecord }) => void;
   /** The engine threads: how many, and where their script and the engine are when a bundler moved them. */
   engineThreads?: EngineThreads;
@@ -194,9 +194,10 @@ class Proxy {
     try {
       const decided = await this.pool.call<string>(this.pool.anyThread(), 'decide', req.method ?? 'POST', req.url ?? '/', req.rawHeaders, body);
       return this.gateway.applyDecision(request, decided);
-    } catch {
-      // The engine thread is gone: the request is read here, as it would be if it were short.
-      return this.gateway.decide(request, body);
+    } catch (error) {
+      // As the native proxy does with a body its engine could not read: sent on as it came.
+      request.passAs(`unreadable by the engine (${asWorkbenchError(error).message}), passed through`);
+      return 'forward';
     }
   }
 
@@ -279,11 +280,11 @@ class Proxy {
       this.log(`workbench proxy: the reply was not recorded: ${asWorkbenchError(error).message}`);
       return;
     }
-    this.log(this.gateway.callLine(finished.record, finished.trace_id));
     try {
+      this.log(this.gateway.callLine(finished.record, finished.trace_id));
       this.onCall?.({ traceId: finished.trace_id, record: finished.record });
     } catch {
-      // An embedder's callback that fails never fails the request.
+      // A line or an embedder's callback that fails never fails the request.
     }
   }
 

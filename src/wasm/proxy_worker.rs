@@ -4,6 +4,7 @@
 //! crosses between the threads is plain data: a request's head and body, a reply's outcome, a
 //! call's record.
 
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -17,7 +18,9 @@ use super::engine::config_from_js;
 use super::error::to_js_error;
 use super::host::JsHost;
 use super::proxy::{head_of, invalid};
-use crate::proxy::{CallRecord, Decision, Gateway, ReplyOutcome, Route, Shared, Upstreams, Worker};
+use crate::proxy::{
+    CallRecord, ClientRequest, Decision, Gateway, ReplyOutcome, Route, SessionKey, Shared, Upstreams, Verdict, Worker,
+};
 use crate::tokens::require_ranks;
 
 /// The engines of one worker thread.
@@ -30,6 +33,25 @@ struct Inner {
     /// Reads the requests (the same decisions as the server's gateway).
     gateway: Gateway,
     worker: Worker<JsHost>,
+    /// The managed request `decide` read last, for `prepare` on this thread to take rather than
+    /// read the same body again.
+    last_read: RefCell<Option<Read>>,
+}
+
+/// A managed request as `decide` read it, with what it was read from.
+struct Read {
+    method: String,
+    target: String,
+    raw_headers: Vec<String>,
+    body: Vec<u8>,
+    key: SessionKey,
+    request: Box<ClientRequest>,
+}
+
+impl Read {
+    fn is_of(&self, method: &str, target: &str, raw_headers: &[String], body: &[u8]) -> bool {
+        self.method == method && self.target == target && self.raw_headers == raw_headers && self.body == body
+    }
 }
 
 /// What the server adds to a request it hands `prepare`.
@@ -69,7 +91,7 @@ impl ProxyWorker {
         js(require_ranks(config.encoding))?;
         let gateway = Gateway::new(&config, Upstreams::default());
         let worker = Worker::new(host, config, false, Arc::new(Shared::default()));
-        Ok(ProxyWorker { inner: Rc::new(Inner { gateway, worker }) })
+        Ok(ProxyWorker { inner: Rc::new(Inner { gateway, worker, last_read: RefCell::new(None) }) })
     }
 
     /// At start, before any request: the traces a killed proxy left `running` are marked
@@ -81,7 +103,8 @@ impl ProxyWorker {
     }
 
     /// What the server's gateway decides on a request, read here so that a long body is not
-    /// parsed on the server's thread: the decision as JSON for `ProxyGateway.applyDecision`.
+    /// parsed on the server's thread: the decision as JSON for `ProxyGateway.applyDecision`. A
+    /// managed request is kept as read, for `prepare` on this thread to take.
     pub fn decide(
         &self,
         method: String,
@@ -89,8 +112,16 @@ impl ProxyWorker {
         raw_headers: Vec<String>,
         body: Vec<u8>,
     ) -> Result<String, JsValue> {
-        let head = head_of(method, target, &raw_headers);
-        let verdict = self.inner.gateway.read(&head, head.route(), &body).verdict();
+        let head = head_of(method.clone(), target.clone(), &raw_headers);
+        let decision = self.inner.gateway.read(&head, head.route(), &body);
+        let verdict = match decision {
+            Decision::Manage { key, request } => {
+                let verdict = Verdict::Manage { key: key.clone() };
+                *self.inner.last_read.borrow_mut() = Some(Read { method, target, raw_headers, body, key, request });
+                verdict
+            }
+            other => other.verdict(),
+        };
         serde_json::to_string(&verdict).map_err(|e| invalid(e.to_string()))
     }
 
@@ -110,10 +141,17 @@ impl ProxyWorker {
     ) -> Result<Promise, JsValue> {
         let Given { notes, opening } = from_js(given, "given")?;
         let format = crate::proxy::Format::from_name(format).ok_or_else(|| invalid(format!("format `{format}`")))?;
-        let head = head_of(method, target, &raw_headers);
-        let Decision::Manage { key, mut request } = self.inner.gateway.read(&head, Route::Managed(format), &body)
-        else {
-            return Err(invalid("prepare takes a request the gateway manages".into()));
+        let read = self.inner.last_read.take();
+        let (key, mut request) = match read {
+            Some(read) if read.is_of(&method, &target, &raw_headers, &body) => (read.key, read.request),
+            _ => {
+                let head = head_of(method, target, &raw_headers);
+                let Decision::Manage { key, request } = self.inner.gateway.read(&head, Route::Managed(format), &body)
+                else {
+                    return Err(invalid("prepare takes a request the gateway manages".into()));
+                };
+                (key, request)
+            }
         };
         request.opening = opening.map(Box::new);
         let inner = Rc::clone(&self.inner);

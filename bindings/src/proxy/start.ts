@@ -5,6 +5,7 @@
 // a node:http server on 127.0.0.1, requests to the upstream, one request of a conversation at a
 // time, the threads, and the shutdown's timer.
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
+import type { Socket } from 'node:net';
 import path from 'node:path';
 import { mkdir, realpath } from 'node:fs/promises';
 import { type Prices, ProxyGateway, type ProxyRequest, dashboardPath, proxyStoreLocation } from '../wasm/context_workbench.js';
@@ -116,6 +117,8 @@ class Proxy {
   readonly #turns = new Map<string, Promise<void>>();
   /** Each conversation key's engine thread. */
   readonly #threadOfKey = new Map<string, number>();
+  /** The engine thread of each connection's last managed request: its next long body is read there. */
+  readonly #threadOfSocket = new WeakMap<Socket, number>();
   /** Each request in flight, with what cuts it short (see `cutAfter`). */
   readonly #inFlight = new Map<Promise<void>, AbortController>();
   #closing = false;
@@ -187,12 +190,15 @@ class Proxy {
   /**
    * The gateway's decision on the body. Reading a long body takes a while (a 1.5 MB history: 25-100
    * ms in wasm), so one over `READ_ON_THREAD_BYTES` is read on an engine thread while this thread
-   * serves the other requests; a short one is read here, sparing it the trip.
+   * serves the other requests: the one the connection's last managed request went to, as an
+   * agent's next request on it is likely of the same conversation, whose thread then prepares it
+   * without reading it again. A short one is read here, sparing it the trip.
    */
   async #decide(req: IncomingMessage, request: ProxyRequest, body: Uint8Array | undefined): Promise<string> {
     if (body === undefined || body.length <= READ_ON_THREAD_BYTES) return this.gateway.decide(request, body);
     try {
-      const decided = await this.pool.call<string>(this.pool.anyThread(), 'decide', req.method ?? 'POST', req.url ?? '/', req.rawHeaders, body);
+      const thread = this.#threadOfSocket.get(req.socket) ?? this.pool.anyThread();
+      const decided = await this.pool.call<string>(thread, 'decide', req.method ?? 'POST', req.url ?? '/', req.rawHeaders, body);
       return this.gateway.applyDecision(request, decided);
     } catch (error) {
       // As the native proxy does with a body its engine could not read: sent on as it came.
@@ -224,6 +230,7 @@ class Proxy {
   async #managed(req: IncomingMessage, res: ServerResponse, request: ProxyRequest, body: Uint8Array, cut: AbortSignal): Promise<void> {
     const key = request.key!;
     const thread = this.pool.threadOf(request.traceBase!);
+    this.#threadOfSocket.set(req.socket, thread);
     // Past proxy.max_sessions the least recently used idle conversation makes room; what it
     // could not save goes on this call's record.
     const evicted = this.gateway.touch(request, [...this.#turns.keys()].filter((k) => k !== key));

@@ -287,7 +287,10 @@ impl Gateway {
     /// The one-shot a managed conversation opened with, if one was kept ([`SideCall`]); taken,
     /// so it is counted once.
     pub fn opening(&self, key: &SessionKey) -> Option<CallRecord> {
-        self.take_one_shot(&key.name())
+        let name = key.name();
+        let mut kept = self.one_shots.lock().unwrap_or_else(|e| e.into_inner());
+        let at = kept.iter().position(|(n, _)| *n == name)?;
+        kept.remove(at).map(|(_, record)| record)
     }
 
     /// [`Gateway::decide`] from the body alone: nothing the gateway keeps is read or changed, so
@@ -352,13 +355,6 @@ impl Gateway {
             kept.pop_front();
         }
         kept.push_back((name, record));
-    }
-
-    /// The one-shot the conversation named `name` opened with, once.
-    fn take_one_shot(&self, name: &str) -> Option<CallRecord> {
-        let mut kept = self.one_shots.lock().unwrap_or_else(|e| e.into_inner());
-        let at = kept.iter().position(|(n, _)| n == name)?;
-        kept.remove(at).map(|(_, record)| record)
     }
 
     /// The upstream URL of a request of `route`.

@@ -71,10 +71,12 @@ fn medians<const N: usize>(urls: [&str; N], body: &[u8], n: usize, keep_alive: b
             assert_eq!(response.status().as_u16(), 200, "{text}");
         }
     }
-    times.map(|mut times| {
-        times.sort();
-        times[n / 2]
-    })
+    times.map(median)
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
 }
 
 /// The native engine's median time for the managed call: read and decided, prepared by a
@@ -91,7 +93,7 @@ fn engine_median(n: usize, stream: bool) -> Duration {
     let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers: vec![] };
     let raw = body(true, stream);
     let reply = reply(stream);
-    let mut times: Vec<Duration> = (0..n)
+    let times: Vec<Duration> = (0..n)
         .map(|_| {
             if stream {
                 std::thread::sleep(proxy_support::EVENT_PAUSE * reply.len() as u32);
@@ -124,8 +126,7 @@ fn engine_median(n: usize, stream: bool) -> Duration {
             took + start.elapsed()
         })
         .collect();
-    times.sort();
-    times[n / 2]
+    median(times)
 }
 
 /// What a trip from the proxy's runtime thread to a session thread and back costs with no work
@@ -139,7 +140,7 @@ fn hop_median(idle: Duration, n: usize) -> Duration {
         }
     });
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let mut times: Vec<Duration> = runtime.block_on(async {
+    let times: Vec<Duration> = runtime.block_on(async {
         let mut times = Vec::with_capacity(n);
         for _ in 0..n {
             tokio::time::sleep(idle).await;
@@ -153,8 +154,7 @@ fn hop_median(idle: Duration, n: usize) -> Duration {
     });
     drop(to_thread);
     thread.join().unwrap();
-    times.sort();
-    times[n / 2]
+    median(times)
 }
 
 fn content_type(stream: bool) -> &'static str {

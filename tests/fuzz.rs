@@ -188,7 +188,7 @@ proptest! {
         let counter = TokenCounter::new(Encoding::O200kBase);
         let stream = reply_stream();
         let mutated = apply(stream.as_bytes(), &mutations);
-        let mut pump = ReplyPump::new(Format::Anthropic, 200, Some("text/event-stream"), 1 << 20);
+        let mut pump = ReplyPump::new(Format::Anthropic, 200, Some("text/event-stream"), None, 1 << 20);
         let mut whole = None;
         let mut rest = &mutated[..];
         for cut in cuts.iter().cycle() {

@@ -2,11 +2,12 @@
 // compares it with what the proxy adds: the engine's whole work on a call, in this process as on
 // an engine thread (wasm, the files written in place): the request admitted and decided, the
 // session's prompt prepared, the reply read piece by piece and recorded. Reads JSON on stdin:
-// `{ request, reply, contentType, headers, n, pauseMs }` (the request body, the reply's pieces as
-// the upstream sends them and its type, the agent's headers as pairs, how many calls, the wait
-// before each piece as the upstream paces a stream). A streamed call comes after an idle pause as
-// long as a stream, as in the proxy bench (the waits not counted). Prints the median in
-// milliseconds. Not a test: the bench runs it when bindings/dist is built.
+// `{ request, reply, contentType, contentLength, headers, n, pauseMs }` (the request body, the
+// reply's pieces as the upstream sends them, its type and declared length (a whole reply's), the
+// agent's headers as pairs, how many calls, the wait before each piece as the upstream paces a
+// stream). A streamed call comes after an idle pause as long as a stream, as in the proxy bench
+// (the waits not counted). Prints the median in milliseconds. Not a test: the bench runs it when
+// bindings/dist is built.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,7 +18,7 @@ import { guardHost } from '../dist/host.js';
 import { nodeFsHost } from '../dist/hosts/node-fs.js';
 import { ensureEncoding, init } from '../dist/init.js';
 
-const { request, reply, contentType, headers, n, pauseMs = 0 } = JSON.parse(readFileSync(0, 'utf8'));
+const { request, reply, contentType, contentLength, headers, n, pauseMs = 0 } = JSON.parse(readFileSync(0, 'utf8'));
 const workspace = mkdtempSync(path.join(tmpdir(), 'cw-bench-engine-'));
 await init();
 await ensureEncoding('o200k_base');
@@ -34,7 +35,7 @@ for (let i = 0; i < n; i++) {
   if (gateway.decide(admitted, body) !== 'manage') throw new Error('the bench request is not a managed call');
   await worker.prepare('POST', '/v1/messages', rawHeaders, body, admitted.format, { notes: [], opening: admitted.opening });
   let took = performance.now() - start;
-  const pump = gateway.replyPump(admitted, 200, contentType);
+  const pump = gateway.replyPump(admitted, 200, contentType, contentLength);
   let whole = false;
   for (const piece of pieces) {
     if (pauseMs > 0) await sleep(pauseMs);

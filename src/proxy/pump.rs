@@ -51,14 +51,24 @@ pub struct ReplyPump {
     format: Format,
     status: u16,
     reader: Option<ReplyReader>,
+    /// The bytes still to come of a body of declared length (not a stream): at none it is whole,
+    /// without waiting for the upstream's end to be read.
+    to_come: Option<u64>,
 }
 
 impl ReplyPump {
-    /// The pump of a reply with HTTP `status` and `content_type`, of which at most `limit`
-    /// bytes are read (the rest still passes).
-    pub fn new(format: Format, status: u16, content_type: Option<&str>, limit: usize) -> ReplyPump {
+    /// The pump of a reply with HTTP `status`, `content_type` and `content_length` (as declared),
+    /// of which at most `limit` bytes are read (the rest still passes).
+    pub fn new(
+        format: Format,
+        status: u16,
+        content_type: Option<&str>,
+        content_length: Option<u64>,
+        limit: usize,
+    ) -> ReplyPump {
         let stream = content_type.is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
-        ReplyPump { format, status, reader: Some(ReplyReader::new(format, stream, status, limit)) }
+        let reader = Some(ReplyReader::new(format, stream, status, limit));
+        ReplyPump { format, status, reader, to_come: content_length.filter(|_| !stream) }
     }
 
     pub fn status(&self) -> u16 {
@@ -71,7 +81,10 @@ impl ReplyPump {
     pub fn feed(&mut self, bytes: &[u8], counter: &TokenCounter) -> Option<ReplyOutcome> {
         let reader = self.reader.as_mut()?;
         reader.push(bytes);
-        if !reader.is_complete() {
+        if let Some(to_come) = &mut self.to_come {
+            *to_come = to_come.saturating_sub(bytes.len() as u64);
+        }
+        if !reader.is_complete() && self.to_come != Some(0) {
             return None;
         }
         self.reader.take().map(|reader| reader.finish(counter))
@@ -120,7 +133,7 @@ mod tests {
     #[test]
     fn a_whole_reply_goes_to_its_session_as_soon_as_it_is_whole() {
         let counter = TokenCounter::new(Encoding::O200kBase);
-        let mut pump = ReplyPump::new(Format::OpenAi, 200, Some("text/event-stream; charset=utf-8"), 1 << 20);
+        let mut pump = ReplyPump::new(Format::OpenAi, 200, Some("text/event-stream; charset=utf-8"), None, 1 << 20);
         let (a, b) = DONE.split_at(20);
         assert!(pump.feed(a.as_bytes(), &counter).is_none());
         let outcome = pump.feed(b.as_bytes(), &counter).expect("whole");
@@ -131,9 +144,24 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_of_declared_length_is_whole_with_its_last_byte() {
+        let counter = TokenCounter::new(Encoding::O200kBase);
+        let body = r#"{"choices":[{"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#;
+        let mut pump = ReplyPump::new(Format::OpenAi, 200, Some("application/json"), Some(body.len() as u64), 1 << 20);
+        let (a, b) = body.split_at(30);
+        assert!(pump.feed(a.as_bytes(), &counter).is_none());
+        assert!(pump.feed(b.as_bytes(), &counter).expect("whole").completed);
+        assert!(pump.end(End::Done, &counter).outcome.is_none());
+        // Without a declared length, the upstream's end says it is whole.
+        let mut pump = ReplyPump::new(Format::OpenAi, 200, Some("application/json"), None, 1 << 20);
+        assert!(pump.feed(body.as_bytes(), &counter).is_none());
+        assert!(pump.end(End::Done, &counter).outcome.expect("whole").completed);
+    }
+
+    #[test]
     fn a_stream_cut_short_ends_with_an_error_event_and_is_not_recorded() {
         let counter = TokenCounter::new(Encoding::O200kBase);
-        let mut pump = ReplyPump::new(Format::Anthropic, 200, Some("text/event-stream"), 1 << 20);
+        let mut pump = ReplyPump::new(Format::Anthropic, 200, Some("text/event-stream"), None, 1 << 20);
         assert!(pump.feed(b"event: ping\ndata: {\"type\":\"ping\"}\n\n", &counter).is_none());
         let ending = pump.end(End::Silent(600_000), &counter);
         let trailer = ending.trailer.expect("an error event");
@@ -149,21 +177,21 @@ mod tests {
     #[test]
     fn a_stream_the_upstream_closes_mid_message_ends_with_an_error_event() {
         let counter = TokenCounter::new(Encoding::O200kBase);
-        let mut pump = ReplyPump::new(Format::OpenAi, 200, Some("text/event-stream"), 1 << 20);
+        let mut pump = ReplyPump::new(Format::OpenAi, 200, Some("text/event-stream"), None, 1 << 20);
         assert!(pump.feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"hal", &counter).is_none());
         let ending = pump.end(End::Done, &counter);
         let trailer = ending.trailer.expect("an error event");
         assert!(trailer.contains("the upstream's stream ended before the reply did"), "{trailer}");
         assert!(!ending.outcome.unwrap().completed);
         // A whole JSON reply (not a stream) that ends is no error of the proxy's to add.
-        let pump = ReplyPump::new(Format::OpenAi, 500, Some("application/json"), 1 << 20);
+        let pump = ReplyPump::new(Format::OpenAi, 500, Some("application/json"), None, 1 << 20);
         assert!(pump.end(End::Done, &counter).trailer.is_none());
     }
 
     #[test]
     fn an_agent_that_leaves_gets_nothing_more() {
         let counter = TokenCounter::new(Encoding::O200kBase);
-        let pump = ReplyPump::new(Format::OpenAi, 200, None, 1 << 20);
+        let pump = ReplyPump::new(Format::OpenAi, 200, None, None, 1 << 20);
         let ending = pump.end(End::AgentGone, &counter);
         assert!(ending.trailer.is_none());
         assert_eq!(

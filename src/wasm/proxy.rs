@@ -216,18 +216,21 @@ impl ProxyGateway {
         answer_js(&self.gateway.stopping(&request.head, request.route))
     }
 
-    /// A pump for the reply of `request` with `status` and `contentType`.
+    /// A pump for the reply of `request` with `status`, `contentType` and `contentLength` (the
+    /// headers as they came).
     #[wasm_bindgen(js_name = replyPump)]
     pub fn reply_pump(
         &self,
         request: &ProxyRequest,
         status: u16,
         content_type: Option<String>,
+        content_length: Option<String>,
     ) -> Result<ReplyPump, JsValue> {
         let format = request.route.managed().ok_or_else(|| invalid("replyPump takes a managed request".into()))?;
         let limit = self.gateway.body_limit();
+        let length = content_length.and_then(|v| v.trim().parse().ok());
         Ok(ReplyPump {
-            pump: Some(crate::proxy::ReplyPump::new(format, status, content_type.as_deref(), limit)),
+            pump: Some(crate::proxy::ReplyPump::new(format, status, content_type.as_deref(), length, limit)),
             status,
             outcome: None,
             counter: *self.gateway.counter(),

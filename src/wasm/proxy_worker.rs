@@ -62,14 +62,6 @@ struct Given {
     opening: Option<CallRecord>,
 }
 
-/// What `prepare` resolves to.
-#[derive(Serialize)]
-struct PreparedJs<'a> {
-    /// The body for the upstream; absent: send the agent's own request.
-    body: Option<&'a str>,
-    record: &'a CallRecord,
-}
-
 /// What `finish` resolves to.
 #[derive(Serialize)]
 struct FinishedJs<'a> {
@@ -127,9 +119,9 @@ impl ProxyWorker {
 
     /// Record a managed request (its head as the server received it, its body) in its
     /// conversation and prepare the call; what the server adds: `notes` for its record, and
-    /// `opening`, its `request.opening`. Resolves to `{ body?, record }` (no body: the agent's
-    /// request goes as it came, `record.notes` say why).
-    #[wasm_bindgen(unchecked_return_type = "Promise<{ body?: string; record: ProxyCallRecord }>")]
+    /// `opening`, its `request.opening`. Resolves to the body for the upstream, or to nothing:
+    /// the agent's request goes as it came (the call's record will say why).
+    #[wasm_bindgen(unchecked_return_type = "Promise<string | undefined>")]
     pub fn prepare(
         &self,
         method: String,
@@ -157,7 +149,7 @@ impl ProxyWorker {
         let inner = Rc::clone(&self.inner);
         Ok(future_to_promise(async move {
             let prepared = inner.worker.prepare(&key, &request, notes).await;
-            to_js_value(&PreparedJs { body: prepared.body.as_deref(), record: &prepared.record })
+            Ok(prepared.body.map_or(JsValue::UNDEFINED, JsValue::from))
         }))
     }
 

@@ -237,7 +237,7 @@ class Proxy {
     const notes = evicted === undefined ? [] : await this.#engines<string[]>(this.#threadOfKey.get(evicted), 'close', evicted);
     if (evicted !== undefined) this.#threadOfKey.delete(evicted);
     this.#threadOfKey.set(key, thread);
-    let prepared: { body?: string; record: ProxyCallRecord };
+    let prepared: string | undefined;
     try {
       prepared = await this.pool.call(thread, 'prepare', req.method ?? 'POST', req.url ?? '/', req.rawHeaders, body, request.format ?? '',
         { notes, opening: request.opening });
@@ -248,7 +248,7 @@ class Proxy {
     }
     let response: IncomingMessage;
     try {
-      response = await this.#upstream.send(this.gateway.upstreamUrl(request), req.method ?? 'POST', req.headers, prepared.body ?? body, cut, true);
+      response = await this.#upstream.send(this.gateway.upstreamUrl(request), req.method ?? 'POST', req.headers, prepared ?? body, cut, true);
     } catch (error) {
       const failure = sendFailure(error);
       const answer = this.gateway.callFailed(request, failure.kind, failure.cause);
@@ -257,7 +257,7 @@ class Proxy {
       return;
     }
     const status = response.statusCode ?? 502;
-    const reply = this.gateway.replyPump(request, status, replyHeader(response, 'content-type'));
+    const reply = this.gateway.replyPump(request, status, replyHeader(response, 'content-type'), replyHeader(response, 'content-length'));
     try {
       res.writeHead(status, replyHeaders(response));
       // The session gets the reply once it is whole and records it while its last bytes go to the

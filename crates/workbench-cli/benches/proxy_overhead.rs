@@ -106,7 +106,9 @@ fn engine_median(n: usize, stream: bool) -> Duration {
             let prepared = context_workbench::host::block_on(worker.prepare(&key, &request, Vec::new()));
             assert!(prepared.body.is_some());
             let mut took = start.elapsed();
-            let mut pump = ReplyPump::new(Format::Anthropic, 200, Some(content_type(stream)), gateway.body_limit());
+            let length = (!stream).then(|| reply[0].len() as u64);
+            let mut pump =
+                ReplyPump::new(Format::Anthropic, 200, Some(content_type(stream)), length, gateway.body_limit());
             let mut outcome = None;
             for piece in &reply {
                 if stream {
@@ -167,7 +169,9 @@ fn npm_engine_median(n: usize, stream: bool) -> Option<Duration> {
     let headers: Vec<[&str; 2]> = HEADERS.iter().map(|(name, value)| [*name, *value]).collect();
     let request = String::from_utf8(body(true, stream)).unwrap();
     let pause_ms = if stream { proxy_support::EVENT_PAUSE.as_millis() } else { 0 };
-    let input = json!({"request": request, "reply": reply(stream), "contentType": content_type(stream), "headers": headers, "n": n, "pauseMs": pause_ms});
+    let pieces = reply(stream);
+    let length = (!stream).then(|| pieces[0].len().to_string());
+    let input = json!({"request": request, "reply": pieces, "contentType": content_type(stream), "contentLength": length, "headers": headers, "n": n, "pauseMs": pause_ms});
     let mut child = std::process::Command::new("node")
         .arg(script)
         .stdin(std::process::Stdio::piped())

@@ -3,15 +3,19 @@
 //! two taken in turn), for a side call (passed through) and a managed call (the engine's prompt),
 //! streamed and whole, over a kept-alive connection and a new one each time; and the engine's own
 //! time for the managed call (decided, prepared, its reply read and recorded, the store written),
-//! so what each proxy adds beyond its engine is in view. Not a test: it prints.
+//! so what each proxy adds beyond its engine is in view. Each is measured warm, as a proxy kept
+//! in front all day is: after `BENCH_WARM_UP` unmeasured requests of each case (a tenth of them
+//! streamed), and the engine after as many calls; a fresh Node process runs its first thousand
+//! requests or so markedly slower. Not a test: it prints.
 //!
-//! `cargo bench --bench proxy_overhead` (`BENCH_REQUESTS`, default 200 per case). The npm
-//! package's proxy (and its engine in wasm, `bindings/bench/proxy-engine.mjs`) is measured too
-//! when `bindings/dist` is built.
+//! `cargo bench --bench proxy_overhead` (`BENCH_REQUESTS`, default 200 per case;
+//! `BENCH_WARM_UP`, default 1000). The npm package's proxy (and its engine in wasm,
+//! `bindings/bench/proxy-engine.mjs`) is measured too when `bindings/dist` is built.
 
 #[path = "../tests/proxy_support/mod.rs"]
 mod proxy_support;
 
+use std::io::{BufRead as _, Write as _};
 use std::time::{Duration, Instant};
 
 use context_workbench::proxy::{Decision, End, Format, ReplyPump, RequestHead, Route};
@@ -47,11 +51,17 @@ fn body(tools: bool, stream: bool) -> Vec<u8> {
 }
 
 /// Median times of `n` requests of `body` to each of `urls`, taken in turn (so both see the
-/// machine as it is at the time), each URL on one kept-alive agent or a new one each time.
-fn medians<const N: usize>(urls: [&str; N], body: &[u8], n: usize, keep_alive: bool) -> [Duration; N] {
+/// machine as it is at the time) after `warm_up` unmeasured ones, each URL on one kept-alive
+/// agent or a new one each time.
+fn medians<const N: usize>(
+    urls: [&str; N],
+    body: &[u8],
+    (warm_up, n): (usize, usize),
+    keep_alive: bool,
+) -> [Duration; N] {
     let shared = urls.map(|_| proxy_support::client());
-    let mut times = urls.map(|_| Vec::with_capacity(n));
-    for _ in 0..n {
+    let mut times = urls.map(|_| Vec::with_capacity(warm_up + n));
+    for _ in 0..warm_up + n {
         for (i, url) in urls.iter().enumerate() {
             let fresh;
             let agent = if keep_alive {
@@ -60,18 +70,24 @@ fn medians<const N: usize>(urls: [&str; N], body: &[u8], n: usize, keep_alive: b
                 fresh = proxy_support::client();
                 &fresh
             };
-            let mut request = agent.post(*url).header("content-type", "application/json");
-            for (name, value) in HEADERS {
-                request = request.header(name, value);
-            }
-            let start = Instant::now();
-            let mut response = request.send(body).expect("an answer");
-            let text = response.body_mut().read_to_string().expect("a body");
-            times[i].push(start.elapsed());
-            assert_eq!(response.status().as_u16(), 200, "{text}");
+            times[i].push(request(agent, url, body));
         }
     }
-    times.map(median)
+    times.map(|times| median(times[warm_up..].to_vec()))
+}
+
+/// One request of `body` to `url`, its reply read whole: how long it took.
+fn request(agent: &ureq::Agent, url: &str, body: &[u8]) -> Duration {
+    let mut request = agent.post(url).header("content-type", "application/json");
+    for (name, value) in HEADERS {
+        request = request.header(name, value);
+    }
+    let start = Instant::now();
+    let mut response = request.send(body).expect("an answer");
+    let text = response.body_mut().read_to_string().expect("a body");
+    let took = start.elapsed();
+    assert_eq!(response.status().as_u16(), 200, "{text}");
+    took
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
@@ -79,56 +95,123 @@ fn median(mut times: Vec<Duration>) -> Duration {
     times[times.len() / 2]
 }
 
-/// The native engine's median time for the managed call: read and decided, prepared by a
-/// worker, the reply read piece by piece and recorded. A streamed call works as it does in the
-/// proxy, where the bench takes it after a direct stream: it comes after an idle pause as long
-/// as a stream, its pieces paced as the scripted upstream sends them (the waits not counted).
-fn engine_median(n: usize, stream: bool) -> Duration {
+/// An engine under measure, in a process of its own as in a proxy (idle while the bench makes a
+/// direct request): the managed call of the bench, a call per line it is sent, each answered
+/// with the engine's time for it in milliseconds.
+struct EngineProcess {
+    child: std::process::Child,
+    /// Closed when dropped: the process then cleans up and ends.
+    to_engine: Option<std::process::ChildStdin>,
+    from_engine: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl EngineProcess {
+    /// The native engine: this bench run again, as `ENGINE_OF_BENCH` asks.
+    fn native(stream: bool) -> Option<EngineProcess> {
+        let mut command = std::process::Command::new(std::env::current_exe().ok()?);
+        command.env(ENGINE_OF_BENCH, if stream { "streamed" } else { "whole" });
+        EngineProcess::start(command, None)
+    }
+
+    /// The npm package's engine, in wasm under Node (`bindings/bench/proxy-engine.mjs`).
+    fn npm(stream: bool) -> Option<EngineProcess> {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bindings/bench/proxy-engine.mjs");
+        let headers: Vec<[&str; 2]> = HEADERS.iter().map(|(name, value)| [*name, *value]).collect();
+        let request = String::from_utf8(body(true, stream)).unwrap();
+        let pause_ms = if stream { proxy_support::EVENT_PAUSE.as_millis() } else { 0 };
+        let pieces = reply(stream);
+        let length = (!stream).then(|| pieces[0].len().to_string());
+        let setup = json!({"request": request, "reply": pieces, "contentType": content_type(stream), "contentLength": length, "headers": headers, "pauseMs": pause_ms});
+        let mut command = std::process::Command::new("node");
+        command.arg(script);
+        EngineProcess::start(command, Some(setup))
+    }
+
+    fn start(mut command: std::process::Command, setup: Option<Value>) -> Option<EngineProcess> {
+        use std::process::Stdio;
+        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().ok()?;
+        let mut to_engine = child.stdin.take()?;
+        let from_engine = std::io::BufReader::new(child.stdout.take()?);
+        if let Some(setup) = setup {
+            writeln!(to_engine, "{setup}").ok()?;
+        }
+        Some(EngineProcess { child, to_engine: Some(to_engine), from_engine })
+    }
+
+    /// One call: the engine's time for it (None once the process failed).
+    fn call(&mut self) -> Option<Duration> {
+        writeln!(self.to_engine.as_mut()?, "call").ok()?;
+        let mut line = String::new();
+        self.from_engine.read_line(&mut line).ok()?;
+        let ms: f64 = line.trim().parse().ok()?;
+        Some(Duration::from_secs_f64(ms / 1e3))
+    }
+}
+
+impl Drop for EngineProcess {
+    fn drop(&mut self) {
+        self.to_engine = None;
+        let _ = self.child.wait();
+    }
+}
+
+/// The engine's median time for the managed call, taken as the proxy meets it: each call comes
+/// after a direct request of the same body to the upstream, as the bench alternates requests
+/// direct and through the proxy; the first `warm_up` calls are not measured.
+fn engine_median(engine: &mut EngineProcess, url: &str, body: &[u8], (warm_up, n): (usize, usize)) -> Option<Duration> {
+    let agent = proxy_support::client();
+    let mut times = Vec::with_capacity(warm_up + n);
+    for _ in 0..warm_up + n {
+        request(&agent, url, body);
+        times.push(engine.call()?);
+    }
+    Some(median(times.split_off(warm_up)))
+}
+
+/// What the bench runs as when it is a native engine process (see [`EngineProcess::native`]).
+const ENGINE_OF_BENCH: &str = "PROXY_OVERHEAD_ENGINE";
+
+/// The native engine process: the call read and decided, prepared by a worker, the reply read
+/// piece by piece (a stream's pieces paced as the scripted upstream sends them, the waits not
+/// counted) and recorded, once per line on stdin.
+fn serve_native_engine(stream: bool) {
     let dir = scratch("bench-engine");
     let mut config = context_workbench::Config::default();
     config.store.root = ".trace".into();
     let gateway = Gateway::new(&config, Upstreams::default());
-    let host = workbench_cli::native::NativeHost::new(workbench_cli::native::WorkspaceFs::new(&dir).unwrap(), None);
-    let worker = Worker::new(host, config, false, Default::default());
+    let fs = workbench_cli::native::WorkspaceFs::new(&dir).unwrap();
+    let worker = Worker::new(workbench_cli::native::NativeHost::new(fs, None), config, false, Default::default());
+    let (raw, reply) = (body(true, stream), reply(stream));
     let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers: vec![] };
-    let raw = body(true, stream);
-    let reply = reply(stream);
-    let times: Vec<Duration> = (0..n)
-        .map(|_| {
+    for _ in std::io::stdin().lines() {
+        let start = Instant::now();
+        let Decision::Manage { key, request } = gateway.decide(&head, Route::Managed(Format::Anthropic), &raw) else {
+            panic!("a managed call")
+        };
+        let prepared = context_workbench::host::block_on(worker.prepare(&key, &request, Vec::new()));
+        assert!(prepared.body.is_some());
+        let mut took = start.elapsed();
+        let length = (!stream).then(|| reply[0].len() as u64);
+        let mut pump = ReplyPump::new(Format::Anthropic, 200, Some(content_type(stream)), length, gateway.body_limit());
+        let mut outcome = None;
+        for piece in &reply {
             if stream {
-                std::thread::sleep(proxy_support::EVENT_PAUSE * reply.len() as u32);
+                std::thread::sleep(proxy_support::EVENT_PAUSE);
             }
             let start = Instant::now();
-            let Decision::Manage { key, request } = gateway.decide(&head, Route::Managed(Format::Anthropic), &raw)
-            else {
-                panic!("a managed call")
-            };
-            let prepared = context_workbench::host::block_on(worker.prepare(&key, &request, Vec::new()));
-            assert!(prepared.body.is_some());
-            let mut took = start.elapsed();
-            let length = (!stream).then(|| reply[0].len() as u64);
-            let mut pump =
-                ReplyPump::new(Format::Anthropic, 200, Some(content_type(stream)), length, gateway.body_limit());
-            let mut outcome = None;
-            for piece in &reply {
-                if stream {
-                    std::thread::sleep(proxy_support::EVENT_PAUSE);
-                }
-                let start = Instant::now();
-                outcome = pump.feed(piece.as_bytes(), gateway.counter());
-                took += start.elapsed();
-                if outcome.is_some() {
-                    break;
-                }
+            outcome = pump.feed(piece.as_bytes(), gateway.counter());
+            took += start.elapsed();
+            if outcome.is_some() {
+                break;
             }
-            let start = Instant::now();
-            let outcome = outcome.or_else(|| pump.end(End::Done, gateway.counter()).outcome).expect("the reply");
-            let record = context_workbench::host::block_on(worker.finish(&key.name(), 200, outcome));
-            assert!(record.completed, "{record:?}");
-            took + start.elapsed()
-        })
-        .collect();
-    median(times)
+        }
+        let start = Instant::now();
+        let outcome = outcome.or_else(|| pump.end(End::Done, gateway.counter()).outcome).expect("the reply");
+        let record = context_workbench::host::block_on(worker.finish(&key.name(), 200, outcome));
+        assert!(record.completed, "{record:?}");
+        println!("{:.4}", ms(took + start.elapsed()));
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// What a trip from the proxy's runtime thread to a session thread and back costs with no work
@@ -163,30 +246,15 @@ fn content_type(stream: bool) -> &'static str {
     if stream { "text/event-stream" } else { "application/json" }
 }
 
-/// The npm engine's median time for the same call, in wasm under Node (None when Node fails).
-fn npm_engine_median(n: usize, stream: bool) -> Option<Duration> {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bindings/bench/proxy-engine.mjs");
-    let headers: Vec<[&str; 2]> = HEADERS.iter().map(|(name, value)| [*name, *value]).collect();
-    let request = String::from_utf8(body(true, stream)).unwrap();
-    let pause_ms = if stream { proxy_support::EVENT_PAUSE.as_millis() } else { 0 };
-    let pieces = reply(stream);
-    let length = (!stream).then(|| pieces[0].len().to_string());
-    let input = json!({"request": request, "reply": pieces, "contentType": content_type(stream), "contentLength": length, "headers": headers, "n": n, "pauseMs": pause_ms});
-    let mut child = std::process::Command::new("node")
-        .arg(script)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .ok()?;
-    use std::io::Write as _;
-    child.stdin.take()?.write_all(input.to_string().as_bytes()).ok()?;
-    let output = child.wait_with_output().ok()?;
-    let ms: f64 = String::from_utf8_lossy(&output.stdout).trim().parse().ok()?;
-    Some(Duration::from_secs_f64(ms / 1e3))
-}
-
 fn main() {
+    if let Ok(kind) = std::env::var(ENGINE_OF_BENCH) {
+        return serve_native_engine(kind == "streamed");
+    }
     let n: usize = std::env::var("BENCH_REQUESTS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
+    let warm_up: usize = std::env::var("BENCH_WARM_UP").ok().and_then(|v| v.parse().ok()).unwrap_or(1000);
+    // How many requests (calls) go unmeasured, then how many are measured: fewer streamed ones
+    // warm up, at some 25 ms each.
+    let counts = |stream: bool| (if stream { warm_up / 10 } else { warm_up }, n);
     let upstream = Upstream::start(|request: &Received| {
         let body: Value = request.json();
         if body["stream"] == json!(true) {
@@ -206,9 +274,13 @@ fn main() {
             continue;
         }
         // The engine's own time for the managed call, whole and streamed.
-        let engine = |stream| match build {
-            Build::Native => Some(engine_median(n, stream)),
-            Build::Npm => npm_engine_median(n, stream),
+        let direct = format!("{}/v1/messages", upstream.url);
+        let engine = |stream| {
+            let mut engine = match build {
+                Build::Native => EngineProcess::native(stream)?,
+                Build::Npm => EngineProcess::npm(stream)?,
+            };
+            engine_median(&mut engine, &direct, &body(true, stream), counts(stream))
         };
         let engine = [engine(false), engine(true)];
         match engine {
@@ -236,7 +308,7 @@ fn main() {
             for keep_alive in [true, false] {
                 let body = body(tools, stream);
                 let urls = [&upstream.url, &proxy.url].map(|url| format!("{url}/v1/messages"));
-                let [direct, through] = medians([&urls[0], &urls[1]], &body, n, keep_alive);
+                let [direct, through] = medians([&urls[0], &urls[1]], &body, counts(stream), keep_alive);
                 let added = through.as_secs_f64() - direct.as_secs_f64();
                 let beyond = match engine[usize::from(stream)] {
                     Some(engine) if tools => {

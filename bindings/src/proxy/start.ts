@@ -31,7 +31,7 @@ export interface ProxyOptions {
   config?: Config;
   /** Where the log lines go (one per request); stderr by default. */
   log?: (line: string) => void;
-  /** Each call's record once it is recorded (its reply then ends), with its session's trace id. */
+  /** Each call's record, with its session's trace id, once it is recorded and its reply has ended. */
   onCall?: (call: { traceId: string; record: ProxyCallRecord }) => void;
   /** The engine threads: how many, and where their script and the engine are when a bundler moved them. */
   engineThreads?: EngineThreads;
@@ -111,6 +111,12 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
 
 /** Bodies longer than this are read on an engine thread (about a millisecond's parse here). */
 const READ_ON_THREAD_BYTES = 64 * 1024;
+
+/** A call as its engine thread recorded it. */
+interface Finished {
+  record: ProxyCallRecord;
+  trace_id: string;
+}
 
 class Proxy {
   /** The tail of each conversation's queue: one request of a key at a time, reply included. */
@@ -252,8 +258,9 @@ class Proxy {
     } catch (error) {
       const failure = sendFailure(error);
       const answer = this.gateway.callFailed(request, failure.kind, failure.cause);
-      await this.#finish(thread, key, answer.status, answer.outcome);
+      const finished = await this.#finish(thread, key, answer.status, answer.outcome);
       respond(res, answer.status, answer.body);
+      this.#report(finished);
       return;
     }
     const status = response.statusCode ?? 502;
@@ -262,8 +269,9 @@ class Proxy {
       res.writeHead(status, replyHeaders(response));
       // The session gets the reply once it is whole and records it while its last bytes go to the
       // agent; the reply ends once it is recorded (calls.jsonl has it), so the agent's next
-      // request finds it. A reply that did not complete goes to the session at its end, with why.
-      let recording: Promise<void> | undefined;
+      // request finds it, and the call's log line follows. A reply that did not complete goes to
+      // the session at its end, with why.
+      let recording: Promise<Finished | undefined> | undefined;
       const end: End = await pump(response, this.#timeoutMs, (bytes) => {
         if (reply.feed(bytes)) recording = this.#finish(thread, key, reply.status, reply.takeOutcome());
         return write(res, bytes);
@@ -271,22 +279,27 @@ class Proxy {
       const trailer = reply.end(end, this.#timeoutMs);
       if (trailer) await write(res, new TextEncoder().encode(trailer));
       if (reply.ready) recording = this.#finish(thread, key, reply.status, reply.takeOutcome());
-      await recording;
+      const finished = await recording;
       res.end();
+      this.#report(finished);
     } finally {
       reply.free();
     }
   }
 
-  /** The reply's outcome to its session on its engine thread; the call's log line and record out. */
-  async #finish(thread: number, key: string, status: number, outcome: unknown): Promise<void> {
-    let finished: { record: ProxyCallRecord; trace_id: string };
+  /** The reply's outcome to its session on its engine thread: the call as recorded (none when it could not be). */
+  async #finish(thread: number, key: string, status: number, outcome: unknown): Promise<Finished | undefined> {
     try {
-      finished = await this.pool.call(thread, 'finish', key, status, outcome);
+      return await this.pool.call<Finished>(thread, 'finish', key, status, outcome);
     } catch (error) {
       this.log(`workbench proxy: the reply was not recorded: ${asWorkbenchError(error).message}`);
-      return;
+      return undefined;
     }
+  }
+
+  /** A recorded call's log line, and its record to the embedder. */
+  #report(finished: Finished | undefined): void {
+    if (!finished) return;
     try {
       this.log(this.gateway.callLine(finished.record, finished.trace_id));
       this.onCall?.({ traceId: finished.trace_id, record: finished.record });

@@ -191,7 +191,7 @@ async fn manage(app: &Arc<App>, request: Forwarding, route: Route, key: SessionK
     let from_upstream = UpstreamBody::new(response, app.upstream.timeout, cut);
     let (app, guard) = (Arc::clone(app), request.guard);
     tokio::spawn(async move {
-        relay(&app, from_upstream, pump, &to_agent, turn).await;
+        relay(&app, from_upstream, pump, to_agent, turn).await;
         drop(guard);
     });
     (status, headers, body).into_response()
@@ -199,9 +199,9 @@ async fn manage(app: &Arc<App>, request: Forwarding, route: Route, key: SessionK
 
 /// Pass the reply on as it arrives while the pump reads it. The session gets the reply once it
 /// is whole and records it while the last bytes go to the agent; the reply ends once it is
-/// recorded, so the agent's next request finds it in the store. A reply that did not complete
-/// goes to the session at its end, with why.
-async fn relay(app: &App, mut from_upstream: UpstreamBody, mut pump: ReplyPump, to_agent: &AgentBody, turn: Turn) {
+/// recorded, so the agent's next request finds it in the store, and the call's log line follows.
+/// A reply that did not complete goes to the session at its end, with why.
+async fn relay(app: &App, mut from_upstream: UpstreamBody, mut pump: ReplyPump, to_agent: AgentBody, turn: Turn) {
     let counter = app.gateway.counter();
     let status = pump.status();
     let mut recording = None;
@@ -228,6 +228,7 @@ async fn relay(app: &App, mut from_upstream: UpstreamBody, mut pump: ReplyPump, 
         (None, Some(outcome)) => turn.finish(status, outcome).await,
         (None, None) => None,
     };
+    drop(to_agent);
     if let Some(record) = recorded {
         app.log.line(&app.gateway.call_line(&record));
     }

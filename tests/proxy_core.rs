@@ -249,6 +249,26 @@ fn a_session_records_only_what_is_new_and_the_reply_the_agent_kept() {
     assert_eq!(lines[2]["completed"], json!(false));
 }
 
+#[test]
+fn a_prepared_call_is_saved_once_it_is_on_its_way_or_at_its_reply() {
+    // The calls the trace on disk counts (none before its first save).
+    let saved_calls = |session: &ProxySession<TestHost>| {
+        block_on(session.engine().host().read_file(".trace/s1/meta.json"))
+            .map_or(0, |meta| serde_json::from_str::<Value>(&meta.text).unwrap()["calls"].as_u64().unwrap())
+    };
+    let mut session = session();
+    block_on(session.prepare(&parse(Format::Anthropic, &claude_code(history(1)))));
+    assert_eq!(saved_calls(&session), 0, "the prompt goes upstream before the session is saved");
+    block_on(session.save());
+    assert_eq!(saved_calls(&session), 1);
+    block_on(session.prepare(&parse(Format::Anthropic, &claude_code(history(3)))));
+    assert_eq!(saved_calls(&session), 1);
+    // Not saved by the time its reply comes: the reply saves it before recording the call.
+    let record = block_on(session.finish(200, ReplyOutcome::default()));
+    assert_eq!(saved_calls(&session), 2);
+    assert!(record.notes.iter().all(|n| !n.contains("not saved")), "{:?}", record.notes);
+}
+
 /// Whether every number in `value` is exact in JavaScript.
 fn js_safe(value: &Value) -> bool {
     match value {

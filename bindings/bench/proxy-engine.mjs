@@ -33,6 +33,7 @@ async function start({ request, reply, contentType, contentLength, headers, paus
     const admitted = gateway.admit('POST', '/v1/messages', rawHeaders);
     if (gateway.decide(admitted, body) !== 'manage') throw new Error('the bench request is not a managed call');
     await worker.prepare('POST', '/v1/messages', rawHeaders, body, admitted.format, { notes: [], opening: admitted.opening });
+    await worker.saveBehind();
     let took = performance.now() - start;
     const pump = gateway.replyPump(admitted, 200, contentType, contentLength);
     let whole = false;

@@ -33,6 +33,17 @@ impl<H: Host> Engine<H> {
     /// `ContextOverflow` when even that prompt exceeds the window. With a trace store, the
     /// trace is saved before it returns (a failed save is a note, the call goes on).
     pub async fn prepare_call(&self, input: &CallInput) -> Result<Assembly> {
+        let mut assembly = self.prepare_call_unsaved(input).await?;
+        let has_store = self.store.borrow().is_some();
+        if has_store && let Err(e) = self.persist().await {
+            assembly.notes.push(format!("the trace was not saved: {e}"));
+        }
+        Ok(assembly)
+    }
+
+    /// [`Engine::prepare_call`] without the save: for a caller that sends the call first and
+    /// saves ([`Engine::persist`]) while it is on its way.
+    pub async fn prepare_call_unsaved(&self, input: &CallInput) -> Result<Assembly> {
         self.attribute_pending();
         let with_plan;
         let goal_blocks = self.goal_blocks();
@@ -90,10 +101,6 @@ impl<H: Host> Engine<H> {
         assembly.notes.extend(notes);
         assembly.rewrites = rewrites;
         self.state.borrow_mut().last_prompt = Some(assembly.clone());
-        let has_store = self.store.borrow().is_some();
-        if has_store && let Err(e) = self.persist().await {
-            assembly.notes.push(format!("the trace was not saved: {e}"));
-        }
         Ok(assembly)
     }
 

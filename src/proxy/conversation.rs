@@ -83,6 +83,13 @@ impl<H: Host> Conversation<H> {
         prepared
     }
 
+    /// Save the session of the call in flight as its prepare left it ([`ProxySession::save`]).
+    pub async fn save(&mut self) {
+        if let Some(session) = self.current.and_then(|i| self.sessions.get_mut(i)) {
+            session.save().await;
+        }
+    }
+
     /// The reply of the call in flight goes to its session; returns the call's record.
     pub async fn finish(&mut self, status: u16, outcome: ReplyOutcome) -> CallRecord {
         match self.current.take().and_then(|i| self.sessions.get_mut(i)) {

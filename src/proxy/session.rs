@@ -123,6 +123,8 @@ pub struct ProxySession<H: Host> {
     reply_recorded: bool,
     calls: u64,
     open: Option<CallRecord>,
+    /// A call was prepared and the trace not saved since (see [`ProxySession::save`]).
+    unsaved: bool,
     redactor: Redactor,
 }
 
@@ -143,6 +145,7 @@ impl<H: Host> ProxySession<H> {
             reply_recorded: false,
             calls: 0,
             open: None,
+            unsaved: false,
             redactor,
         };
         session.keep_resume_state();
@@ -262,7 +265,8 @@ impl<H: Host> ProxySession<H> {
         request.messages.iter().skip(at).position(carries).map(|k| at + k)
     }
 
-    /// Record what `request` adds and prepare the engine's call. Never fails: when the engine
+    /// Record what `request` adds and prepare the engine's call, unsaved: the caller sends it,
+    /// then saves ([`ProxySession::save`]) while it is on its way. Never fails: when the engine
     /// cannot prepare the call, the body is `None` and the agent's request goes through as it
     /// came (the messages stay recorded, so the session stays consistent).
     pub async fn prepare(&mut self, request: &ClientRequest) -> Prepared {
@@ -303,13 +307,14 @@ impl<H: Host> ProxySession<H> {
             }
         }
         self.keep_resume_state();
+        self.unsaved = true;
         let input = CallInput {
             system_prompt: request.system_text.clone(),
             tools: request.tools.clone(),
             call: Some(self.calls),
             ..CallInput::default()
         };
-        let body = match self.engine.prepare_call(&input).await {
+        let body = match self.engine.prepare_call_unsaved(&input).await {
             Ok(assembly) => {
                 record.managed = true;
                 record.prompt_tokens = assembly.tokens;
@@ -335,6 +340,17 @@ impl<H: Host> ProxySession<H> {
         Prepared { body, record }
     }
 
+    /// Save the trace as the call last prepared left it (a failure is a note on its record);
+    /// nothing when it is saved.
+    pub async fn save(&mut self) {
+        if !std::mem::take(&mut self.unsaved) || self.engine.trace_dir().is_none() {
+            return;
+        }
+        if let Err(e) = self.engine.persist().await {
+            self.note(format!("engine: the trace was not saved: {e}"));
+        }
+    }
+
     /// Add a note to the record of the call in flight (what its caller decided about it).
     pub fn note(&mut self, note: String) {
         if let Some(record) = self.open.as_mut() {
@@ -346,6 +362,7 @@ impl<H: Host> ProxySession<H> {
     /// reply waits for the agent's copy, and the call's record is appended to the trace's
     /// `calls.jsonl`. Returns the record.
     pub async fn finish(&mut self, status: u16, outcome: ReplyOutcome) -> CallRecord {
+        self.save().await;
         let mut record = self.open.take().unwrap_or_default();
         record.status = Some(status);
         record.completed = outcome.completed;

@@ -3,7 +3,7 @@
 //! over its host, and saves them when a key makes room or the proxy stops. The engine is not
 //! `Send`: a worker stays on the thread that made it.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -52,6 +52,9 @@ pub struct Worker<H: Host + Clone> {
     shared: Arc<Shared>,
     /// Each key's conversation by the key's name.
     conversations: RefCell<HashMap<String, Slot<H>>>,
+    /// The key whose call was prepared last and its session not saved since (see
+    /// [`Worker::save_behind`]).
+    unsaved: Cell<Option<String>>,
 }
 
 /// A key's conversation; `None` while a call of the key has it.
@@ -66,7 +69,7 @@ impl<H: Host + Clone> Worker<H> {
     /// writes the blocks, as in the replay).
     pub fn new(host: H, config: Config, host_has_llm: bool, shared: Arc<Shared>) -> Worker<H> {
         let config = session_config(config, host_has_llm);
-        Worker { host, config, shared, conversations: RefCell::default() }
+        Worker { host, config, shared, conversations: RefCell::default(), unsaved: Cell::default() }
     }
 
     pub fn config(&self) -> &Config {
@@ -89,7 +92,7 @@ impl<H: Host + Clone> Worker<H> {
 
     /// Record `request` in its conversation (`key`'s) and prepare the call; `notes` go on its
     /// record. Never fails: without a session the request goes upstream unmanaged, and the
-    /// record says why.
+    /// record says why. The session is saved by [`Worker::save_behind`], or at the reply.
     pub async fn prepare(&self, key: &SessionKey, request: &ClientRequest, mut notes: Vec<String>) -> Prepared {
         let name = key.name();
         self.conversations
@@ -126,7 +129,19 @@ impl<H: Host + Clone> Worker<H> {
         };
         let prepared = conversation.prepare(request, open, notes).await;
         self.put_back(&name, conversation);
+        self.unsaved.set(Some(name));
         prepared
+    }
+
+    /// Save the session the last prepare left unsaved. A shell calls it once the prepared body
+    /// is on its way, so the save (the trace's files replaced, a good part of a call's engine
+    /// time) runs while the upstream has the call, not before it.
+    pub async fn save_behind(&self) {
+        let Some(name) = self.unsaved.take() else { return };
+        if let Some(mut conversation) = self.take(&name) {
+            conversation.save().await;
+            self.put_back(&name, conversation);
+        }
     }
 
     /// The reply of the call in flight of the key named `name`; returns the call's record.

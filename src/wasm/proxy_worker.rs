@@ -153,6 +153,17 @@ impl ProxyWorker {
         }))
     }
 
+    /// Save the session the last `prepare` left unsaved: the thread calls it once the prepared
+    /// body is on its way to the server, so the save runs while the upstream has the call.
+    #[wasm_bindgen(js_name = saveBehind, unchecked_return_type = "Promise<void>")]
+    pub fn save_behind(&self) -> Promise {
+        let inner = Rc::clone(&self.inner);
+        future_to_promise(async move {
+            inner.worker.save_behind().await;
+            Ok(JsValue::UNDEFINED)
+        })
+    }
+
     /// The reply of the call in flight of the key named `key`: `outcome` from the server's
     /// `ReplyPump` (or its `callFailed`). Resolves to `{ record, trace_id }`.
     #[wasm_bindgen(unchecked_return_type = "Promise<{ record: ProxyCallRecord; trace_id: string }>")]

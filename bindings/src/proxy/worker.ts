@@ -37,5 +37,7 @@ parentPort!.on('message', async ({ id, op, args }: { id: number; op: string; arg
     const e = asWorkbenchError(error);
     parentPort!.postMessage({ id, error: { message: e.message, code: e.code } });
   }
+  // A prepared call's body is on its way: its session is saved while the upstream has it.
+  await engines.saveBehind().catch(() => {});
 });
 parentPort!.postMessage({ ready: true });

@@ -190,6 +190,7 @@ fn serve_native_engine(stream: bool) {
         };
         let prepared = context_workbench::host::block_on(worker.prepare(&key, &request, Vec::new()));
         assert!(prepared.body.is_some());
+        context_workbench::host::block_on(worker.save_behind());
         let mut took = start.elapsed();
         let length = (!stream).then(|| reply[0].len() as u64);
         let mut pump = ReplyPump::new(Format::Anthropic, 200, Some(content_type(stream)), length, gateway.body_limit());

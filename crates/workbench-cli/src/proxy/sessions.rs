@@ -166,6 +166,10 @@ fn run(worker: &Worker<NativeHost>, name: &str, commands: Receiver<Command>) {
                     )
                 });
                 let _ = reply.send(prepared);
+                // The body is on its way: the session is saved while the upstream has the call.
+                if catch_unwind(AssertUnwindSafe(|| pollster::block_on(worker.save_behind()))).is_err() {
+                    worker.forget(name);
+                }
             }
             Command::Finish(status, outcome, reply) => {
                 let usage = outcome.usage;

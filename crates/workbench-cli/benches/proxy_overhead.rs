@@ -3,8 +3,9 @@
 //! two taken in turn), for a side call (passed through) and a managed call (the engine's prompt),
 //! streamed and whole, over a kept-alive connection and a new one each time; and the engine's own
 //! time for the managed call (decided, prepared, its reply read and recorded, the store written),
-//! so what each proxy adds beyond its engine is in view. Each is measured warm, as a proxy kept
-//! in front all day is: after `BENCH_WARM_UP` unmeasured requests of each case (a tenth of them
+//! taken as the proxy meets it (in a process of its own, a call after each direct request), so
+//! what each proxy adds beyond its engine is in view. Each is measured warm, as a proxy kept in
+//! front all day is: after `BENCH_WARM_UP` unmeasured requests of each case (a tenth of them
 //! streamed), and the engine after as many calls; a fresh Node process runs its first thousand
 //! requests or so markedly slower. Not a test: it prints.
 //!

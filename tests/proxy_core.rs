@@ -5,7 +5,9 @@ use serde_json::{Value, json};
 
 use context_workbench::config::Config;
 use context_workbench::engine::Engine;
-use context_workbench::host::{Host, block_on};
+use context_workbench::host::{
+    Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError, block_on,
+};
 use context_workbench::model::{ContentPart, Role, ToolStatus};
 use context_workbench::proxy::*;
 use context_workbench::tokens::{Encoding, TokenCounter};
@@ -563,4 +565,64 @@ fn json_nested_deeper_than_the_engine_reads_goes_upstream_as_it_came() {
             other => panic!("{other:?}"),
         }
     }
+}
+
+/// A host whose renames panic while `panics` is set: an engine that panics in the middle of a save.
+#[derive(Clone, Default)]
+struct PanickyHost {
+    files: std::rc::Rc<TestHost>,
+    panics: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl Host for PanickyHost {
+    async fn complete(&self, request: CompletionRequest) -> Result<Completion, HostError> {
+        self.files.complete(request).await
+    }
+    async fn read_file(&self, path: &str) -> Result<FileContent, HostError> {
+        self.files.read_file(path).await
+    }
+    async fn stat(&self, path: &str) -> Result<Option<FileStat>, HostError> {
+        self.files.stat(path).await
+    }
+    async fn write_file(&self, path: &str, data: &str) -> Result<(), HostError> {
+        self.files.write_file(path, data).await
+    }
+    async fn append_file(&self, path: &str, data: &str) -> Result<(), HostError> {
+        self.files.append_file(path, data).await
+    }
+    async fn rename(&self, from: &str, to: &str) -> Result<(), HostError> {
+        assert!(!self.panics.get(), "a save that panics");
+        self.files.rename(from, to).await
+    }
+    async fn remove(&self, path: &str) -> Result<(), HostError> {
+        self.files.remove(path).await
+    }
+    async fn list_dir(&self, path: &str) -> Result<Vec<DirEntry>, HostError> {
+        self.files.list_dir(path).await
+    }
+    fn now_ms(&self) -> u64 {
+        self.files.now_ms()
+    }
+}
+
+#[test]
+fn a_panic_while_a_call_is_saved_drops_its_session_not_its_key() {
+    let host = PanickyHost::default();
+    let worker = Worker::new(host.clone(), Config::default(), false, Default::default());
+    let gateway = Gateway::new(&Config::default(), Upstreams::default());
+    let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers: Vec::new() };
+    let body = claude_code(history(1)).to_string();
+    let Decision::Manage { key, request } = gateway.decide(&head, Route::Managed(Format::Anthropic), body.as_bytes())
+    else {
+        panic!("a managed call")
+    };
+    assert!(block_on(worker.prepare(&key, &request, Vec::new())).body.is_some());
+    host.panics.set(true);
+    let saved = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| block_on(worker.save_behind())));
+    assert!(saved.is_err());
+    host.panics.set(false);
+    // As a shell does after a panic: the session it hit is dropped; the key is not left busy.
+    worker.forget(&key.name());
+    let prepared = block_on(worker.prepare(&key, &request, Vec::new()));
+    assert!(prepared.body.is_some(), "{:?}", prepared.record.notes);
 }

@@ -5,9 +5,10 @@
 // is JSON, `{ request, reply, contentType, contentLength, headers, pauseMs }` (the request body,
 // the reply's pieces as the upstream sends them, its type and declared length (a whole reply's),
 // the agent's headers as pairs, the wait before each piece as the upstream paces a stream); then
-// each line makes one call, answered with its time in milliseconds on a line (the waits not
-// counted). The bench sends a line after each direct request, as it alternates requests direct
-// and through the proxy. Not a test: the bench runs it when bindings/dist is built.
+// each line makes one call, answered with a line: its time and the part of it that saved the
+// session, in milliseconds (the waits not counted). The bench sends a line after each direct
+// request, as it alternates requests direct and through the proxy. Not a test: the bench runs it
+// when bindings/dist is built.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -19,7 +20,7 @@ import { guardHost } from '../dist/host.js';
 import { nodeFsHost } from '../dist/hosts/node-fs.js';
 import { ensureEncoding, init } from '../dist/init.js';
 
-/** The engine, ready for the call `setup` describes: a function making one, giving the engine's time in ms. */
+/** The engine, ready for the call `setup` describes: a function making one, giving the engine's time and its save's, in ms. */
 async function start({ request, reply, contentType, contentLength, headers, pauseMs = 0 }) {
   await init();
   await ensureEncoding('o200k_base');
@@ -33,7 +34,9 @@ async function start({ request, reply, contentType, contentLength, headers, paus
     const admitted = gateway.admit('POST', '/v1/messages', rawHeaders);
     if (gateway.decide(admitted, body) !== 'manage') throw new Error('the bench request is not a managed call');
     await worker.prepare('POST', '/v1/messages', rawHeaders, body, admitted.format, { notes: [], opening: admitted.opening });
+    const saving = performance.now();
     await worker.saveBehind();
+    const save = performance.now() - saving;
     let took = performance.now() - start;
     const pump = gateway.replyPump(admitted, 200, contentType, contentLength);
     let whole = false;
@@ -50,7 +53,7 @@ async function start({ request, reply, contentType, contentLength, headers, paus
     took += performance.now() - start;
     pump.free();
     admitted.free();
-    return took;
+    return [took, save];
   };
 }
 
@@ -58,6 +61,6 @@ const workspace = mkdtempSync(path.join(tmpdir(), 'cw-bench-engine-'));
 let call;
 for await (const line of createInterface({ input: process.stdin })) {
   if (call === undefined) call = await start(JSON.parse(line));
-  else process.stdout.write(`${(await call()).toFixed(4)}\n`);
+  else process.stdout.write(`${(await call()).map((ms) => ms.toFixed(4)).join(' ')}\n`);
 }
 rmSync(workspace, { recursive: true, force: true });

@@ -34,11 +34,17 @@ impl<H: Host> Engine<H> {
     /// trace is saved before it returns (a failed save is a note, the call goes on).
     pub async fn prepare_call(&self, input: &CallInput) -> Result<Assembly> {
         let mut assembly = self.prepare_call_unsaved(input).await?;
-        let has_store = self.store.borrow().is_some();
-        if has_store && let Err(e) = self.persist().await {
-            assembly.notes.push(format!("the trace was not saved: {e}"));
-        }
+        assembly.notes.extend(self.save_if_stored().await);
         Ok(assembly)
+    }
+
+    /// Save the trace when the engine has a store; a failed save gives the note it leaves on
+    /// the call (the call goes on).
+    pub async fn save_if_stored(&self) -> Option<String> {
+        if self.store.borrow().is_none() {
+            return None;
+        }
+        self.persist().await.err().map(|e| format!("the trace was not saved: {e}"))
     }
 
     /// [`Engine::prepare_call`] without the save: for a caller that sends the call first and

@@ -170,7 +170,8 @@ impl ReplyReader {
         self.done && self.error.is_none()
     }
 
-    /// The reply, once the upstream's body has ended (or was cut: then it is not completed).
+    /// The reply, once the upstream's body has ended or all its declared bytes were read (or
+    /// it was cut: then it is not completed).
     pub fn finish(mut self, counter: &TokenCounter) -> ReplyOutcome {
         if !self.stream && self.error.is_none() {
             match serde_json::from_slice::<Value>(&self.body) {

@@ -343,11 +343,10 @@ impl<H: Host> ProxySession<H> {
     /// Save the trace as the call last prepared left it (a failure is a note on its record);
     /// nothing when it is saved.
     pub async fn save(&mut self) {
-        if !std::mem::take(&mut self.unsaved) || self.engine.trace_dir().is_none() {
-            return;
-        }
-        if let Err(e) = self.engine.persist().await {
-            self.note(format!("engine: the trace was not saved: {e}"));
+        if std::mem::take(&mut self.unsaved)
+            && let Some(note) = self.engine.save_if_stored().await
+        {
+            self.note(format!("engine: {note}"));
         }
     }
 
@@ -358,9 +357,9 @@ impl<H: Host> ProxySession<H> {
         }
     }
 
-    /// The reply of the call last prepared: its usage goes to the engine (R10), a completed
-    /// reply waits for the agent's copy, and the call's record is appended to the trace's
-    /// `calls.jsonl`. Returns the record.
+    /// The reply of the call last prepared: the trace is saved first if nothing saved it since
+    /// the prepare, its usage goes to the engine (R10), a completed reply waits for the agent's
+    /// copy, and the call's record is appended to the trace's `calls.jsonl`. Returns the record.
     pub async fn finish(&mut self, status: u16, outcome: ReplyOutcome) -> CallRecord {
         self.save().await;
         let mut record = self.open.take().unwrap_or_default();

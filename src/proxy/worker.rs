@@ -1,7 +1,8 @@
 //! Where the proxy's engines live: a worker holds the conversations of the keys it is given
 //! (one key per thread natively, every key in the npm package's proxy), opens their sessions
-//! over its host, and saves them when a key makes room or the proxy stops. The engine is not
-//! `Send`: a worker stays on the thread that made it.
+//! over its host, saves them behind each call (see [`Worker::save_behind`]), and closes them when
+//! a key makes room or the proxy stops. The engine is not `Send`: a worker stays on the thread
+//! that made it.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};
@@ -128,7 +129,7 @@ impl<H: Host + Clone> Worker<H> {
             Ok(session)
         };
         let prepared = conversation.prepare(request, open, notes).await;
-        self.put_back(&name, conversation);
+        drop(conversation);
         self.unsaved.set(Some(name));
         prepared
     }
@@ -140,7 +141,6 @@ impl<H: Host + Clone> Worker<H> {
         let Some(name) = self.unsaved.take() else { return };
         if let Some(mut conversation) = self.take(&name) {
             conversation.save().await;
-            self.put_back(&name, conversation);
         }
     }
 
@@ -152,7 +152,7 @@ impl<H: Host + Clone> Worker<H> {
         };
         let spawning = if outcome.completed { spawning_calls(&outcome.parts) } else { Vec::new() };
         let record = conversation.finish(status, outcome).await;
-        self.put_back(name, conversation);
+        drop(conversation);
         if record.managed && !spawning.is_empty() {
             self.shared.spawns.note(&record.trace_id, spawning);
         }
@@ -247,13 +247,39 @@ impl<H: Host + Clone> Worker<H> {
         failures
     }
 
-    fn take(&self, name: &str) -> Option<Conversation<H>> {
-        self.conversations.borrow_mut().get_mut(name).and_then(|slot| slot.conversation.take())
+    /// The key's conversation, out of its slot until the returned guard drops.
+    fn take(&self, name: &str) -> Option<Taken<'_, H>> {
+        let conversation = self.conversations.borrow_mut().get_mut(name).and_then(|slot| slot.conversation.take())?;
+        Some(Taken { worker: self, name: name.to_owned(), conversation })
     }
+}
 
-    fn put_back(&self, name: &str, conversation: Conversation<H>) {
-        if let Some(slot) = self.conversations.borrow_mut().get_mut(name) {
-            slot.conversation = Some(conversation);
+/// A key's conversation taken from its slot while a call works on it. It goes back when the
+/// guard drops, a panic's unwinding included, so that [`Worker::forget`] finds the session the
+/// panic hit (rather than the key staying busy for good).
+struct Taken<'w, H: Host + Clone> {
+    worker: &'w Worker<H>,
+    name: String,
+    conversation: Conversation<H>,
+}
+
+impl<H: Host + Clone> std::ops::Deref for Taken<'_, H> {
+    type Target = Conversation<H>;
+    fn deref(&self) -> &Conversation<H> {
+        &self.conversation
+    }
+}
+
+impl<H: Host + Clone> std::ops::DerefMut for Taken<'_, H> {
+    fn deref_mut(&mut self) -> &mut Conversation<H> {
+        &mut self.conversation
+    }
+}
+
+impl<H: Host + Clone> Drop for Taken<'_, H> {
+    fn drop(&mut self) {
+        if let Some(slot) = self.worker.conversations.borrow_mut().get_mut(&self.name) {
+            slot.conversation = Some(std::mem::take(&mut self.conversation));
         }
     }
 }

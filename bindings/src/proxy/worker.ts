@@ -37,7 +37,9 @@ parentPort!.on('message', async ({ id, op, args }: { id: number; op: string; arg
     const e = asWorkbenchError(error);
     parentPort!.postMessage({ id, error: { message: e.message, code: e.code } });
   }
-  // A prepared call's body is on its way: its session is saved while the upstream has it.
-  await engines.saveBehind().catch(() => {});
+  // A prepared call's body is on its way: its session is saved while the upstream has it. Each
+  // message is handled to its end before the next one (the host works in place, so nothing here
+  // waits on the event loop): a key's prepare, save and finish never interleave.
+  await engines.saveBehind();
 });
 parentPort!.postMessage({ ready: true });

@@ -98,7 +98,7 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 /// An engine under measure, in a process of its own as in a proxy (idle while the bench makes a
 /// direct request): the managed call of the bench, a call per line it is sent, each answered
-/// with the engine's time for it in milliseconds.
+/// with the engine's time for it and the part of it that saved the session, in milliseconds.
 struct EngineProcess {
     child: std::process::Child,
     /// Closed when dropped: the process then cleans up and ends.
@@ -140,12 +140,13 @@ impl EngineProcess {
     }
 
     /// One call: the engine's time for it (None once the process failed).
-    fn call(&mut self) -> Option<Duration> {
+    fn call(&mut self) -> Option<EngineTime> {
         writeln!(self.to_engine.as_mut()?, "call").ok()?;
         let mut line = String::new();
         self.from_engine.read_line(&mut line).ok()?;
-        let ms: f64 = line.trim().parse().ok()?;
-        Some(Duration::from_secs_f64(ms / 1e3))
+        let mut ms = line.split_whitespace().map(|v| v.parse::<f64>().ok().map(|ms| Duration::from_secs_f64(ms / 1e3)));
+        let (all, save) = (ms.next()??, ms.next()??);
+        Some(EngineTime { all, waited: all.saturating_sub(save) })
     }
 }
 
@@ -156,25 +157,42 @@ impl Drop for EngineProcess {
     }
 }
 
-/// The engine's median time for the managed call, taken as the proxy meets it: each call comes
+/// The engine's time for a call: all of it, and what a proxy waits for (all but the session's
+/// save, which runs while the upstream has the call).
+#[derive(Clone, Copy)]
+struct EngineTime {
+    all: Duration,
+    waited: Duration,
+}
+
+/// The engine's median times for the managed call, taken as the proxy meets it: each call comes
 /// after a direct request of the same body to the upstream, as the bench alternates requests
 /// direct and through the proxy; the first `warm_up` calls are not measured.
-fn engine_median(engine: &mut EngineProcess, url: &str, body: &[u8], (warm_up, n): (usize, usize)) -> Option<Duration> {
+fn engine_median(
+    engine: &mut EngineProcess,
+    url: &str,
+    body: &[u8],
+    (warm_up, n): (usize, usize),
+) -> Option<EngineTime> {
     let agent = proxy_support::client();
     let mut times = Vec::with_capacity(warm_up + n);
     for _ in 0..warm_up + n {
         request(&agent, url, body);
         times.push(engine.call()?);
     }
-    Some(median(times.split_off(warm_up)))
+    let times = times.split_off(warm_up);
+    Some(EngineTime {
+        all: median(times.iter().map(|t| t.all).collect()),
+        waited: median(times.iter().map(|t| t.waited).collect()),
+    })
 }
 
 /// What the bench runs as when it is a native engine process (see [`EngineProcess::native`]).
 const ENGINE_OF_BENCH: &str = "PROXY_OVERHEAD_ENGINE";
 
-/// The native engine process: the call read and decided, prepared by a worker, the reply read
-/// piece by piece (a stream's pieces paced as the scripted upstream sends them, the waits not
-/// counted) and recorded, once per line on stdin.
+/// The native engine process: the call read and decided, prepared by a worker, its session saved,
+/// the reply read piece by piece (a stream's pieces paced as the scripted upstream sends them,
+/// the waits not counted) and recorded, once per line on stdin.
 fn serve_native_engine(stream: bool) {
     let dir = scratch("bench-engine");
     let mut config = context_workbench::Config::default();
@@ -191,7 +209,9 @@ fn serve_native_engine(stream: bool) {
         };
         let prepared = context_workbench::host::block_on(worker.prepare(&key, &request, Vec::new()));
         assert!(prepared.body.is_some());
+        let saving = Instant::now();
         context_workbench::host::block_on(worker.save_behind());
+        let save = saving.elapsed();
         let mut took = start.elapsed();
         let length = (!stream).then(|| reply[0].len() as u64);
         let mut pump = ReplyPump::new(Format::Anthropic, 200, Some(content_type(stream)), length, gateway.body_limit());
@@ -211,7 +231,7 @@ fn serve_native_engine(stream: bool) {
         let outcome = outcome.or_else(|| pump.end(End::Done, gateway.counter()).outcome).expect("the reply");
         let record = context_workbench::host::block_on(worker.finish(&key.name(), 200, outcome));
         assert!(record.completed, "{record:?}");
-        println!("{:.4}", ms(took + start.elapsed()));
+        println!("{:.4} {:.4}", ms(took + start.elapsed()), ms(save));
     }
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -287,9 +307,12 @@ fn main() {
         let engine = [engine(false), engine(true)];
         match engine {
             [Some(whole), Some(streamed)] => println!(
-                "{build:?} engine: a managed call decided, prepared, its reply read and recorded in {:.2} ms whole, {:.2} ms streamed (medians of {n})",
-                ms(whole),
-                ms(streamed)
+                "{build:?} engine: a managed call decided, prepared, saved, its reply read and recorded in {:.2} ms whole, {:.2} ms streamed; \
+                 a proxy waits for {:.2} ms, {:.2} ms of it, the save running behind the call (medians of {n})",
+                ms(whole.all),
+                ms(streamed.all),
+                ms(whole.waited),
+                ms(streamed.waited)
             ),
             _ => println!("{build:?} engine: not measured (node failed)"),
         }
@@ -314,7 +337,12 @@ fn main() {
                 let added = through.as_secs_f64() - direct.as_secs_f64();
                 let beyond = match engine[usize::from(stream)] {
                     Some(engine) if tools => {
-                        format!(", {:>+5.2} ms beyond the engine", (added - engine.as_secs_f64()) * 1e3)
+                        let beyond = |engine: Duration| (added - engine.as_secs_f64()) * 1e3;
+                        format!(
+                            ", {:>+5.2} ms beyond the engine, {:>+5.2} ms beyond the part waited for",
+                            beyond(engine.all),
+                            beyond(engine.waited)
+                        )
                     }
                     _ => String::new(),
                 };

@@ -314,7 +314,7 @@ fn main() {
                 ms(whole.waited),
                 ms(streamed.waited)
             ),
-            _ => println!("{build:?} engine: not measured (node failed)"),
+            _ => println!("{build:?} engine: not measured (its process failed)"),
         }
         if build == Build::Native {
             let trips: Vec<String> = [0, 1, 25]

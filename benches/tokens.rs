@@ -5,7 +5,7 @@
 //! last line (`json {...}`) and sets it beside the wasm and JavaScript counters.
 //!
 //! The corpus, the same in `bindings/bench/corpus.mjs`: the `.json` files of
-//! `../shared/traces/vorflux` in name order, concatenated, whole files until at least
+//! `data/traces/vorflux` in name order, concatenated, whole files until at least
 //! `BENCH_CORPUS_MB` (default 2) MB. MB here is 10^6 bytes of UTF-8.
 
 use std::path::Path;
@@ -62,7 +62,7 @@ fn main() {
 
 /// The corpus described in the module docs, and how many files it holds.
 fn corpus() -> (String, usize) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/traces/vorflux");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/traces/vorflux");
     let limit = std::env::var("BENCH_CORPUS_MB").ok().and_then(|v| v.parse::<f64>().ok()).unwrap_or(2.0) * 1e6;
     let mut paths: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e} (the shared traces beside the clone)", dir.display()))

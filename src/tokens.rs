@@ -245,7 +245,7 @@ mod tests {
     /// Cut every shared trace at nearly every safe boundary: the sums still match tiktoken.
     #[test]
     fn tiny_chunks_of_every_shared_trace_add_up() {
-        let mut stack = vec![std::path::PathBuf::from("../shared/traces")];
+        let mut stack = vec![std::path::PathBuf::from("data/traces")];
         let mut texts = Vec::new();
         while let Some(path) = stack.pop() {
             if path.is_dir() {

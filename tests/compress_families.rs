@@ -1,4 +1,4 @@
-//! Every tool family on real outputs from `../shared/traces` (R3.2-R3.4), with invariants
+//! Every tool family on real outputs from `data/traces` (R3.2-R3.4), with invariants
 //! checked on every recorded output and snapshots of a few.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -16,7 +16,7 @@ fn compress(r: &Recorded) -> Compressed {
     compress_as(&r.tool, r)
 }
 
-/// Every tool output of every trajectory format in `../shared/traces`.
+/// Every tool output of every trajectory format in `data/traces`.
 fn all() -> Vec<Recorded> {
     ["vorflux", "claude-code", "swe-agent", "openhands"].into_iter().flat_map(common::traces::recorded).collect()
 }
@@ -132,7 +132,7 @@ fn reads_keep_numbered_lines_definitions_first() {
 
 #[test]
 fn a_two_thousand_line_read_is_limited() {
-    let source = std::fs::read_to_string("../shared/traces/aider/chat-history.md").unwrap();
+    let source = std::fs::read_to_string("data/traces/aider/chat-history.md").unwrap();
     let numbered: String = source.lines().take(2_000).enumerate().map(|(i, l)| format!("{:>6}→{l}\n", i + 1)).collect();
     let r = Recorded::plain("Read", r#"{"file_path":"chat-history.md"}"#, numbered);
     let c = compress(&r);

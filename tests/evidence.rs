@@ -1,4 +1,4 @@
-//! R5.6's evidence checks on the real trajectories of `../shared/traces`: every line a real
+//! R5.6's evidence checks on the real trajectories of `data/traces`: every line a real
 //! Claude Code or vorflux read showed is accepted as an anchor at its own line numbers, under
 //! its absolute and a relative path, and rejected 500 lines away.
 #![cfg(not(target_arch = "wasm32"))]
@@ -36,7 +36,7 @@ fn real_reads_prove_their_own_lines_and_not_others() {
     let config = CompressConfig::default();
     let (mut checked, mut files) = (0, 0);
     for dir in ["claude-code", "vorflux"] {
-        for file in files_under(&Path::new("../shared/traces").join(dir)) {
+        for file in files_under(&Path::new("data/traces").join(dir)) {
             let Ok(text) = std::fs::read_to_string(&file) else { continue };
             let Ok(trajectories) = import(&file.to_string_lossy(), &text) else { continue };
             files += 1;
@@ -82,7 +82,7 @@ fn real_reads_prove_their_own_lines_and_not_others() {
 fn real_command_results_resolve_with_their_own_exit_codes() {
     let config = CompressConfig::default();
     let mut checked = 0;
-    for file in files_under(Path::new("../shared/traces")) {
+    for file in files_under(Path::new("data/traces")) {
         let Ok(text) = std::fs::read_to_string(&file) else { continue };
         let Ok(trajectories) = import(&file.to_string_lossy(), &text) else { continue };
         for trajectory in trajectories {

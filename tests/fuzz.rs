@@ -1,7 +1,7 @@
 //! A fuzz harness over what reads untrusted bytes: the proxy's request readers (both formats,
 //! through the gateway), its reply pump (an event stream in any pieces), and the trajectory
 //! importers. Property tests (proptest) mutate a corpus seeded from the real recorded sessions of
-//! `../shared/traces`: bytes flipped, inserted or cut, values swapped for odd ones, deep nesting.
+//! `data/traces`: bytes flipped, inserted or cut, values swapped for odd ones, deep nesting.
 //! Each input must give an answer in the caller's terms (a decision, an error), never a panic, and
 //! every log line stays one line. Bounded: `FUZZ_CASES` cases per property (default 200), a fixed
 //! seed, so a run is reproducible (`PROPTEST_RNG_SEED` picks another).
@@ -36,7 +36,7 @@ fn corpus() -> &'static [(Format, Vec<u8>)] {
     static CORPUS: OnceLock<Vec<(Format, Vec<u8>)>> = OnceLock::new();
     CORPUS.get_or_init(|| {
         let mut bodies = Vec::new();
-        for file in common::traces::files_under(std::path::Path::new("../shared/traces/claude-code")) {
+        for file in common::traces::files_under(std::path::Path::new("data/traces/claude-code")) {
             let Ok(text) = std::fs::read_to_string(&file) else { continue };
             let messages: Vec<Value> = text
                 .lines()
@@ -242,7 +242,7 @@ fn reply_stream() -> String {
 fn trajectories() -> &'static [(String, String)] {
     static FILES: OnceLock<Vec<(String, String)>> = OnceLock::new();
     FILES.get_or_init(|| {
-        common::traces::files_under(std::path::Path::new("../shared/traces"))
+        common::traces::files_under(std::path::Path::new("data/traces"))
             .into_iter()
             .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() < 200_000))
             .filter(|p| p.extension().is_some_and(|e| e == "json" || e == "jsonl"))

@@ -1,4 +1,4 @@
-//! The trajectory importers on the real traces of `../shared/traces`, read in place: call counts
+//! The trajectory importers on the real traces of `data/traces`, read in place: call counts
 //! checked against counts taken independently from the raw JSON, tool call/result pairing,
 //! every file importing, and non-trajectories or truncated files failing at the right line.
 #![cfg(not(target_arch = "wasm32"))]
@@ -13,7 +13,7 @@ use context_workbench::import::{Format, MISSING_RESULT, Trajectory, import};
 use context_workbench::model::{Role, ToolStatus};
 use serde_json::Value;
 
-const TRACES: &str = "../shared/traces";
+const TRACES: &str = "data/traces";
 
 fn path(relative: &str) -> String {
     format!("{TRACES}/{relative}")

@@ -10,7 +10,7 @@ use context_workbench::compress::logs::{Diagnostic, Failure, LogFacts, recognise
 use expect_test::expect;
 use serde_json::Value;
 
-const TRACES: &str = "../shared/traces";
+const TRACES: &str = "data/traces";
 
 // ---------------------------------------------------------------------------------------------
 // Reading the shared traces

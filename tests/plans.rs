@@ -1,5 +1,5 @@
 //! Plans of other agents on the goal tree, from the plan calls that ran (their results): every
-//! Claude Code session of `../shared/traces` with `TodoWrite` calls, recorded through an engine,
+//! Claude Code session of `data/traces` with `TodoWrite` calls, recorded through an engine,
 //! ends with the last list as its plan and its messages attributed; a hand-written Codex
 //! `update_plan` sequence opens and closes spans; a refused call changes nothing; Claude Code's
 //! task tools make a plan; Cline's focus chain (a checklist on any tool call) does too.
@@ -50,7 +50,7 @@ fn matches(tree: &GoalTree, item: &PlanItem) -> bool {
 fn claude_code_sessions_end_with_their_last_todo_list_as_the_plan() {
     let mut checked = 0;
     let mut files: Vec<_> =
-        std::fs::read_dir(Path::new("../shared/traces/claude-code")).unwrap().flatten().map(|e| e.path()).collect();
+        std::fs::read_dir(Path::new("data/traces/claude-code")).unwrap().flatten().map(|e| e.path()).collect();
     files.sort();
     for file in files {
         let Ok(text) = std::fs::read_to_string(&file) else { continue };

@@ -46,7 +46,7 @@ fn recall_whole<H: Host>(engine: &Engine<H>, reference: &str) -> String {
 
 #[test]
 fn recall_gives_back_the_exact_original_of_every_compressed_form_of_every_shared_trace() {
-    let files = common::traces::files_under(Path::new("../shared/traces"));
+    let files = common::traces::files_under(Path::new("data/traces"));
     let (mut forms, mut blocks) = (0, 0);
     for file in files {
         let Ok(text) = std::fs::read_to_string(&file) else { continue };

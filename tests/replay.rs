@@ -1,6 +1,6 @@
 //! The replay: metrics of hand-written trajectories worked out by hand, causality of every
 //! strategy on a real trajectory, and invariants over every vorflux trajectory of
-//! `../shared/traces` (run with `--nocapture` to see the aggregate table and the timing).
+//! `data/traces` (run with `--nocapture` to see the aggregate table and the timing).
 #![cfg(not(target_arch = "wasm32"))]
 
 use std::path::{Path, PathBuf};
@@ -481,7 +481,7 @@ fn bad_call_boundaries_are_errors() {
 
 // Real trajectories.
 
-const VORFLUX: &str = "../shared/traces/vorflux";
+const VORFLUX: &str = "data/traces/vorflux";
 
 fn vorflux_files() -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(VORFLUX)
@@ -690,7 +690,7 @@ fn the_workbench_keeps_every_vorflux_run_in_the_window_and_what_the_agent_uses_i
 /// passes 80% of it.
 #[test]
 fn no_shared_trajectory_falls_back_or_passes_the_window_at_any_window() {
-    let files = common_files(Path::new("../shared/traces"));
+    let files = common_files(Path::new("data/traces"));
     let trajectories: Vec<Trajectory> = files
         .iter()
         .filter_map(|f| import(&f.display().to_string(), &std::fs::read_to_string(f).ok()?).ok())

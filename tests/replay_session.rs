@@ -12,8 +12,8 @@ use context_workbench::replay::{
 use context_workbench::{Encoding, TokenCounter};
 
 const WINDOW: usize = 200_000;
-const TODO_SESSION: &str = "../shared/traces/claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
-const VORFLUX: &str = "../shared/traces/vorflux/sympy__sympy-17630.json";
+const TODO_SESSION: &str = "data/traces/claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
+const VORFLUX: &str = "data/traces/vorflux/sympy__sympy-17630.json";
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e} (the shared traces sit beside the clone)"))

@@ -23,7 +23,7 @@ fn reproduces_every_cl100k_and_o200k_vector() {
 /// Chunking is invisible: on every shared trace the chunked count equals tiktoken's own.
 #[test]
 fn chunked_counts_equal_unchunked_on_every_shared_trace() {
-    let files = common::traces::files_under(Path::new("../shared/traces"));
+    let files = common::traces::files_under(Path::new("data/traces"));
     assert!(files.len() > 80, "expected the shared traces beside the clone");
     for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
         let counter = TokenCounter::new(encoding);
@@ -61,7 +61,7 @@ fn shipped_rank_file(encoding: Encoding) -> Vec<u8> {
 /// Ranks loaded at run time (as the npm package does) count exactly like the embedded ones.
 #[test]
 fn loaded_ranks_count_like_the_embedded_ones() {
-    let files = common::traces::files_under(Path::new("../shared/traces/claude-code"));
+    let files = common::traces::files_under(Path::new("data/traces/claude-code"));
     for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
         let file = shipped_rank_file(encoding);
         tokens::load_ranks(encoding, &file).expect("the shipped file is the official one");

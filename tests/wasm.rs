@@ -91,7 +91,7 @@ fn bad_hosts_and_configs_are_refused() {
 }
 
 /// A small real Claude Code log with TodoWrite calls, the same bytes natively and in wasm.
-const TODO_LOG: &str = include_str!("../../shared/traces/claude-code/claude-code-log_todowrite_examples.jsonl");
+const TODO_LOG: &str = include_str!("../data/traces/claude-code/claude-code-log_todowrite_examples.jsonl");
 
 #[wasm_bindgen_test]
 fn a_replay_session_runs_in_wasm_and_its_todos_become_goals() {

@@ -1,5 +1,5 @@
 // The token-counting corpus, the same as benches/tokens.rs builds: the .json files of
-// ../shared/traces/vorflux in name order, concatenated, whole files until at least
+// data/traces/vorflux in name order, concatenated, whole files until at least
 // BENCH_CORPUS_MB (default 2) MB of UTF-8 (MB = 10^6 bytes).
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 export function corpus() {
-  const dir = path.resolve(root, '../shared/traces/vorflux');
+  const dir = path.resolve(root, 'data/traces/vorflux');
   const limit = Number(process.env.BENCH_CORPUS_MB ?? 2) * 1e6;
   const names = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
   let text = '';

@@ -108,7 +108,7 @@ console.log(row('Chromium, cold (nothing cached)', cold));
 console.log(row('Chromium, warm (ranks from cache)', warm));
 console.log(`(import of the JS modules before init(), Node: ${median(nodeRuns.map((r) => r.import)).toFixed(0)} ms)`);
 
-const TRACE = process.env.BENCH_TRACE ?? '../../../shared/traces/vorflux/django__django-15973.json';
+const TRACE = process.env.BENCH_TRACE ?? '../../data/traces/vorflux/django__django-15973.json';
 const { ReplaySession } = await import('../dist/node.js');
 const text = readFileSync(new URL(TRACE, import.meta.url), 'utf8');
 const started = performance.now();

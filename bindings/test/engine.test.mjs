@@ -86,7 +86,7 @@ test('the history view says what replaced what, after rounds settle', async () =
 
 test('a real tool output is compressed with a pointer to its original', async () => {
   const engine = await ContextEngine.create(memoryHost());
-  const log = readFileSync(path.join(root, '../shared/traces/vorflux/django__django-15973.json'), 'utf8');
+  const log = readFileSync(path.join(root, 'data/traces/vorflux/django__django-15973.json'), 'utf8');
   const call = JSON.parse(log).trajectory.find((e) => e.type === 'tool_call' && e.tool === 'bash_execute'
     && e.result?.stdout?.length > 4000);
   assert.ok(call, 'a long command output in the trace');
@@ -368,7 +368,7 @@ test('wasm counts equal native counts on every shared trace', async () => {
   const bin = [process.env.WORKBENCH_BIN, path.join(target, 'release/workbench'), path.join(target, 'debug/workbench')]
     .find((candidate) => candidate && existsSync(candidate));
   assert.ok(bin, 'the native CLI is built (cargo build --bin workbench)');
-  const traces = path.resolve(root, '../shared/traces');
+  const traces = path.resolve(root, 'data/traces');
   const lines = execFileSync(bin, ['count', traces], { encoding: 'utf8', maxBuffer: 1 << 24 }).trim().split('\n');
   const engine = await ContextEngine.create(memoryHost());
   let total = 0;

@@ -19,7 +19,7 @@ test('a compiled module and rank bytes given to init() are what the engines use'
     cl100k_base: await ContextEngine.create(memoryHost(), { encoding: 'cl100k_base' }),
   };
   // gpt-tokenizer's test plan: every o200k_base and cl100k_base case counts exactly.
-  const plans = readFileSync(new URL('../../../shared/testvectors/tokenizers/gpt-tokenizer-TestPlans.txt', import.meta.url), 'utf8');
+  const plans = readFileSync(new URL('../../data/testvectors/tokenizers/gpt-tokenizer-TestPlans.txt', import.meta.url), 'utf8');
   let checked = 0;
   for (const block of plans.split('\n\n').filter((b) => b.trim())) {
     const field = (name) => block.split('\n').find((l) => l.startsWith(name))?.slice(name.length + 1) ?? '';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ReplaySession } from '../dist/node.js';
 
-const traces = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../shared/traces');
+const traces = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../data/traces');
 const TODO_SESSION = 'claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl';
 
 test('a Claude Code session replays call by call and its todos become the goal tree', async () => {

@@ -1,4 +1,4 @@
-//! Importers for recorded agent trajectories (the formats of `../shared/traces`), detected from
+//! Importers for recorded agent trajectories (the formats of `data/traces`), detected from
 //! content. Each yields the messages of one agent context and the boundaries of the LLM calls
 //! that were recorded over them. Pure: text in, data out.
 //!
@@ -271,7 +271,7 @@ mod tests {
 
     #[test]
     fn stems_drop_directories_and_trajectory_extensions() {
-        assert_eq!(stem("../shared/traces/swe-agent/github_issue.traj.json"), "github_issue");
+        assert_eq!(stem("data/traces/swe-agent/github_issue.traj.json"), "github_issue");
         assert_eq!(stem("a/b/c.jsonl"), "c");
         assert_eq!(stem("x.traj"), "x");
         assert_eq!(stem(".json"), ".json");

@@ -8,7 +8,7 @@ pub mod traces;
 
 /// gpt-tokenizer's test plan (MIT), read in place from `../shared` at compile time so the same
 /// bytes reach native and wasm tests.
-pub const TEST_PLANS: &str = include_str!("../../../shared/testvectors/tokenizers/gpt-tokenizer-TestPlans.txt");
+pub const TEST_PLANS: &str = include_str!("../../data/testvectors/tokenizers/gpt-tokenizer-TestPlans.txt");
 
 /// One case of the test plan.
 pub struct Vector {

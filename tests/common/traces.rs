@@ -1,4 +1,4 @@
-//! Real tool outputs read in place from `../shared/traces` through the importers.
+//! Real tool outputs read in place from `data/traces` through the importers.
 
 use std::path::{Path, PathBuf};
 
@@ -55,10 +55,10 @@ pub fn files_under(dir: &Path) -> Vec<PathBuf> {
     entries.into_iter().flat_map(|path| if path.is_dir() { files_under(&path) } else { vec![path] }).collect()
 }
 
-/// Every tool result of every trajectory under `../shared/traces/<dir>`, in file order.
+/// Every tool result of every trajectory under `data/traces/<dir>`, in file order.
 pub fn recorded(dir: &str) -> Vec<Recorded> {
     let mut out = Vec::new();
-    for file in files_under(&Path::new("../shared/traces").join(dir)) {
+    for file in files_under(&Path::new("data/traces").join(dir)) {
         let Ok(text) = std::fs::read_to_string(&file) else { continue };
         let Ok(trajectories) = import(&file.display().to_string(), &text) else { continue };
         for trajectory in trajectories {

@@ -1,5 +1,5 @@
 // The playground end to end, as a person uses it: served from 127.0.0.1, driven in headless
-// Chromium, real trajectories from ../shared/traces loaded through the file input. A screenshot
+// Chromium, real trajectories from data/traces loaded through the file input. A screenshot
 // is kept in test-artifacts/ (not committed).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startBrowser } from './chromium.mjs';
 
-const traces = fileURLToPath(new URL('../../../../shared/traces/', import.meta.url));
+const traces = fileURLToPath(new URL('../../../data/traces/', import.meta.url));
 const artifacts = fileURLToPath(new URL('../../test-artifacts/', import.meta.url));
 const TODO_SESSION = path.join(traces, 'claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl');
 

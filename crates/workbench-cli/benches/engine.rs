@@ -20,7 +20,7 @@ use context_workbench::{Config, Engine, Host, MessageDraft};
 use workbench_cli::native::{NativeHost, WorkspaceFs};
 
 /// The vorflux run with the most recorded calls (735).
-const LONGEST: &str = "../../../shared/traces/vorflux/django__django-15973.json";
+const LONGEST: &str = "../../data/traces/vorflux/django__django-15973.json";
 
 fn main() {
     let file = std::env::var("BENCH_TRACE").unwrap_or_else(|_| LONGEST.into());

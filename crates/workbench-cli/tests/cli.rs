@@ -63,7 +63,7 @@ fn count_reads_standard_input() {
 
 #[test]
 fn count_finishes_over_all_shared_traces() {
-    let out = workbench(&["count", "../../../shared/traces"]);
+    let out = workbench(&["count", "../../data/traces"]);
     assert!(out.status.success());
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
@@ -130,7 +130,7 @@ fn compress_prints_the_history_form_of_standard_input() {
 }
 
 /// A small real trajectory: 11 recorded calls.
-const SMALL: &str = "../../../shared/traces/vorflux/django__django-14373.json";
+const SMALL: &str = "../../data/traces/vorflux/django__django-14373.json";
 const STRATEGIES: [&str; 5] = ["raw", "mask", "opencode", "codex", "workbench"];
 
 fn stderr(out: &Output) -> String {
@@ -202,7 +202,7 @@ fn replay_emits_the_workbench_prompt_of_every_call() {
 fn replay_refuses_bad_requests_naming_what_is_wrong() {
     let dir = scratch("replay-bad");
     let file = dir.join("prompts.jsonl");
-    let two = "../../../shared/traces/vorflux/django__django-15104.json";
+    let two = "../../data/traces/vorflux/django__django-15104.json";
     let out = workbench(&["replay", "--emit-prompts", file.to_str().unwrap(), SMALL, two]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("exactly one trajectory, found 2"), "{}", stderr(&out));
@@ -265,7 +265,7 @@ fn replay_sweep_prints_the_workbench_at_every_budget_scale_and_charts_it() {
 /// references are tabled by cause, and `--verbose` lists them per trajectory.
 #[test]
 fn replay_folds_cross_validate_the_budgets_and_the_lost_references_are_named() {
-    let other = "../../../shared/traces/vorflux/astropy__astropy-7606.json";
+    let other = "../../data/traces/vorflux/astropy__astropy-7606.json";
     let out = workbench(&["replay", "--folds", "2", "--verbose", SMALL, other]);
     assert!(out.status.success(), "{}", stderr(&out));
     let stdout = String::from_utf8(out.stdout).unwrap();
@@ -291,7 +291,7 @@ fn replay_folds_cross_validate_the_budgets_and_the_lost_references_are_named() {
 #[test]
 fn replay_store_saves_sessions_that_resume_and_never_overwrites_them() {
     let root = scratch("store");
-    let trace = "../../../shared/traces/claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
+    let trace = "../../data/traces/claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
     let args = ["replay", trace, "--strategy", "workbench", "--store", root.to_str().unwrap()];
     let out = workbench(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -165,21 +165,21 @@ fn a_long_vorflux_run_resumes_with_byte_identical_prompts() {
     // all have to come back.
     // 60 calls: past the next batched rewrite (at most 25 calls apart).
     let (compared, rewrites) =
-        resumes_byte_identical("../../../shared/traces/vorflux/django__django-15973.json", "django-15973", 0.5, 60);
+        resumes_byte_identical("../../data/traces/vorflux/django__django-15973.json", "django-15973", 0.5, 60);
     assert_eq!(compared, 60);
     assert!(rewrites > 0, "a tail compaction ran after the resume, on the restored blocks and board");
 }
 
 #[test]
 fn a_claude_code_session_with_a_todo_plan_resumes_with_its_goal_tree() {
-    let path = "../../../shared/traces/claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
+    let path = "../../data/traces/claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
     let (compared, _) = resumes_byte_identical(path, "fe5e1c67", 0.4, usize::MAX);
     assert!(compared >= 5, "{compared} calls compared");
 }
 
 #[test]
 fn the_layout_holds_every_part_and_the_query_api_reads_it() {
-    let path = "../../../shared/traces/claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
+    let path = "../../data/traces/claude-code/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
     let trajectory = trajectory(path);
     let dir = scratch("layout");
     let (engine, _) = block_on(Engine::open(host(&dir), config(), Some("s1"))).unwrap();

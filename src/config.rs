@@ -183,6 +183,14 @@ pub struct WorkbenchConfig {
     /// (between, as many as were made so far).
     pub min_horizon: u32,
     pub max_horizon: u32,
+    /// The share of the calls made so far that a session is all but sure still to make: a
+    /// rewrite whose one-off cost is more than the session saved so far must earn the rest back
+    /// within them (docs/engine.md, "Never worse than none").
+    pub sure_horizon_share: f64,
+    /// The lengths (in calls) of earlier runs of the same agent family. When at least
+    /// [`FAMILY_SAMPLE`] of them lasted longer than a session so far, the calls it is all but sure
+    /// still to make are what the shortest tenth of those went on for, not `sure_horizon_share`.
+    pub family_runs: Vec<u32>,
     /// A tool output larger than this share of the window is shown in its history form from the
     /// moment it is recorded, even inside the open round (the exception to R3.1 that keeps every
     /// prompt within the window); the original stays in the raw trace.
@@ -210,10 +218,16 @@ impl Default for WorkbenchConfig {
             min_calls_between_rewrites: 25,
             min_horizon: 8,
             max_horizon: 64,
+            sure_horizon_share: 0.2,
+            family_runs: Vec::new(),
             first_sight_share: 0.1,
         }
     }
 }
+
+/// How many earlier runs of a family must have outlasted a session before their lengths, not
+/// the share of its calls so far, say how many calls it is all but sure still to make.
+pub const FAMILY_SAMPLE: usize = 5;
 
 /// The shares of the window a block's parts may take at most: a small window gets small blocks.
 const BLOCK_SHARE: f64 = 0.025;
@@ -232,6 +246,19 @@ impl WorkbenchConfig {
             index_tokens: cap(self.index_tokens, INDEX_SHARE),
             ..self.clone()
         }
+    }
+
+    /// The calls a session that made `calls` so far is all but sure still to make: the 10th
+    /// percentile of what the family's runs that outlasted it went on for, when
+    /// [`FAMILY_SAMPLE`] of them did; else `sure_horizon_share` of `calls`.
+    pub fn sure_horizon(&self, calls: usize) -> usize {
+        let mut longer: Vec<usize> =
+            self.family_runs.iter().map(|&n| n as usize).filter(|&n| n > calls).map(|n| n - calls).collect();
+        if longer.len() < FAMILY_SAMPLE {
+            return (calls as f64 * self.sure_horizon_share).floor() as usize;
+        }
+        longer.sort_unstable();
+        longer[longer.len() / 10]
     }
 
     /// The size above which a tool output is shown in its history form from the start.
@@ -386,6 +413,17 @@ mod tests {
         let c = Config::from_json(r#"{"window": 128000, "prune": {"minimum": 5}}"#).unwrap();
         assert_eq!((c.window, c.prune.minimum, c.prune.protect), (128_000, 5, 40_000));
         assert_eq!(c.compaction_trigger_tokens(), 102_400);
+    }
+
+    /// The calls a session is all but sure still to make: a fifth of those made so far, or, told
+    /// five or more runs of its family that lasted longer, what the shortest tenth went on for.
+    #[test]
+    fn the_sure_horizon_follows_the_family_when_it_knows_enough_runs() {
+        let w = WorkbenchConfig::default();
+        assert_eq!((w.sure_horizon(25), w.sure_horizon(100)), (5, 20));
+        let family = WorkbenchConfig { family_runs: vec![27, 30, 40, 60, 90, 120, 200, 10, 12], ..w.clone() };
+        assert_eq!(family.sure_horizon(25), 2, "seven runs outlasted 25 calls; the shortest went on for 2");
+        assert_eq!(family.sure_horizon(100), 20, "two runs outlasted 100: too few, a fifth of 100");
     }
 
     #[test]

@@ -234,6 +234,7 @@ fn the_proxy_call_record_declaration_matches_its_rust_type() {
     let usage = ProviderUsage { input_tokens: 1, cache_read_tokens: 2, cache_write_tokens: 3, output_tokens: 4 };
     let full = CallRecord {
         first_changed_byte: Some(1),
+        cost: Some(crate::workbench::cost::CallCost::default()),
         status: Some(200),
         usage: Some(usage),
         side_call: true,
@@ -315,6 +316,7 @@ fn the_prepared_call_declaration_has_the_rust_types_fields_in_each_format() {
         expected_cached_tokens: 0,
         rewrites: Vec::new(),
         notes: Vec::new(),
+        cost: Default::default(),
     };
     let assembly_keys = serialized_keys(&assembly, &assembly);
     // `PreparedCall = Assembly & (| { format: "openai"; request: OpenAiRequest } | …)`.

@@ -132,8 +132,12 @@ fn appending_a_round_keeps_the_previous_prompt_as_a_byte_identical_prefix() {
 /// tail compaction the cost model approves, and the block points at the raw output.
 #[test]
 fn a_finished_round_is_compacted_at_the_tail_when_it_pays() {
-    // Batching allows a rewrite from the second call on (the default waits 25 calls).
-    let config = Config::from_json(r#"{"workbench": {"min_calls_between_rewrites": 1}}"#).unwrap();
+    // Batching allows a rewrite from the second call on (the default waits 25 calls), and runs
+    // of this family are long: the ledger lets a rewrite that pays be made at once.
+    let config = Config::from_json(
+        r#"{"workbench": {"min_calls_between_rewrites": 1, "family_runs": [1000, 1000, 1000, 1000, 1000]}}"#,
+    )
+    .unwrap();
     let engine = Engine::new(TestHost::default(), config);
     let log: String = (0..400).map(|i| format!("step {i}: compiled module_{i}.rs in 12ms\n")).collect();
     round(&engine, 1, &log);
@@ -646,12 +650,14 @@ fn a_text_agents_command_outputs_are_observations_compacted_with_their_turns() {
     assert_eq!(users, 3, "the user's own words are all kept");
 }
 
-/// A text agent's large output is compressed on sight as a tool output is: the prompt shows its
-/// history form, which names the original, and the raw trace keeps every line.
+/// A text agent's large output is compressed on sight as a tool output is, when shown whole it
+/// would bring the prompt past the compaction threshold (about 9,000 tokens against 8,000 of a
+/// 10,000-token window): the prompt shows its history form, which names the original, and the
+/// raw trace keeps every line.
 #[test]
 fn a_text_agents_large_output_is_compressed_on_sight() {
     let engine =
-        Engine::new(TestHost::default().with_reply("unused"), Config::from_json(r#"{"window": 20000}"#).unwrap());
+        Engine::new(TestHost::default().with_reply("unused"), Config::from_json(r#"{"window": 10000}"#).unwrap());
     engine.record(MessageDraft::text(Role::User, "Why does the build fail?")).unwrap();
     engine.record(MessageDraft::text(Role::Assistant, "Reading the log.\n\n```bash\ncat logs/build.log\n```")).unwrap();
     let log: String =

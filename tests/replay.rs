@@ -6,13 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use context_workbench::Config;
 use context_workbench::config::Prices;
 use context_workbench::import::{Format, Trajectory, import};
 use context_workbench::model::{ContentPart, Message, MessageId, Role, ToolCall, ToolResult, ToolStatus};
 use context_workbench::replay::{
     Compaction, CompactionConfig, LossCause, MASK_PLACEHOLDER, Mask, Prompt, RECALL_MARGIN, Raw, ReplaySession,
-    Strategy, StrategyRun, TokenMemo, Totals, WireMessage, aggregate, common_prefix_tokens, format_table,
-    prompt_json_line, replay, replay_with, strategies_by_name, summary_text,
+    Strategy, StrategyRun, TokenMemo, Totals, WireMessage, aggregate, common_prefix_tokens, family_configs,
+    format_table, prompt_json_line, replay, replay_with, strategies_by_name, strategies_with, summary_text,
 };
 use context_workbench::tokens::{Encoding, TokenCounter};
 
@@ -387,11 +388,13 @@ fn edit_recall_counts_visible_edits_only() {
 }
 
 /// The playground's sample (a Claude Code session at a 16k window) greps `calc/lexer.py`, reads
-/// the whole 400-line file (over a tenth of the window: bounded at first sight) and edits lines
-/// 370-372. The read's history form keeps the lines the grep pointed to, so the edit's old text
-/// is in view; before, the form kept the definitions and the opening lines only (0 of 1).
+/// the whole 400-line file (over a tenth of the window) and edits lines 370-372. Its prompt
+/// never nears the compaction threshold (7,449 tokens at most), so the read stays whole, as an
+/// unmanaged prompt shows it (issue 45: it was bounded at first sight, its form keeping the
+/// lines the grep pointed to), and the edit's old text and every reference stay in view at no
+/// more than raw's cost.
 #[test]
-fn a_bounded_read_keeps_the_lines_an_earlier_grep_pointed_to() {
+fn a_read_far_from_the_window_stays_whole_with_what_the_edit_needs() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("bindings/playground/sample.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let session = ReplaySession::import("sample.jsonl", &text, 16_000).unwrap();
@@ -399,7 +402,7 @@ fn a_bounded_read_keeps_the_lines_an_earlier_grep_pointed_to() {
     assert_eq!((summary.raw.edits_counted, summary.raw.edits_kept), (1, 1));
     assert_eq!((summary.workbench.edits_counted, summary.workbench.edits_kept), (1, 1), "{summary:?}");
     assert_eq!(summary.workbench.refs_kept, summary.workbench.refs_counted);
-    assert!(summary.workbench.cost < 0.6 * summary.raw.cost, "{summary:?}");
+    assert!(summary.workbench.cost <= summary.raw.cost, "{summary:?}");
     // The summary is `workbench replay`'s: the same totals as replaying both strategies.
     let trajectories = import("sample.jsonl", &text).unwrap();
     let main = trajectories.iter().find(|t| !t.calls.is_empty()).unwrap();
@@ -711,6 +714,75 @@ fn no_shared_trajectory_falls_back_or_passes_the_window_at_any_window() {
             }
         }
         eprintln!("window {window}:\n{}", format_table(&aggregate(&runs)));
+    }
+}
+
+/// The runs that still cost more than raw, at the window where they do, and how far at most.
+const KNOWN_ABOVE_RAW: [(&str, usize, f64); 2] =
+    [("pytest-dev__pytest-5840", 200_000, 1.02), ("sphinx-doc__sphinx-7985", 32_000, 1.12)];
+
+/// Issue 45, never worse than none: on the runs of every family, at 200,000 and 32,000 tokens,
+/// each trajectory told the lengths of the other runs of its family (as `workbench replay`
+/// tells it), no run costs the workbench more than raw's (but the two of [`KNOWN_ABOVE_RAW`],
+/// no further than they do now), the workbench's reference and edit
+/// recall are at least those of every peer that fits the window, every lost edit is named, and
+/// vorflux costs at most half of raw at 200,000 tokens.
+#[test]
+fn never_worse_than_none_on_every_family() {
+    let trajectories: Vec<Trajectory> = common_files(Path::new("data/traces"))
+        .iter()
+        .filter_map(|f| import(&f.display().to_string(), &std::fs::read_to_string(f).ok()?).ok())
+        .flatten()
+        .collect();
+    let configs = family_configs(&Config::default(), &trajectories.iter().collect::<Vec<_>>());
+    for window in [200_000, 32_000] {
+        let each: Vec<(usize, StrategyRun)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..2)
+                .map(|w| {
+                    let (trajectories, configs) = (&trajectories, &configs);
+                    scope.spawn(move || {
+                        let mut out = Vec::new();
+                        for (i, t) in trajectories.iter().enumerate().skip(w).step_by(2) {
+                            let mut strategies = strategies_with("all", &configs[i], window).unwrap();
+                            let runs = replay(t, &mut strategies, &Prices::default(), window).unwrap();
+                            out.extend(runs.into_iter().map(|run| (i, run)));
+                        }
+                        out
+                    })
+                })
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        let cost_of =
+            |i: usize, name: &str| each.iter().find(|(j, r)| *j == i && r.strategy == name).unwrap().1.totals.cost;
+        for (i, t) in trajectories.iter().enumerate() {
+            let ratio = cost_of(i, "workbench") / cost_of(i, "raw");
+            // The two runs still above raw (docs/replay-benchmark.md names why), at most as far.
+            let known = KNOWN_ABOVE_RAW.iter().find(|(name, w, _)| *name == t.name && *w == window);
+            let ceiling = known.map_or(1.0 + 1e-9, |(_, _, ceiling)| *ceiling);
+            assert!(ratio <= ceiling, "window {window}: {} costs {ratio:.4}x raw's", t.name);
+        }
+        let mut families: Vec<&str> = trajectories.iter().map(|t| t.format.family()).collect();
+        families.dedup();
+        families.sort_unstable();
+        families.dedup();
+        for family in families {
+            let runs = each.iter().filter(|(i, _)| trajectories[*i].format.family() == family).map(|(_, r)| r);
+            let totals = aggregate(runs.clone());
+            let by = |name: &str| -> &Totals { &totals.iter().find(|(n, _)| n == name).unwrap().1 };
+            let ours = by("workbench");
+            for peer in ["mask", "opencode", "codex"].map(by).into_iter().filter(|t| t.above_window == 0) {
+                assert!(ours.refs_kept >= peer.refs_kept, "{family} at {window}: references {ours:?} < {peer:?}");
+                assert!(ours.edits_kept >= peer.edits_kept, "{family} at {window}: edits {ours:?} < {peer:?}");
+            }
+            for run in runs {
+                assert_eq!(run.lost_edits.len() as u64, run.totals.edits_counted - run.totals.edits_kept);
+            }
+            if family == "vorflux" && window == 200_000 {
+                assert!(ours.cost <= by("raw").cost * 0.5, "vorflux: {} of raw's cost", ours.cost / by("raw").cost);
+            }
+            eprintln!("{family} at {window}:\n{}", format_table(&totals));
+        }
     }
 }
 

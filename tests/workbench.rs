@@ -301,9 +301,13 @@ fn the_tail_is_compacted_on_request_before_the_batching_rule_allows_it_and_the_p
 }
 
 /// A run ready for one compaction at its next call: a numbered read, twelve command outputs of
-/// `lines` lines, and a config that allows a rewrite from the second call on.
+/// `lines` lines, and a config that allows a rewrite from the second call on (its family's runs
+/// are long, so one that pays is made at once).
 fn ready_to_compact(host: TestHost, lines: usize) -> Engine<TestHost> {
-    let config = Config::from_json(r#"{"workbench": {"min_calls_between_rewrites": 1}}"#).unwrap();
+    let config = Config::from_json(
+        r#"{"workbench": {"min_calls_between_rewrites": 1, "family_runs": [1000, 1000, 1000, 1000, 1000]}}"#,
+    )
+    .unwrap();
     let engine = Engine::new(host, config);
     engine.record(MessageDraft::text(Role::User, "Fix the parser so that tabs survive.")).unwrap();
     block_on(engine.prepare_call(&input())).unwrap();

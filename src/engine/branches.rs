@@ -112,6 +112,7 @@ impl<H: Host> Engine<H> {
             expected_cached_tokens: 0,
             rewrites: Vec::new(),
             notes,
+            cost: Default::default(),
         })
     }
 

@@ -17,6 +17,7 @@ use crate::model::{ContentPart, Role, tool_calls_by_id};
 use crate::prompt::assemble::{self, Assembly, CallInput, Canonical, ProjectRules};
 use crate::prompt::template::{body, render};
 use crate::prompt::{Layer, PromptMessage, PromptView, ToolSpec};
+use crate::workbench::cost::CallCost;
 use crate::workbench::turns::Trigger;
 
 /// What the user is told when the summary fails for another reason than a timeout (R4.6).
@@ -106,6 +107,7 @@ impl<H: Host> Engine<H> {
         }
         assembly.notes.extend(notes);
         assembly.rewrites = rewrites;
+        assembly.cost = self.account(input, &assembly);
         self.state.borrow_mut().last_prompt = Some(assembly.clone());
         Ok(assembly)
     }
@@ -123,7 +125,7 @@ impl<H: Host> Engine<H> {
     }
 
     /// Tokens of the tools' schemas, as JSON.
-    fn tool_tokens(&self, tools: &[ToolSpec]) -> usize {
+    pub(super) fn tool_tokens(&self, tools: &[ToolSpec]) -> usize {
         tools.iter().map(|t| self.counter.count(&serde_json::to_string(t).unwrap_or_default())).sum()
     }
 
@@ -213,12 +215,16 @@ impl<H: Host> Engine<H> {
             expected_cached_tokens: 0,
             rewrites: Vec::new(),
             notes,
+            cost: CallCost::default(),
         }
     }
 
     /// Tokens of one prompt message: the raw message's cached count when it renders one
     /// unchanged, else counted once per distinct content.
     pub(super) fn prompt_message_tokens(&self, message: &PromptMessage) -> usize {
+        if message.sends_nothing() {
+            return 0;
+        }
         let state = self.state.borrow();
         if let Some(id) = &message.source {
             let index = id.as_str().strip_prefix('m').and_then(|n| n.parse::<usize>().ok());

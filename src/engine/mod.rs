@@ -7,6 +7,7 @@ mod branches;
 mod calls;
 mod fit;
 mod goals;
+mod ledger;
 mod mission;
 mod persist;
 mod recall;
@@ -89,6 +90,8 @@ struct State {
     ended: Option<SessionEnd>,
     /// Which user message is the mission, while the session opens.
     opening: mission::Opening,
+    /// Every call's cost beside the agent's own prompt's, and their totals.
+    ledger: ledger::Ledger,
 }
 
 /// A message to record; the engine fills in id, sequence, description, tokens and time.
@@ -166,6 +169,7 @@ impl<H: Host> Engine<H> {
             unattributed: None,
             ended: None,
             opening: Default::default(),
+            ledger: Default::default(),
         };
         Engine { host, config, counter, state: RefCell::new(state), store: RefCell::new(None) }
     }

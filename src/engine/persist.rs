@@ -346,6 +346,7 @@ impl<H: Host> Engine<H> {
                 expected_cached_tokens: prompt.expected_cached_tokens,
                 rewrites: prompt.rewrites.clone(),
                 notes: prompt.notes.clone(),
+                cost: prompt.cost,
                 messages: messages.to_vec(),
                 tools: tools.to_owned(),
             };

@@ -46,6 +46,8 @@ pub(super) struct EngineSnapshot {
     probe: Probe,
     delivered_events: u64,
     native_plan: bool,
+    #[serde(default)]
+    ledger: super::ledger::Ledger,
 }
 
 /// The parts already saved, by id, and a memo from unredacted text to id.
@@ -134,6 +136,7 @@ impl EngineSnapshot {
             probe: state.probe,
             delivered_events: state.delivered_events,
             native_plan: state.native_plan,
+            ledger: state.ledger.clone(),
         }
     }
 
@@ -169,6 +172,7 @@ impl EngineSnapshot {
         state.probe = self.probe;
         state.delivered_events = self.delivered_events;
         state.native_plan = self.native_plan;
+        state.ledger = self.ledger;
         Ok(())
     }
 }

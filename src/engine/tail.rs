@@ -14,7 +14,7 @@ use crate::workbench::block::{fit_delta, neutralise_all, render_delta};
 use crate::workbench::cost::{RewriteCost, horizon};
 use crate::workbench::extractive::{self, Anchored};
 use crate::workbench::index::index;
-use crate::workbench::turns::{Trigger, triggers, turns};
+use crate::workbench::turns::{Trigger, triggers, turns, wrapping_up};
 use crate::workbench::{CompressedTurns, Learned, Observations, Replaces, StateBoard, StateDelta, llm};
 
 /// A tail compaction ready to apply.
@@ -66,6 +66,9 @@ impl<H: Host> Engine<H> {
         }
         let messages = &state.trace.messages;
         let hot = state.view.hot_start(messages);
+        if wrapping_up(messages, hot) {
+            return Vec::new();
+        }
         let tokens_of = |i: usize| messages[i].tokens.unwrap_or(0) as usize;
         let output_tokens_of = |i: usize| {
             let m = &messages[i];
@@ -371,7 +374,7 @@ impl<H: Host> Engine<H> {
         forced: bool,
     ) -> Option<RewriteRecord> {
         let cost = self.price(before, after);
-        if !forced && !cost.pays() {
+        if !forced && !self.affords(&cost) {
             return None;
         }
         Some(self.apply(candidate, cost))

@@ -44,6 +44,19 @@ pub enum Format {
     OpenAiChat,
 }
 
+impl Format {
+    /// The agent family a format is written by, as the replay reports families.
+    pub fn family(self) -> &'static str {
+        match self {
+            Format::Vorflux => "vorflux",
+            Format::ClaudeCode => "claude-code",
+            Format::SweAgent => "swe-agent",
+            Format::MiniSweAgent => "mini-swe-agent",
+            Format::OpenHands | Format::OpenAiChat => "openhands",
+        }
+    }
+}
+
 /// One agent context read from a trajectory file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Trajectory {

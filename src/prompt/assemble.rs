@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::serialize::{push_message, tool_values};
 use super::template::{body, render};
 use super::{Layer, PromptMessage, PromptView, ToolSpec};
-use crate::model::{ContentPart, Role};
+use crate::model::Role;
 use crate::tokens::TokenCounter;
 
 const PROJECT_RULES: &str = include_str!("../../prompts/project_rules.md");
@@ -68,6 +68,10 @@ pub struct Assembly {
     pub rewrites: Vec<crate::history::view::RewriteRecord>,
     /// What the assembly had to degrade (a tail over its budget, say).
     pub notes: Vec<String>,
+    /// This call's cost beside the agent's own prompt's, and the session's totals of both
+    /// (zero in a `prompt.json` of an earlier build).
+    #[serde(default)]
+    pub cost: crate::workbench::cost::CallCost,
 }
 
 /// The project rules file as found at the workspace root.
@@ -92,10 +96,10 @@ pub fn assemble(
     if input.tail_in_system && !tail.is_empty() {
         system = format!("{system}\n\n{tail}");
     }
-    let mut messages = vec![text_message(Role::System, Layer::System, system)];
+    let mut messages = vec![PromptMessage::text(Role::System, Layer::System, system)];
     if let Some(rules) = rules.filter(|r| !r.text.trim().is_empty()) {
         let text = render(body(PROJECT_RULES), &[("file", &rules.file), ("rules", rules.text.trim_end())]);
-        messages.push(text_message(Role::System, Layer::Rules, text));
+        messages.push(PromptMessage::text(Role::System, Layer::Rules, text));
     }
     let current = history.iter().rposition(|m| m.role == Role::User);
     messages.extend(history.into_iter().enumerate().map(|(i, mut m)| {
@@ -105,7 +109,7 @@ pub fn assemble(
         m
     }));
     if !input.tail_in_system && !tail.is_empty() {
-        messages.push(text_message(Role::User, Layer::Tail, tail));
+        messages.push(PromptMessage::text(Role::User, Layer::Tail, tail));
     }
     (PromptView { messages, tools: input.tools.clone() }, notes)
 }
@@ -113,7 +117,8 @@ pub fn assemble(
 /// Exact tokens of a view: every message's parts plus the per-message overhead, and the tools'
 /// schemas as JSON.
 pub fn count_view(view: &PromptView, counter: &TokenCounter) -> usize {
-    let messages: usize = view.messages.iter().map(|m| counter.count_message_content(&m.content)).sum();
+    let sent = view.messages.iter().filter(|m| !m.sends_nothing());
+    let messages: usize = sent.map(|m| counter.count_message_content(&m.content)).sum();
     let tools: usize = view.tools.iter().map(|t| counter.count(&serde_json::to_string(t).unwrap_or_default())).sum();
     messages + tools
 }
@@ -170,10 +175,6 @@ pub fn common_prefix(before: &str, now: &str) -> usize {
 pub fn first_difference(before: &str, now: &str) -> Option<usize> {
     let common = common_prefix(before, now);
     (common < before.len()).then_some(common)
-}
-
-fn text_message(role: Role, layer: Layer, text: String) -> PromptMessage {
-    PromptMessage { role, content: vec![ContentPart::Text { text }], layer, source: None }
 }
 
 /// The tail blocks joined, cut to the budget with a note when they exceed it.

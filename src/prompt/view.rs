@@ -35,6 +35,19 @@ pub struct PromptMessage {
     pub source: Option<MessageId>,
 }
 
+impl PromptMessage {
+    /// A message of one text part that renders no history message.
+    pub fn text(role: Role, layer: Layer, text: String) -> Self {
+        PromptMessage { role, content: vec![ContentPart::Text { text }], layer, source: None }
+    }
+
+    /// Whether no provider is sent anything for it: every part an empty text (the system
+    /// message of an agent that sent no system prompt). It costs no tokens.
+    pub fn sends_nothing(&self) -> bool {
+        self.content.iter().all(|p| matches!(p, ContentPart::Text { text } if text.is_empty()))
+    }
+}
+
 /// A tool the model may call, as a JSON-schema function.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]

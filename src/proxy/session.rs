@@ -19,6 +19,7 @@ use crate::model::{ContentPart, MessageId, Role};
 use crate::prompt::CallInput;
 use crate::prompt::serialize::UNNAMED_CALL;
 use crate::store::{Redactor, SessionEnd};
+use crate::workbench::cost::CallCost;
 
 /// The file of a trace directory where the proxy appends one line per call: what was sent and
 /// what the provider reported (its cache reads and writes next to the engine's expectation).
@@ -84,6 +85,10 @@ pub struct CallRecord {
     pub first_changed_byte: Option<usize>,
     /// Rewrites of earlier prompt made for this call: `mechanism start..end`.
     pub rewrites: Vec<String>,
+    /// The engine's price of this call beside the agent's own request's, as the provider's
+    /// prefix cache would serve each, and the session's running totals (managed calls only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CallCost>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
     pub completed: bool,
@@ -320,6 +325,7 @@ impl<H: Host> ProxySession<H> {
                 record.prompt_tokens = assembly.tokens;
                 record.expected_cached_tokens = assembly.expected_cached_tokens;
                 record.first_changed_byte = assembly.first_changed_byte;
+                record.cost = Some(assembly.cost);
                 record.rewrites =
                     assembly.rewrites.iter().map(|r| format!("{} {}..{}", r.mechanism, r.start, r.end)).collect();
                 record.notes.extend(assembly.notes.iter().map(|n| format!("engine: {n}")));

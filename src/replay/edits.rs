@@ -28,29 +28,68 @@ pub fn strip_line_numbers(text: &str) -> Cow<'_, str> {
     LINE_NUMBER.replace_all(text, "")
 }
 
-/// The old texts an edit tool call replaces, prefixes stripped, at least [`MIN_EDIT_CHARS`]
-/// long: `old_string`, `old_str` and each `edits[].old_string` of a call of the Edit family.
+/// `text` as edit recall compares it: carriage returns removed (SWE-agent's outputs end their
+/// lines with `\r\n`), then line-number prefixes.
+pub fn normalize_for_edits(text: &str) -> Cow<'_, str> {
+    if !text.contains('\r') {
+        return strip_line_numbers(text);
+    }
+    Cow::Owned(strip_line_numbers(&text.replace('\r', "")).into_owned())
+}
+
+/// The old texts an edit tool call replaces, normalised ([`normalize_for_edits`]), at least
+/// [`MIN_EDIT_CHARS`] long: `old_string`, `old_str` and each `edits[].old_string` of a call of
+/// the Edit family, or the `--old_str` of a `str_replace_editor str_replace …` command line
+/// (SWE-agent's actions written as text).
 pub fn old_texts(call: &ToolCall, compress: &CompressConfig) -> Vec<String> {
     let args: Value = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
-    if family_of(&call.name, &args, compress) != Family::Edit {
-        return Vec::new();
+    let mut found: Vec<String> = Vec::new();
+    if family_of(&call.name, &args, compress) == Family::Edit {
+        found.extend(["old_string", "old_str"].iter().filter_map(|k| Some(args.get(*k)?.as_str()?.to_owned())));
+        if let Some(edits) = args.get("edits").and_then(Value::as_array) {
+            found.extend(edits.iter().filter_map(|e| Some(e.get("old_string")?.as_str()?.to_owned())));
+        }
     }
-    let mut found: Vec<&str> = ["old_string", "old_str"].iter().filter_map(|k| args.get(*k)?.as_str()).collect();
-    if let Some(edits) = args.get("edits").and_then(Value::as_array) {
-        found.extend(edits.iter().filter_map(|e| e.get("old_string")?.as_str()));
+    if found.is_empty()
+        && let Some(line) = args.get("command").and_then(Value::as_str)
+    {
+        found.extend(command_line_old_text(line));
     }
     found
         .into_iter()
-        .map(|t| strip_line_numbers(t).into_owned())
+        .map(|t| normalize_for_edits(&t).into_owned())
         .filter(|t| t.trim().chars().count() >= MIN_EDIT_CHARS)
         .collect()
+}
+
+/// The `--old_str` of `str_replace_editor str_replace PATH --old_str … --new_str …`, its shell
+/// quoting undone.
+fn command_line_old_text(line: &str) -> Option<String> {
+    let rest = line.trim_start().strip_prefix("str_replace_editor")?;
+    if !rest.trim_start().starts_with("str_replace") {
+        return None;
+    }
+    let words = shlex::split(line)?;
+    let at = words.iter().position(|w| w == "--old_str")?;
+    words.get(at + 1).cloned()
+}
+
+/// Whether `text` (normalised) is in `haystack` as it was shown: verbatim (a file view, an
+/// output), or JSON-escaped (inside the arguments of an earlier call, as a prompt shows them).
+fn visible_in(text: &str, haystack: &str) -> bool {
+    haystack.contains(text) || {
+        let quoted = serde_json::to_string(text).unwrap_or_default();
+        let escaped = quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"')).unwrap_or_default();
+        escaped != text && haystack.contains(escaped)
+    }
 }
 
 /// The counted edits of every call of one trajectory.
 #[derive(Debug, Default)]
 pub(crate) struct EditBook {
-    /// Per call: the stripped old texts visible in the unmanaged history at that call.
-    counted: Vec<Vec<String>>,
+    /// Per call: the normalised old texts visible in the unmanaged history at that call, each
+    /// with the last message before the call that showed it.
+    counted: Vec<Vec<(String, usize)>>,
     found: usize,
     invisible: usize,
 }
@@ -74,15 +113,15 @@ pub(crate) fn counted_edits(trajectory: &Trajectory, compress: &CompressConfig) 
         }
         for m in &messages[normalized.len().min(start)..start] {
             let flat = flatten(m.role, &m.content);
-            normalized.push(strip_line_numbers(&flat.content).into_owned());
+            normalized.push(normalize_for_edits(&flat.content).into_owned());
         }
-        let history = join(normalized[..start.min(normalized.len())].iter().map(String::as_str));
         book.found += texts.len();
         for text in texts {
-            if history.contains(&text) {
-                book.counted[k].push(text);
-            } else {
-                book.invisible += 1;
+            // Where it was last shown; an edit of text no message showed is not counted.
+            let shown = (0..start.min(normalized.len())).rev().find(|&i| visible_in(&text, &normalized[i]));
+            match shown {
+                Some(message) => book.counted[k].push((text, message)),
+                None => book.invisible += 1,
             }
         }
     }
@@ -94,12 +133,13 @@ impl EditBook {
         self.counted.get(call).map_or(0, Vec::len)
     }
 
-    /// How many of the call's counted edits are visible in `prompt`.
-    pub(crate) fn kept_in(&self, call: usize, prompt: &[WireMessage]) -> usize {
-        let Some(texts) = self.counted.get(call).filter(|t| !t.is_empty()) else { return 0 };
-        let stripped: Vec<Cow<str>> = prompt.iter().map(|m| strip_line_numbers(&m.content)).collect();
-        let text = join(stripped.iter().map(|s| s.as_ref()));
-        texts.iter().filter(|t| text.contains(t.as_str())).count()
+    /// The call's counted edits that `prompt` does not show: their old texts and the message
+    /// that last showed each.
+    pub(crate) fn lost_in(&self, call: usize, prompt: &[WireMessage]) -> Vec<(&str, usize)> {
+        let Some(texts) = self.counted.get(call).filter(|t| !t.is_empty()) else { return Vec::new() };
+        let normalized: Vec<Cow<str>> = prompt.iter().map(|m| normalize_for_edits(&m.content)).collect();
+        let text = join(normalized.iter().map(|s| s.as_ref()));
+        texts.iter().filter(|(t, _)| !visible_in(t, &text)).map(|(t, m)| (t.as_str(), *m)).collect()
     }
 
     pub(crate) fn notes(&self) -> Vec<String> {

@@ -23,15 +23,20 @@
 //! - **rewrite**: the previous prompt lost more than [`REWRITE_TOKENS`] (2,000) tokens from its
 //!   end, i.e. previous prompt tokens − cached > 2,000.
 //! - **above window**: prompt tokens > the window.
-//! - **edit recall**: an edit tool call (the Edit family of
-//!   [`family_of`](crate::compress::family_of)) found in the assistant messages
+//! - **edit recall**: an edit tool call found in the assistant messages
 //!   `messages[calls[k]..calls[k+1]]` (to the end for the last call) has old texts: `old_string`,
-//!   `old_str`, each `edits[].old_string`. Each has line-number prefixes removed from every line
-//!   (`^\s*\d+(→|\t)`, Claude Code's `   421→` and `cat -n`'s `   421\t`) and is kept when the
-//!   result has at least 20 characters after trimming. It is **counted** when it occurs in the
-//!   unmanaged history at the edit (the flattened contents of `messages[..calls[k]]` joined with
-//!   `"\n"`, prefixes removed the same way) and **kept** when it also occurs in the strategy's
-//!   prompt at call `k` (its contents joined the same way). Recall = Σkept / Σcounted.
+//!   `old_str`, each `edits[].old_string` of a call of the Edit family of
+//!   [`family_of`](crate::compress::family_of), or the `--old_str` word of a
+//!   `str_replace_editor str_replace …` command line (SWE-agent's actions as text). Each is
+//!   normalised ([`normalize_for_edits`]): carriage returns removed, then line-number prefixes
+//!   removed from every line (`^\s*\d+(→|\t)`, Claude Code's `   421→` and `cat -n`'s
+//!   `   421\t`), and is kept when the result has at least 20 characters after trimming. A text
+//!   is *shown* by a string when the string, normalised the same way, contains it verbatim or
+//!   JSON-escaped (as the arguments of an earlier call show it). It is **counted** when a message
+//!   of `messages[..calls[k]]` (flattened) shows it, and **kept** when the strategy's prompt at
+//!   call `k` (its contents joined with `"\n"`) shows it. Recall = Σkept / Σcounted. A lost edit
+//!   ([`LostEdit`]) is named with the last message that showed it and what became of that
+//!   message, as for references below.
 //! - **reference recall**: the *action* of call `k` is the assistant messages of
 //!   `messages[calls[k]..calls[k+1]]` (as for edits). Its references are the distinct matches,
 //!   in the string values of its tool calls' arguments parsed as JSON (escapes decoded, so `\n`
@@ -73,19 +78,19 @@ use crate::error::{Error, Result};
 use crate::import::Trajectory;
 use crate::model::{ContentPart, Message, Role};
 
-pub use edits::{MIN_EDIT_CHARS, old_texts, strip_line_numbers};
+pub use edits::{MIN_EDIT_CHARS, normalize_for_edits, old_texts, strip_line_numbers};
 pub use host::{REPLAY_EPOCH_MS, ReplayHost};
 pub use metrics::{
     CallMetrics, REWRITE_TOKENS, TokenMemo, Totals, aggregate, common_prefix_tokens, cost, format_table,
 };
-pub use references::{LossCause, LostReference, action_references};
+pub use references::{LossCause, LostEdit, LostReference, action_references};
 pub use session::{
     CallStep, CallView, MAX_TRAJECTORY_BYTES, ReplaySession, ReplaySummary, TrajectoryInfo, ViewKind, ViewMessage,
 };
 pub use strategies::{
     Compaction, CompactionConfig, MASK_KEEP, MASK_PLACEHOLDER, Mask, OPENCODE_OUTPUT_RESERVE, OPENCODE_TAIL_TOKENS,
-    Raw, STRATEGY_NAMES, SUMMARY_TOKENS, Workbench, replay_config, replay_config_from, strategies_by_name,
-    strategies_with, summary_text,
+    Raw, STRATEGY_NAMES, SUMMARY_TOKENS, Workbench, family_configs, replay_config, replay_config_from,
+    strategies_by_name, strategies_with, summary_text, with_family_runs,
 };
 
 /// How far the workbench's reference recall with its default budgets must clear every peer's on
@@ -141,6 +146,9 @@ pub struct StrategyRun {
     /// The counted references its prompts did not hold, call by call.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lost: Vec<LostReference>,
+    /// The counted edits whose old text its prompts did not show, call by call.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost_edits: Vec<LostEdit>,
 }
 
 /// The wire role of a model role: summaries are sent as `system`.
@@ -214,10 +222,16 @@ pub fn replay_with(
         let mut calls = Vec::with_capacity(trajectory.calls.len());
         let mut notes = metrics::NoteTally::default();
         let mut lost = Vec::new();
+        let mut lost_edits = Vec::new();
         for (k, &end) in trajectory.calls.iter().enumerate() {
             let prompt = strategy.prompt(&trajectory.messages[..end], &mut memo)?;
             on_prompt(&name, k, &prompt);
-            let kept = edits.kept_in(k, &prompt.messages);
+            let edits_lost = edits.lost_in(k, &prompt.messages);
+            let kept = edits.counted(k) - edits_lost.len();
+            for (text, message) in edits_lost {
+                let cause = references.cause_of(end, message, &prompt.messages);
+                lost_edits.push(LostEdit::new(k, text, message, cause));
+            }
             let (refs_kept, refs_lost) = references.check(k, end, &prompt.messages);
             lost.extend(refs_lost);
             for note in &prompt.notes {
@@ -232,7 +246,7 @@ pub fn replay_with(
         let totals = Totals::of(&calls);
         let mut notes = notes.finish();
         notes.extend(edits.notes());
-        runs.push(StrategyRun { strategy: name, calls, totals, notes, lost });
+        runs.push(StrategyRun { strategy: name, calls, totals, notes, lost, lost_edits });
     }
     Ok(runs)
 }

@@ -83,10 +83,8 @@ pub(crate) fn counted_references(trajectory: &Trajectory) -> ReferenceBook {
         calls: trajectory.calls.clone(),
         ..ReferenceBook::default()
     };
-    if patterns.is_empty() {
-        return book;
-    }
-    book.automaton = AhoCorasick::new(&patterns).ok();
+    // Every message is flattened even when nothing is counted: a lost edit is placed with them.
+    book.automaton = (!patterns.is_empty()).then(|| AhoCorasick::new(&patterns).ok()).flatten();
     book.patterns = patterns;
     // Where each reference is first seen in a message that is not system or user, and whether a
     // system or user message holds it.
@@ -145,6 +143,16 @@ impl ReferenceBook {
         (wanted.len() - missing.len(), lost)
     }
 
+    /// What became of history message `message` in `prompt`, the call's history holding
+    /// `history` messages (see [`LossCause`]).
+    pub(crate) fn cause_of(&self, history: usize, message: usize, prompt: &[WireMessage]) -> LossCause {
+        let history = &self.messages[..history.min(self.messages.len())];
+        match message < history.len() {
+            true => cause(history, &line_up(history, prompt), message, prompt),
+            false => LossCause::Dropped,
+        }
+    }
+
     /// The reference ids `text` contains (overlapping matches included), memoized by content.
     fn found_in(&mut self, text: &Arc<str>) -> Arc<[u32]> {
         if let Some(found) = self.memo.get(text) {
@@ -194,6 +202,28 @@ pub struct LostReference {
     /// The first call whose history held that message.
     pub seen_at: usize,
     pub cause: LossCause,
+}
+
+/// A counted edit whose old text a strategy's prompt did not show at the call that made it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LostEdit {
+    pub call: usize,
+    /// The first line of the old text, cut to 80 characters.
+    pub excerpt: String,
+    /// The last message before the call that showed it: its index in the trajectory.
+    pub message: usize,
+    pub cause: LossCause,
+}
+
+impl LostEdit {
+    pub(crate) fn new(call: usize, text: &str, message: usize, cause: LossCause) -> Self {
+        let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default();
+        let mut excerpt: String = line.chars().take(80).collect();
+        if excerpt.len() < line.len() {
+            excerpt.push('…');
+        }
+        LostEdit { call, excerpt, message, cause }
+    }
 }
 
 /// Where each history message stands unchanged in the prompt: the two lined up by a diff (the

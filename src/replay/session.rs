@@ -266,7 +266,7 @@ impl ReplaySession {
             [first, last]
         };
         let mut messages = Vec::with_capacity(assembly.view.messages.len());
-        for m in &assembly.view.messages {
+        for m in assembly.view.messages.iter().filter(|m| !m.sends_nothing()) {
             let flat = flatten(m.role, &m.content);
             let source = m.source.as_ref().and_then(raw_index);
             let mut kind = match m.layer {

@@ -8,6 +8,7 @@ use crate::history::view::RewriteRecord;
 use crate::model::{GoalId, MessageId, ToolStatus};
 use crate::prompt::{Assembly, PromptView};
 use crate::workbench::StateBoard;
+use crate::workbench::cost::CallCost;
 
 /// The version of the store's layout this build writes and the newest it reads.
 pub const STORE_FORMAT_VERSION: u32 = 1;
@@ -130,6 +131,8 @@ pub struct CallPrompt {
     pub expected_cached_tokens: usize,
     pub rewrites: Vec<RewriteRecord>,
     pub notes: Vec<String>,
+    #[serde(default)]
+    pub cost: CallCost,
     pub messages: Vec<String>,
     pub tools: String,
 }
@@ -153,6 +156,7 @@ impl CallPrompt {
             expected_cached_tokens: self.expected_cached_tokens,
             rewrites: self.rewrites,
             notes: self.notes,
+            cost: self.cost,
         })
     }
 }

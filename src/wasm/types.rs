@@ -63,7 +63,9 @@ export interface ProxyCallRecord {
   stream: boolean; /** The engine's prompt went upstream (else `notes` say why not). */ managed: boolean;
   messages: number; new_messages: number; /** Prompt tokens the agent sent. */ client_tokens: number;
   /** Prompt tokens the upstream received. */ prompt_tokens: number; expected_cached_tokens: number;
-  first_changed_byte?: number; rewrites: string[]; status?: number; completed: boolean;
+  first_changed_byte?: number; rewrites: string[];
+  /** The engine's price of this call beside the agent's own request's, and the session's totals (managed calls). */
+  cost?: CallCost; status?: number; completed: boolean;
   usage?: { input_tokens: number; cache_read_tokens: number; cache_write_tokens: number; output_tokens: number };
   notes: string[];
   /** A side call of the session's agent (a title, a classifier's check): sent as it came, counted here; `call` is the session's call it came after. */

@@ -70,6 +70,11 @@ export type Assembly = {
    * What the assembly had to degrade (a tail over its budget, say).
    */
   notes: Array<string>,
+  /**
+   * This call's cost beside the agent's own prompt's, and the session's totals of both
+   * (zero in a `prompt.json` of an earlier build).
+   */
+  cost: CallCost,
 };
 
 /**
@@ -143,6 +148,29 @@ export type BranchSummary = {
    * What the branch starts from beside its description (the `explore` call's `background`).
    */
   background?: string,
+};
+
+/**
+ * One call's cost beside the counterfactual: what the agent's own prompt (every message it
+ * sent, as it sent them) would have cost with the provider's prefix cache. Prices are the
+ * configuration's, relative to one uncached input token; totals run over the session so far,
+ * this call included. The engine answers to them: it never lets its total pass the agent's
+ * by a rewrite (docs/engine.md, "Never worse than none").
+ */
+export type CallCost = {
+  /**
+   * The agent's own prompt: its tokens, and those a prefix cache would serve (its leading
+   * messages unchanged since its previous prompt).
+   */
+  agent_tokens: number, agent_cached_tokens: number,
+  /**
+   * This call's cost of the agent's prompt and of the prompt sent.
+   */
+  agent_cost: number, sent_cost: number,
+  /**
+   * The session's totals of both, this call included.
+   */
+  agent_total: number, sent_total: number,
 };
 
 /**
@@ -1345,6 +1373,18 @@ export type WorkbenchConfig = {
    * (between, as many as were made so far).
    */
   min_horizon: number, max_horizon: number,
+  /**
+   * The share of the calls made so far that a session is all but sure still to make: a
+   * rewrite whose one-off cost is more than the session saved so far must earn the rest back
+   * within them (docs/engine.md, "Never worse than none").
+   */
+  sure_horizon_share: number,
+  /**
+   * The lengths (in calls) of earlier runs of the same agent family. When at least
+   * [`FAMILY_SAMPLE`] of them lasted longer than a session so far, the calls it is all but sure
+   * still to make are what the shortest tenth of those went on for, not `sure_horizon_share`.
+   */
+  family_runs: Array<number>,
   /**
    * A tool output larger than this share of the window is shown in its history form from the
    * moment it is recorded, even inside the open round (the exception to R3.1 that keeps every

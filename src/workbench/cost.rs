@@ -51,6 +51,33 @@ impl RewriteCost {
     }
 }
 
+/// What a prompt of `tokens` costs when the provider's cache serves `cached` of them, with
+/// `output` tokens the engine spent on its own completions for it.
+pub fn prompt_cost(prices: &Prices, tokens: usize, cached: usize, output: u64) -> f64 {
+    let cached = cached.min(tokens);
+    prices.cache_read * cached as f64 + prices.cache_write * (tokens - cached) as f64 + prices.output * output as f64
+}
+
+/// One call's cost beside the counterfactual: what the agent's own prompt (every message it
+/// sent, as it sent them) would have cost with the provider's prefix cache. Prices are the
+/// configuration's, relative to one uncached input token; totals run over the session so far,
+/// this call included. The engine answers to them: it never lets its total pass the agent's
+/// by a rewrite (docs/engine.md, "Never worse than none").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct CallCost {
+    /// The agent's own prompt: its tokens, and those a prefix cache would serve (its leading
+    /// messages unchanged since its previous prompt).
+    pub agent_tokens: usize,
+    pub agent_cached_tokens: usize,
+    /// This call's cost of the agent's prompt and of the prompt sent.
+    pub agent_cost: f64,
+    pub sent_cost: f64,
+    /// The session's totals of both, this call included.
+    pub agent_total: f64,
+    pub sent_total: f64,
+}
+
 /// The calls assumed still to come: as many as were made so far (a run that has lasted long is
 /// likely to last as long again), within `[min, max]`.
 pub fn horizon(calls_so_far: usize, min: u32, max: u32) -> usize {
@@ -73,5 +100,13 @@ mod tests {
         assert!((small.net_saving() - (0.1 * 200.0 * 8.0 - (1.25 * 1_000.0 - 0.1 * 1_200.0))).abs() < 1e-9);
         assert!(!small.pays(), "a small saving does not pay for re-writing the tail");
         assert_eq!((horizon(3, 8, 64), horizon(30, 8, 64), horizon(500, 8, 64)), (8, 30, 64));
+    }
+
+    /// A prompt's cost: cached tokens read, the rest written, the engine's own output on top.
+    #[test]
+    fn a_prompt_costs_its_reads_writes_and_output() {
+        let prices = Prices::default();
+        assert!((prompt_cost(&prices, 10_000, 9_000, 0) - (900.0 + 1_250.0)).abs() < 1e-9);
+        assert!((prompt_cost(&prices, 100, 500, 10) - (10.0 + 50.0)).abs() < 1e-9, "cached is capped");
     }
 }

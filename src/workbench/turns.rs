@@ -87,17 +87,45 @@ pub fn triggers(
     if let Some(what) = first_repeat(tail, compress) {
         fired.push(Trigger::Repeat(what));
     }
-    let newest_turn = turns(messages, hot).pop().unwrap_or(messages.len()..messages.len());
-    let newest = messages.get(newest_turn).unwrap_or_default();
-    let observed = newest.iter().filter(|m| m.role == Role::Observation).flat_map(Message::texts);
-    let outputs = newest.iter().flat_map(Message::tool_results).map(|r| r.output.as_str()).chain(observed);
-    if outputs.into_iter().any(|output| logs::recognise(output).is_some()) {
+    if newest_outputs(messages, hot).any(|output| logs::recognise(output).is_some()) {
         fired.push(Trigger::TestRound);
     }
     if tail.iter().skip(1).any(|m| m.role == Role::User) {
         fired.push(Trigger::RoundEnd);
     }
     fired
+}
+
+/// The outputs of the newest turn of `messages[hot..]`.
+fn newest_outputs(messages: &[Message], hot: usize) -> impl Iterator<Item = &str> {
+    let newest_turn = turns(messages, hot).pop().unwrap_or(messages.len()..messages.len());
+    outputs_of(messages.get(newest_turn).unwrap_or_default())
+}
+
+/// The outputs in `turn`: tool results and observations.
+fn outputs_of(turn: &[Message]) -> impl Iterator<Item = &str> {
+    let observed = turn.iter().filter(|m| m.role == Role::Observation).flat_map(Message::texts);
+    turn.iter().flat_map(Message::tool_results).map(|r| r.output.as_str()).chain(observed)
+}
+
+/// How many of the newest turns [`wrapping_up`] looks at.
+const WRAP_UP_TURNS: usize = 3;
+
+/// Whether the agent looks to be wrapping up: one of its newest turns shows a test or build run
+/// with nothing failing, or a diff of the workspace. Runs tend to end within a few calls of
+/// either, too soon for a rewrite chosen by a trigger to pay back, so it waits (docs/engine.md,
+/// "Never worse than none").
+pub fn wrapping_up(messages: &[Message], hot: usize) -> bool {
+    let newest = turns(messages, hot);
+    let from = newest.len().saturating_sub(WRAP_UP_TURNS);
+    let outputs = newest[from..].iter().flat_map(|turn| outputs_of(&messages[turn.clone()]));
+    outputs.into_iter().any(|output| {
+        let passed = logs::recognise(output).is_some_and(|facts| {
+            let failures = [facts.failed, facts.errors, facts.error_count].into_iter().flatten().sum::<u64>();
+            failures == 0 && facts.failing.is_empty() && facts.first_failure.is_none()
+        });
+        passed || output.trim_start().starts_with("diff --git ")
+    })
 }
 
 /// The first file read twice or command run twice in `tail`, named.
@@ -125,4 +153,47 @@ fn first_repeat(tail: &[Message], compress: &CompressConfig) -> Option<String> {
 /// The file a call's arguments name, under the keys agents use.
 pub fn args_path(args: &serde_json::Value) -> Option<&str> {
     ["file_path", "filePath", "path"].iter().find_map(|k| args.get(*k).and_then(|v| v.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ContentPart, ToolCall, ToolCallId, ToolResult, ToolStatus};
+
+    fn turn(n: usize, output: &str) -> [Message; 2] {
+        let id = format!("c{n}");
+        let call = ToolCall { id: ToolCallId::from(id.as_str()), name: "bash".into(), arguments: "{}".into() };
+        let result = ToolResult {
+            call_id: ToolCallId::from(id.as_str()),
+            name: "bash".into(),
+            status: ToolStatus::Ok,
+            output: output.into(),
+            stderr: None,
+            exit_code: Some(0),
+        };
+        let trace = crate::model::TraceId::from("t");
+        [
+            Message::new(trace.clone(), 2 * n as u64, Role::Assistant, vec![ContentPart::ToolCall(call)]),
+            Message::new(trace, 2 * n as u64 + 1, Role::Tool, vec![ContentPart::ToolResult(result)]),
+        ]
+    }
+
+    /// A green test run or a diff of the workspace among the three newest turns: wrapping up.
+    #[test]
+    fn a_green_test_run_or_a_diff_means_the_agent_is_wrapping_up() {
+        let session =
+            "============================= test session starts ==============================\ncollected 12 items\n\n";
+        let green = &format!("{session}tests/test_a.py ............ [100%]\n\n======= 12 passed in 0.31s =======\n");
+        let red = &format!(
+            "{session}tests/test_a.py F........... [100%]\n\nFAILED tests/test_a.py::test_x - assert 1 == 2\n\
+             ======= 1 failed, 11 passed in 0.40s =======\n"
+        );
+        let diff = "diff --git a/src/a.py b/src/a.py\n--- a/src/a.py\n+++ b/src/a.py";
+        let run =
+            |outputs: &[&str]| -> Vec<Message> { outputs.iter().enumerate().flat_map(|(n, o)| turn(n, o)).collect() };
+        assert!(wrapping_up(&run(&["ls", green, "cat a.py"]), 0));
+        assert!(wrapping_up(&run(&["ls", "cat a.py", diff]), 0));
+        assert!(!wrapping_up(&run(&["ls", red, "cat a.py"]), 0), "a failing run is work still to do");
+        assert!(!wrapping_up(&run(&[green, "ls", "cat a.py", "sed -n 1,9p a.py"]), 0), "three turns back at most");
+    }
 }

@@ -4,6 +4,7 @@ mod cli;
 mod compress;
 mod count;
 mod dump;
+mod family;
 mod folds;
 mod llm_check;
 mod lost;

@@ -14,10 +14,11 @@ use context_workbench::Config;
 use context_workbench::error::Error;
 use context_workbench::import::{Trajectory, import};
 use context_workbench::replay::{
-    StrategyRun, Totals, aggregate, format_table, prompt_json_line, replay_with, strategies_with,
+    StrategyRun, Totals, aggregate, family_configs, format_table, prompt_json_line, replay_with, strategies_with,
 };
 
 use crate::count::files_under;
+use crate::family;
 use crate::folds;
 use crate::lost;
 use crate::report;
@@ -40,6 +41,8 @@ pub struct Args {
 pub struct Replayed {
     pub file: String,
     pub name: String,
+    /// The agent family its format is written by ([`Format::family`](context_workbench::import::Format::family)).
+    pub family: &'static str,
     pub calls: usize,
     pub runs: Vec<StrategyRun>,
 }
@@ -79,7 +82,7 @@ fn replay(config: &Config, args: Args) -> Result<(), Failure> {
         return Err(Failure(format!("{}: no such file or directory", missing.display()), 2));
     }
 
-    let (loaded, files, skipped) = load(&args.paths);
+    let (loaded, files, skipped) = load(&args.paths, config);
     if loaded.is_empty() {
         let paths: Vec<String> = args.paths.iter().map(|p| p.display().to_string()).collect();
         return Err(Failure(format!("no trajectory found in {} ({skipped} files skipped)", paths.join(", ")), 1));
@@ -97,9 +100,9 @@ fn replay(config: &Config, args: Args) -> Result<(), Failure> {
     };
 
     if let Some(root) = &args.store {
-        store_all(&loaded, root, config, window)?;
+        store_all(&loaded, root, window)?;
     }
-    let sweep = if args.sweep || args.folds.is_some() { sweep_all(&loaded, config, window)? } else { Vec::new() };
+    let sweep = if args.sweep || args.folds.is_some() { sweep_all(&loaded, window)? } else { Vec::new() };
     let replayed = replay_all(loaded, &names, window, config, emitter.as_ref())?;
     if let Some(emitter) = emitter {
         let path = args.emit_prompts.as_deref().unwrap_or(Path::new("-"));
@@ -117,12 +120,14 @@ fn replay(config: &Config, args: Args) -> Result<(), Failure> {
         out.push_str(&folds::table(&folds, all));
     }
     out.push_str(&lost::table(&lost::by_cause(replayed.iter().flat_map(|r| &r.runs))));
+    out.push_str(&family::sections(&replayed));
     if args.verbose {
         for r in &replayed {
             out.push_str(&format!("\n{} ({}, {} calls)\n", r.name, r.file, r.calls));
             out.push_str(&format_table(&aggregate(&r.runs)));
             out.push_str(&notes(&r.runs));
             out.push_str(&lost::listing(&r.runs));
+            out.push_str(&family::lost_edits(&[r]));
         }
     }
     std::io::stdout().lock().write_all(out.as_bytes()).map_err(|e| Failure(format!("standard output: {e}"), 1))?;
@@ -170,15 +175,17 @@ fn notes(runs: &[StrategyRun]) -> String {
     out
 }
 
-/// A trajectory and the file it came from.
+/// A trajectory, the file it came from, and the configuration the workbench replays it with
+/// (told the lengths of the other runs of its family).
 struct Loaded {
     file: String,
     trajectory: Trajectory,
+    config: Config,
 }
 
 /// Every trajectory under `paths`, in walk order, with the number of files that held one and
 /// the number skipped (each named on stderr with the reason).
-fn load(paths: &[PathBuf]) -> (Vec<Loaded>, usize, usize) {
+fn load(paths: &[PathBuf], config: &Config) -> (Vec<Loaded>, usize, usize) {
     let mut files = Vec::new();
     let mut failed = false;
     for path in paths {
@@ -191,7 +198,7 @@ fn load(paths: &[PathBuf]) -> (Vec<Loaded>, usize, usize) {
             Ok(trajectories) => {
                 held += 1;
                 let file = file.display().to_string();
-                loaded.extend(trajectories.into_iter().map(|trajectory| Loaded { file: file.clone(), trajectory }));
+                loaded.extend(trajectories.into_iter().map(|trajectory| (file.clone(), trajectory)));
             }
             Err(reason) => {
                 eprintln!("workbench: skipped {}: {reason}", file.display());
@@ -199,7 +206,10 @@ fn load(paths: &[PathBuf]) -> (Vec<Loaded>, usize, usize) {
             }
         }
     }
-    (loaded, held, skipped)
+    let configs = family_configs(config, &loaded.iter().map(|(_, t)| t).collect::<Vec<_>>());
+    let loaded =
+        loaded.into_iter().zip(configs).map(|((file, trajectory), config)| Loaded { file, trajectory, config });
+    (loaded.collect(), held, skipped)
 }
 
 /// The trajectories of one file, or why it is not a trajectory file.
@@ -219,10 +229,10 @@ fn read_trajectories(file: &Path) -> Result<Vec<Trajectory>, String> {
 
 /// Save the workbench session of every trajectory under `root` (created when missing), in
 /// parallel; one that cannot be stored is named on stderr with the reason.
-fn store_all(loaded: &[Loaded], root: &Path, config: &Config, window: usize) -> Result<(), Failure> {
+fn store_all(loaded: &[Loaded], root: &Path, window: usize) -> Result<(), Failure> {
     std::fs::create_dir_all(root).map_err(|e| Failure(format!("--store {}: {e}", root.display()), 1))?;
     let weight = |l: &Loaded| l.trajectory.messages.len() * l.trajectory.calls.len();
-    let stored = parallel_map(loaded, weight, |l| store_session(&l.trajectory, root, config, window), |_| {});
+    let stored = parallel_map(loaded, weight, |l| store_session(&l.trajectory, root, &l.config, window), |_| {});
     let mut saved = 0;
     for (l, result) in loaded.iter().zip(stored) {
         match result {
@@ -235,12 +245,12 @@ fn store_all(loaded: &[Loaded], root: &Path, config: &Config, window: usize) -> 
 }
 
 /// The workbench over every trajectory at each scale of [`sweep::SCALES`], in parallel.
-fn sweep_all(loaded: &[Loaded], config: &Config, window: usize) -> Result<Vec<SweepPoint>, Failure> {
+fn sweep_all(loaded: &[Loaded], window: usize) -> Result<Vec<SweepPoint>, Failure> {
     let mut points = Vec::new();
     for scale in sweep::SCALES {
-        let config = sweep::scaled(config, scale);
         let weight = |l: &Loaded| l.trajectory.messages.len() * l.trajectory.calls.len();
         let one = |l: &Loaded| {
+            let config = sweep::scaled(&l.config, scale);
             let mut strategies = strategies_with("workbench", &config, window).map_err(plain)?;
             replay_with(&l.trajectory, &mut strategies, &config.prices, window, &mut |_, _, _| {}).map_err(plain)
         };
@@ -276,7 +286,7 @@ fn replay_all(
                 emitter.lock().unwrap_or_else(|e| e.into_inner()).line(&prompt_json_line(call, prompt));
             }
         };
-        let mut strategies = strategies_with(names, config, window).map_err(plain)?;
+        let mut strategies = strategies_with(names, &l.config, window).map_err(plain)?;
         replay_with(&l.trajectory, &mut strategies, &config.prices, window, &mut on_prompt).map_err(plain)
     };
     let progress = |done: usize| {
@@ -294,7 +304,8 @@ fn replay_all(
     for (l, result) in loaded.into_iter().zip(results) {
         match result {
             Ok(runs) => {
-                replayed.push(Replayed { file: l.file, name: l.trajectory.name, calls: l.trajectory.calls.len(), runs })
+                let (family, calls) = (l.trajectory.format.family(), l.trajectory.calls.len());
+                replayed.push(Replayed { file: l.file, name: l.trajectory.name, family, calls, runs })
             }
             Err(reason) => eprintln!("workbench: skipped {} ({}): {reason}", l.trajectory.name, l.file),
         }

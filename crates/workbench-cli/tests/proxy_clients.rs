@@ -223,6 +223,13 @@ fn claude_code_session(build: Build) {
     assert_eq!(traces.len(), 1, "one conversation, one trace, through a kill and side calls: {traces:?}\n{log}");
     let trace = traces[0].clone();
     let records = main_calls(&store, &trace);
+    // Issue 45: every managed call is priced beside the agent's own request, as a prefix cache
+    // would serve each, and the session cost no more than the agent's own requests would have.
+    let costs: Vec<&Value> = records.iter().filter(|r| r["managed"] == true).map(|r| &r["cost"]).collect();
+    assert!(!costs.is_empty() && costs.iter().all(|c| c["agent_tokens"].as_u64() > Some(0)), "{records:?}");
+    let last = costs.last().unwrap();
+    let (sent, agent) = (last["sent_total"].as_f64().unwrap(), last["agent_total"].as_f64().unwrap());
+    assert!(sent <= agent, "the session cost {sent} against the agent's own {agent}\n{log}");
     // Side calls naming the session are counted in it, beside its calls.
     let counted = calls(&store, &trace).len() - records.len();
     assert!(counted >= 2, "the title call and the check are counted in the session: {counted}\n{log}");

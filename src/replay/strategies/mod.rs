@@ -16,7 +16,7 @@ pub use compaction::{
 pub use mask::{MASK_KEEP, MASK_PLACEHOLDER, Mask};
 pub use raw::Raw;
 pub(crate) use workbench::EngineFeed;
-pub use workbench::{Workbench, replay_config, replay_config_from};
+pub use workbench::{Workbench, family_configs, replay_config, replay_config_from, with_family_runs};
 
 /// Every strategy [`strategies_by_name`] knows, in the order `all` lists them.
 pub const STRATEGY_NAMES: [&str; 5] = ["raw", "mask", "opencode", "codex", "workbench"];

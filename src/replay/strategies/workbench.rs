@@ -49,6 +49,25 @@ pub fn replay_config_from(config: &Config, window: usize) -> Config {
     config
 }
 
+/// `config` told what runs of a family look like: the lengths (in calls) of `others`, the other
+/// runs of the trajectory's family in the replay (never its own, which the engine could not
+/// know when it decides).
+pub fn with_family_runs(config: &Config, others: impl IntoIterator<Item = usize>) -> Config {
+    let mut config = config.clone();
+    config.workbench.family_runs = others.into_iter().map(|n| u32::try_from(n).unwrap_or(u32::MAX)).collect();
+    config
+}
+
+/// For each trajectory, `config` told the lengths of the other runs of its family.
+pub fn family_configs(config: &Config, trajectories: &[&crate::import::Trajectory]) -> Vec<Config> {
+    let runs = |i: usize| {
+        let family = trajectories[i].format.family();
+        let others = trajectories.iter().enumerate().filter(move |&(j, t)| j != i && t.format.family() == family);
+        others.map(|(_, t)| t.calls.len())
+    };
+    (0..trajectories.len()).map(|i| with_family_runs(config, runs(i))).collect()
+}
+
 /// An engine fed a recorded history call by call, as the `workbench` strategy and the
 /// playground's [`ReplaySession`](crate::replay::ReplaySession) both run it.
 pub(crate) struct EngineFeed {
@@ -132,7 +151,8 @@ impl Strategy for Workbench {
         let mut prompt = Prompt { notes: self.feed.record_new(history), ..Prompt::default() };
         match self.feed.prepare(&mut prompt.notes) {
             Ok(assembly) => {
-                prompt.messages = assembly.view.messages.iter().map(|m| flatten(m.role, &m.content)).collect();
+                let sent = assembly.view.messages.iter().filter(|m| !m.sends_nothing());
+                prompt.messages = sent.map(|m| flatten(m.role, &m.content)).collect();
                 prompt.notes.extend(assembly.notes.iter().map(|n| format!("engine: {n}")));
                 // Output tokens the engine's own LLM calls cost (none without an LLM).
                 prompt.aux_output_tokens = assembly.rewrites.iter().map(|r| r.output_tokens as usize).sum();

@@ -1,0 +1,112 @@
+//! The session's cost ledger: every call's prompt priced beside the agent's own prompt, as a
+//! provider's prefix cache would have served it (the counterfactual, [`CallCost`]), and the
+//! credit a rewrite may spend (docs/engine.md, "Never worse than none").
+
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use serde::{Deserialize, Serialize};
+
+use super::Engine;
+use crate::history::view::Withdrawal;
+use crate::host::Host;
+use crate::model::Role;
+use crate::prompt::assemble::{Assembly, CallInput};
+use crate::prompt::{Layer, PromptMessage};
+use crate::workbench::cost::{CallCost, RewriteCost, prompt_cost};
+
+/// The running totals, and what a cache would know of the agent's previous prompt; saved with
+/// the session so a resume goes on counting.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(super) struct Ledger {
+    agent_total: f64,
+    sent_total: f64,
+    previous: Option<AgentPrompt>,
+}
+
+/// The agent's previous prompt as a prefix cache reads it: its head (system prompt and tools,
+/// hashed), the raw messages it held and the withdrawals then in force.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct AgentPrompt {
+    head: u64,
+    messages: usize,
+    withdrawn: Vec<Withdrawal>,
+}
+
+impl Ledger {
+    /// What the session saved so far against the agent's own prompts (negative: it cost more).
+    pub(super) fn credit(&self) -> f64 {
+        self.agent_total - self.sent_total
+    }
+}
+
+impl<H: Host> Engine<H> {
+    /// Price the call `assembly` is for beside the agent's own prompt (`input`'s system prompt
+    /// and tools, and every recorded message not withdrawn), and add both to the totals.
+    pub(super) fn account(&self, input: &CallInput, assembly: &Assembly) -> CallCost {
+        let system = PromptMessage::text(Role::System, Layer::System, input.system_prompt.clone());
+        let system_tokens = if input.system_prompt.is_empty() { 0 } else { self.prompt_message_tokens(&system) };
+        let head_tokens = self.tool_tokens(&input.tools) + system_tokens;
+        let mut hasher = DefaultHasher::new();
+        (&input.system_prompt, serde_json::to_string(&input.tools).unwrap_or_default()).hash(&mut hasher);
+        let head = hasher.finish();
+        let mut state = self.state.borrow_mut();
+        let state = &mut *state;
+        let view = &state.view;
+        let messages = &state.trace.messages;
+        // The cache serves the head and the leading messages the previous prompt also held.
+        let cached_limit = match &state.ledger.previous {
+            Some(previous) if previous.head == head => {
+                let changed = (previous.withdrawn != view.withdrawn)
+                    .then(|| {
+                        (0..previous.messages).find(|&i| withdrawn_in(&previous.withdrawn, i) != view.is_withdrawn(i))
+                    })
+                    .flatten();
+                Some(changed.unwrap_or(previous.messages))
+            }
+            _ => None,
+        };
+        let (mut tokens, mut cached) = (head_tokens, if cached_limit.is_some() { head_tokens } else { 0 });
+        for (i, message) in messages.iter().enumerate().filter(|(i, _)| !view.is_withdrawn(*i)) {
+            let t = self.counter.message_tokens(message);
+            tokens += t;
+            if cached_limit.is_some_and(|limit| i < limit) {
+                cached += t;
+            }
+        }
+        let prices = &self.config.prices;
+        let output: u64 = assembly.rewrites.iter().map(|r| r.output_tokens).sum();
+        let agent_cost = prompt_cost(prices, tokens, cached, 0);
+        let sent_cost = prompt_cost(prices, assembly.tokens, assembly.expected_cached_tokens, output);
+        let ledger = &mut state.ledger;
+        ledger.agent_total += agent_cost;
+        ledger.sent_total += sent_cost;
+        ledger.previous = Some(AgentPrompt { head, messages: messages.len(), withdrawn: view.withdrawn.clone() });
+        CallCost {
+            agent_tokens: tokens,
+            agent_cached_tokens: cached,
+            agent_cost,
+            sent_cost,
+            agent_total: ledger.agent_total,
+            sent_total: ledger.sent_total,
+        }
+    }
+
+    /// Whether a rewrite chosen by a trigger (not forced by the window) may be made: it must pay
+    /// over the calls the cost model expects, and its one-off cost must fit in what the session
+    /// saved so far against the agent's own prompts plus what the rewrite saves over the calls
+    /// the session is all but sure still to make
+    /// ([`WorkbenchConfig::sure_horizon`](crate::config::WorkbenchConfig::sure_horizon)). A
+    /// session already dearer than the agent's own has nothing saved to spend.
+    pub(super) fn affords(&self, cost: &RewriteCost) -> bool {
+        let state = self.state.borrow();
+        let saved = state.ledger.credit().max(0.0);
+        let sure = self.config.workbench.sure_horizon(state.calls) as f64;
+        cost.pays() && cost.one_off_cost <= saved + cost.saving_per_call * sure
+    }
+}
+
+/// Whether message `i` lies in one of `withdrawn` (ordered, apart).
+fn withdrawn_in(withdrawn: &[Withdrawal], i: usize) -> bool {
+    let after = withdrawn.partition_point(|w| w.end <= i);
+    withdrawn.get(after).is_some_and(|w| w.start <= i)
+}

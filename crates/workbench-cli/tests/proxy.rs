@@ -896,9 +896,8 @@ fn claude_code_request(session: &str, messages: &[context_workbench::model::Mess
 
 fn the_proxy_and_the_replays_workbench_strategy_agree_call_by_call(build: Build) {
     let file = "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl";
-    let text =
-        std::fs::read_to_string(format!("{}/../../data/traces/claude-code/{file}", env!("CARGO_MANIFEST_DIR")))
-            .unwrap();
+    let text = std::fs::read_to_string(format!("{}/../../data/traces/claude-code/{file}", env!("CARGO_MANIFEST_DIR")))
+        .unwrap();
     let trajectories = context_workbench::import::import(file, &text).unwrap();
     let upstream = Upstream::start(|_: &Received| {
         // No usage: the engine keeps its own count, as in the replay.

@@ -1,7 +1,8 @@
 //! The architecture's rules as tests (rust-analyzer's "tidy"): the engine crate holds no I/O
 //! stack and touches no file system, network, process or clock itself (R11.1); every
-//! requirement the code cites is defined in the repository's design document; and every file a
-//! published crate embeds is in its package.
+//! requirement the code cites is defined in the repository's design document; every file a
+//! published crate embeds is in its package; and docs/ARCHITECTURE.md names the CLI's commands
+//! and the engine's modules as the code has them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -278,4 +279,109 @@ fn join_within_stays_inside_the_package() {
     let code =
         "const A: &str = include_str!(\"a.md\");\nconst B: &[u8] = include_bytes!(concat!(env!(\"OUT_DIR\"), \"/b\"));";
     assert_eq!(included_paths(code), [Ok("a.md".to_owned()), Err("concat!(env!(\"OUT_DIR\"".to_owned())]);
+}
+
+fn architecture() -> String {
+    std::fs::read_to_string(root().join("docs/ARCHITECTURE.md")).expect("docs/ARCHITECTURE.md")
+}
+
+/// The text of the section that starts at the line `heading` begins, up to the next heading of
+/// the same level or higher.
+fn section<'a>(doc: &'a str, heading: &str) -> &'a str {
+    let start = doc.find(&format!("\n{heading}")).unwrap_or_else(|| panic!("ARCHITECTURE.md has no `{heading}`")) + 1;
+    let level = heading.split(' ').next().unwrap();
+    let rest = &doc[start + heading.len()..];
+    let end = (1..=level.len()).filter_map(|n| rest.find(&format!("\n{} ", "#".repeat(n)))).min().unwrap_or(rest.len());
+    &doc[start..start + heading.len() + end]
+}
+
+/// The names in backticks in `text`.
+fn backticked(text: &str) -> BTreeSet<String> {
+    text.split('`').skip(1).step_by(2).map(str::to_owned).collect()
+}
+
+/// The CLI's subcommands, as clap names them: the variants of `enum Command` in its `cli.rs`, in
+/// kebab case unless a `#[command(name = "…")]` renames one.
+fn cli_commands() -> BTreeSet<String> {
+    let cli = std::fs::read_to_string(root().join("crates/workbench-cli/src/cli.rs")).unwrap();
+    let body = cli.split("\nenum Command {\n").nth(1).expect("cli.rs declares `enum Command`");
+    let body = &body[..body.find("\n}\n").expect("the end of `enum Command`")];
+    let mut commands = BTreeSet::new();
+    let mut renamed = None;
+    for line in body.lines() {
+        if let Some(name) = line.trim().strip_prefix("#[command(name = \"") {
+            renamed = name.split('"').next().map(str::to_owned);
+        }
+        let Some(variant) = line.strip_prefix("    ").filter(|v| v.starts_with(|c: char| c.is_ascii_uppercase()))
+        else {
+            continue;
+        };
+        let ident: String = variant.chars().take_while(|c| c.is_alphanumeric()).collect();
+        let kebab = ident.chars().enumerate().fold(String::new(), |mut name, (i, c)| {
+            if c.is_ascii_uppercase() && i > 0 {
+                name.push('-');
+            }
+            name.push(c.to_ascii_lowercase());
+            name
+        });
+        commands.insert(renamed.take().unwrap_or(kebab));
+    }
+    commands
+}
+
+#[test]
+fn the_architecture_names_every_cli_command() {
+    let commands = cli_commands();
+    assert!(commands.contains("llm-check") && commands.contains("proxy"), "parsed the CLI's commands: {commands:?}");
+    let doc = architecture();
+    let flat = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    let marker = "dispatches to one module per command (";
+    let listed =
+        &flat[flat.find(marker).expect("ARCHITECTURE.md's entry points name the CLI's commands") + marker.len()..];
+    let listed = backticked(&listed[..listed.find(')').unwrap()]);
+    assert_eq!(
+        listed, commands,
+        "ARCHITECTURE.md's entry points list the CLI's commands (crates/workbench-cli/src/cli.rs)"
+    );
+    let crate_section = backticked(section(&doc, "### `crates/workbench-cli`"));
+    let missing: Vec<&String> = commands.iter().filter(|c| !crate_section.contains(*c)).collect();
+    assert!(missing.is_empty(), "ARCHITECTURE.md's `crates/workbench-cli` section does not say what {missing:?} is");
+}
+
+/// The modules `src/lib.rs` declares, whatever their visibility and `cfg`.
+fn declared_modules(lib: &str) -> BTreeSet<String> {
+    lib.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let line = line.strip_prefix("pub ").unwrap_or(line);
+            line.strip_prefix("mod ")?.strip_suffix(';').map(str::to_owned)
+        })
+        .collect()
+}
+
+#[test]
+fn the_architecture_and_lib_rs_list_every_module() {
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    let declared = declared_modules(&lib);
+    assert!(declared.contains("engine") && declared.contains("ts_types"), "parsed src/lib.rs: {declared:?}");
+
+    // The code map's headings: `src/x.rs`, `src/x/`.
+    let doc = architecture();
+    let code_map = section(&doc, "## Code map");
+    let mapped: BTreeSet<String> = code_map
+        .lines()
+        .filter(|line| line.starts_with("### "))
+        .flat_map(|line| line.split("`src/").skip(1))
+        .map(|path| path.split(['/', '.', '`']).next().unwrap().to_owned())
+        .filter(|name| !name.is_empty())
+        .collect();
+    assert_eq!(mapped, declared, "ARCHITECTURE.md's code map has one section per module of src/lib.rs");
+
+    // src/lib.rs's own list: `//! - [`x`]: …` or `//! - `x` …`.
+    let listed: BTreeSet<String> = lib
+        .lines()
+        .filter_map(|line| line.strip_prefix("//! - ")?.trim_start_matches('[').strip_prefix('`')?.split('`').next())
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(listed, declared, "src/lib.rs's doc lists every module it declares");
 }

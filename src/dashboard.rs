@@ -2,9 +2,10 @@
 //! proxy under [`crate::proxy::DASHBOARD_PATH`]): its files, embedded here so it works offline
 //! and the same bytes go out everywhere; the headers they go with (a strict
 //! Content-Security-Policy: scripts, styles and requests of its own origin only); and which host
-//! names are served. The page reads only the query API beside it (`store::api`) and draws with
-//! the playground's view modules: it lives beside them in `bindings/playground/`, where a static
-//! server also serves it, reading a trace store folder picked in the browser (`folder.js`).
+//! names are served. The page reads only the query API beside it (`store::api`). Its files are in
+//! `src/dashboard/`, inside the crate's package: the view modules there are the playground's too
+//! (`bindings/playground/` imports them), and a static server of the repository serves the page
+//! over a trace store folder picked in the browser (`folder.js`).
 
 /// One file of the page.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,20 +17,14 @@ pub struct Asset {
 const JS: &str = "text/javascript; charset=utf-8";
 
 /// The page's files by name: the dashboard's own, and the view modules it shares with the
-/// playground (`folder.js`, for a page without a server, is not served here).
+/// playground (`folder.js` and its worker, for a page without a server, are not served here).
 const ASSETS: &[(&str, Asset)] = &[
-    (
-        "index.html",
-        Asset { content_type: "text/html; charset=utf-8", text: include_str!("../bindings/playground/dashboard.html") },
-    ),
-    ("dashboard.js", Asset { content_type: JS, text: include_str!("../bindings/playground/dashboard.js") }),
-    (
-        "dashboard.css",
-        Asset { content_type: "text/css; charset=utf-8", text: include_str!("../bindings/playground/dashboard.css") },
-    ),
-    ("dom.js", Asset { content_type: JS, text: include_str!("../bindings/playground/dom.js") }),
-    ("chart.js", Asset { content_type: JS, text: include_str!("../bindings/playground/chart.js") }),
-    ("views.js", Asset { content_type: JS, text: include_str!("../bindings/playground/views.js") }),
+    ("index.html", Asset { content_type: "text/html; charset=utf-8", text: include_str!("dashboard/dashboard.html") }),
+    ("dashboard.js", Asset { content_type: JS, text: include_str!("dashboard/dashboard.js") }),
+    ("dashboard.css", Asset { content_type: "text/css; charset=utf-8", text: include_str!("dashboard/dashboard.css") }),
+    ("dom.js", Asset { content_type: JS, text: include_str!("dashboard/dom.js") }),
+    ("chart.js", Asset { content_type: JS, text: include_str!("dashboard/chart.js") }),
+    ("views.js", Asset { content_type: JS, text: include_str!("dashboard/views.js") }),
 ];
 
 /// Nothing but this origin's own scripts, styles and API; no frames, forms or plugins.

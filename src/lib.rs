@@ -9,14 +9,29 @@
 //! Most of the engine is pure synchronous functions; only the orchestrating methods of
 //! [`Engine`] are `async`.
 //!
+//! The modules (each has a section in `docs/ARCHITECTURE.md`; a tidy test keeps this list, that
+//! document's code map and the declarations below the same):
+//!
+//! - [`host`]: the [`Host`] trait and the types that cross it.
+//! - [`error`]: the one error enum, with a stable code for every face.
 //! - [`model`]: traces, messages, rounds, spans; their serde form is the persisted format.
 //! - [`tokens`]: exact token counts with tiktoken-rs, safe on any input.
+//! - [`paths`]: what a workspace path means, the one rule every host applies.
 //! - [`config`]: the one configuration schema shared by every front end.
+//! - [`compress`]: the history forms of tool outputs.
+//! - [`prompt`]: the prompt view, its layers and its wire formats.
+//! - [`history`]: the history view with every rewrite on record, compaction, pruning, repair.
+//! - [`workbench`]: the state board, compressed blocks, the cache cost model, `recall`.
 //! - [`goals`]: the goal tree, its tools (`goal`, `step`, `explore`), numbering and events.
 //! - [`engine`]: the façade.
 //! - [`store`]: the trace store on the host's file system, resume, and the query API.
 //! - [`replay`]: replays recorded trajectories through context strategies, with exact metrics.
+//! - [`import`]: the agent log formats read into trajectories.
 //! - [`proxy`]: the engine in front of an agent's provider API (`workbench proxy`).
+//! - [`dashboard`]: the dashboard's page, embedded, and how it is served.
+//! - [`js_forms`]: the forms only the wasm face exchanges with JavaScript.
+//! - `wasm` (feature `wasm`, wasm32 only): the wasm-bindgen face.
+//! - `ts_types` (tests only): the TypeScript declarations, generated and checked.
 
 pub mod compress;
 pub mod config;

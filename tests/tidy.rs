@@ -1,6 +1,8 @@
 //! The architecture's rules as tests (rust-analyzer's "tidy"): the engine crate holds no I/O
-//! stack and touches no file system, network, process or clock itself (R11.1), and every
-//! requirement the code cites is defined in the repository's design document.
+//! stack and touches no file system, network, process or clock itself (R11.1); every
+//! requirement the code cites is defined in the repository's design document; every file a
+//! published crate embeds is in its package; and docs/ARCHITECTURE.md names the CLI's commands
+//! and the engine's modules as the code has them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -161,4 +163,225 @@ fn every_requirement_the_code_cites_is_defined_in_the_design() {
         .map(|(r, file)| format!("{r} (cited in {file})"))
         .collect();
     assert!(missing.is_empty(), "cited but not defined in docs/design.md: {missing:?}");
+}
+
+/// The relative path `to` seen from the directory `dir` (both `/`-separated, relative to one
+/// package root), or `None` if it climbs out of that root.
+fn join_within(dir: &str, to: &str) -> Option<String> {
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for part in to.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// What `include_str!`, `include_bytes!` and `include!` name in `code`: a string literal, or the
+/// whole argument when it is not one (a path built with `concat!` cannot be checked).
+fn included_paths(code: &str) -> Vec<Result<String, String>> {
+    let mut found = Vec::new();
+    for macro_name in ["include_str!(", "include_bytes!(", "include!("] {
+        for (at, _) in code.match_indices(macro_name) {
+            let preceding = code[..at].chars().next_back();
+            if preceding.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            let argument = &code[at + macro_name.len()..];
+            let argument = &argument[..argument.find(')').unwrap_or(argument.len())];
+            found.push(match argument.trim().strip_prefix('"').and_then(|a| a.strip_suffix('"')) {
+                Some(path) if !path.contains(['"', '\\']) => Ok(path.to_owned()),
+                _ => Err(argument.trim().to_owned()),
+            });
+        }
+    }
+    found
+}
+
+/// The workspace's packages that may be published, with their directories.
+fn published_packages() -> Vec<(String, PathBuf)> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--locked"])
+        .current_dir(root())
+        .output()
+        .expect("run cargo metadata");
+    assert!(output.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&output.stderr));
+    let metadata: Value = serde_json::from_slice(&output.stdout).expect("cargo metadata's JSON");
+    metadata["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["publish"].as_array().is_none_or(|registries| !registries.is_empty()))
+        .map(|p| {
+            let manifest = PathBuf::from(p["manifest_path"].as_str().unwrap());
+            (p["name"].as_str().unwrap().to_owned(), manifest.parent().unwrap().to_path_buf())
+        })
+        .collect()
+}
+
+/// A published crate builds from its `.crate` alone: every file its library or binaries embed
+/// (`include_str!` and kin, in the packaged `.rs` files outside tests, benches and examples) is
+/// in the package `cargo package --list` gives. CI also packages the crates (`.ci/test`); this
+/// says which file is missing, and runs with the Rust tests.
+#[test]
+fn every_file_a_published_crate_embeds_is_in_its_package() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let packages = published_packages();
+    let names: Vec<&str> = packages.iter().map(|(name, _)| name.as_str()).collect();
+    assert!(names.contains(&"context-workbench") && names.contains(&"workbench-cli"), "{names:?}");
+    assert!(!names.contains(&"context-workbench-testing"), "the test host is not published: {names:?}");
+    let mut problems = Vec::new();
+    let mut embedded = 0;
+    for (name, dir) in &packages {
+        // `--allow-dirty`: the list of what the working tree would package, committed or not.
+        let output = Command::new(&cargo)
+            .args(["package", "--list", "--locked", "--allow-dirty", "-p", name])
+            .current_dir(root())
+            .output()
+            .expect("run cargo package --list");
+        assert!(output.status.success(), "cargo package --list -p {name}: {}", String::from_utf8_lossy(&output.stderr));
+        let listed: BTreeSet<String> = String::from_utf8(output.stdout).unwrap().lines().map(str::to_owned).collect();
+        let built = listed.iter().filter(|file| {
+            file.ends_with(".rs") && !["tests/", "benches/", "examples/"].iter().any(|d| file.starts_with(d))
+        });
+        for file in built {
+            let code = std::fs::read_to_string(dir.join(file)).unwrap();
+            let file_dir = file.rsplit_once('/').map_or("", |(dir, _)| dir);
+            for path in included_paths(&code) {
+                embedded += 1;
+                match path.map(|path| (join_within(file_dir, &path), path)) {
+                    Ok((Some(resolved), _)) if listed.contains(&resolved) => {}
+                    Ok((_, path)) => problems.push(format!(
+                        "{name}: {file} embeds {path:?}, which is not in the package (Cargo.toml's `include`, or a file outside the crate)"
+                    )),
+                    Err(argument) => {
+                        problems.push(format!("{name}: {file} embeds `{argument}`, a path this test cannot check"))
+                    }
+                }
+            }
+        }
+    }
+    assert!(embedded >= 6, "the scan found the dashboard's files among the embedded ones ({embedded} in all)");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn join_within_stays_inside_the_package() {
+    assert_eq!(join_within("src", "dashboard/dom.js").as_deref(), Some("src/dashboard/dom.js"));
+    assert_eq!(join_within("src/goals", "../../prompts/goals.md").as_deref(), Some("prompts/goals.md"));
+    assert_eq!(join_within("src", "../bindings/playground/dom.js").as_deref(), Some("bindings/playground/dom.js"));
+    assert_eq!(join_within("src", "../../shared/x").as_deref(), None);
+    let code =
+        "const A: &str = include_str!(\"a.md\");\nconst B: &[u8] = include_bytes!(concat!(env!(\"OUT_DIR\"), \"/b\"));";
+    assert_eq!(included_paths(code), [Ok("a.md".to_owned()), Err("concat!(env!(\"OUT_DIR\"".to_owned())]);
+}
+
+fn architecture() -> String {
+    std::fs::read_to_string(root().join("docs/ARCHITECTURE.md")).expect("docs/ARCHITECTURE.md")
+}
+
+/// The text of the section that starts at the line `heading` begins, up to the next heading of
+/// the same level or higher.
+fn section<'a>(doc: &'a str, heading: &str) -> &'a str {
+    let start = doc.find(&format!("\n{heading}")).unwrap_or_else(|| panic!("ARCHITECTURE.md has no `{heading}`")) + 1;
+    let level = heading.split(' ').next().unwrap();
+    let rest = &doc[start + heading.len()..];
+    let end = (1..=level.len()).filter_map(|n| rest.find(&format!("\n{} ", "#".repeat(n)))).min().unwrap_or(rest.len());
+    &doc[start..start + heading.len() + end]
+}
+
+/// The names in backticks in `text`.
+fn backticked(text: &str) -> BTreeSet<String> {
+    text.split('`').skip(1).step_by(2).map(str::to_owned).collect()
+}
+
+/// The CLI's subcommands, as clap names them: the variants of `enum Command` in its `cli.rs`, in
+/// kebab case unless a `#[command(name = "…")]` renames one.
+fn cli_commands() -> BTreeSet<String> {
+    let cli = std::fs::read_to_string(root().join("crates/workbench-cli/src/cli.rs")).unwrap();
+    let body = cli.split("\nenum Command {\n").nth(1).expect("cli.rs declares `enum Command`");
+    let body = &body[..body.find("\n}\n").expect("the end of `enum Command`")];
+    let mut commands = BTreeSet::new();
+    let mut renamed = None;
+    for line in body.lines() {
+        if let Some(name) = line.trim().strip_prefix("#[command(name = \"") {
+            renamed = name.split('"').next().map(str::to_owned);
+        }
+        let Some(variant) = line.strip_prefix("    ").filter(|v| v.starts_with(|c: char| c.is_ascii_uppercase()))
+        else {
+            continue;
+        };
+        let ident: String = variant.chars().take_while(|c| c.is_alphanumeric()).collect();
+        let kebab = ident.chars().enumerate().fold(String::new(), |mut name, (i, c)| {
+            if c.is_ascii_uppercase() && i > 0 {
+                name.push('-');
+            }
+            name.push(c.to_ascii_lowercase());
+            name
+        });
+        commands.insert(renamed.take().unwrap_or(kebab));
+    }
+    commands
+}
+
+#[test]
+fn the_architecture_names_every_cli_command() {
+    let commands = cli_commands();
+    assert!(commands.contains("llm-check") && commands.contains("proxy"), "parsed the CLI's commands: {commands:?}");
+    let doc = architecture();
+    let flat = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    let marker = "dispatches to one module per command (";
+    let listed =
+        &flat[flat.find(marker).expect("ARCHITECTURE.md's entry points name the CLI's commands") + marker.len()..];
+    let listed = backticked(&listed[..listed.find(')').unwrap()]);
+    assert_eq!(
+        listed, commands,
+        "ARCHITECTURE.md's entry points list the CLI's commands (crates/workbench-cli/src/cli.rs)"
+    );
+    let crate_section = backticked(section(&doc, "### `crates/workbench-cli`"));
+    let missing: Vec<&String> = commands.iter().filter(|c| !crate_section.contains(*c)).collect();
+    assert!(missing.is_empty(), "ARCHITECTURE.md's `crates/workbench-cli` section does not say what {missing:?} is");
+}
+
+/// The modules `src/lib.rs` declares, whatever their visibility and `cfg`.
+fn declared_modules(lib: &str) -> BTreeSet<String> {
+    lib.lines()
+        .filter_map(|line| {
+            let line = line.trim();
+            let line = line.strip_prefix("pub ").unwrap_or(line);
+            line.strip_prefix("mod ")?.strip_suffix(';').map(str::to_owned)
+        })
+        .collect()
+}
+
+#[test]
+fn the_architecture_and_lib_rs_list_every_module() {
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    let declared = declared_modules(&lib);
+    assert!(declared.contains("engine") && declared.contains("ts_types"), "parsed src/lib.rs: {declared:?}");
+
+    // The code map's headings: `src/x.rs`, `src/x/`.
+    let doc = architecture();
+    let code_map = section(&doc, "## Code map");
+    let mapped: BTreeSet<String> = code_map
+        .lines()
+        .filter(|line| line.starts_with("### "))
+        .flat_map(|line| line.split("`src/").skip(1))
+        .map(|path| path.split(['/', '.', '`']).next().unwrap().to_owned())
+        .filter(|name| !name.is_empty())
+        .collect();
+    assert_eq!(mapped, declared, "ARCHITECTURE.md's code map has one section per module of src/lib.rs");
+
+    // src/lib.rs's own list: `//! - [`x`]: …` or `//! - `x` …`.
+    let listed: BTreeSet<String> = lib
+        .lines()
+        .filter_map(|line| line.strip_prefix("//! - ")?.trim_start_matches('[').strip_prefix('`')?.split('`').next())
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(listed, declared, "src/lib.rs's doc lists every module it declares");
 }

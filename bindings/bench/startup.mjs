@@ -60,7 +60,7 @@ function node() {
 /** In the page: import the package, then time init() → first count. */
 async function pageStart(page) {
   return page.evaluate(async () => {
-    const cw = await import('/dist/web.js');
+    const cw = await import('/bindings/dist/web.js');
     const t0 = performance.now();
     await cw.init();
     const wasmReady = performance.now();
@@ -79,7 +79,7 @@ async function chromium() {
     for (let i = 0; i < ROUNDS; i++) {
       const context = await chrome.browser.newContext();
       const page = await context.newPage();
-      await page.goto(`${chrome.url}/test/browser/blank.html`);
+      await page.goto(`${chrome.url}/bindings/test/browser/blank.html`);
       cold.push(await pageStart(page));
       await page.reload();
       warm.push(await pageStart(page));

@@ -2,7 +2,7 @@
 // the work that led to it. Expanding an edge replaces its goal by its sub-goals; a collapsed
 // edge shows the goal's cumulative stats, an expanded level its own (self) stats. Abandoned
 // goals hang off the path in grey; an exploration's branches run as parallel paths.
-import { el } from './dom.js';
+import { el } from '../../src/dashboard/dom.js';
 
 /**
  * Render `tree` (the engine's GoalTree) into `container`. `state.expanded` holds the ids of

@@ -1,10 +1,10 @@
 // The playground page: reads a trajectory (file, drop or paste), hands it to the worker, and
 // shows the calls as they come: the token chart, the raw trace, the prompt of the selected call,
 // the board and the goal plan as a DAG. The page never runs the engine itself.
-import { renderChart } from './chart.js';
+import { renderChart } from '../../src/dashboard/chart.js';
 import { renderDag } from './dag.js';
-import { el } from './dom.js';
-import { renderBoard, renderPrompt, renderRaw } from './views.js';
+import { el } from '../../src/dashboard/dom.js';
+import { renderBoard, renderPrompt, renderRaw } from '../../src/dashboard/views.js';
 
 /** The largest file the page reads (the engine's limit for a replay session). */
 const MAX_BYTES = 64 * 1024 * 1024;

@@ -1,6 +1,8 @@
-// A static file server for the playground and the browser tests, on 127.0.0.1 only. Any static
-// server works (module workers and fetch need http:, not file:); this one needs nothing installed.
-//   node scripts/serve.mjs [port]   then open http://127.0.0.1:<port>/playground/
+// A static file server of the repository for the playground and the browser tests, on 127.0.0.1
+// only. Any static server of the repository's root works (module workers and fetch need http:, not
+// file:; the playground imports the dashboard's view modules from src/dashboard/, inside the
+// engine crate); this one needs nothing installed.
+//   node scripts/serve.mjs [port]   then open http://127.0.0.1:<port>/bindings/playground/
 import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { gzipSync } from 'node:zlib';
@@ -50,7 +52,7 @@ export async function serve(root, port = 0) {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const bindings = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
-  const { url } = await serve(bindings, Number(process.argv[2] ?? 8080));
-  console.log(`serving ${bindings} on ${url}; the playground is ${url}/playground/`);
+  const repository = fileURLToPath(new URL('../../', import.meta.url));
+  const { url } = await serve(repository, Number(process.argv[2] ?? 8080));
+  console.log(`serving ${repository} on ${url}; the playground is ${url}/bindings/playground/`);
 }

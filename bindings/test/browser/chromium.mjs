@@ -8,15 +8,15 @@ import { serve } from '../../scripts/serve.mjs';
 export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-first-run'];
 
-/** The bindings folder served on 127.0.0.1 and a launched browser; `close()` ends both. */
+/** The repository served on 127.0.0.1 (the package at /bindings/) and a launched browser; `close()` ends both. */
 export async function startBrowser() {
-  const server = await serve(fileURLToPath(new URL('../../', import.meta.url)));
+  const server = await serve(fileURLToPath(new URL('../../../', import.meta.url)));
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
   return {
     url: server.url,
     browser,
     /** A new page that records uncaught errors and unhandled rejections in `errors`. */
-    async page(path = '/test/browser/blank.html') {
+    async page(path = '/bindings/test/browser/blank.html') {
       const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
       page.errors = [];
       page.on('pageerror', (error) => page.errors.push(error.message));

@@ -314,8 +314,8 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     ['workbench serve', async () => running(await startWorkbench(['serve', path.join(work, '.trace'), '--port', '0'], work, 1), (lines) => `${lines[0]}/`), /Live/],
     ['the npm proxy', async () => running(await startProcess(process.execPath, [NPM_CLI, 'proxy', '--port', '0'], work, 4), (lines) => lines[3].slice('dashboard: '.length)), /Live/],
     ['a picked folder', async () => {
-      const server = await serve(fileURLToPath(new URL('../../', import.meta.url)));
-      return { address: `${server.url}/playground/dashboard.html?folder`, stop: server.close, picks: path.join(work, '.trace') };
+      const server = await serve(fileURLToPath(new URL('../../../', import.meta.url)));
+      return { address: `${server.url}/src/dashboard/dashboard.html?folder`, stop: server.close, picks: path.join(work, '.trace') };
     }, /^Read from a picked folder \(\d+ files\) as it was when picked/],
   ];
   try {

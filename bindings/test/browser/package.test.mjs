@@ -14,9 +14,9 @@ test('engines start from the default location, bytes or a compiled module, and c
   for (const how of ['default', 'bytes', 'module']) {
     const page = await chrome.page();
     results.push(await page.evaluate(async (how) => {
-      const cw = await import('/dist/web.js');
-      const wasmUrl = '/dist/wasm/context_workbench_bg.wasm';
-      const ranks = await (await fetch('/dist/ranks/o200k_base.tiktoken')).arrayBuffer();
+      const cw = await import('/bindings/dist/web.js');
+      const wasmUrl = '/bindings/dist/wasm/context_workbench_bg.wasm';
+      const ranks = await (await fetch('/bindings/dist/ranks/o200k_base.tiktoken')).arrayBuffer();
       if (how === 'bytes') await cw.init({ wasm: await (await fetch(wasmUrl)).arrayBuffer(), ranks: new Uint8Array(ranks) });
       if (how === 'module') await cw.init({ wasm: await WebAssembly.compileStreaming(fetch(wasmUrl)), ranks: { o200k_base: ranks } });
       const engine = await cw.ContextEngine.create(cw.memoryHost());
@@ -33,7 +33,7 @@ test('engines start from the default location, bytes or a compiled module, and c
 test('browserFsHost keeps a workspace in OPFS that the engine reads and saves its trace to', async () => {
   const page = await chrome.page();
   const out = await page.evaluate(async () => {
-    const cw = await import('/dist/web.js');
+    const cw = await import('/bindings/dist/web.js');
     const host = cw.browserFsHost({ directory: `ws-${Date.now()}` });
     await host.writeFile('docs/a.txt', 'one');
     await host.appendFile('docs/a.txt', ' two');
@@ -72,8 +72,8 @@ test('browserFsHost keeps a workspace in OPFS that the engine reads and saves it
 test('a missing rank file and a host that never answers are typed errors, not a hang', async () => {
   const page = await chrome.page();
   const out = await page.evaluate(async () => {
-    const cw = await import('/dist/web.js');
-    await cw.init({ ranks: { cl100k_base: '/dist/ranks/missing.tiktoken' } });
+    const cw = await import('/bindings/dist/web.js');
+    await cw.init({ ranks: { cl100k_base: '/bindings/dist/ranks/missing.tiktoken' } });
     const missing = await cw.ContextEngine.create(cw.memoryHost(), { encoding: 'cl100k_base' }).catch((e) => [e.name, e.code]);
     const silent = cw.memoryHost({ llm: () => new Promise(() => {}) });
     const engine = await cw.ContextEngine.create(silent);

@@ -34,7 +34,7 @@ async function load(page, file) {
 const text = (page, selector) => page.$$eval(selector, (nodes) => nodes.map((n) => n.textContent));
 
 test('a first visit: a drop zone and the sample, replayed with its plan, the unmanaged baseline and the totals', async () => {
-  const page = await chrome.page('/playground/');
+  const page = await chrome.page('/bindings/playground/');
   assert.ok(await page.isVisible('#dropzone'), 'the drop zone shows on a first visit');
   assert.match(await page.textContent('#status'), /try the sample/);
   const downloads = [];
@@ -72,7 +72,7 @@ test('a first visit: a drop zone and the sample, replayed with its plan, the unm
 });
 
 test('a Claude Code session: its todo items are the DAG, the chart is drawn, blocks expand to their originals', async () => {
-  const page = await chrome.page('/playground/');
+  const page = await chrome.page('/bindings/playground/');
   const expected = mainSession(TODO_SESSION);
   await load(page, TODO_SESSION);
   assert.match(await page.textContent('#status'), new RegExp(`Replayed ${expected.calls} calls`));
@@ -123,7 +123,7 @@ test('a Claude Code session: its todo items are the DAG, the chart is drawn, blo
 });
 
 test('the page stays responsive while a 735-call run replays in its worker', async () => {
-  const page = await chrome.page('/playground/');
+  const page = await chrome.page('/bindings/playground/');
   await page.setInputFiles('#file', path.join(traces, 'vorflux/django__django-15973.json'));
   await page.waitForSelector('body[data-state=running]', { timeout: 60_000 });
   const slowest = await page.evaluate(async () => {
@@ -144,7 +144,7 @@ test('the page stays responsive while a 735-call run replays in its worker', asy
 });
 
 test('bad input gets a clear message: not a trajectory, 100 MB, empty; pasting works', async () => {
-  const page = await chrome.page('/playground/');
+  const page = await chrome.page('/bindings/playground/');
   const dir = path.join(tmpdir(), `cw-playground-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   try {
@@ -178,10 +178,10 @@ test('bad input gets a clear message: not a trajectory, 100 MB, empty; pasting w
 });
 
 test('the DAG of a goal tree the engine built: folded edges, abandoned goals aside, explore lanes', async () => {
-  const page = await chrome.page('/playground/');
+  const page = await chrome.page('/bindings/playground/');
   const view = await page.evaluate(async () => {
-    const cw = await import('/dist/web.js');
-    const { renderDag } = await import('/playground/dag.js');
+    const cw = await import('/bindings/dist/web.js');
+    const { renderDag } = await import('/bindings/playground/dag.js');
     const engine = await cw.ContextEngine.create(cw.memoryHost());
     const tool = (id, name) => {
       engine.record({ role: 'assistant', content: [{ type: 'tool_call', id, name, arguments: '{}' }] });
@@ -235,7 +235,7 @@ test('the DAG of a goal tree the engine built: folded edges, abandoned goals asi
 });
 
 test('Open a trace store… opens the dashboard page over a folder picked in the browser', async () => {
-  const page = await chrome.page('/playground/');
+  const page = await chrome.page('/bindings/playground/');
   await page.click('#open-store');
   await page.waitForSelector('#folder-picker');
   assert.match(await page.textContent('#folder-picker'), /nothing is uploaded/);

@@ -31,7 +31,7 @@ test('the README browser recipe runs as pasted and logs what the README says', a
   const errors = [];
   page.on('console', (m) => logged.push(m.text()));
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`${chrome.url}/test-artifacts/readme-site/index.html`);
+  await page.goto(`${chrome.url}/bindings/test-artifacts/readme-site/index.html`);
   await page.waitForFunction(() => document.readyState === 'complete');
   for (let i = 0; i < 100 && !logged.some((l) => l.startsWith('prepared')) && errors.length === 0; i++) {
     await new Promise((r) => setTimeout(r, 100));

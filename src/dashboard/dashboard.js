@@ -1,9 +1,9 @@
 // The dashboard: the proxy's sessions (live), one session (its calls, plan and prompt with the
 // originals behind every compressed part) and a search of the raw traces. It reads only the
 // query API beside it (relative URLs: the same page at `workbench serve`'s root and at the
-// proxy's /workbench/), and draws with the playground's modules. Opened with `?folder` from a
-// static server (the playground links to it), it asks the same API of a trace store folder
-// picked in the browser instead (`folder.js`).
+// proxy's /workbench/), and draws with the view modules beside it, which the playground imports
+// too. Opened with `?folder` from a static server of the repository (the playground links to
+// it), it asks the same API of a trace store folder picked in the browser instead (`folder.js`).
 import { el, kilo } from './dom.js';
 import { renderChart } from './chart.js';
 import { flatten, textBlock } from './views.js';
@@ -47,7 +47,7 @@ if (picking) {
   };
   picking.acceptDrops(folder.open, (message) => say(message, true));
 }
-if (folder && !picking) say('This page opens a picked folder where it is served beside the playground (bindings/playground/).', true);
+if (folder && !picking) say('This page opens a picked folder where the repository is served (npm run playground in bindings/).', true);
 else route(true);
 
 /** GET an API path (relative); an error answer becomes an Error with its message. */

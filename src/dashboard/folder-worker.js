@@ -1,7 +1,8 @@
 // The dashboard's query API over a trace store folder picked in the browser, off the page's
 // thread: the package's TraceStore over a read-only host of the picked files, each read when a
-// route needs it. Nothing leaves the browser and nothing is written.
-import { TraceStore, defaultConfig, pickedFolderHost } from '../dist/web.js';
+// route needs it. Nothing leaves the browser and nothing is written. It imports the npm package's
+// build (`bindings/dist/`), so the page is served from the repository's root.
+import { TraceStore, defaultConfig, pickedFolderHost } from '../../bindings/dist/web.js';
 
 let opened;
 

@@ -1,4 +1,5 @@
-//! Exact token counts (R10.1) with tiktoken-rs: o200k_base by default, cl100k_base selectable.
+//! Exact token counts (R10.1), tiktoken's byte for byte: o200k_base by default, cl100k_base
+//! selectable. The encoder ([`Bpe`]) searches a compact binary rank table in place (see `bpe.rs`).
 //!
 //! Special-token strings such as `<|endoftext|>` are counted as the ordinary text they are
 //! (tool outputs contain them). Long inputs are cut into chunks at *safe boundaries*, positions
@@ -7,15 +8,18 @@
 //! regex call below the backtracking stack of `fancy-regex`, which overflows on about a
 //! million consecutive spaces (a panic natively, a trap that kills the instance in wasm).
 
+mod bpe;
 mod ranks;
 
 use serde::{Deserialize, Serialize};
-use tiktoken_rs::CoreBPE;
 
 use crate::error::Result;
 use crate::model::{ContentPart, Message};
 
-pub use ranks::{load_ranks, parse_ranks, rank_file_name, ranks_available, require_ranks};
+pub use ranks::{
+    Bpe, Rank, binary_rank_file_name, compile_ranks, load_ranks, parse_ranks, rank_file_name, ranks_available,
+    require_ranks,
+};
 
 /// Tokens the chat format adds around each message: `<|start|>`, the role,
 /// `<|message|>` (or the separator) and `<|end|>`. This is the figure OpenAI's
@@ -57,7 +61,7 @@ impl Encoding {
 #[derive(Clone, Copy)]
 pub struct TokenCounter {
     encoding: Encoding,
-    bpe: &'static CoreBPE,
+    bpe: &'static Bpe,
 }
 
 impl std::fmt::Debug for TokenCounter {

@@ -80,3 +80,33 @@ fn loaded_ranks_count_like_the_embedded_ones() {
         assert!(err.to_string().contains(&format!("not the official {} rank file", encoding.name())), "{err}");
     }
 }
+
+/// The binary form the npm package ships (compiled from the shipped text file) loads, and its
+/// encoder gives tiktoken-rs's token ids on the shared traces; a truncated or altered binary file
+/// is refused with what was found, never counted.
+#[test]
+fn binary_ranks_encode_like_tiktoken() {
+    let files = common::traces::files_under(Path::new("data/traces/claude-code"));
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        let binary = tokens::compile_ranks(encoding, &shipped_rank_file(encoding)).unwrap();
+        assert!(binary.len() < shipped_rank_file(encoding).len() / 2, "{} bytes", binary.len());
+        tokens::load_ranks(encoding, &binary).expect("the compiled file is the official one");
+        let reference = match encoding {
+            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+        };
+        for path in &files {
+            let text = std::fs::read_to_string(path).unwrap();
+            let text = &text[..text.floor_char_boundary(200_000)];
+            assert_eq!(TokenCounter::new(encoding).encode(text), reference.encode_ordinary(text), "{}", path.display());
+        }
+        for damaged in [binary[..binary.len() - 1].to_vec(), {
+            let mut b = binary.clone();
+            b[5000] ^= 1;
+            b
+        }] {
+            let err = tokens::load_ranks(encoding, &damaged).unwrap_err();
+            assert!(err.to_string().contains(&format!("not the official {} rank file", encoding.name())), "{err}");
+        }
+    }
+}

@@ -1,10 +1,12 @@
 // Build the npm package into dist/:
 //   dist/wasm/   the engine (.wasm, without the tokenizer ranks) and its wasm-bindgen glue (ES module)
-//   dist/ranks/  the official o200k_base and cl100k_base rank files, loaded at run time
+//   dist/ranks/  the o200k_base and cl100k_base ranks, loaded at run time: the binary form
+//                (*.ranks, compiled here once by the engine itself, what the package loads by
+//                default) and the official text files (*.tiktoken, still accepted by init())
 //   dist/*.js    the TypeScript layer (src/), with .d.ts; dist/node.js and dist/web.js are the entries
 // Needs cargo, wasm-bindgen-cli of the pinned version (.ci/setup installs it) and `npm ci` (binaryen).
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -37,9 +39,15 @@ const metadata = JSON.parse(execFileSync('cargo', ['metadata', '--format-version
 const tiktoken = metadata.packages.find((p) => p.name === 'tiktoken-rs');
 if (!tiktoken) throw new Error('build: tiktoken-rs is not among the dependencies');
 mkdirSync(path.join(dist, 'ranks'), { recursive: true });
+// The binary forms, compiled by the .wasm just built (it checks the text file's checksum, and the
+// binary's, so only the official ranks come out).
+const glue = await import(path.join(dist, 'wasm', 'context_workbench.js'));
+glue.initSync({ module: readFileSync(bindgenWasm) });
 for (const encoding of ['o200k_base', 'cl100k_base']) {
   const file = `${encoding}.tiktoken`;
-  copyFileSync(path.join(path.dirname(tiktoken.manifest_path), 'assets', file), path.join(dist, 'ranks', file));
+  const text = path.join(path.dirname(tiktoken.manifest_path), 'assets', file);
+  copyFileSync(text, path.join(dist, 'ranks', file));
+  writeFileSync(path.join(dist, 'ranks', `${encoding}.ranks`), glue.compileRanks(encoding, readFileSync(text)));
 }
 
 run(process.execPath, [path.join(bindings, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], bindings);

@@ -16,7 +16,7 @@ const TYPES = {
 };
 
 /** What is sent gzipped to a browser that accepts it: the engine and the rank files (7 MB → 3 MB). */
-const COMPRESSED = new Set(['.wasm', '.tiktoken', '.js', '.mjs', '.json', '.jsonl']);
+const COMPRESSED = new Set(['.wasm', '.tiktoken', '.ranks', '.js', '.mjs', '.json', '.jsonl']);
 
 /** Serve the files under `root` on 127.0.0.1 (`port` 0: any free one). Resolves to { url, close }. */
 export async function serve(root, port = 0) {
@@ -30,7 +30,7 @@ export async function serve(root, port = 0) {
       if ((await stat(file)).isDirectory()) file = path.join(file, 'index.html');
       let body = await readFile(file);
       // Rank files never change: let the browser cache them, as a real deployment would.
-      const cache = path.extname(file) === '.tiktoken' ? 'max-age=86400, immutable' : 'no-cache';
+      const cache = ['.tiktoken', '.ranks'].includes(path.extname(file)) ? 'max-age=86400, immutable' : 'no-cache';
       const headers = { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': cache, vary: 'accept-encoding' };
       if (COMPRESSED.has(path.extname(file)) && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {
         // Compressed once per content, as a deployment would precompress them.

@@ -1,5 +1,6 @@
 // Loading the engine: the .wasm module and the tokenizer's rank files, which the .wasm does not
-// embed (browsers fetch the 3.6 MB o200k_base file once and cache it). Each entry point (node.ts,
+// embed (browsers fetch the 1.6 MB binary o200k_base file once and cache it; the engine searches
+// it in place, so loading it is a copy and a checksum, not a parse). Each entry point (node.ts,
 // web.ts) registers where the files are by default; init() may name other sources.
 import initWasm, { loadRanks, ranksLoaded } from './wasm/context_workbench.js';
 import { ContextWorkbenchError, asWorkbenchError } from './errors.js';
@@ -8,13 +9,15 @@ export type Encoding = 'o200k_base' | 'cl100k_base';
 export const ENCODINGS: readonly string[] = ['o200k_base', 'cl100k_base'];
 /** Where the .wasm comes from: a URL (in Node also a file path), its bytes, a compiled module, or a fetch Response. */
 export type WasmSource = URL | string | BufferSource | WebAssembly.Module | Response | Promise<Response>;
-/** Where a rank file comes from: a URL (in Node also a file path), its bytes, or a fetch Response. */
-export type RanksSource = URL | string | BufferSource | Response | Promise<Response>;
+/** Where a rank file comes from: a URL (in Node also a file path), its bytes, or a fetch Response;
+ * the binary form (`o200k_base.ranks`, the default) or the official text (`o200k_base.tiktoken`);
+ * or a function giving one of those, called only when an engine first needs the encoding. */
+export type RanksSource = URL | string | BufferSource | Response | Promise<Response> | (() => Promise<BufferSource | Response>);
 
 export interface InitOptions {
   /** The engine's .wasm; by default the one beside the package's JS. */
   wasm?: WasmSource;
-  /** Rank files by encoding (`o200k_base.tiktoken`, …); by default the package's own copies.
+  /** Rank files by encoding (`o200k_base.ranks` or `.tiktoken`, …); by default the package's own copies.
    * A bare source is o200k_base's. Each is loaded when an engine first needs it. */
   ranks?: RanksSource | Partial<Record<Encoding, RanksSource>>;
 }
@@ -78,7 +81,8 @@ export async function ensureEncoding(encoding: Encoding): Promise<void> {
       loadRanks(encoding, await bytesOf(source));
     })().catch((error) => {
       pendingRanks.delete(encoding);
-      throw failure('ranks_not_loaded', `the ${encoding} rank file could not be loaded`, error);
+      const source = rankSources[encoding] ?? requirePlatform().defaultRanks(encoding);
+      throw failure('ranks_not_loaded', `the ${encoding} rank file ${describe(source)} could not be loaded`, error);
     });
     pendingRanks.set(encoding, pending);
   }
@@ -86,7 +90,7 @@ export async function ensureEncoding(encoding: Encoding): Promise<void> {
 }
 
 async function bytesOf(source: RanksSource): Promise<Uint8Array> {
-  const resolved = await source;
+  const resolved = await (typeof source === 'function' ? source() : source);
   if (resolved instanceof Uint8Array) return resolved;
   if (resolved instanceof ArrayBuffer) return new Uint8Array(resolved);
   if (ArrayBuffer.isView(resolved)) return new Uint8Array(resolved.buffer, resolved.byteOffset, resolved.byteLength);
@@ -95,6 +99,16 @@ async function bytesOf(source: RanksSource): Promise<Uint8Array> {
     return new Uint8Array(await resolved.arrayBuffer());
   }
   return requirePlatform().read(resolved as URL | string);
+}
+
+/** A rank source as an error names it: its URL or path, else what it is. */
+function describe(source: RanksSource): string {
+  if (source instanceof URL) return source.href;
+  if (typeof source === 'string') return source;
+  if (typeof Response !== 'undefined' && source instanceof Response) return source.url || '(a fetch response)';
+  if (source instanceof Promise) return '(a pending fetch)';
+  if (typeof source === 'function') return '(a loader function)';
+  return `(${(source as ArrayBufferLike).byteLength ?? '?'} bytes given)`;
 }
 
 function isRanksMap(value: InitOptions['ranks']): value is Partial<Record<Encoding, RanksSource>> {

@@ -14,7 +14,7 @@ registerPlatform({
   defaultWasm: async () => readFile(here('./wasm/context_workbench_bg.wasm')),
   // Node's fetch cannot read files: a URL or path is read into bytes here.
   wasmSource: async (source) => (isLocation(source) ? read(source) : source),
-  defaultRanks: (encoding: Encoding) => here(`./ranks/${encoding}.tiktoken`),
+  defaultRanks: (encoding: Encoding) => here(`./ranks/${encoding}.ranks`),
   read,
 });
 

@@ -17,6 +17,6 @@ test('a damaged or missing rank file is a typed error, every time it is asked fo
       (e) => e.code === 'invalid_input' && /not the official o200k_base rank file/.test(e.message));
   }
   await assert.rejects(ContextEngine.create(memoryHost(), { encoding: 'cl100k_base' }),
-    (e) => e.code === 'ranks_not_loaded' && /cl100k_base rank file could not be loaded.*nowhere/.test(e.message));
+    (e) => e.code === 'ranks_not_loaded' && /cl100k_base rank file file:\/\/\/nowhere\/cl100k_base\.tiktoken could not be loaded/.test(e.message));
   await assert.rejects(ReplaySession.create('x.jsonl', '{}'), { code: 'invalid_input' });
 });

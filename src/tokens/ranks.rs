@@ -1,53 +1,74 @@
 //! The BPE ranks behind each encoding: embedded in the binary (feature `embedded-ranks`, on by
-//! default: the CLI, the tests) or loaded at run time from the `.tiktoken` rank file a host
-//! supplies (the npm package: browsers fetch the 3.6 MB o200k_base file once and cache it,
-//! instead of downloading it inside every `.wasm`).
+//! default: the CLI, the tests) or loaded at run time from a rank file the host supplies (the npm
+//! package: browsers fetch the o200k_base ranks once and cache them, instead of downloading them
+//! inside every `.wasm`).
 //!
-//! A loaded file must be byte for byte the official one (tiktoken's `openaipublic` file, also
-//! shipped in the tiktoken-rs crate), checked by size and checksum before it is parsed, so a
-//! loaded encoding counts exactly as the embedded one.
+//! Two forms of a rank file are accepted, each checked byte for byte against the official one (by
+//! size and checksum) before anything is built from it, so a loaded encoding counts exactly as the
+//! embedded one:
+//! - the binary form, `o200k_base.ranks` (what the npm package ships, built once at package time
+//!   by [`compile_ranks`]): a header naming the encoding, one length byte per token in rank order,
+//!   then the tokens' bytes. It loads by reference ([`Bpe`] searches it in place): 1.6 MB for
+//!   o200k_base, against 3.6 MB of text.
+//! - the text form, `o200k_base.tiktoken` (tiktoken's `openaipublic` file, also shipped in the
+//!   tiktoken-rs crate): one `base64-token rank` line per token, compiled to the binary form first.
 
 use std::sync::OnceLock;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use rustc_hash::FxHashMap;
-use tiktoken_rs::{CoreBPE, Rank};
+use xxhash_rust::xxh3::xxh3_64;
 
 use super::Encoding;
+pub use super::bpe::{Bpe, Rank};
 use crate::error::{Error, Result};
 
-/// What identifies the official rank file of an encoding.
+/// What identifies the official rank files of an encoding.
 struct RankFile {
+    /// The text file's size and FNV-1a 64.
     bytes: usize,
-    /// FNV-1a 64 of the whole file.
     checksum: u64,
+    /// The binary form's size and xxh3-64.
+    binary_bytes: usize,
+    binary_checksum: u64,
     entries: usize,
-    special_tokens: &'static [(&'static str, Rank)],
     pattern: &'static str,
 }
 
 const O200K_BASE: RankFile = RankFile {
     bytes: 3_613_922,
     checksum: 0xe9b0_d703_0f3d_eddc,
+    binary_bytes: 1_597_691,
+    binary_checksum: 0x8449_a4ee_7b19_755c,
     entries: 199_998,
-    special_tokens: &[("<|endoftext|>", 199_999), ("<|endofprompt|>", 200_018)],
-    pattern: tiktoken_rs::O200K_BASE_PAT_STR,
+    pattern: concat!(
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        "|",
+        r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+        "|",
+        r"\p{N}{1,3}",
+        "|",
+        r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+        "|",
+        r"\s*[\r\n]+",
+        "|",
+        r"\s+(?!\S)",
+        "|",
+        r"\s+",
+    ),
 };
 
 const CL100K_BASE: RankFile = RankFile {
     bytes: 1_681_126,
     checksum: 0x3565_51a9_06b1_fdee,
+    binary_bytes: 744_110,
+    binary_checksum: 0xedbb_b7f1_6513_6b8a,
     entries: 100_256,
-    special_tokens: &[
-        ("<|endoftext|>", 100_257),
-        ("<|fim_prefix|>", 100_258),
-        ("<|fim_middle|>", 100_259),
-        ("<|fim_suffix|>", 100_260),
-        ("<|endofprompt|>", 100_276),
-    ],
     pattern: r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s",
 };
+
+/// The first bytes of a binary rank file; the encoding's name follows (one length byte, the name).
+const MAGIC: &[u8; 8] = b"cwranks1";
 
 fn rank_file(encoding: Encoding) -> &'static RankFile {
     match encoding {
@@ -56,28 +77,30 @@ fn rank_file(encoding: Encoding) -> &'static RankFile {
     }
 }
 
-/// The file name hosts serve the ranks under: `o200k_base.tiktoken`.
+/// The text file's name: `o200k_base.tiktoken`.
 pub fn rank_file_name(encoding: Encoding) -> String {
     format!("{}.tiktoken", encoding.name())
 }
 
-fn loaded(encoding: Encoding) -> &'static OnceLock<CoreBPE> {
-    static O200K: OnceLock<CoreBPE> = OnceLock::new();
-    static CL100K: OnceLock<CoreBPE> = OnceLock::new();
+/// The binary file's name, what hosts serve: `o200k_base.ranks`.
+pub fn binary_rank_file_name(encoding: Encoding) -> String {
+    format!("{}.ranks", encoding.name())
+}
+
+fn loaded(encoding: Encoding) -> &'static OnceLock<Bpe> {
+    static O200K: OnceLock<Bpe> = OnceLock::new();
+    static CL100K: OnceLock<Bpe> = OnceLock::new();
     match encoding {
         Encoding::O200kBase => &O200K,
         Encoding::Cl100kBase => &CL100K,
     }
 }
 
-/// The BPE of `encoding`, when its ranks are embedded or were loaded.
-pub fn bpe(encoding: Encoding) -> Option<&'static CoreBPE> {
+/// The encoder of `encoding`, when its ranks are embedded or were loaded.
+pub fn bpe(encoding: Encoding) -> Option<&'static Bpe> {
     #[cfg(feature = "embedded-ranks")]
     {
-        Some(match encoding {
-            Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
-            Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
-        })
+        Some(loaded(encoding).get_or_init(|| embedded(encoding)))
     }
     #[cfg(not(feature = "embedded-ranks"))]
     {
@@ -85,9 +108,34 @@ pub fn bpe(encoding: Encoding) -> Option<&'static CoreBPE> {
     }
 }
 
+/// The embedded encoder, from the ranks tiktoken-rs embeds (decoded token by token into the
+/// binary form, once per process).
+#[cfg(feature = "embedded-ranks")]
+fn embedded(encoding: Encoding) -> Bpe {
+    let core = match encoding {
+        Encoding::O200kBase => tiktoken_rs::o200k_base(),
+        Encoding::Cl100kBase => tiktoken_rs::cl100k_base(),
+    }
+    .expect("tiktoken-rs builds its own encodings");
+    let entries = rank_file(encoding).entries;
+    let tokens: Vec<Vec<u8>> =
+        (0..entries as Rank).map(|r| core.decode_bytes(&[r]).expect("every rank below the count decodes")).collect();
+    let file = binary_file(encoding, &tokens);
+    debug_assert!(check_binary(encoding, &file).is_ok(), "tiktoken-rs's ranks are the official ones");
+    from_binary(encoding, file.into()).expect("tiktoken-rs's ranks make a valid table")
+}
+
 /// True when `encoding` can count: its ranks are embedded in this build or were loaded.
 pub fn ranks_available(encoding: Encoding) -> bool {
-    bpe(encoding).is_some()
+    #[cfg(feature = "embedded-ranks")]
+    {
+        let _ = encoding;
+        true
+    }
+    #[cfg(not(feature = "embedded-ranks"))]
+    {
+        loaded(encoding).get().is_some()
+    }
 }
 
 /// `Ok` when `encoding` can count, else the error an embedder sees before anything counts.
@@ -99,58 +147,149 @@ pub(super) fn missing(encoding: Encoding) -> Error {
     Error::RanksNotLoaded { encoding: encoding.name() }
 }
 
-/// Load the official rank file of `encoding` (see the module docs). Loading an encoding that
-/// is already available checks the file and changes nothing.
+/// Load the official rank file of `encoding`, binary (`o200k_base.ranks`) or text
+/// (`o200k_base.tiktoken`); see the module docs. Loading an encoding that is already available
+/// checks the file and changes nothing.
 pub fn load_ranks(encoding: Encoding, file: &[u8]) -> Result<()> {
-    check_file(encoding, file)?;
+    let binary = file.starts_with(MAGIC);
+    if binary {
+        check_binary(encoding, file)?;
+    } else {
+        check_text(encoding, file)?;
+    }
     if ranks_available(encoding) {
         return Ok(());
     }
-    let bpe = parse_ranks(encoding, file)?;
+    let bpe = if binary { from_binary(encoding, file.into())? } else { parse_ranks(encoding, file)? };
     // Single-threaded in wasm; natively a racing loader built the same table.
     let _ = loaded(encoding).set(bpe);
     Ok(())
 }
 
-/// Check `file` is the official rank file of `encoding`, by size and checksum.
-fn check_file(encoding: Encoding, file: &[u8]) -> Result<()> {
+/// The binary form of the official text rank file of `encoding` (what the npm package ships).
+pub fn compile_ranks(encoding: Encoding, text: &[u8]) -> Result<Vec<u8>> {
+    check_text(encoding, text)?;
+    let file = binary_file(encoding, &text_tokens(encoding, text)?);
+    check_binary(encoding, &file)?;
+    Ok(file)
+}
+
+fn refused(encoding: Encoding, len: usize, checksum: u64) -> Error {
+    let want = rank_file(encoding);
+    Error::InvalidInput(format!(
+        "not the official {} rank file: {len} bytes with checksum {checksum:016x}, expected {} bytes with checksum {:016x} ({}) or {} bytes with checksum {:016x} ({})",
+        encoding.name(),
+        want.bytes,
+        want.checksum,
+        rank_file_name(encoding),
+        want.binary_bytes,
+        want.binary_checksum,
+        binary_rank_file_name(encoding),
+    ))
+}
+
+/// Check `file` is the official text rank file of `encoding`, by size and FNV-1a 64.
+fn check_text(encoding: Encoding, file: &[u8]) -> Result<()> {
     let want = rank_file(encoding);
     let checksum = fnv1a64(file);
     if file.len() == want.bytes && checksum == want.checksum {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(refused(encoding, file.len(), checksum))
     }
-    Err(Error::InvalidInput(format!(
-        "not the official {} rank file: {} bytes with checksum {checksum:016x}, expected {} bytes with checksum {:016x}",
-        encoding.name(),
-        file.len(),
-        want.bytes,
-        want.checksum
-    )))
 }
 
-/// Build the BPE from a rank file: one `base64-token rank` line per token. The checks keep
-/// `CoreBPE::new` from ever seeing input it would panic on (repeated ranks).
-pub fn parse_ranks(encoding: Encoding, file: &[u8]) -> Result<CoreBPE> {
+/// Check `file` is the official binary rank file of `encoding`, by size and xxh3-64; a binary
+/// file of another encoding says which it is.
+fn check_binary(encoding: Encoding, file: &[u8]) -> Result<()> {
+    let want = rank_file(encoding);
+    let checksum = xxh3_64(file);
+    if file.len() == want.binary_bytes && checksum == want.binary_checksum {
+        return Ok(());
+    }
+    if let Some(other) = header(file).and_then(|(name, _)| Encoding::from_name(name)).filter(|e| *e != encoding) {
+        return Err(Error::InvalidInput(format!(
+            "not the official {} rank file: this is {} (the {} ranks)",
+            encoding.name(),
+            binary_rank_file_name(other),
+            other.name()
+        )));
+    }
+    Err(refused(encoding, file.len(), checksum))
+}
+
+/// A binary file's encoding name and where its token lengths start.
+fn header(file: &[u8]) -> Option<(&str, usize)> {
+    let rest = file.strip_prefix(MAGIC)?;
+    let (&len, rest) = rest.split_first()?;
+    let name = std::str::from_utf8(rest.get(..usize::from(len))?).ok()?;
+    Some((name, MAGIC.len() + 1 + usize::from(len)))
+}
+
+/// The binary file of `tokens` (in rank order).
+fn binary_file(encoding: Encoding, tokens: &[Vec<u8>]) -> Vec<u8> {
+    let name = encoding.name().as_bytes();
+    let body: usize = tokens.iter().map(Vec::len).sum();
+    let mut file = Vec::with_capacity(MAGIC.len() + 1 + name.len() + 4 + tokens.len() + body);
+    file.extend_from_slice(MAGIC);
+    file.push(name.len() as u8);
+    file.extend_from_slice(name);
+    file.extend_from_slice(&(tokens.len() as u32).to_le_bytes());
+    file.extend(tokens.iter().map(|t| t.len() as u8));
+    for token in tokens {
+        file.extend_from_slice(token);
+    }
+    file
+}
+
+/// The encoder over a binary rank file (checked or built by the caller).
+fn from_binary(encoding: Encoding, file: Box<[u8]>) -> Result<Bpe> {
+    let bad = |what: &str| Error::InvalidInput(format!("{} binary rank file: {what}", encoding.name()));
+    let (name, at) = header(&file).ok_or_else(|| bad("no header"))?;
+    if name != encoding.name() {
+        return Err(bad(&format!("the header names {name}")));
+    }
+    let count = file
+        .get(at..at + 4)
+        .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        .ok_or_else(|| bad("truncated"))?;
+    if count != rank_file(encoding).entries {
+        return Err(bad(&format!("{count} tokens, expected {}", rank_file(encoding).entries)));
+    }
+    Bpe::new(file, at + 4, count, rank_file(encoding).pattern).map_err(|e| bad(&e.0))
+}
+
+/// Build the encoder from a text rank file: one `base64-token rank` line per token, every rank
+/// below the count exactly once (not checked against the official checksum: [`load_ranks`] does).
+pub fn parse_ranks(encoding: Encoding, file: &[u8]) -> Result<Bpe> {
+    let tokens = text_tokens(encoding, file)?;
+    from_binary(encoding, binary_file(encoding, &tokens).into())
+}
+
+/// The tokens of a text rank file, in rank order.
+fn text_tokens(encoding: Encoding, file: &[u8]) -> Result<Vec<Vec<u8>>> {
     let want = rank_file(encoding);
     let text = std::str::from_utf8(file).map_err(|e| bad_line(encoding, 0, &format!("not UTF-8 ({e})")))?;
-    let mut encoder: FxHashMap<Vec<u8>, Rank> = FxHashMap::default();
-    encoder.reserve(want.entries);
-    let mut seen = vec![false; want.entries];
+    let mut tokens: Vec<Vec<u8>> = vec![Vec::new(); want.entries];
+    let mut found = 0;
     for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.is_empty()) {
         let (token, rank) = line.split_once(' ').ok_or_else(|| bad_line(encoding, i, "no space"))?;
         let rank: Rank = rank.parse().map_err(|_| bad_line(encoding, i, "the rank is not a number"))?;
         let token = STANDARD.decode(token).map_err(|_| bad_line(encoding, i, "the token is not base64"))?;
-        let slot = seen.get_mut(rank as usize).ok_or_else(|| bad_line(encoding, i, "rank out of range"))?;
-        if std::mem::replace(slot, true) || encoder.insert(token, rank).is_some() {
+        if token.is_empty() || token.len() > usize::from(u8::MAX) {
+            return Err(bad_line(encoding, i, "a token of 0 or more than 255 bytes"));
+        }
+        let slot = tokens.get_mut(rank as usize).ok_or_else(|| bad_line(encoding, i, "rank out of range"))?;
+        if !slot.is_empty() {
             return Err(bad_line(encoding, i, "a token or rank repeats"));
         }
+        *slot = token;
+        found += 1;
     }
-    if encoder.len() != want.entries {
-        return Err(bad_line(encoding, 0, &format!("{} tokens, expected {}", encoder.len(), want.entries)));
+    if found != want.entries {
+        return Err(bad_line(encoding, 0, &format!("{found} tokens, expected {}", want.entries)));
     }
-    let specials = want.special_tokens.iter().map(|(s, r)| ((*s).to_owned(), *r)).collect();
-    CoreBPE::new(encoder, specials, want.pattern)
-        .map_err(|e| Error::InvalidInput(format!("{} ranks: {e}", encoding.name())))
+    Ok(tokens)
 }
 
 fn bad_line(encoding: Encoding, index: usize, what: &str) -> Error {
@@ -185,11 +324,61 @@ mod tests {
             (b"aGVsbG8= 999999999\n", "line 1: rank out of range"),
         ];
         for (file, want) in cases {
-            let err = parse_ranks(Encoding::Cl100kBase, file).err().expect("refused");
+            let err = parse_ranks(Encoding::Cl100kBase, file).expect_err("refused");
             assert!(err.to_string().contains(want), "{err} vs {want}");
         }
-        let short = parse_ranks(Encoding::Cl100kBase, b"aGVsbG8= 0\n").err().expect("refused");
+        let short = parse_ranks(Encoding::Cl100kBase, b"aGVsbG8= 0\n").expect_err("refused");
         assert!(short.to_string().contains("1 tokens, expected 100256"), "{short}");
+    }
+
+    #[test]
+    fn the_patterns_are_tiktoken_rs_ones() {
+        assert_eq!(O200K_BASE.pattern, tiktoken_rs::O200K_BASE_PAT_STR);
+    }
+
+    /// The embedded encoder's binary form is the official one, and a binary file of one encoding
+    /// offered as the other says which it is.
+    #[cfg(feature = "embedded-ranks")]
+    #[test]
+    fn the_binary_forms_are_the_official_ones() {
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let core = match encoding {
+                Encoding::O200kBase => tiktoken_rs::o200k_base_singleton(),
+                Encoding::Cl100kBase => tiktoken_rs::cl100k_base_singleton(),
+            };
+            let tokens: Vec<Vec<u8>> =
+                (0..rank_file(encoding).entries as Rank).map(|r| core.decode_bytes(&[r]).unwrap()).collect();
+            let file = binary_file(encoding, &tokens);
+            println!("{}: {} bytes, xxh3 {:016x}", encoding.name(), file.len(), xxh3_64(&file));
+            check_binary(encoding, &file).unwrap();
+            load_ranks(encoding, &file).unwrap();
+            let other = if encoding == Encoding::O200kBase { Encoding::Cl100kBase } else { Encoding::O200kBase };
+            let err = load_ranks(other, &file).unwrap_err().to_string();
+            assert!(err.contains(&format!("this is {}", binary_rank_file_name(encoding))), "{err}");
+            let mut truncated = file.clone();
+            truncated.truncate(file.len() - 1);
+            let err = load_ranks(encoding, &truncated).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("not the official {} rank file: {} bytes", encoding.name(), file.len() - 1)),
+                "{err}"
+            );
+            let mut altered = file;
+            *altered.last_mut().unwrap() ^= 1;
+            assert!(load_ranks(encoding, &altered).is_err());
+        }
+    }
+
+    #[test]
+    fn a_damaged_binary_table_is_refused_not_trusted() {
+        let tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).chain([b"ab".to_vec(), b"ab".to_vec()]).collect();
+        let file = binary_file(Encoding::Cl100kBase, &tokens);
+        let (_, at) = header(&file).unwrap();
+        let err = Bpe::new(file.into(), at + 4, tokens.len(), CL100K_BASE.pattern).unwrap_err();
+        assert!(err.0.contains("token 257 repeats token 256"), "{}", err.0);
+        let missing_byte: Vec<Vec<u8>> = (1..=255u8).map(|b| vec![b]).collect();
+        let file = binary_file(Encoding::Cl100kBase, &missing_byte);
+        let err = Bpe::new(file.into(), at + 4, missing_byte.len(), CL100K_BASE.pattern).unwrap_err();
+        assert!(err.0.contains("the byte 0x00 is not a token"), "{}", err.0);
     }
 
     #[test]

@@ -29,6 +29,6 @@ pub use proxy::{
     passes_to_upstream_js, proxy_store_location, proxy_usage,
 };
 pub use proxy_worker::ProxyWorker;
-pub use ranks::{load_ranks_js, ranks_loaded};
+pub use ranks::{compile_ranks_js, load_ranks_js, ranks_loaded};
 pub use replay::ReplaySession;
 pub use store::TraceQuery;

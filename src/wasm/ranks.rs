@@ -1,12 +1,13 @@
 //! Loading the tokenizer's ranks from bytes the host supplies (the package's `.wasm` does not
-//! embed them, so browsers fetch and cache the rank file on its own).
+//! embed them, so browsers fetch and cache the rank file on its own), and compiling the text
+//! rank files into the binary ones the package ships.
 
 use wasm_bindgen::prelude::*;
 
 use super::convert::js;
 use super::error::to_js_error;
 use crate::error::Error;
-use crate::tokens::{Encoding, load_ranks, ranks_available};
+use crate::tokens::{Encoding, compile_ranks, load_ranks, ranks_available};
 
 fn encoding_of(name: &str) -> Result<Encoding, JsValue> {
     Encoding::from_name(name).ok_or_else(|| {
@@ -14,11 +15,19 @@ fn encoding_of(name: &str) -> Result<Encoding, JsValue> {
     })
 }
 
-/// Load the official rank file of `encoding` (`o200k_base.tiktoken`, 3.6 MB) from its bytes;
-/// a wrong or damaged file throws `invalid_input`. Loading twice is harmless.
+/// Load the official rank file of `encoding` from its bytes, binary (`o200k_base.ranks`, 1.6 MB,
+/// what the package ships) or text (`o200k_base.tiktoken`, 3.6 MB); a wrong, truncated or
+/// altered file throws `invalid_input`. Loading twice is harmless.
 #[wasm_bindgen(js_name = loadRanks)]
 pub fn load_ranks_js(encoding: &str, file: &[u8]) -> Result<(), JsValue> {
     js(load_ranks(encoding_of(encoding)?, file))
+}
+
+/// The binary rank file (`o200k_base.ranks`) of the official text one (`o200k_base.tiktoken`):
+/// what the package's build runs once, so that start-up loads rather than parses.
+#[wasm_bindgen(js_name = compileRanks)]
+pub fn compile_ranks_js(encoding: &str, text: &[u8]) -> Result<Vec<u8>, JsValue> {
+    js(compile_ranks(encoding_of(encoding)?, text))
 }
 
 /// Whether `encoding` can count: embedded in this build or loaded.

@@ -1,6 +1,6 @@
 // Bundle the extension with esbuild: dist/extension.js (desktop, Node extension host) and
 // dist/web/extension.js (web extension host), dist/proxyWorker.mjs (the proxy's engine thread,
-// desktop), the engine's .wasm and rank files in dist/engine/
+// desktop), the engine's .wasm and binary rank files (*.ranks) in dist/engine/
 // (both hosts read them through vscode.workspace.fs), and the unit tests (dist/test/*.test.mjs,
 // which load the npm package from node_modules). Needs the package built (bindings: npm run build).
 import { build } from 'esbuild';
@@ -13,7 +13,7 @@ const bindings = path.resolve(here, '../bindings');
 const dist = path.join(here, 'dist');
 const watch = process.argv.includes('--watch');
 
-const engineFiles = ['wasm/context_workbench_bg.wasm', 'ranks/o200k_base.tiktoken', 'ranks/cl100k_base.tiktoken'].map((f) => path.join(bindings, 'dist', f));
+const engineFiles = ['wasm/context_workbench_bg.wasm', 'ranks/o200k_base.ranks', 'ranks/cl100k_base.ranks'].map((f) => path.join(bindings, 'dist', f));
 for (const file of engineFiles) {
   if (!existsSync(file)) {
     console.error(`build: ${path.relative(here, file)} is missing: run \`npm run build\` in bindings/ first`);

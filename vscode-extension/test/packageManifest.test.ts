@@ -40,3 +40,9 @@ test('Restricted Mode is declared: limited support, said in a sentence, and the 
   for (const key of untrusted.restrictedConfigurations) assert.ok(manifest.contributes.configuration.properties[key], key);
   assert.deepEqual(manifest.contributes.viewsWelcome.map((w: { when: string }) => w.when), ['contextWorkbench.hasModel && isWorkspaceTrusted', '!contextWorkbench.hasModel && isWorkspaceTrusted', '!isWorkspaceTrusted']);
 });
+
+test('the extension waits to be asked: it activates on its views, commands, chat participant and tools (implied by their contributions) or a trace folder in the workspace, never on every start-up', () => {
+  const traceFolder = manifest.contributes.configuration.properties['contextWorkbench.traceFolder'].default;
+  assert.deepEqual(manifest.activationEvents, [`workspaceContains:${traceFolder}/**`]);
+  assert.ok(manifest.contributes.views.contextWorkbench.length > 0 && manifest.contributes.commands.length > 0);
+});

@@ -12,6 +12,6 @@ export const startPackageProxy: StartProxy = (options) => startProxy({
   engineThreads: {
     script: path.join(__dirname, 'proxyWorker.mjs'),
     wasm: engine('context_workbench_bg.wasm'),
-    ranks: { o200k_base: engine('o200k_base.tiktoken'), cl100k_base: engine('cl100k_base.tiktoken') },
+    ranks: { o200k_base: engine('o200k_base.ranks'), cl100k_base: engine('cl100k_base.ranks') },
   },
 });

@@ -95,7 +95,8 @@ async function chromium() {
 
 /** gzip -9 of every file the cold page fetched before its first count, and the page itself. */
 function download(resources) {
-  const files = ['bench/startup.html', ...new Set(resources.map((p) => p.replace(/^\//, '')))];
+  // The server serves the repository's root: a path under /bindings/ is a file of this package.
+  const files = ['bench/startup.html', ...new Set(resources.map((p) => p.replace(/^\/bindings\//, '')))];
   return { files, bytes: files.reduce((sum, f) => sum + gz(readFileSync(new URL(f, bindings))), 0) };
 }
 

@@ -62,7 +62,8 @@ pub fn above_raw(runs: &[&Replayed]) -> String {
 /// text, and the text's first line.
 pub fn lost_edits(runs: &[&Replayed]) -> String {
     let mut out = String::new();
-    let strategies = runs.first().map(|r| r.runs.iter().map(|s| s.strategy.as_str()).collect()).unwrap_or(Vec::new());
+    let strategies: Vec<&str> =
+        runs.first().map(|r| r.runs.iter().map(|s| s.strategy.as_str()).collect()).unwrap_or_default();
     for strategy in strategies {
         let lost: Vec<(&str, _)> = runs
             .iter()

@@ -81,7 +81,10 @@ export async function claudeCodeChecks({ check, browser, artifacts, runDir, vsix
       },
     });
     page = await WorkbenchPage.open(browser, server.folderUrl, artifacts);
-    await page.statusBarText(STATUS_ID);
+    // No trace in the folder, so the extension waits to be asked: once the window has started up
+    // (its extension host has activated what waits for that), the first check's command (Start
+    // Proxy) is what activates it.
+    await until('start-up has finished in the extension host', async () => server.activations().some((a) => a.event === 'onStartupFinished'), 60_000);
     await page.runCommand('View: Hide Secondary Side Bar').catch(() => {});
 
     await check(CLAUDE_CODE_CHECKS[0], async () => {

@@ -1,7 +1,7 @@
 // A real VS Code for the end-to-end test: code-server from npm, on 127.0.0.1, with its own
 // user-data, extensions and config, the built .vsix installed. Node 24 only for it.
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync, createWriteStream } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync, createWriteStream } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,10 +28,30 @@ export async function freePort() {
 }
 
 /**
+ * The extensions the extension hosts of the code-server with this user-data directory have
+ * activated, in order, as their logs say (`ExtensionService#_doActivateExtension <id>, startup:
+ * <bool>, activationEvent: '<event>'`): `[{ id, startup, event }]`. The desktop (Node) extension
+ * host only: the web worker one logs in the browser.
+ */
+export function activations(userData) {
+  const logs = path.join(userData, 'logs');
+  if (!existsSync(logs)) return [];
+  const files = readdirSync(logs, { recursive: true }).filter((name) => /exthost[^/]*\.log$/i.test(name)).sort();
+  const found = [];
+  for (const name of files) {
+    for (const [, id, startup, event] of readFileSync(path.join(logs, name), 'utf8').matchAll(/ExtensionService#_doActivateExtension (\S+), startup: (true|false), activationEvent: '([^']*)'/g)) {
+      found.push({ id, startup: startup === 'true', event });
+    }
+  }
+  return found;
+}
+
+/**
  * Start code-server on `workspace` with `settings` as the user settings; the .vsix (or each of a
  * list) is installed first. Resolves to `{ url, logFile, stop }` once the server answers. Workspace
  * trust is off unless `trust` is true: then VS Code's own, and a folder opens in Restricted Mode
- * until it is trusted (with no prompt at start, as `settings` should say).
+ * until it is trusted (with no prompt at start, as `settings` should say). `activations()` reads
+ * what its extension host has activated (see `activations`).
  */
 export async function startCodeServer({ runDir, vsix, workspace, settings, trust = false }) {
   const userData = path.join(runDir, 'user-data');
@@ -81,5 +101,5 @@ export async function startCodeServer({ runDir, vsix, workspace, settings, trust
     await exited;
     clearTimeout(timer);
   };
-  return { url, logFile, stop, folderUrl: `${url}?folder=${encodeURIComponent(workspace)}` };
+  return { url, logFile, stop, activations: () => activations(userData), folderUrl: `${url}?folder=${encodeURIComponent(workspace)}` };
 }

@@ -85,9 +85,10 @@ export async function liveSessionChecks({ check, browser, artifacts, runDir, vsi
     proxy = await startNativeProxy({ cwd: workspace, upstream: upstream.url, window: 6000 });
     server = await startCodeServer({ runDir: path.join(runDir, 'live'), vsix, workspace, settings });
     page = await WorkbenchPage.open(browser, server.folderUrl, artifacts);
-    await page.statusBarText(STATUS_ID);
     await page.runCommand('View: Hide Secondary Side Bar').catch(() => {});
+    // No trace in the folder yet: opening the view is what activates the extension.
     await page.openViewContainer('Context Workbench');
+    await page.statusBarText(STATUS_ID);
     const agent = new ScriptedAgent({ baseUrl: proxy.url, sessionId: 'e2e-live-session' });
 
     await check(LIVE_CHECKS[0], async () => {

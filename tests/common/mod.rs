@@ -6,7 +6,7 @@ pub mod peak;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod traces;
 
-/// gpt-tokenizer's test plan (MIT), read in place from `../shared` at compile time so the same
+/// gpt-tokenizer's test plan (MIT), read from `data/testvectors` at compile time so the same
 /// bytes reach native and wasm tests.
 pub const TEST_PLANS: &str = include_str!("../../data/testvectors/tokenizers/gpt-tokenizer-TestPlans.txt");
 

@@ -187,13 +187,15 @@ pub struct WorkbenchConfig {
     /// rewrite whose one-off cost is more than the session saved so far must earn the rest back
     /// within them (docs/engine.md, "Never worse than none").
     pub sure_horizon_share: f64,
-    /// The lengths (in calls) of earlier runs of the same agent family. When at least
-    /// [`FAMILY_SAMPLE`] of them lasted longer than a session so far, the calls it is all but sure
-    /// still to make are what the shortest tenth of those went on for, not `sure_horizon_share`.
+    /// The lengths (in calls) of earlier runs of the same agent family. Given at least
+    /// [`FAMILY_SAMPLE`], the calls a session is all but sure still to make are what the shortest
+    /// tenth of those that lasted longer (and the session itself) went on for, not
+    /// `sure_horizon_share`.
     pub family_runs: Vec<u32>,
-    /// A tool output larger than this share of the window is shown in its history form from the
-    /// moment it is recorded, even inside the open round (the exception to R3.1 that keeps every
-    /// prompt within the window); the original stays in the raw trace.
+    /// A tool output larger than this share of the window is bounded to its history form when it
+    /// is recorded, even inside the open round (the exception to R3.1 that keeps every prompt
+    /// within the window), and shown whole from the next call on only while the prompt holding it
+    /// whole stays under the compaction threshold; the original stays in the raw trace.
     pub first_sight_share: f64,
 }
 
@@ -225,8 +227,8 @@ impl Default for WorkbenchConfig {
     }
 }
 
-/// How many earlier runs of a family must have outlasted a session before their lengths, not
-/// the share of its calls so far, say how many calls it is all but sure still to make.
+/// How many earlier runs of a family must be known before their lengths, not the share of its
+/// calls so far, say how many calls a session is all but sure still to make.
 pub const FAMILY_SAMPLE: usize = 5;
 
 /// The shares of the window a block's parts may take at most: a small window gets small blocks.
@@ -248,15 +250,18 @@ impl WorkbenchConfig {
         }
     }
 
-    /// The calls a session that made `calls` so far is all but sure still to make: the 10th
-    /// percentile of what the family's runs that outlasted it went on for, when
-    /// [`FAMILY_SAMPLE`] of them did; else `sure_horizon_share` of `calls`.
+    /// The calls a session that made `calls` so far is all but sure still to make after the one
+    /// it is preparing. Told [`FAMILY_SAMPLE`] runs of its family or more: the 10th percentile of
+    /// what those that outlasted it went on for, counting the session as one more that may end
+    /// with this call (none outlasted it: none). Else `sure_horizon_share` of `calls`.
     pub fn sure_horizon(&self, calls: usize) -> usize {
-        let mut longer: Vec<usize> =
-            self.family_runs.iter().map(|&n| n as usize).filter(|&n| n > calls).map(|n| n - calls).collect();
-        if longer.len() < FAMILY_SAMPLE {
+        if self.family_runs.len() < FAMILY_SAMPLE {
             return (calls as f64 * self.sure_horizon_share).floor() as usize;
         }
+        let mut longer: Vec<usize> =
+            self.family_runs.iter().map(|&n| n as usize).filter(|&n| n > calls).map(|n| n - calls - 1).collect();
+        // The session itself is one of them, and may end with this call.
+        longer.push(0);
         longer.sort_unstable();
         longer[longer.len() / 10]
     }
@@ -416,14 +421,32 @@ mod tests {
     }
 
     /// The calls a session is all but sure still to make: a fifth of those made so far, or, told
-    /// five or more runs of its family that lasted longer, what the shortest tenth went on for.
+    /// five or more runs of its family, what the shortest tenth of those that lasted longer (and
+    /// the session itself) went on for.
     #[test]
     fn the_sure_horizon_follows_the_family_when_it_knows_enough_runs() {
         let w = WorkbenchConfig::default();
         assert_eq!((w.sure_horizon(25), w.sure_horizon(100)), (5, 20));
         let family = WorkbenchConfig { family_runs: vec![27, 30, 40, 60, 90, 120, 200, 10, 12], ..w.clone() };
-        assert_eq!(family.sure_horizon(25), 2, "seven runs outlasted 25 calls; the shortest went on for 2");
-        assert_eq!(family.sure_horizon(100), 20, "two runs outlasted 100: too few, a fifth of 100");
+        assert_eq!(
+            family.sure_horizon(25),
+            0,
+            "seven runs outlasted 25 calls; with the session, the shortest tenth ends now"
+        );
+        assert_eq!(
+            family.sure_horizon(100),
+            0,
+            "two runs outlasted 100: with the session, the shortest tenth ends now"
+        );
+        assert_eq!(family.sure_horizon(300), 0, "none outlasted 300");
+        let few = WorkbenchConfig { family_runs: vec![300, 400, 500, 600], ..w.clone() };
+        assert_eq!(few.sure_horizon(100), 20, "four runs are too few to tell: a fifth of 100");
+        let many = WorkbenchConfig { family_runs: (30..50).collect(), ..w.clone() };
+        assert_eq!(
+            many.sure_horizon(25),
+            5,
+            "20 runs went on for 4..23 calls after the 26th; with 0, the third shortest"
+        );
     }
 
     #[test]

@@ -30,7 +30,7 @@ fn step(engine: &Engine<TestHost>, n: usize, output: &str) {
 #[test]
 fn a_done_goal_is_compacted_through_the_workbench_and_everything_is_an_event() {
     // Rewrites allowed from the second call; only the goal's end nominates one here.
-    let config = r#"{"workbench": {"min_calls_between_rewrites": 1, "raw_output_share": 1.0, "family_runs": [1000, 1000, 1000, 1000, 1000]}}"#;
+    let config = r#"{"workbench": {"min_calls_between_rewrites": 1, "raw_output_share": 1.0, "family_runs": [1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000]}}"#;
     let engine = Engine::new(TestHost::default(), Config::from_json(config).unwrap());
     engine.record(MessageDraft::text(Role::User, "Fix the parser so that tabs survive.")).unwrap();
     let input = CallInput { system_prompt: "You are a coding agent.".into(), ..Default::default() };
@@ -250,7 +250,7 @@ fn a_plain_reply_with_goals_open_is_reminded_once_and_the_phase_follows_the_plan
 
 #[test]
 fn an_abandoned_goal_that_ran_is_compacted_and_hidden_and_the_trace_completes_once() {
-    let config = r#"{"workbench": {"min_calls_between_rewrites": 1, "raw_output_share": 1.0, "family_runs": [1000, 1000, 1000, 1000, 1000]}, "goals": {"max_branches": 3}}"#;
+    let config = r#"{"workbench": {"min_calls_between_rewrites": 1, "raw_output_share": 1.0, "family_runs": [1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000]}, "goals": {"max_branches": 3}}"#;
     let engine = Engine::new(TestHost::default(), Config::from_json(config).unwrap());
     engine.record(MessageDraft::text(Role::User, "Speed up the build.")).unwrap();
     let input = CallInput::default();

@@ -135,7 +135,7 @@ fn a_finished_round_is_compacted_at_the_tail_when_it_pays() {
     // Batching allows a rewrite from the second call on (the default waits 25 calls), and runs
     // of this family are long: the ledger lets a rewrite that pays be made at once.
     let config = Config::from_json(
-        r#"{"workbench": {"min_calls_between_rewrites": 1, "family_runs": [1000, 1000, 1000, 1000, 1000]}}"#,
+        r#"{"workbench": {"min_calls_between_rewrites": 1, "family_runs": [1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000]}}"#,
     )
     .unwrap();
     let engine = Engine::new(TestHost::default(), config);
@@ -650,8 +650,53 @@ fn a_text_agents_command_outputs_are_observations_compacted_with_their_turns() {
     assert_eq!(users, 3, "the user's own words are all kept");
 }
 
-/// A text agent's large output is compressed on sight as a tool output is: the prompt shows its
-/// history form, which names the original, and the raw trace keeps every line.
+/// Issue 45, first sight judged at the call: a large output (over a tenth of the window) is
+/// shown whole while the prompt holding it whole stays under the compaction threshold (what the
+/// agent's own prompt keeps); two large outputs recorded between calls are judged together, and
+/// bounded when together they would pass it.
+#[test]
+fn a_large_output_is_shown_whole_while_the_prompt_holding_it_fits() {
+    let engine = Engine::new(TestHost::default(), Config::from_json(r#"{"window": 20000}"#).unwrap());
+    let output = |n: usize, lines: usize| -> String {
+        (0..lines).map(|i| format!("check {n}.{i}: sku-{i} reconciled after {} ms\n", i * 37 % 900)).collect()
+    };
+    let step = |n: usize, text: &str| {
+        let call =
+            ToolCall { id: format!("c{n}").into(), name: "Bash".into(), arguments: r#"{"command":"./check"}"#.into() };
+        engine.record(MessageDraft::new(Role::Assistant, vec![ContentPart::ToolCall(call)])).unwrap();
+        let result = ToolResult {
+            call_id: format!("c{n}").into(),
+            name: "Bash".into(),
+            status: ToolStatus::Ok,
+            output: text.into(),
+            stderr: None,
+            exit_code: Some(0),
+        };
+        engine.record(MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)])).unwrap();
+    };
+    let shown = |a: &context_workbench::prompt::assemble::Assembly| serde_json::to_string(&a.view.messages).unwrap();
+    engine.record(MessageDraft::text(Role::User, "Reconcile the stock.")).unwrap();
+    let first = output(1, 300);
+    step(1, &first);
+    let tokens = engine.trace().messages[2].tokens.unwrap();
+    assert!(tokens > 2_000 && tokens < 8_000, "{tokens}: over first sight's bound, far under the threshold");
+    let a = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(shown(&a).contains("check 1.299: sku-299"), "shown whole: {} tokens", a.tokens);
+    assert!(!shown(&a).contains("raw#m000002"));
+
+    // Two more, 7,000+ tokens each: together over the threshold of 16,000.
+    let (second, third) = (output(2, 450), output(3, 450));
+    step(2, &second);
+    step(3, &third);
+    let b = block_on(engine.prepare_call(&input())).unwrap();
+    assert!(shown(&b).contains("raw#m000004") && shown(&b).contains("raw#m000006"), "both bounded");
+    assert!(shown(&b).contains("check 1.299: sku-299"), "the first stays whole: its prefix is kept");
+    assert!(b.tokens < 16_000, "{} tokens", b.tokens);
+}
+
+/// A text agent's large output is compressed on sight as a tool output is, when the prompt
+/// holding it whole would pass the compaction threshold: the prompt shows its history form,
+/// which names the original, and the raw trace keeps every line.
 #[test]
 fn a_text_agents_large_output_is_compressed_on_sight() {
     let engine =
@@ -659,7 +704,7 @@ fn a_text_agents_large_output_is_compressed_on_sight() {
     engine.record(MessageDraft::text(Role::User, "Why does the build fail?")).unwrap();
     engine.record(MessageDraft::text(Role::Assistant, "Reading the log.\n\n```bash\ncat logs/build.log\n```")).unwrap();
     let log: String =
-        (0..600).map(|i| format!("[{i:05}] INFO sync: reconciled sku-{i} after {} ms\n", i * 37 % 900)).collect();
+        (0..1200).map(|i| format!("[{i:05}] INFO sync: reconciled sku-{i} after {} ms\n", i * 37 % 900)).collect();
     let output =
         format!("<returncode>0</returncode>\n<output>\n{log}ERROR linker: undefined symbol sku_total\n</output>");
     engine.record(MessageDraft::text(Role::User, output.clone())).unwrap();

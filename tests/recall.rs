@@ -77,7 +77,8 @@ fn recall_gives_back_the_exact_original_of_every_compressed_form_of_every_shared
         }
     }
     eprintln!("{forms} bounded or pruned outputs and every message of {blocks} blocks recalled exactly");
-    assert!(forms > 50 && blocks > 50, "{forms} forms, {blocks} blocks");
+    // Fewer forms since a large output is shown whole while the prompt holding it fits (issue 45).
+    assert!(forms > 20 && blocks > 50, "{forms} forms, {blocks} blocks");
 }
 
 fn engine_with_history() -> Engine<TestHost> {

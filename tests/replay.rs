@@ -387,20 +387,93 @@ fn edit_recall_counts_visible_edits_only() {
     assert!(raw.notes.iter().any(|n| n.starts_with("1 of 3 edits")), "{:?}", raw.notes);
 }
 
-/// The playground's sample (a Claude Code session at a 16k window) greps `calc/lexer.py`, reads
-/// the whole 400-line file (over a tenth of the window: bounded at first sight) and edits lines
-/// 370-372. The read's history form keeps the lines the grep pointed to, so the edit's old text
-/// is in view; before, the form kept the definitions and the opening lines only (0 of 1).
+/// Issue 45's bad input: a run of no call, of one call, of tiny outputs only, with `\r\n`
+/// outputs, and one that edits a file it never read keep the guarantees at both windows: no
+/// panic, the workbench never dearer than raw and never keeping fewer references or edits, an
+/// edit behind `\r\n` counted and kept, and a note where a run cannot be scored.
 #[test]
-fn a_bounded_read_keeps_the_lines_an_earlier_grep_pointed_to() {
+fn odd_runs_keep_the_guarantees() {
+    let system = || text(Role::System, "You are a coding agent.");
+    let read = |id: &str, output: &str| {
+        vec![message(Role::Assistant, vec![call(id, "Read", r#"{"file_path":"app.py"}"#)]), result(id, "Read", output)]
+    };
+    let edit = |id: &str, old: &str| {
+        let args = serde_json::json!({"file_path": "app.py", "old_string": old, "new_string": "pass"}).to_string();
+        vec![message(Role::Assistant, vec![call(id, "Edit", &args)]), result(id, "Edit", "ok")]
+    };
+    let crlf = "def handler(request):\r\n    return render(request, \"index.html\")\r\n";
+    let runs = [
+        ("no call", vec![system(), text(Role::User, "Hello.")], vec![]),
+        ("one call", vec![system(), text(Role::User, "Fix it.")], vec![2]),
+        (
+            "tiny outputs",
+            [vec![system(), text(Role::User, "Look.")], read("r1", "ok"), read("r2", "")].concat(),
+            vec![2, 4, 6],
+        ),
+        (
+            "crlf",
+            [
+                vec![system(), text(Role::User, "Fix the handler.")],
+                read("r1", crlf),
+                edit("e1", "def handler(request):\n    return render(request, \"index.html\")"),
+            ]
+            .concat(),
+            vec![2, 4, 6],
+        ),
+        (
+            "never read",
+            [
+                vec![system(), text(Role::User, "Fix it.")],
+                edit("e1", "class NeverShown:\n    value = compute_the_value()"),
+            ]
+            .concat(),
+            vec![2, 4],
+        ),
+    ];
+    for (name, messages, calls) in runs {
+        let t = trajectory(messages, calls);
+        for window in [200_000, 32_000] {
+            let mut strategies = strategies_by_name("all", window).unwrap();
+            let runs = replay(&t, &mut strategies, &Prices::default(), window).unwrap();
+            let (raw, ours) = (&runs[0], runs.iter().find(|r| r.strategy == "workbench").unwrap());
+            assert!(
+                ours.totals.cost <= raw.totals.cost + 1e-9,
+                "{name} at {window}: {:?} vs {:?}",
+                ours.totals,
+                raw.totals
+            );
+            for peer in &runs {
+                assert!(
+                    ours.totals.refs_kept >= peer.totals.refs_kept && ours.totals.edits_kept >= peer.totals.edits_kept,
+                    "{name}: {peer:?}"
+                );
+            }
+            match name {
+                "no call" => assert!(ours.notes.iter().any(|n| n.starts_with("not scored")), "{:?}", ours.notes),
+                "crlf" => assert_eq!((ours.totals.edits_counted, ours.totals.edits_kept), (1, 1), "{:?}", ours.notes),
+                "never read" => {
+                    assert_eq!(ours.totals.edits_counted, 0);
+                    assert!(ours.notes.iter().any(|n| n.starts_with("1 of 1 edits")), "{:?}", ours.notes);
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The playground's sample (a Claude Code session at a 16k window) greps `calc/lexer.py`, reads
+/// the whole 400-line file (over a tenth of the window) and edits lines 370-372. The prompt
+/// holding the read whole never nears the threshold, so the read is shown whole, as raw shows it,
+/// and the edit's old text is in view (issue 45: bounded at first sight before, it kept the
+/// edit's lines only because an earlier grep pointed at them).
+#[test]
+fn the_samples_read_is_shown_whole_while_the_prompt_fits() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("bindings/playground/sample.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let session = ReplaySession::import("sample.jsonl", &text, 16_000).unwrap();
     let summary = session.summary().unwrap();
-    assert_eq!((summary.raw.edits_counted, summary.raw.edits_kept), (1, 1));
     assert_eq!((summary.workbench.edits_counted, summary.workbench.edits_kept), (1, 1), "{summary:?}");
-    assert_eq!(summary.workbench.refs_kept, summary.workbench.refs_counted);
-    assert!(summary.workbench.cost < 0.6 * summary.raw.cost, "{summary:?}");
+    assert_eq!(summary.workbench, summary.raw, "nothing raw keeps is dropped, nothing is added");
     // The summary is `workbench replay`'s: the same totals as replaying both strategies.
     let trajectories = import("sample.jsonl", &text).unwrap();
     let main = trajectories.iter().find(|t| !t.calls.is_empty()).unwrap();
@@ -608,15 +681,18 @@ fn replay_all(trajectories: &[Trajectory], names: &str, window: usize) -> Vec<St
     replay_each(trajectories, names, window).into_iter().map(|(_, run)| run).collect()
 }
 
-/// Replay `trajectories` through `names` on two threads; each run with its trajectory's index.
+/// Replay `trajectories` through `names` on two threads, each told the lengths of the other
+/// runs of its family (as `workbench replay` tells it); each run with its trajectory's index.
 fn replay_each(trajectories: &[Trajectory], names: &str, window: usize) -> Vec<(usize, StrategyRun)> {
+    let configs = family_configs(&Config::default(), &trajectories.iter().collect::<Vec<_>>());
+    let configs = &configs;
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..2)
             .map(|w| {
                 scope.spawn(move || {
                     let mut out = Vec::new();
                     for (i, t) in trajectories.iter().enumerate().skip(w).step_by(2) {
-                        let mut strategies = strategies_by_name(names, window).unwrap();
+                        let mut strategies = strategies_with(names, &configs[i], window).unwrap();
                         let runs = replay(t, &mut strategies, &Prices::default(), window).unwrap();
                         out.extend(runs.into_iter().map(|run| (i, run)));
                     }
@@ -715,19 +791,17 @@ fn no_shared_trajectory_falls_back_or_passes_the_window_at_any_window() {
     }
 }
 
-/// The run that still costs more than raw, at the window where it does, and how far at most.
-const KNOWN_ABOVE_RAW: [(&str, usize, f64); 1] = [("pytest-dev__pytest-5840", 200_000, 1.02)];
-
-/// The families and window where the workbench keeps fewer references than a peer that fits,
-/// and how many fewer at most: large outputs compressed at first sight (docs/replay-benchmark.md).
-const KNOWN_RECALL_GAPS: [(&str, usize, u64); 2] = [("claude-code", 32_000, 4), ("openhands", 32_000, 2)];
+/// The run that still costs more than raw, at the window where it does, and how far at most: a
+/// compaction the threshold forced (R4.4) in a run whose own prompt reached 91% of the window
+/// (docs/replay-benchmark.md).
+const KNOWN_ABOVE_RAW: [(&str, usize, f64); 1] = [("sphinx-doc__sphinx-7985", 32_000, 1.11)];
 
 /// Issue 45, never worse than none: on the runs of every family, at 200,000 and 32,000 tokens,
 /// each trajectory told the lengths of the other runs of its family (as `workbench replay`
-/// tells it), no run costs the workbench more than raw's (but the one of [`KNOWN_ABOVE_RAW`],
-/// no further than it does now), the workbench's reference and edit
-/// recall are at least those of every peer that fits the window (but [`KNOWN_RECALL_GAPS`]), every lost edit is named, and
-/// vorflux costs at most half of raw at 200,000 tokens.
+/// tells it), no run costs the workbench more than raw's (but the one of [`KNOWN_ABOVE_RAW`], no
+/// further than it does now), the workbench's reference and edit recall are at least those of
+/// every peer that fits the window, every lost edit is named, and vorflux costs at most half of
+/// raw at 200,000 tokens.
 #[test]
 fn never_worse_than_none_on_every_family() {
     let trajectories: Vec<Trajectory> = common_files(Path::new("data/traces"))
@@ -735,30 +809,12 @@ fn never_worse_than_none_on_every_family() {
         .filter_map(|f| import(&f.display().to_string(), &std::fs::read_to_string(f).ok()?).ok())
         .flatten()
         .collect();
-    let configs = family_configs(&Config::default(), &trajectories.iter().collect::<Vec<_>>());
     for window in [200_000, 32_000] {
-        let each: Vec<(usize, StrategyRun)> = std::thread::scope(|scope| {
-            let handles: Vec<_> = (0..2)
-                .map(|w| {
-                    let (trajectories, configs) = (&trajectories, &configs);
-                    scope.spawn(move || {
-                        let mut out = Vec::new();
-                        for (i, t) in trajectories.iter().enumerate().skip(w).step_by(2) {
-                            let mut strategies = strategies_with("all", &configs[i], window).unwrap();
-                            let runs = replay(t, &mut strategies, &Prices::default(), window).unwrap();
-                            out.extend(runs.into_iter().map(|run| (i, run)));
-                        }
-                        out
-                    })
-                })
-                .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
-        });
+        let each = replay_each(&trajectories, "all", window);
         let cost_of =
             |i: usize, name: &str| each.iter().find(|(j, r)| *j == i && r.strategy == name).unwrap().1.totals.cost;
         for (i, t) in trajectories.iter().enumerate() {
             let ratio = cost_of(i, "workbench") / cost_of(i, "raw");
-            // The two runs still above raw (docs/replay-benchmark.md names why), at most as far.
             let known = KNOWN_ABOVE_RAW.iter().find(|(name, w, _)| *name == t.name && *w == window);
             let ceiling = known.map_or(1.0 + 1e-9, |(_, _, ceiling)| *ceiling);
             assert!(ratio <= ceiling, "window {window}: {} costs {ratio:.4}x raw's", t.name);
@@ -772,9 +828,8 @@ fn never_worse_than_none_on_every_family() {
             let totals = aggregate(runs.clone());
             let by = |name: &str| -> &Totals { &totals.iter().find(|(n, _)| n == name).unwrap().1 };
             let ours = by("workbench");
-            let gap = KNOWN_RECALL_GAPS.iter().find(|(f, w, _)| *f == family && *w == window).map_or(0, |g| g.2);
             for peer in ["mask", "opencode", "codex"].map(by).into_iter().filter(|t| t.above_window == 0) {
-                assert!(ours.refs_kept + gap >= peer.refs_kept, "{family} at {window}: references {ours:?} < {peer:?}");
+                assert!(ours.refs_kept >= peer.refs_kept, "{family} at {window}: references {ours:?} < {peer:?}");
                 assert!(ours.edits_kept >= peer.edits_kept, "{family} at {window}: edits {ours:?} < {peer:?}");
             }
             for run in runs {

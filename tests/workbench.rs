@@ -305,7 +305,7 @@ fn the_tail_is_compacted_on_request_before_the_batching_rule_allows_it_and_the_p
 /// are long, so one that pays is made at once).
 fn ready_to_compact(host: TestHost, lines: usize) -> Engine<TestHost> {
     let config = Config::from_json(
-        r#"{"workbench": {"min_calls_between_rewrites": 1, "family_runs": [1000, 1000, 1000, 1000, 1000]}}"#,
+        r#"{"workbench": {"min_calls_between_rewrites": 1, "family_runs": [1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000, 1000]}}"#,
     )
     .unwrap();
     let engine = Engine::new(host, config);

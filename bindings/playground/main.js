@@ -8,7 +8,7 @@ import { renderBoard, renderPrompt, renderRaw } from '../../src/dashboard/views.
 
 /** The largest file the page reads (the engine's limit for a replay session). */
 const MAX_BYTES = 64 * 1024 * 1024;
-/** The sample that ships with the page, and the window it is replayed at (small, so the engine compacts). */
+/** The sample that ships with the page, and the window it is replayed at (one it fits whole: the engine keeps it as sent). */
 const SAMPLE = { file: 'sample.jsonl', window: 16_000 };
 const FORMATS = 'vorflux JSON, Claude Code JSONL, SWE-agent .traj, mini-swe-agent, OpenHands, OpenAI chat';
 

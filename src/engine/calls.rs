@@ -62,6 +62,7 @@ impl<H: Host> Engine<H> {
         };
         self.settle_finished_rounds();
         let rules = self.project_rules().await;
+        self.judge_first_sight(input, rules.as_ref());
         let mut assembly = self.assemble_now(input, rules.as_ref());
         let mut notes = Vec::new();
         let mut rewrites = Vec::new();

@@ -32,6 +32,11 @@ struct AgentPrompt {
     withdrawn: Vec<Withdrawal>,
 }
 
+/// How many times over a rewrite must earn back, within the calls a session is all but sure
+/// still to make, what its one-off cost exceeds the session's savings by: that horizon is the
+/// shortest of a handful of runs, and a run shorter still must not end dearer than its agent's.
+const SURE_MARGIN: f64 = 1.5;
+
 impl Ledger {
     /// What the session saved so far against the agent's own prompts (negative: it cost more).
     pub(super) fn credit(&self) -> f64 {
@@ -43,9 +48,7 @@ impl<H: Host> Engine<H> {
     /// Price the call `assembly` is for beside the agent's own prompt (`input`'s system prompt
     /// and tools, and every recorded message not withdrawn), and add both to the totals.
     pub(super) fn account(&self, input: &CallInput, assembly: &Assembly) -> CallCost {
-        let system = PromptMessage::text(Role::System, Layer::System, input.system_prompt.clone());
-        let system_tokens = if input.system_prompt.is_empty() { 0 } else { self.prompt_message_tokens(&system) };
-        let head_tokens = self.tool_tokens(&input.tools) + system_tokens;
+        let head_tokens = self.head_tokens(input);
         let mut hasher = DefaultHasher::new();
         (&input.system_prompt, serde_json::to_string(&input.tools).unwrap_or_default()).hash(&mut hasher);
         let head = hasher.finish();
@@ -58,7 +61,8 @@ impl<H: Host> Engine<H> {
             Some(previous) if previous.head == head => {
                 let changed = (previous.withdrawn != view.withdrawn)
                     .then(|| {
-                        (0..previous.messages).find(|&i| withdrawn_in(&previous.withdrawn, i) != view.is_withdrawn(i))
+                        (0..previous.messages)
+                            .find(|&i| Withdrawal::any_holds(&previous.withdrawn, i) != view.is_withdrawn(i))
                     })
                     .flatten();
                 Some(changed.unwrap_or(previous.messages))
@@ -91,22 +95,23 @@ impl<H: Host> Engine<H> {
         }
     }
 
-    /// Whether a rewrite chosen by a trigger (not forced by the window) may be made: it must pay
-    /// over the calls the cost model expects, and its one-off cost must fit in what the session
-    /// saved so far against the agent's own prompts plus what the rewrite saves over the calls
-    /// the session is all but sure still to make
+    /// Whether a rewrite that is not forced may be made: it must pay over the calls the cost
+    /// model expects, and its one-off cost beyond what the session saved so far against the
+    /// agent's own prompts must be earned back [`SURE_MARGIN`] times over within the calls the
+    /// session is all but sure still to make
     /// ([`WorkbenchConfig::sure_horizon`](crate::config::WorkbenchConfig::sure_horizon)). A
     /// session already dearer than the agent's own has nothing saved to spend.
     pub(super) fn affords(&self, cost: &RewriteCost) -> bool {
         let state = self.state.borrow();
         let saved = state.ledger.credit().max(0.0);
         let sure = self.config.workbench.sure_horizon(state.calls) as f64;
-        cost.pays() && cost.one_off_cost <= saved + cost.saving_per_call * sure
+        cost.pays() && SURE_MARGIN * (cost.one_off_cost - saved) <= cost.saving_per_call * sure
     }
-}
 
-/// Whether message `i` lies in one of `withdrawn` (ordered, apart).
-fn withdrawn_in(withdrawn: &[Withdrawal], i: usize) -> bool {
-    let after = withdrawn.partition_point(|w| w.end <= i);
-    withdrawn.get(after).is_some_and(|w| w.start <= i)
+    /// Tokens of `input`'s system prompt (none when it is empty: it is not sent) and tools.
+    fn head_tokens(&self, input: &CallInput) -> usize {
+        let system = PromptMessage::text(Role::System, Layer::System, input.system_prompt.clone());
+        let system_tokens = if input.system_prompt.is_empty() { 0 } else { self.prompt_message_tokens(&system) };
+        self.tool_tokens(&input.tools) + system_tokens
+    }
 }

@@ -37,6 +37,11 @@ pub struct HistoryView {
     /// trace.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub bounded: BTreeMap<usize, String>,
+    /// Messages before this index were judged at first sight by a prepared call: an output
+    /// bounded on arrival is shown whole again when the prompt holding it whole stays under the
+    /// compaction threshold (what the agent's own prompt keeps, the engine keeps).
+    #[serde(default)]
+    pub sighted: usize,
     /// Compactions that failed in a row; at [`MAX_FAILED_COMPACTIONS`] automatic compaction stops.
     pub failed_compactions: u32,
     /// Tail compactions in order; their ranges do not overlap and only grow towards the end.
@@ -62,6 +67,14 @@ pub struct HistoryView {
 pub struct Withdrawal {
     pub start: usize,
     pub end: usize,
+}
+
+impl Withdrawal {
+    /// Whether one of `withdrawn` (ordered, apart) holds raw message `i`.
+    pub fn any_holds(withdrawn: &[Withdrawal], i: usize) -> bool {
+        let after = withdrawn.partition_point(|w| w.end <= i);
+        withdrawn.get(after).is_some_and(|w| w.start <= i)
+    }
 }
 
 /// One tail compaction (R5.4): raw messages `start..end` shown as a COMPRESSED_TURNS block
@@ -143,8 +156,7 @@ impl HistoryView {
     /// Whether raw message `i` was withdrawn (one lookup in the ordered ranges: `render` asks it
     /// of every message).
     pub fn is_withdrawn(&self, i: usize) -> bool {
-        let after = self.withdrawn.partition_point(|w| w.end <= i);
-        self.withdrawn.get(after).is_some_and(|w| w.start <= i)
+        Withdrawal::any_holds(&self.withdrawn, i)
     }
 
     /// Whether any of raw messages `range` was withdrawn.
@@ -174,6 +186,7 @@ impl HistoryView {
         self.bounded.split_off(&start);
         self.pruned.split_off(&start);
         self.settled = self.settled.min(start);
+        self.sighted = self.sighted.min(start);
         self.withdrawn.retain(|w| w.end <= start);
         match self.withdrawn.last_mut() {
             Some(touching) if touching.end == start => touching.end = range.end,

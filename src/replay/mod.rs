@@ -245,6 +245,9 @@ pub fn replay_with(
         }
         let totals = Totals::of(&calls);
         let mut notes = notes.finish();
+        if trajectory.calls.is_empty() {
+            notes.push("not scored: the run made no LLM call".to_owned());
+        }
         notes.extend(edits.notes());
         runs.push(StrategyRun { strategy: name, calls, totals, notes, lost, lost_edits });
     }

@@ -620,6 +620,12 @@ export type HistoryView = {
    */
   bounded?: { [key in number]: string },
   /**
+   * Messages before this index were judged at first sight by a prepared call: an output
+   * bounded on arrival is shown whole again when the prompt holding it whole stays under the
+   * compaction threshold (what the agent's own prompt keeps, the engine keeps).
+   */
+  sighted: number,
+  /**
    * Compactions that failed in a row; at [`MAX_FAILED_COMPACTIONS`] automatic compaction stops.
    */
   failed_compactions: number,
@@ -1380,15 +1386,17 @@ export type WorkbenchConfig = {
    */
   sure_horizon_share: number,
   /**
-   * The lengths (in calls) of earlier runs of the same agent family. When at least
-   * [`FAMILY_SAMPLE`] of them lasted longer than a session so far, the calls it is all but sure
-   * still to make are what the shortest tenth of those went on for, not `sure_horizon_share`.
+   * The lengths (in calls) of earlier runs of the same agent family. Given at least
+   * [`FAMILY_SAMPLE`], the calls a session is all but sure still to make are what the shortest
+   * tenth of those that lasted longer (and the session itself) went on for, not
+   * `sure_horizon_share`.
    */
   family_runs: Array<number>,
   /**
-   * A tool output larger than this share of the window is shown in its history form from the
-   * moment it is recorded, even inside the open round (the exception to R3.1 that keeps every
-   * prompt within the window); the original stays in the raw trace.
+   * A tool output larger than this share of the window is bounded to its history form when it
+   * is recorded, even inside the open round (the exception to R3.1 that keeps every prompt
+   * within the window), and shown whole from the next call on only while the prompt holding it
+   * whole stays under the compaction threshold; the original stays in the raw trace.
    */
   first_sight_share: number,
 };

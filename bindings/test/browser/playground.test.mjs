@@ -53,14 +53,16 @@ test('a first visit: a drop zone and the sample, replayed with its plan, the unm
   assert.deepEqual(await text(page, '#dag .dag-node .label'), sample.todos);
   assert.equal((await page.$$('#chart rect.bar')).length, sample.calls);
   assert.equal((await page.$$('#chart polyline.raw')).length, 1, 'the unmanaged prompt is drawn beside the bars');
+  // The sample fits its window whole: the engine sends what the agent sent (issue 45: never
+  // dropping what an unmanaged prompt keeps), and says so in its totals.
   const [, ratio] = (await page.textContent('#totals')).match(/unmanaged \(([\d.]+)×\)/);
-  assert.ok(Number(ratio) < 0.8, `the saving shows in the totals: ${ratio}×`);
+  assert.ok(Number(ratio) <= 1, `never above the unmanaged prompt: ${ratio}×`);
   // Then the replay's own figures: cost against the unmanaged prompt's and both recalls (the
   // sample's one edit and 14 reused references, all in view: tests/replay.rs checks them natively).
   await page.waitForFunction(() => document.getElementById('totals').textContent.includes('reference recall'), null, { timeout: 60_000 });
   const totals = await page.textContent('#totals');
   const [, cost] = totals.match(/cost ([\d.]+)× the unmanaged prompt's/);
-  assert.ok(Number(cost) < 0.6, totals);
+  assert.ok(Number(cost) <= 1, totals);
   assert.match(totals, /edit recall 1\.000, reference recall 1\.000 \(of 14 references the agent reused\)/);
   // The worker's downloads are served gzipped: the engine and the binary o200k ranks (1.6 MB, 1 MB
   // gzipped) come to about 2.7 MB; never the 3.6 MB text file, nor cl100k_base's.
@@ -75,6 +77,8 @@ test('a first visit: a drop zone and the sample, replayed with its plan, the unm
 test('a Claude Code session: its todo items are the DAG, the chart is drawn, blocks expand to their originals', async () => {
   const page = await chrome.page('/bindings/playground/');
   const expected = mainSession(TODO_SESSION);
+  // A window its sub-agents outgrow, so that their replays compact.
+  await page.selectOption('#window', '8000');
   await load(page, TODO_SESSION);
   assert.match(await page.textContent('#status'), new RegExp(`Replayed ${expected.calls} calls`));
   // Its todo items are the plan's goals; its sub-agents (`Task` calls) are explorations beside them.

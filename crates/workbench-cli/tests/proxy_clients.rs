@@ -84,25 +84,17 @@ const TASK: &str = "Fix the failing tests in this repository.";
 /// The step after which the proxy is killed and started again.
 const KILL_AT: usize = 16;
 
-/// Claude Code runs a long session through the proxy (each shell: see `both_shells!`), with its
-/// default settings (the task tools), through a kill of the proxy and a restart.
-fn claude_code_session(build: Build) {
-    let clients = clients();
-    let root = scratch(&format!("claude-code-{build:?}"));
-    let work = root.join("work");
-    let home = root.join("home");
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
-    session::workspace(&work);
-    let steps = session::steps(&work);
-    assert!(steps >= 30);
-
+/// The scripted Anthropic upstream of the Claude Code session in `work`: each call with tools
+/// gets the next step of the script (a thinking block, a line of text and a tool call), then
+/// the closing text; usage as a prefix cache would report it. Returns it and the highest step
+/// it served.
+fn scripted_claude_upstream(work: &Path) -> (Upstream, std::sync::Arc<AtomicUsize>) {
     let counter = TokenCounter::new(Encoding::O200kBase);
     let previous: Mutex<Option<String>> = Mutex::new(None);
     let ids = AtomicUsize::new(0);
     let served = std::sync::Arc::new(AtomicUsize::new(0));
     let served_by_upstream = std::sync::Arc::clone(&served);
-    let script_dir = work.clone();
+    let script_dir = work.to_path_buf();
     let upstream = Upstream::start(move |request: &Received| {
         let body = request.json();
         if request.path.contains("count_tokens") || request.method != "POST" {
@@ -136,6 +128,68 @@ fn claude_code_session(build: Build) {
         };
         Reply::Events { events: anthropic_events(&id, &blocks, usage), cut_after: None }
     });
+
+    (upstream, served)
+}
+
+/// Issue 45: every managed call is priced beside the agent's own request, as a prefix cache
+/// would serve each, and after every call the session has cost no more than the agent's own
+/// requests would have.
+fn never_dearer_than_the_agents_own(records: &[Value], log: &str) {
+    let costs: Vec<&Value> = records.iter().filter(|r| r["managed"] == true).map(|r| &r["cost"]).collect();
+    assert!(!costs.is_empty() && costs.iter().all(|c| c["agent_tokens"].as_u64() > Some(0)), "{records:?}");
+    for (k, cost) in costs.iter().enumerate() {
+        let (sent, agent) = (cost["sent_total"].as_f64().unwrap(), cost["agent_total"].as_f64().unwrap());
+        assert!(sent <= agent + 1e-6, "after call {k} the session cost {sent} against the agent's own {agent}\n{log}");
+    }
+}
+
+/// Claude Code's scripted session at the proxy's default window (no kill, no side calls): after
+/// every call it has cost no more than the same session sent directly.
+fn claude_code_session_at_the_default_window(build: Build) {
+    let clients = clients();
+    let root = scratch(&format!("claude-code-default-{build:?}"));
+    let (work, home) = (root.join("work"), root.join("home"));
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    session::workspace(&work);
+    let (upstream, _) = scripted_claude_upstream(&work);
+    let proxy = Proxy::start_build(build, &work, &["--upstream", upstream.url.as_str()]);
+    let output = claude_code(&clients, &work, &home, &proxy.url)
+        .args(["-p", TASK, "--allowedTools", session::ALLOWED_TOOLS])
+        .output()
+        .expect("run Claude Code");
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success() && stdout.contains(DONE), "Claude Code: {stdout}\nproxy log:\n{log}");
+    let store = work.join(".trace");
+    let traces: Vec<String> = std::fs::read_dir(&store)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(traces.len(), 1, "{traces:?}\n{log}");
+    let records = main_calls(&store, &traces[0]);
+    assert!(records.len() > session::steps(&work), "{} calls\n{log}", records.len());
+    never_dearer_than_the_agents_own(&records, &log);
+}
+
+/// Claude Code runs a long session through the proxy (each shell: see `both_shells!`), with its
+/// default settings (the task tools), through a kill of the proxy and a restart.
+fn claude_code_session(build: Build) {
+    let clients = clients();
+    let root = scratch(&format!("claude-code-{build:?}"));
+    let work = root.join("work");
+    let home = root.join("home");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::create_dir_all(&home).unwrap();
+    session::workspace(&work);
+    let steps = session::steps(&work);
+    assert!(steps >= 30);
+
+    let (upstream, served) = scripted_claude_upstream(&work);
 
     let args = ["--upstream", upstream.url.as_str(), "--window", "60000"];
     let mut proxy = Proxy::start_build(build, &work, &args);
@@ -223,13 +277,7 @@ fn claude_code_session(build: Build) {
     assert_eq!(traces.len(), 1, "one conversation, one trace, through a kill and side calls: {traces:?}\n{log}");
     let trace = traces[0].clone();
     let records = main_calls(&store, &trace);
-    // Issue 45: every managed call is priced beside the agent's own request, as a prefix cache
-    // would serve each, and the session cost no more than the agent's own requests would have.
-    let costs: Vec<&Value> = records.iter().filter(|r| r["managed"] == true).map(|r| &r["cost"]).collect();
-    assert!(!costs.is_empty() && costs.iter().all(|c| c["agent_tokens"].as_u64() > Some(0)), "{records:?}");
-    let last = costs.last().unwrap();
-    let (sent, agent) = (last["sent_total"].as_f64().unwrap(), last["agent_total"].as_f64().unwrap());
-    assert!(sent <= agent, "the session cost {sent} against the agent's own {agent}\n{log}");
+    never_dearer_than_the_agents_own(&records, &log);
     // Side calls naming the session are counted in it, beside its calls.
     let counted = calls(&store, &trace).len() - records.len();
     assert!(counted >= 2, "the title call and the check are counted in the session: {counted}\n{log}");
@@ -647,4 +695,4 @@ fn openai_sdk_session(build: Build) {
     assert!(!log.contains("e2eopenaikey"));
 }
 
-both_shells!(claude_code_session, claude_code_sub_agent, openai_sdk_session);
+both_shells!(claude_code_session, claude_code_session_at_the_default_window, claude_code_sub_agent, openai_sdk_session);

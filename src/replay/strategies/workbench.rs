@@ -58,14 +58,19 @@ pub fn with_family_runs(config: &Config, others: impl IntoIterator<Item = usize>
     config
 }
 
-/// For each trajectory, `config` told the lengths of the other runs of its family.
+/// For each trajectory, `config` told the lengths of the other runs of its family; one with no
+/// other run of its family keeps the configured `workbench.family_runs`.
 pub fn family_configs(config: &Config, trajectories: &[&crate::import::Trajectory]) -> Vec<Config> {
     let runs = |i: usize| {
         let family = trajectories[i].format.family();
         let others = trajectories.iter().enumerate().filter(move |&(j, t)| j != i && t.format.family() == family);
-        others.map(|(_, t)| t.calls.len())
+        others.map(|(_, t)| t.calls.len()).collect::<Vec<_>>()
     };
-    (0..trajectories.len()).map(|i| with_family_runs(config, runs(i))).collect()
+    let config_for = |others: Vec<usize>| match others.is_empty() {
+        true => config.clone(),
+        false => with_family_runs(config, others),
+    };
+    (0..trajectories.len()).map(|i| config_for(runs(i))).collect()
 }
 
 /// An engine fed a recorded history call by call, as the `workbench` strategy and the

@@ -1220,8 +1220,13 @@ fn stats_add_up_a_recorded_store() {
     assert_eq!(report["total"]["client_tokens"], session["client_tokens"]);
     let table = String::from_utf8(stats(&[]).stdout).unwrap();
     assert!(table.contains("Fix the parser") && table.contains("4 (+1)"), "{table}");
-    let later = stats(&["--since", "2999-01-01"]);
-    assert!(String::from_utf8_lossy(&later.stdout).contains("No proxied session"));
+    let later = String::from_utf8(stats(&["--since", "2999-01-01"]).stdout).unwrap();
+    let day = report["sessions"][0]["day"].as_str().unwrap();
+    let none = format!(
+        "No proxied session in {} since 2999-01-01 (UTC): 1 session before, the last active on {day}.\n",
+        store.display()
+    );
+    assert_eq!(later, none, "the store has sessions, only none since that day");
     let bad = stats(&["--since", "yesterday"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("expected a day as YYYY-MM-DD"));

@@ -64,11 +64,16 @@ pub(crate) async fn only_trace(host: &NativeHost, root: &Path) -> Result<String,
         n => {
             traces.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.trace_id.cmp(&b.trace_id)));
             let mut out = format!("{n} traces under {}: name one with --trace ID", root.display());
+            let width = traces.iter().map(|t| t.trace_id.chars().count()).max().unwrap_or(0);
             for t in &traces {
                 let calls = format!("{} call{}", t.calls, if t.calls == 1 { "" } else { "s" });
                 let started = date_time(t.created_at);
                 let mission = if t.mission.is_empty() { "(no user request yet)" } else { &t.mission };
-                out.push_str(&format!("\n  {}  started {} UTC  {calls:>9}  {mission}", t.trace_id, &started[..16]));
+                out.push_str(&format!(
+                    "\n  {:<width$}  started {} UTC  {calls:>9}  {mission}",
+                    t.trace_id,
+                    &started[..16]
+                ));
             }
             Err(out)
         }

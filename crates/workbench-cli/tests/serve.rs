@@ -409,7 +409,8 @@ fn dump_prints_the_step_tree_of_a_persisted_trace_as_text_and_json() {
     let after_second = snapshot(&root);
     let (code, _, stderr) = workbench(&["dump"], &root);
     assert_eq!(code, 2);
-    assert!(stderr.contains("2 traces") && stderr.contains("demo, other") && stderr.contains("--trace"), "{stderr}");
+    assert!(stderr.contains("2 traces") && stderr.contains("--trace"), "{stderr}");
+    assert!(stderr.contains("\n  demo   started ") && stderr.contains("\n  other  started "), "one a line: {stderr}");
     let (code, _, stderr) = workbench(&["dump", "--trace", "nope"], &root);
     assert_eq!(code, 2);
     assert!(stderr.contains("no trace `nope`"), "{stderr}");

@@ -13,7 +13,8 @@ use std::sync::OnceLock;
 
 use context_workbench::Config;
 use context_workbench::import::import;
-use context_workbench::proxy::{Decision, End, Format, Gateway, ReplyPump, RequestHead, Route, Upstreams};
+use context_workbench::proxy::args::Shell;
+use context_workbench::proxy::{Decision, End, Format, Gateway, RequestHead, Route, Upstreams};
 use context_workbench::tokens::{Encoding, TokenCounter};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, FileFailurePersistence, RngSeed};
@@ -158,7 +159,7 @@ fn apply(seed: &[u8], mutations: &[Mutation]) -> Vec<u8> {
 
 fn gateway() -> &'static Gateway {
     static GATEWAY: OnceLock<Gateway> = OnceLock::new();
-    GATEWAY.get_or_init(|| Gateway::new(&Config::default(), Upstreams::default()))
+    GATEWAY.get_or_init(|| Gateway::new(&Config::default(), Upstreams::default(), Shell::Native))
 }
 
 proptest! {
@@ -188,7 +189,7 @@ proptest! {
         let counter = TokenCounter::new(Encoding::O200kBase);
         let stream = reply_stream();
         let mutated = apply(stream.as_bytes(), &mutations);
-        let mut pump = ReplyPump::new(Format::Anthropic, 200, Some("text/event-stream"), None, 1 << 20);
+        let mut pump = gateway().reply_pump(Format::Anthropic, 200, Some("text/event-stream"), None);
         let mut whole = None;
         let mut rest = &mutated[..];
         for cut in cuts.iter().cycle() {

@@ -549,7 +549,7 @@ fn the_same_requests_give_the_same_bytes() {
 
 #[test]
 fn json_nested_deeper_than_the_engine_reads_goes_upstream_as_it_came() {
-    let gateway = Gateway::new(&Config::default(), Upstreams::default());
+    let gateway = Gateway::new(&Config::default(), Upstreams::default(), args::Shell::Native);
     let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers: Vec::new() };
     let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
     let tool_input = format!(
@@ -609,7 +609,7 @@ impl Host for PanickyHost {
 fn a_panic_while_a_call_is_saved_drops_its_session_not_its_key() {
     let host = PanickyHost::default();
     let worker = Worker::new(host.clone(), Config::default(), false, Default::default());
-    let gateway = Gateway::new(&Config::default(), Upstreams::default());
+    let gateway = Gateway::new(&Config::default(), Upstreams::default(), args::Shell::Native);
     let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers: Vec::new() };
     let body = claude_code(history(1)).to_string();
     let Decision::Manage { key, request } = gateway.decide(&head, Route::Managed(Format::Anthropic), body.as_bytes())

@@ -20,7 +20,7 @@ interface ProxyFlags {
 async function main(argv: string[]): Promise<number> {
   await init();
   const [command, ...rest] = argv;
-  const usage = proxyUsage('context-workbench');
+  const usage = proxyUsage();
   if (command === '--help' || command === '-h' || command === undefined) {
     process.stdout.write(`${usage}\n`);
     return command === undefined ? 2 : 0;
@@ -33,7 +33,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     flags = parseProxyArgs(rest) as ProxyFlags;
   } catch (error) {
-    process.stderr.write(`workbench: proxy: ${(error as Error).message}\n`);
+    process.stderr.write(`context-workbench: proxy: ${(error as Error).message}\n`);
     return 2;
   }
   if (flags.help) {
@@ -41,7 +41,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (flags.llm_url !== undefined || flags.llm_model !== undefined) {
-    throw new Error('--llm-url and --llm-model are for `workbench proxy`: the npm proxy\'s embedded compactor writes the blocks');
+    throw new Error('--llm-url and --llm-model are for the native `workbench proxy` only: here the embedded compactor writes the blocks');
   }
   const config = flags.config === undefined ? undefined : await configFile(flags.config);
   const terminal = process.stderr.isTTY === true;
@@ -94,7 +94,7 @@ async function configFile(file: string): Promise<Config> {
 main(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (error: unknown) => {
-    process.stderr.write(`workbench: proxy: ${(error as Error).message ?? String(error)}\n`);
+    process.stderr.write(`context-workbench: proxy: ${(error as Error).message ?? String(error)}\n`);
     process.exitCode = 2;
   },
 );

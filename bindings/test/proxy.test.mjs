@@ -107,9 +107,9 @@ test('a conversation goes through the engine and is saved as workbench proxy sav
     const goals = JSON.parse(await readFile(path.join(store, trace, 'goal.json'), 'utf8'));
     assert.deepEqual(JSON.stringify(goals).match(/Find the bug|Fix it/g), ['Find the bug', 'Fix it'], "Claude Code's TodoWrite is the plan");
     // The log: the lines of `workbench proxy`.
-    assert.match(lines[0], /^workbench proxy: listening on http:\/\/127\.0\.0\.1:\d+; upstreams /);
-    assert.match(lines[1], /^workbench proxy: npm-proxy-session #1 claude-test \(Claude Code 2\.1\.328\): 1 new of 1 messages, \d+ → \d+ prompt tokens \(\d+% fewer\), cached 0 of 40 \(0%; engine expected 0%\), status 200$/);
-    assert.match(lines.at(-1), /^workbench proxy: stopping: saving every session$/);
+    assert.match(lines[0], /^context-workbench proxy: listening on http:\/\/127\.0\.0\.1:\d+; upstreams /);
+    assert.match(lines[1], /^context-workbench proxy: npm-proxy-session #1 claude-test \(Claude Code 2\.1\.328\): 1 new of 1 messages, \d+ → \d+ prompt tokens \(\d+% fewer\), cached 0 of 40 \(0%; engine expected 0%\), status 200$/);
+    assert.match(lines.at(-1), /^context-workbench proxy: stopping: saving every session$/);
     for (const file of await readdir(path.join(store, trace), { recursive: true })) {
       const text = await readFile(path.join(store, trace, file), 'utf8').catch(() => '');
       assert.ok(!text.includes('npmproxytestkey'), `the key is in ${file}`);
@@ -135,7 +135,7 @@ test('a port in use, an upstream that is down and a bad upstream get clear error
     assert.equal(reply.status, 502);
     const error = await reply.json();
     assert.equal(error.type, 'error');
-    assert.match(error.error.message, new RegExp(`^workbench proxy: upstream ${down.url.replace(/\./g, '\\.')}: cannot connect$`));
+    assert.match(error.error.message, new RegExp(`^context-workbench proxy: upstream ${down.url.replace(/\./g, '\\.')}: cannot connect$`));
     await proxy.close();
     const [trace] = await traceDirs(path.join(workspace, '.trace'));
     const record = JSON.parse(await readFile(path.join(workspace, '.trace', trace, 'calls.jsonl'), 'utf8'));
@@ -190,10 +190,10 @@ test('a close with a grace cuts short what is still in flight, and every session
 
     const refused = await silent;
     assert.equal(refused.status, 503);
-    assert.equal((await refused.json()).error.message, 'workbench proxy: the proxy stopped before the upstream answered');
-    assert.match(await streamed, /event: error\ndata: .*workbench proxy: the proxy stopped before the reply ended/);
-    assert.ok(lines.some((l) => /^workbench proxy: stopping: 2 requests still in flight after 300 ms cut short \(their agents get an error/.test(l)), lines.join('\n'));
-    assert.match(lines.at(-1), /^workbench proxy: stopping: saving every session$/);
+    assert.equal((await refused.json()).error.message, 'context-workbench proxy: the proxy stopped before the upstream answered');
+    assert.match(await streamed, /event: error\ndata: .*context-workbench proxy: the proxy stopped before the reply ended/);
+    assert.ok(lines.some((l) => /^context-workbench proxy: stopping: 2 requests still in flight after 300 ms cut short \(their agents get an error/.test(l)), lines.join('\n'));
+    assert.match(lines.at(-1), /^context-workbench proxy: stopping: saving every session$/);
 
     const store = path.join(workspace, '.trace');
     assert.deepEqual((await traceDirs(store)).sort(), ['done', 'silent', 'streaming']);
@@ -222,16 +222,21 @@ test('the bin refuses bad flags with a clear message and exit code 2', async () 
   });
   const port = await run('proxy', '--port', 'abc');
   assert.equal(port.code, 2);
-  assert.equal(port.stderr, 'workbench: proxy: --port `abc`: expected a whole number from 0 to 65535\n');
+  assert.equal(port.stderr, 'context-workbench: proxy: --port `abc`: expected a whole number from 0 to 65535\n');
   const config = await run('proxy', '--port', '0', '--config', 'no-such-workbench.toml');
   assert.equal(config.code, 2);
-  assert.match(config.stderr, /^workbench: proxy: no-such-workbench\.toml: ENOENT/);
+  assert.match(config.stderr, /^context-workbench: proxy: no-such-workbench\.toml: ENOENT/);
   const unknown = await run('serve');
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /unknown command `serve`/);
   const help = await run('proxy', '--help');
   assert.equal(help.code, 0);
   assert.match(help.stdout, /^usage: context-workbench proxy/);
+  assert.match(help.stdout.replace(/\s+/g, ' '), /Anthropic Messages, OpenAI Chat Completions, OpenAI Responses or Gemini/);
+  assert.doesNotMatch(help.stdout, /--llm-url|--llm-model/, 'the npm bin takes no LLM flags, so its help names none');
+  const llm = await run('proxy', '--llm-url', 'http://127.0.0.1:9/v1');
+  assert.equal(llm.code, 2);
+  assert.match(llm.stderr, /^context-workbench: proxy: --llm-url and --llm-model are for the native `workbench proxy` only/);
 });
 
 test('the bin stops and saves when the process that started it is gone (npx stopped by a SIGTERM)', async () => {

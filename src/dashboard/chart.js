@@ -19,7 +19,7 @@ function groups(calls, per) {
     const group = calls.slice(first, first + per);
     out.push({ first, count: group.length, number: group[0].number ?? first,
       tokens: Math.max(...group.map((c) => c.tokens)), raw_tokens: Math.max(...group.map((c) => c.raw_tokens ?? 0)),
-      rewrites: group.flatMap((c) => c.rewrites) });
+      rewrites: group.flatMap((c) => c.rewrites), cut: group.filter((c) => c.cut).map((c) => c.cut) });
   }
   return out;
 }
@@ -30,7 +30,8 @@ function svg(tag, attributes) {
   return node;
 }
 
-/** Draw `calls` (CallView-like: tokens, rewrites, raw_tokens?, number? (from 0 when absent)) of `total` into `container`;
+/** Draw `calls` (CallView-like: tokens, rewrites, raw_tokens?, number? (from 0 when absent), cut? (why the
+ * call got no whole reply)) of `total` into `container`;
  * `window` may be Infinity (none drawn). */
 export function renderChart(container, calls, total, selected, window, onSelect) {
   const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img', tabindex: 0, 'data-focus-key': 'chart',
@@ -61,12 +62,19 @@ export function renderChart(container, calls, total, selected, window, onSelect)
   bars.forEach((bar, i) => {
     const height = Math.max(1, (bar.tokens / top) * plotH);
     const chosen = selected >= bar.first && selected < bar.first + bar.count;
-    const classes = ['bar', bar.rewrites.length > 0 ? 'rewrite' : '', chosen ? 'selected' : ''].filter(Boolean);
+    const classes = ['bar', bar.rewrites.length > 0 ? 'rewrite' : '', bar.cut.length > 0 ? 'cut' : '', chosen ? 'selected' : ''].filter(Boolean);
+    // A call cut short is marked over the plot's whole height, however small its bar.
+    if (bar.cut.length) {
+      const band = svg('rect', { class: 'cut-band', x: PAD.left + i * step, y: PAD.top, width: Math.max(1, step * 0.8), height: plotH });
+      band.addEventListener('click', () => onSelect(bar.first));
+      root.append(band);
+    }
     const rect = svg('rect', { class: classes.join(' '), x: PAD.left + i * step, y: PAD.top + plotH - height,
       width: Math.max(1, step * 0.8), height, 'data-call': bar.first });
     const title = svg('title', {});
     const which = bar.count > 1 ? `calls ${bar.number}–${bar.number + bar.count - 1}: up to` : `call ${bar.number}:`;
-    title.textContent = `${which} ${bar.tokens} tokens${bar.rewrites.length ? `, rewrote ${bar.rewrites.map((r) => r.mechanism ?? r).join(', ')}` : ''}`;
+    title.textContent = `${which} ${bar.tokens} tokens${bar.rewrites.length ? `, rewrote ${bar.rewrites.map((r) => r.mechanism ?? r).join(', ')}` : ''}`
+      + (bar.cut.length ? `; cut short: ${bar.cut.join('; ')}` : '');
     rect.append(title);
     rect.addEventListener('click', () => onSelect(bar.first));
     root.append(rect);

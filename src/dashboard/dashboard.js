@@ -18,7 +18,7 @@ const price = document.getElementById('price');
 const underProxy = location.pathname.startsWith('/workbench/');
 /** `?folder`: no server, the API of a folder picked here; `folder.api` once one is open. */
 const folder = new URLSearchParams(location.search).has('folder') ? { api: undefined, files: 0 } : undefined;
-const state = { timer: 0, generation: 0, focusKey: '', shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map(), prompts: new Map(), compactions: undefined };
+const state = { timer: 0, generation: 0, focusKey: '', shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map(), prompts: new Map(), compactions: undefined, openPrompts: new Set() };
 
 price.value = localStorage.getItem('workbench.price') ?? price.value;
 price.addEventListener('change', () => {
@@ -109,7 +109,8 @@ async function route(changed = false) {
     if (generation === state.generation) say(error.message, true);
   }
   if (generation !== state.generation) return;
-  if (changed && !view.contains(document.activeElement)) view.focus();
+  // The view takes the focus for the keyboard without scrolling the header (the search) away.
+  if (changed && !view.contains(document.activeElement)) view.focus({ preventScroll: true });
   // A picked folder is a snapshot: nothing new comes unless it is picked again.
   if (kind !== 'search' && !folder) state.timer = setTimeout(route, POLL_MS);
 }
@@ -237,7 +238,7 @@ async function sessionView(traceId, selected, generation) {
       '; its calls are counted in that session.') : session ? totalsLine(session) : el('p', {}, 'No call recorded yet.'),
     !caller && session?.branches.length ? el('p', {}, 'Sub-agents it ran: ', ...session.branches.flatMap((id, i) => [i ? ', ' : '', sessionLink(id, id)])) : '',
     chartPanel(traceId, main, pick),
-    planPanel(detail.goal_tree),
+    planPanel(detail.goal_tree, pick, main.at(-1)?.call),
     compactionsPanel(traceId, compactions),
     promptPanel(traceId, prompt, pick, main.at(-1)?.call),
     ...[...known.notes, ...detail.notes ?? []].map((n) => el('p', { class: 'hint' }, `Note: ${n}`)),
@@ -247,7 +248,7 @@ async function sessionView(traceId, selected, generation) {
 
 function chartPanel(traceId, calls, pick) {
   const chart = el('div', { id: 'chart' });
-  const points = calls.map((c) => ({ tokens: c.prompt_tokens, raw_tokens: c.client_tokens, rewrites: c.rewrites, number: c.call }));
+  const points = calls.map((c) => ({ tokens: c.prompt_tokens, raw_tokens: c.client_tokens, rewrites: c.rewrites, number: c.call, cut: cutShort(c) }));
   const index = calls.findIndex((c) => c.call === pick);
   renderChart(chart, points, points.length, index, Infinity, (i) => { location.hash = `#/session/${encodeURIComponent(traceId)}/call/${calls[i].call}`; });
   const call = calls[index];
@@ -257,15 +258,24 @@ function chartPanel(traceId, calls, pick) {
     + (call.usage ? `, ${(call.usage.cache_read_tokens ?? 0).toLocaleString('en')} reported read from it` : '')
     + (call.rewrites.length ? `; rewrote earlier prompt: ${call.rewrites.join(', ')}` : '')
     + (call.managed ? '' : '; sent unmanaged')
+    + (cutShort(call) ? '; its reply was cut short' : '')
     + (call.notes.length ? `; ${call.notes.join('; ')}` : '') + '.')
     : el('p', { id: 'call-detail' }, calls.length ? `This session has no call ${pick}.` : 'No call yet.');
-  return el('section', { class: 'panel', 'aria-label': 'Tokens per call' }, el('h2', {}, 'Tokens per call'), chart,
+  return el('section', { class: 'panel', id: 'chart-panel', 'aria-label': 'Tokens per call' }, el('h2', {}, 'Tokens per call'), chart,
     el('p', { class: 'legend' }, el('span', { class: 'key' }), 'what the provider got',
       el('span', { class: 'key rewrite' }), 'a call that rewrote earlier prompt (its cache is lost after that point)',
-      el('span', { class: 'key raw' }), 'what the agent sent'), detail);
+      el('span', { class: 'key raw' }), 'what the agent sent',
+      calls.some(cutShort) ? [el('span', { class: 'key cut' }), 'a call whose reply was cut short (no whole reply recorded)'] : null), detail);
 }
 
-function planPanel(tree) {
+/** Why a call got no whole reply (the upstream broke off or failed, the proxy stopped), or ''. */
+function cutShort(call) {
+  if (call.completed) return '';
+  return call.notes.at(-1) ?? (call.status >= 400 ? `status ${call.status}` : 'no whole reply');
+}
+
+/** The plan: the session's as it is now (the store keeps the goal tree, not one per call). */
+function planPanel(tree, pick, newest) {
   const children = (parent) => tree.goals.filter((g) => (g.parent_id ?? null) === parent && !g.branch_id);
   const list = (parent) => {
     const goals = children(parent);
@@ -289,6 +299,9 @@ function planPanel(tree) {
   const phase = phaseText(tree);
   return el('section', { class: 'panel plan', id: 'plan', 'aria-label': 'Plan' },
     el('h2', {}, 'Plan', phase ? el('span', { class: 'phase', id: 'phase' }, ` · ${phase}`) : null),
+    pick !== undefined && pick !== newest
+      ? el('p', { class: 'hint', id: 'plan-when' }, `The plan as it is now, after call ${newest}; the store keeps no plan per call, so call ${pick}'s is not shown.`)
+      : null,
     roots ?? el('p', { class: 'hint' }, "No plan yet: it follows the agent's own plan tool (TodoWrite, its task tools, update_plan, write_todos) as the agent uses it."),
     revisions.length ? el('ul', { class: 'revisions', 'aria-label': 'Plan revisions' }, ...revisions) : null);
 }
@@ -360,17 +373,30 @@ function promptPanel(traceId, page, pick, newest) {
   }
   // A prompt.json of an earlier build has no number: it is the newest call's.
   const call = prompt.call || newest;
-  const rows = prompt.view.messages.map((m, i) => {
-    const text = flatten(m);
-    const refs = referencesIn(text);
-    return el('div', { class: `msg${refs.length ? ' compressed' : ''}`, 'data-index': i },
-      el('div', { class: 'head' }, el('span', { class: 'role' }, m.role), el('span', {}, m.layer), m.source ? el('span', {}, `raw#${m.source}`) : null),
-      textBlock(text), ...refs.map((ref) => originalsToggle(traceId, ref)));
-  });
+  const messages = prompt.view.messages.map((m) => ({ m, text: flatten(m) })).map((x) => ({ ...x, refs: referencesIn(x.text) }));
+  const compressed = messages.filter((x) => x.refs.length > 0).length;
+  const row = ({ m, text, refs }, i) => el('div', { class: `msg${refs.length ? ' compressed' : ''}`, 'data-index': i },
+    el('div', { class: 'head' }, el('span', { class: 'role' }, m.role), el('span', {}, m.layer), m.source ? el('span', {}, `raw#${m.source}`) : null),
+    textBlock(text), ...refs.map((ref) => originalsToggle(traceId, ref)));
+  // The messages are drawn only once asked for (a long session's prompt is pages long); open
+  // stays open through the live updates.
+  const key = `${traceId}:${call}`;
+  const fill = (details) => {
+    if (details.open && details.childElementCount === 1) details.append(...messages.map(row));
+    if (details.open) state.openPrompts.add(key);
+    else state.openPrompts.delete(key);
+  };
+  const details = el('details', { ontoggle: (e) => fill(e.currentTarget) },
+    el('summary', { 'data-focus-key': 'prompt' }, `Show its ${plural(messages.length, 'message')}`));
+  if (state.openPrompts.has(key)) {
+    details.open = true;
+    fill(details);
+  }
   return el('section', { class: 'panel', id: 'prompt', 'aria-label': 'Prompt' },
     el('h2', {}, `The prompt of call ${call}${call === newest ? ' (the newest)' : ''}, as the model saw it`),
-    el('p', { class: 'hint' }, `${prompt.tokens.toLocaleString('en')} tokens in ${prompt.view.messages.length} messages; `
-      + 'a compressed part names its originals (raw#…), which the model can recall and you can expand here.'), ...rows);
+    el('p', { class: 'hint' }, `${prompt.tokens.toLocaleString('en')} tokens in ${plural(messages.length, 'message')}`
+      + (compressed ? `; ${plural(compressed, 'compressed part')} among them, each naming its originals (raw#…), which the model can recall and you can expand here.` : '; nothing in it is compressed.')),
+    details);
 }
 
 /** A button that shows (and hides) the originals a reference names, as `recall` gives them back. */

@@ -14,7 +14,10 @@ export function el(tag, attributes = {}, ...children) {
   return node;
 }
 
-/** Whole thousands as `12.3k`, as the chart and panels show token counts. */
+/** Token counts as the chart and panels show them: `950`, `12.3k`, `1.0M`, `2.5G` (a count that
+ * would round up to 1000 of a unit takes the next one: 999,960 is `1.0M`, not `1000.0k`). */
 export function kilo(n) {
-  return n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n);
+  if (n < 1000) return String(n);
+  const [unit, size] = [['G', 1e9], ['M', 1e6], ['k', 1e3]].find(([, size]) => n >= size * 0.99995) ?? ['k', 1e3];
+  return `${(n / size).toFixed(1)}${unit}`;
 }

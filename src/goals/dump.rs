@@ -190,7 +190,7 @@ fn time_of_day(ms: u64) -> String {
 }
 
 /// `YYYY-MM-DD HH:MM:SS` (UTC).
-fn date_time(ms: u64) -> String {
+pub fn date_time(ms: u64) -> String {
     format!("{} {}", utc_day(ms), time_of_day(ms))
 }
 

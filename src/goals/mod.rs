@@ -27,7 +27,7 @@ mod text;
 mod tool;
 mod tree;
 
-pub use dump::{dump_tree, dump_tree_json, is_utc_day, utc_day};
+pub use dump::{date_time, dump_tree, dump_tree_json, is_utc_day, utc_day};
 pub use events::{AffectedGoal, Event, EventKind, EventLog, GoalUpdates};
 pub use explore::Merged;
 pub use import::{CANCELLED_REASON, PlanItem, PlanStatus, parse_plan_call, sync_plan};

@@ -8,18 +8,47 @@ use lexopt::prelude::*;
 use crate::config::Config;
 use crate::error::Result;
 
-/// What `--help` prints for `program` (`workbench`, `context-workbench`).
-pub fn usage(program: &str) -> String {
-    format!("usage: {program} {USAGE}")
+/// Which shell runs the proxy: the program its help, log lines and errors name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shell {
+    /// `workbench proxy`, the CLI.
+    Native,
+    /// `context-workbench proxy`, the npm package's bin (and the VS Code extension's proxy).
+    Npm,
+}
+
+impl Shell {
+    /// The command a user types: `workbench`, `context-workbench`.
+    pub fn program(self) -> &'static str {
+        match self {
+            Shell::Native => "workbench",
+            Shell::Npm => "context-workbench",
+        }
+    }
+
+    /// What the proxy's log lines and its own errors start with (`workbench proxy: …`).
+    pub fn proxy(self) -> &'static str {
+        match self {
+            Shell::Native => "workbench proxy",
+            Shell::Npm => "context-workbench proxy",
+        }
+    }
+}
+
+/// What `--help` prints in `shell`: the LLM flags only where they are taken (the native CLI).
+pub fn usage(shell: Shell) -> String {
+    let llm = if shell == Shell::Native { LLM_FLAGS } else { "" };
+    format!("usage: {} {USAGE_HEAD}{llm}{USAGE_TAIL}", shell.program())
 }
 
 /// The flags and what they do, after `usage: PROGRAM `.
-const USAGE: &str = "\
+const USAGE_HEAD: &str = "\
 proxy [--port N] [--upstream URL | NAME=URL]... [--store DIR] [--window N] [--config FILE]
 
-Puts the Context Workbench engine in front of an agent that speaks Anthropic Messages or OpenAI
-Chat Completions (Claude Code, Cline, OpenCode, ...): listens on 127.0.0.1, sends the engine's
-prompt upstream and saves each conversation in the trace store.
+Puts the Context Workbench engine in front of an agent that speaks Anthropic Messages, OpenAI
+Chat Completions, OpenAI Responses or Gemini (Claude Code, Codex, Gemini CLI, Cline, OpenCode,
+...): listens on 127.0.0.1, sends the engine's prompt upstream and saves each conversation in the
+trace store.
 
   --port N          the port on 127.0.0.1 (default 8787; 0 picks a free one)
   --upstream URL    where requests go: a URL for every API, or NAME=URL for one of anthropic
@@ -29,8 +58,15 @@ prompt upstream and saves each conversation in the trace store.
   --store DIR       the trace root every session is saved under (default .trace)
   --window N        the model's context window in tokens (default: the config's window, 200000)
   --config FILE     the engine's configuration, TOML (or JSON when it ends in .json)
-  --llm-url URL     an OpenAI-compatible endpoint for the compactor (native only; the key from
+";
+
+/// The native CLI's LLM flags (the npm package's proxy has the embedded compactor only).
+const LLM_FLAGS: &str = "\
+  --llm-url URL     an OpenAI-compatible endpoint for the compactor (the key from
   --llm-model NAME  WORKBENCH_LLM_API_KEY); without one the embedded compactor writes blocks
+";
+
+const USAGE_TAIL: &str = "\
   -h, --help        this text
 
 Ctrl-C or SIGTERM: no new requests; those in flight get proxy.shutdown_grace_ms to finish, then

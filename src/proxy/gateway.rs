@@ -9,10 +9,12 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use super::agents::agent_name;
+use super::args::Shell;
 use super::errors::error_body;
+use super::pump::ReplyPump;
 use super::report::{self, Totals};
 use super::request::{ClientRequest, SessionKey};
-use super::route::{DASHBOARD_PATH, HeaderHints, Provider, Route, classify};
+use super::route::{DASHBOARD_PATH, Format, HeaderHints, Provider, Route, classify};
 use super::session::CallRecord;
 use super::upstreams::{Upstreams, origin, without_credentials};
 use crate::config::{Config, ProxyConfig};
@@ -59,9 +61,10 @@ pub struct Answer {
 }
 
 impl Answer {
-    fn uncounted(route: Route, status: u16, message: &str, line: &str) -> Answer {
-        let line = report::one_line(&format!("workbench proxy: {line}"));
-        Answer { status, body: error_body(route.provider(), status, message), line }
+    /// `message` and `line` go out after `who: ` (`workbench proxy: …`).
+    fn uncounted(who: &str, route: Route, status: u16, message: &str, line: &str) -> Answer {
+        let line = report::one_line(&format!("{who}: {line}"));
+        Answer { status, body: error_body(route.provider(), status, &format!("{who}: {message}")), line }
     }
 }
 
@@ -201,6 +204,9 @@ fn is_hop_by_hop(name: &str) -> bool {
 
 /// The decisions of one proxy process; shared by every request (`Sync`).
 pub struct Gateway {
+    /// The shell running it, whose name the lines and the proxy's own errors start with.
+    shell: Shell,
+    who: &'static str,
     limits: ProxyConfig,
     upstreams: Upstreams,
     counter: TokenCounter,
@@ -214,15 +220,22 @@ pub struct Gateway {
 const ONE_SHOTS: usize = 64;
 
 impl Gateway {
-    /// The proxy of `config` (its `proxy` limits and encoding) toward `upstreams`.
-    pub fn new(config: &Config, upstreams: Upstreams) -> Gateway {
+    /// The proxy of `config` (its `proxy` limits and encoding) toward `upstreams`, run by `shell`.
+    pub fn new(config: &Config, upstreams: Upstreams, shell: Shell) -> Gateway {
         Gateway {
+            shell,
+            who: shell.proxy(),
             limits: config.proxy.clone(),
             upstreams,
             counter: TokenCounter::new(config.encoding),
             totals: Mutex::default(),
             one_shots: Mutex::default(),
         }
+    }
+
+    /// What the lines and the proxy's own errors start with: `workbench proxy`.
+    pub fn who(&self) -> &'static str {
+        self.who
     }
 
     pub fn limits(&self) -> &ProxyConfig {
@@ -255,9 +268,8 @@ impl Gateway {
     /// The answer to a body over the limit, cut short by the agent, or never finished.
     pub fn body_refused(&self, head: &RequestHead, route: Route) -> Answer {
         let limit = self.body_limit();
-        let message = format!(
-            "workbench proxy: the request body is over the limit of {limit} bytes (proxy.max_body_bytes) or was cut short"
-        );
+        let message =
+            format!("the request body is over the limit of {limit} bytes (proxy.max_body_bytes) or was cut short");
         let line = format!("{} {}: refused, body over {limit} bytes or cut short", head.method, head.path());
         self.answer(route, 413, &message, &line)
     }
@@ -265,8 +277,7 @@ impl Gateway {
     /// The answer to a body that did not arrive within `proxy.body_timeout_ms`.
     pub fn body_timed_out(&self, head: &RequestHead, route: Route) -> Answer {
         let seconds = self.limits.body_timeout_ms / 1000;
-        let message =
-            format!("workbench proxy: the request body did not arrive within {seconds} s (proxy.body_timeout_ms)");
+        let message = format!("the request body did not arrive within {seconds} s (proxy.body_timeout_ms)");
         let line = format!("{} {}: refused, the body did not arrive within {seconds} s", head.method, head.path());
         self.answer(route, 408, &message, &line)
     }
@@ -328,7 +339,7 @@ impl Gateway {
             }
             Err(e) => {
                 let line = format!("{} {}: refused ({}): {}", head.method, head.path(), e.status, e.message);
-                Decision::Answer(Answer::uncounted(route, e.status, &format!("workbench proxy: {}", e.message), &line))
+                Decision::Answer(Answer::uncounted(self.who, route, e.status, &e.message, &line))
             }
         }
     }
@@ -370,33 +381,33 @@ impl Gateway {
     /// The answer to a forwarded request the upstream gave no reply to.
     pub fn forward_failed(&self, head: &RequestHead, route: Route, why: &str, failure: &Failure) -> Answer {
         let line = format!("{} {}: {why}, {}", head.method, head.path(), failure.message());
-        self.answer(route, failure.status(), &format!("workbench proxy: {}", failure.message()), &line)
+        self.answer(route, failure.status(), &failure.message(), &line)
     }
 
     /// The answer to a managed call the upstream gave no reply to (its log line is the call's).
     pub fn call_failed(&self, route: Route, failure: &Failure) -> (u16, String) {
         (
             failure.status(),
-            error_body(route.provider(), failure.status(), &format!("workbench proxy: {}", failure.message())),
+            error_body(route.provider(), failure.status(), &format!("{}: {}", self.who, failure.message())),
         )
     }
 
     /// The answer to a request that failed inside the shell, unexpectedly.
     pub fn internal_error(&self, head: &RequestHead, route: Route, why: &str) -> Answer {
         let line = format!("{} {}: failed: {why}", head.method, head.path());
-        self.answer(route, 500, &format!("workbench proxy: {why}"), &line)
+        self.answer(route, 500, why, &line)
     }
 
     /// The answer to a request that arrives while the proxy stops.
     pub fn stopping(&self, head: &RequestHead, route: Route) -> Answer {
         let line = format!("{} {}: refused, the proxy is stopping", head.method, head.path());
-        self.answer(route, 503, "workbench proxy: the proxy is stopping", &line)
+        self.answer(route, 503, "the proxy is stopping", &line)
     }
 
     /// The log line of a managed call, counted in the totals.
     pub fn call_line(&self, record: &CallRecord) -> String {
         self.totals.lock().unwrap_or_else(|e| e.into_inner()).add_call(record);
-        report::describe(record)
+        report::describe(self.who, record)
     }
 
     /// The running totals (`N requests, M managed: …`), for a terminal's progress line.
@@ -421,14 +432,15 @@ impl Gateway {
         .map(|&(provider, api)| format!("{} ({api})", without_credentials(self.upstreams.base(provider))))
         .collect();
         format!(
-            "workbench proxy: listening on {url}; upstreams {}; sessions saved under {store_dir}",
+            "{}: listening on {url}; upstreams {}; sessions saved under {store_dir}",
+            self.who,
             upstreams.join(", ")
         )
     }
 
     fn request_line(&self, text: &str) -> String {
         self.count_request();
-        report::one_line(&format!("workbench proxy: {text}"))
+        report::one_line(&format!("{}: {text}", self.who))
     }
 
     /// One more request in the running totals (an answer [`Gateway::read`] gave is counted by
@@ -439,26 +451,38 @@ impl Gateway {
 
     fn answer(&self, route: Route, status: u16, message: &str, line: &str) -> Answer {
         self.count_request();
-        Answer::uncounted(route, status, message, line)
+        Answer::uncounted(self.who, route, status, message, line)
     }
-}
 
-/// The log line of shutdown, before the sessions are saved.
-pub fn stopping_line() -> String {
-    "workbench proxy: stopping: saving every session".into()
-}
+    /// The log line of shutdown, before the sessions are saved.
+    pub fn stopping_line(&self) -> String {
+        format!("{}: stopping: saving every session", self.who)
+    }
 
-/// The log line of requests still in flight once the shutdown grace is over.
-pub fn cut_line(in_flight: usize, grace_ms: u64) -> String {
-    let (s, whose) = if in_flight == 1 { ("", "its agent gets") } else { ("s", "their agents get") };
-    format!(
-        "workbench proxy: stopping: {in_flight} request{s} still in flight after {grace_ms} ms cut short ({whose} an error; those replies are not recorded)"
-    )
-}
+    /// The log line of requests still in flight once the shutdown grace is over.
+    pub fn cut_line(&self, in_flight: usize, grace_ms: u64) -> String {
+        let (s, whose) = if in_flight == 1 { ("", "its agent gets") } else { ("s", "their agents get") };
+        format!(
+            "{}: stopping: {in_flight} request{s} still in flight after {grace_ms} ms cut short ({whose} an error; those replies are not recorded)",
+            self.who
+        )
+    }
 
-/// The log line of a session that could not be saved.
-pub fn unsaved_line(failure: &str) -> String {
-    format!("workbench: proxy: {failure}")
+    /// The log line of a session that could not be saved.
+    pub fn unsaved_line(&self, failure: &str) -> String {
+        format!("{}: proxy: {failure}", self.shell.program())
+    }
+
+    /// A pump for the reply to a managed call of `format` (see [`ReplyPump::new`]).
+    pub fn reply_pump(
+        &self,
+        format: Format,
+        status: u16,
+        content_type: Option<&str>,
+        content_length: Option<u64>,
+    ) -> ReplyPump {
+        ReplyPump::new(self.who, format, status, content_type, content_length, self.body_limit())
+    }
 }
 
 #[cfg(test)]
@@ -476,7 +500,7 @@ mod tests {
     fn gateway() -> Gateway {
         let mut config = Config::default();
         config.proxy.max_body_bytes = 100;
-        Gateway::new(&config, Upstreams::default())
+        Gateway::new(&config, Upstreams::default(), Shell::Native)
     }
 
     #[test]
@@ -519,7 +543,7 @@ mod tests {
     #[test]
     fn the_start_line_hides_credentials_of_an_upstream() {
         let upstreams = Upstreams::from_flags(&["https://user:pass@gateway.example/v1"]).unwrap();
-        let line = Gateway::new(&Config::default(), upstreams).start_line("http://127.0.0.1:1", "/s");
+        let line = Gateway::new(&Config::default(), upstreams, Shell::Native).start_line("http://127.0.0.1:1", "/s");
         assert!(!line.contains("pass"), "{line}");
         assert!(line.contains("https://gateway.example/v1 (Anthropic Messages)"), "{line}");
         assert!(line.contains("https://gateway.example/v1 (Gemini)"), "every provider is named: {line}");

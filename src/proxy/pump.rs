@@ -48,6 +48,8 @@ pub struct Ending {
 /// One reply being pumped.
 #[derive(Debug)]
 pub struct ReplyPump {
+    /// What an error event it adds starts with (`workbench proxy`).
+    who: &'static str,
     format: Format,
     status: u16,
     reader: Option<ReplyReader>,
@@ -58,8 +60,10 @@ pub struct ReplyPump {
 
 impl ReplyPump {
     /// The pump of a reply with HTTP `status`, `content_type` and `content_length` (as declared),
-    /// of which at most `limit` bytes are read (the rest still passes).
+    /// of which at most `limit` bytes are read (the rest still passes); an error event it adds
+    /// starts with `who` (`workbench proxy: …`).
     pub fn new(
+        who: &'static str,
         format: Format,
         status: u16,
         content_type: Option<&str>,
@@ -68,7 +72,7 @@ impl ReplyPump {
     ) -> ReplyPump {
         let stream = content_type.is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
         let reader = Some(ReplyReader::new(format, stream, status, limit));
-        ReplyPump { format, status, reader, to_come: content_length.filter(|_| !stream) }
+        ReplyPump { who, format, status, reader, to_come: content_length.filter(|_| !stream) }
     }
 
     pub fn status(&self) -> u16 {
@@ -112,7 +116,7 @@ impl ReplyPump {
             _ => None,
         };
         let why = if cut { note } else { unfinished };
-        let trailer = why.map(|why| stream_error_event(self.format.provider(), &format!("workbench proxy: {why}")));
+        let trailer = why.map(|why| stream_error_event(self.format.provider(), &format!("{}: {why}", self.who)));
         Ending { trailer, outcome }
     }
 }
@@ -133,7 +137,14 @@ mod tests {
     #[test]
     fn a_whole_reply_goes_to_its_session_as_soon_as_it_is_whole() {
         let counter = TokenCounter::new(Encoding::O200kBase);
-        let mut pump = ReplyPump::new(Format::OpenAi, 200, Some("text/event-stream; charset=utf-8"), None, 1 << 20);
+        let mut pump = ReplyPump::new(
+            "workbench proxy",
+            Format::OpenAi,
+            200,
+            Some("text/event-stream; charset=utf-8"),
+            None,
+            1 << 20,
+        );
         let (a, b) = DONE.split_at(20);
         assert!(pump.feed(a.as_bytes(), &counter).is_none());
         let outcome = pump.feed(b.as_bytes(), &counter).expect("whole");
@@ -147,13 +158,20 @@ mod tests {
     fn a_reply_of_declared_length_is_whole_with_its_last_byte() {
         let counter = TokenCounter::new(Encoding::O200kBase);
         let body = r#"{"choices":[{"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}"#;
-        let mut pump = ReplyPump::new(Format::OpenAi, 200, Some("application/json"), Some(body.len() as u64), 1 << 20);
+        let mut pump = ReplyPump::new(
+            "workbench proxy",
+            Format::OpenAi,
+            200,
+            Some("application/json"),
+            Some(body.len() as u64),
+            1 << 20,
+        );
         let (a, b) = body.split_at(30);
         assert!(pump.feed(a.as_bytes(), &counter).is_none());
         assert!(pump.feed(b.as_bytes(), &counter).expect("whole").completed);
         assert!(pump.end(End::Done, &counter).outcome.is_none());
         // Without a declared length, the upstream's end says it is whole.
-        let mut pump = ReplyPump::new(Format::OpenAi, 200, Some("application/json"), None, 1 << 20);
+        let mut pump = ReplyPump::new("workbench proxy", Format::OpenAi, 200, Some("application/json"), None, 1 << 20);
         assert!(pump.feed(body.as_bytes(), &counter).is_none());
         assert!(pump.end(End::Done, &counter).outcome.expect("whole").completed);
     }
@@ -161,7 +179,8 @@ mod tests {
     #[test]
     fn a_stream_cut_short_ends_with_an_error_event_and_is_not_recorded() {
         let counter = TokenCounter::new(Encoding::O200kBase);
-        let mut pump = ReplyPump::new(Format::Anthropic, 200, Some("text/event-stream"), None, 1 << 20);
+        let mut pump =
+            ReplyPump::new("workbench proxy", Format::Anthropic, 200, Some("text/event-stream"), None, 1 << 20);
         assert!(pump.feed(b"event: ping\ndata: {\"type\":\"ping\"}\n\n", &counter).is_none());
         let ending = pump.end(End::Silent(600_000), &counter);
         let trailer = ending.trailer.expect("an error event");
@@ -177,21 +196,21 @@ mod tests {
     #[test]
     fn a_stream_the_upstream_closes_mid_message_ends_with_an_error_event() {
         let counter = TokenCounter::new(Encoding::O200kBase);
-        let mut pump = ReplyPump::new(Format::OpenAi, 200, Some("text/event-stream"), None, 1 << 20);
+        let mut pump = ReplyPump::new("workbench proxy", Format::OpenAi, 200, Some("text/event-stream"), None, 1 << 20);
         assert!(pump.feed(b"data: {\"choices\":[{\"delta\":{\"content\":\"hal", &counter).is_none());
         let ending = pump.end(End::Done, &counter);
         let trailer = ending.trailer.expect("an error event");
         assert!(trailer.contains("the upstream's stream ended before the reply did"), "{trailer}");
         assert!(!ending.outcome.unwrap().completed);
         // A whole JSON reply (not a stream) that ends is no error of the proxy's to add.
-        let pump = ReplyPump::new(Format::OpenAi, 500, Some("application/json"), None, 1 << 20);
+        let pump = ReplyPump::new("workbench proxy", Format::OpenAi, 500, Some("application/json"), None, 1 << 20);
         assert!(pump.end(End::Done, &counter).trailer.is_none());
     }
 
     #[test]
     fn an_agent_that_leaves_gets_nothing_more() {
         let counter = TokenCounter::new(Encoding::O200kBase);
-        let pump = ReplyPump::new(Format::OpenAi, 200, None, None, 1 << 20);
+        let pump = ReplyPump::new("workbench proxy", Format::OpenAi, 200, None, None, 1 << 20);
         let ending = pump.end(End::AgentGone, &counter);
         assert!(ending.trailer.is_none());
         assert_eq!(

@@ -40,11 +40,12 @@ impl Totals {
 }
 
 /// `session #call model (agent on the first call): A → B tokens (−N%), cached X% (expected Y%), rewrites, status, notes`.
-pub fn describe(record: &CallRecord) -> String {
+/// The line starts with `who: ` (`workbench proxy: …`).
+pub fn describe(who: &str, record: &CallRecord) -> String {
     let mut line = if record.trace_id.is_empty() {
-        "workbench proxy: (no session)".to_owned()
+        format!("{who}: (no session)")
     } else {
-        format!("workbench proxy: {} #{} {}", record.trace_id, record.call, record.model)
+        format!("{who}: {} #{} {}", record.trace_id, record.call, record.model)
     };
     // A session's first call names its agent.
     if record.call == 1 && !record.agent.is_empty() {

@@ -78,16 +78,16 @@ impl<H: Host + Clone> Worker<H> {
     }
 
     /// At start, before any session: the traces a killed proxy left `running` are marked
-    /// `interrupted`. Returns the log line saying so, if there were any.
-    pub async fn recover(&self) -> Option<String> {
+    /// `interrupted`. Returns the log line saying so (after `who: `), if there were any.
+    pub async fn recover(&self, who: &str) -> Option<String> {
         match mark_interrupted(&self.host, &self.config.store.root).await {
             Ok(ids) if ids.is_empty() => None,
             Ok(ids) => Some(format!(
-                "workbench proxy: {} session(s) left running by a proxy that was killed, marked interrupted: {}",
+                "{who}: {} session(s) left running by a proxy that was killed, marked interrupted: {}",
                 ids.len(),
                 ids.join(", ")
             )),
-            Err(e) => Some(format!("workbench proxy: the store could not be checked for interrupted sessions: {e}")),
+            Err(e) => Some(format!("{who}: the store could not be checked for interrupted sessions: {e}")),
         }
     }
 

@@ -12,8 +12,8 @@ use super::engine::config_from_js;
 use super::error::{js_error, to_js_error};
 use crate::config::Config;
 use crate::error::Error;
-use crate::proxy::args::{ProxyArgs, StoreLocation, config_from_file, usage};
-use crate::proxy::gateway::{cut_line, passes_to_agent, passes_to_upstream, stopping_line, unsaved_line};
+use crate::proxy::args::{ProxyArgs, Shell, StoreLocation, config_from_file, usage};
+use crate::proxy::gateway::{passes_to_agent, passes_to_upstream};
 use crate::proxy::pump::no_reply;
 use crate::proxy::{
     Admission, Answer, CallRecord, Cause, End, Failure, Gateway, ReplyOutcome, RequestHead, Route, SessionKey,
@@ -63,7 +63,7 @@ impl ProxyGateway {
         let config = js(location.session_config(js(config_from_js(config))?, window))?;
         js(require_ranks(config.encoding))?;
         let table = SessionTable::new(config.proxy.max_sessions as usize);
-        Ok(ProxyGateway { gateway: Gateway::new(&config, upstreams), config, table })
+        Ok(ProxyGateway { gateway: Gateway::new(&config, upstreams, Shell::Npm), config, table })
     }
 
     /// The configuration in effect, for the workers (its `proxy` limits among it).
@@ -227,10 +227,9 @@ impl ProxyGateway {
         content_length: Option<String>,
     ) -> Result<ReplyPump, JsValue> {
         let format = request.route.managed().ok_or_else(|| invalid("replyPump takes a managed request".into()))?;
-        let limit = self.gateway.body_limit();
         let length = content_length.and_then(|v| v.trim().parse().ok());
         Ok(ReplyPump {
-            pump: Some(crate::proxy::ReplyPump::new(format, status, content_type.as_deref(), length, limit)),
+            pump: Some(self.gateway.reply_pump(format, status, content_type.as_deref(), length)),
             status,
             outcome: None,
             counter: *self.gateway.counter(),
@@ -251,13 +250,15 @@ impl ProxyGateway {
     /// The log line of requests cut short after the shutdown grace.
     #[wasm_bindgen(js_name = cutLine)]
     pub fn cut_line(&self, in_flight: usize, grace_ms: f64) -> String {
-        cut_line(in_flight, grace_ms.max(0.0) as u64)
+        self.gateway.cut_line(in_flight, grace_ms.max(0.0) as u64)
     }
 
     /// The log lines of the shutdown: the stopping line, then what could not be saved.
     #[wasm_bindgen(js_name = closingLines)]
     pub fn closing_lines(&self, failures: Vec<String>) -> Vec<String> {
-        std::iter::once(stopping_line()).chain(failures.iter().map(|f| unsaved_line(f))).collect()
+        std::iter::once(self.gateway.stopping_line())
+            .chain(failures.iter().map(|f| self.gateway.unsaved_line(f)))
+            .collect()
     }
 
     fn failure(&self, request: &ProxyRequest, kind: &str, cause: Option<&str>) -> Result<Failure, JsValue> {
@@ -450,10 +451,10 @@ pub fn parse_proxy_args(args: Vec<String>) -> Result<JsValue, JsValue> {
     })
 }
 
-/// What `proxy --help` prints for `program`.
+/// What `context-workbench proxy --help` prints.
 #[wasm_bindgen(js_name = proxyUsage)]
-pub fn proxy_usage(program: &str) -> String {
-    usage(program)
+pub fn proxy_usage() -> String {
+    usage(Shell::Npm)
 }
 
 /// A config file's text as the engine's configuration (TOML, or JSON when `name` ends in

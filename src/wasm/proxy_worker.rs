@@ -18,6 +18,7 @@ use super::engine::config_from_js;
 use super::error::to_js_error;
 use super::host::JsHost;
 use super::proxy::{head_of, invalid};
+use crate::proxy::args::Shell;
 use crate::proxy::{
     CallRecord, ClientRequest, Decision, Gateway, ReplyOutcome, Route, SessionKey, Shared, Upstreams, Verdict, Worker,
 };
@@ -81,7 +82,7 @@ impl ProxyWorker {
         let host = JsHost::new(host).map_err(|e| to_js_error(e.into()))?;
         let config = js(config_from_js(config))?;
         js(require_ranks(config.encoding))?;
-        let gateway = Gateway::new(&config, Upstreams::default());
+        let gateway = Gateway::new(&config, Upstreams::default(), Shell::Npm);
         let worker = Worker::new(host, config, false, Arc::new(Shared::default()));
         Ok(ProxyWorker { inner: Rc::new(Inner { gateway, worker, last_read: RefCell::new(None) }) })
     }
@@ -91,7 +92,9 @@ impl ProxyWorker {
     #[wasm_bindgen(unchecked_return_type = "Promise<string | undefined>")]
     pub fn recover(&self) -> Promise {
         let inner = Rc::clone(&self.inner);
-        future_to_promise(async move { Ok(inner.worker.recover().await.map_or(JsValue::UNDEFINED, JsValue::from)) })
+        future_to_promise(async move {
+            Ok(inner.worker.recover(Shell::Npm.proxy()).await.map_or(JsValue::UNDEFINED, JsValue::from))
+        })
     }
 
     /// What the server's gateway decides on a request, read here so that a long body is not

@@ -175,7 +175,7 @@ export async function claudeCodeChecks({ check, browser, artifacts, runDir, vsix
       const lines = page.page.locator('.part.panel .view-lines');
       // Monaco renders spaces as non-breaking ones.
       const output = { innerText: async () => (await lines.innerText()).replace(/\u00a0/g, ' ') };
-      await until('the output channel shows the 502', async () => /\[proxy\] workbench proxy: e2e-upstream-down #1 [\s\S]*?status 502[\s\S]*?cannot connect/.test(await output.innerText())).catch(async (e) => {
+      await until('the output channel shows the 502', async () => /\[proxy\] context-workbench proxy: e2e-upstream-down #1 [\s\S]*?status 502[\s\S]*?cannot connect/.test(await output.innerText())).catch(async (e) => {
         console.log(`  the output channel shows:\n${(await output.innerText().catch(() => '')).slice(-1500)}`);
         await page.screenshot('upstream-down');
         throw e;

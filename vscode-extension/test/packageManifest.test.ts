@@ -46,3 +46,16 @@ test('the extension waits to be asked: it activates on its views, commands, chat
   assert.deepEqual(manifest.activationEvents, [`workspaceContains:${traceFolder}/**`]);
   assert.ok(manifest.contributes.views.contextWorkbench.length > 0 && manifest.contributes.commands.length > 0);
 });
+
+test('the manifest has an icon, a 128×128 PNG in the package, and the repository Cargo.toml and the npm package name', () => {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+  const png = readFileSync(path.join(root, manifest.icon));
+  assert.equal(png.subarray(1, 4).toString('latin1'), 'PNG');
+  assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [128, 128], 'width and height (IHDR)');
+  assert.match(manifest.icon, /^media\//, 'media/** is what .vscodeignore packages');
+  const cargo = /^repository = "(.+)"$/m.exec(readFileSync(path.join(root, '../Cargo.toml'), 'utf8'))?.[1];
+  const npm = JSON.parse(readFileSync(path.join(root, '../bindings/package.json'), 'utf8')).repository.url;
+  assert.ok(cargo && !/\.invalid\b/.test(cargo), cargo);
+  assert.equal(manifest.repository.url, `git+${cargo}.git`);
+  assert.equal(npm, manifest.repository.url);
+});

@@ -292,7 +292,7 @@ class Proxy {
     try {
       return await this.pool.call<Finished>(thread, 'finish', key, status, outcome);
     } catch (error) {
-      this.log(`workbench proxy: the reply was not recorded: ${asWorkbenchError(error).message}`);
+      this.log(`context-workbench proxy: the reply was not recorded: ${asWorkbenchError(error).message}`);
       return undefined;
     }
   }
@@ -438,7 +438,8 @@ async function storeLocation(workspaceDir: string, store: string): Promise<{ wor
   try {
     await mkdir(absolute, { recursive: true });
   } catch (error) {
-    throw new ContextWorkbenchError('io', `--store ${store}: ${(error as Error).message}`);
+    // The absolute path, and no flag: the store may be the default one.
+    throw new ContextWorkbenchError('io', `cannot create the trace store ${absolute}: ${(error as Error).message}`);
   }
   const [realStore, realWs] = await Promise.all([realpath(absolute), realpath(ws)]);
   return guarded(() => proxyStoreLocation(realWs, realStore));

@@ -271,6 +271,7 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     // The build log's middle is not in the prompt the model saw; expanding its compressed form shows it.
     const prompt = await (await fetch(`${dashboard}api/traces/${traceId}/prompt`)).text();
     assert.ok(!prompt.includes(NEEDLE), `the needle was compressed away: ${prompt.slice(prompt.indexOf(NEEDLE) - 2000, prompt.indexOf(NEEDLE) + 500)}`);
+    await page.click('#prompt summary'); // the prompt's messages are shown on demand
     const buttons = page.locator('#prompt .msg.compressed button.expand');
     assert.ok(await buttons.count() > 0, 'a compressed part can be expanded');
     let found = false;

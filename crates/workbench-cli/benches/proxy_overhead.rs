@@ -19,7 +19,8 @@ mod proxy_support;
 use std::io::{BufRead as _, Write as _};
 use std::time::{Duration, Instant};
 
-use context_workbench::proxy::{Decision, End, Format, ReplyPump, RequestHead, Route};
+use context_workbench::proxy::args::Shell;
+use context_workbench::proxy::{Decision, End, Format, RequestHead, Route};
 use context_workbench::proxy::{Gateway, Upstreams, Worker};
 use proxy_support::{Build, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, scratch, sse_chunks};
 use serde_json::{Value, json};
@@ -197,7 +198,7 @@ fn serve_native_engine(stream: bool) {
     let dir = scratch("bench-engine");
     let mut config = context_workbench::Config::default();
     config.store.root = ".trace".into();
-    let gateway = Gateway::new(&config, Upstreams::default());
+    let gateway = Gateway::new(&config, Upstreams::default(), Shell::Native);
     let fs = workbench_cli::native::WorkspaceFs::new(&dir).unwrap();
     let worker = Worker::new(workbench_cli::native::NativeHost::new(fs, None), config, false, Default::default());
     let (raw, reply) = (body(true, stream), reply(stream));
@@ -214,7 +215,7 @@ fn serve_native_engine(stream: bool) {
         let save = saving.elapsed();
         let mut took = start.elapsed();
         let length = (!stream).then(|| reply[0].len() as u64);
-        let mut pump = ReplyPump::new(Format::Anthropic, 200, Some(content_type(stream)), length, gateway.body_limit());
+        let mut pump = gateway.reply_pump(Format::Anthropic, 200, Some(content_type(stream)), length);
         let mut outcome = None;
         for piece in &reply {
             if stream {

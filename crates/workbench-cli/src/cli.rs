@@ -108,10 +108,10 @@ enum Command {
         #[arg(long, default_value_t = 8000)]
         port: u16,
     },
-    /// Put the engine in front of an agent: a proxy on 127.0.0.1 that speaks Anthropic Messages
-    /// and OpenAI Chat Completions, sends the engine's prompt upstream and saves every
-    /// conversation in the trace store. Prints its address and the lines to paste
-    /// (`ANTHROPIC_BASE_URL=…`, `OPENAI_BASE_URL=…`); Ctrl-C saves and stops.
+    /// Put the engine in front of an agent: a proxy on 127.0.0.1 that speaks Anthropic Messages,
+    /// OpenAI Chat Completions, OpenAI Responses and Gemini, sends the engine's prompt upstream
+    /// and saves every conversation in the trace store. Prints its address and the lines to
+    /// paste (`ANTHROPIC_BASE_URL=…`, `OPENAI_BASE_URL=…`); Ctrl-C saves and stops.
     #[command(disable_help_flag = true)]
     Proxy {
         /// `--port N`, `--upstream URL` (or `NAME=URL` for anthropic, openai or gemini, repeatable), `--store

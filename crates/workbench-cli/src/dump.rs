@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use context_workbench::Config;
-use context_workbench::goals::{GoalTree, dump_tree, dump_tree_json};
+use context_workbench::goals::{GoalTree, date_time, dump_tree, dump_tree_json};
 use context_workbench::store::TraceStore;
 use context_workbench::store::layout::TraceDir;
 use context_workbench::store::load::{read_goal_tree, read_messages, read_meta};
@@ -49,20 +49,33 @@ async fn dump(config: &Config, root: &Path, trace: Option<&str>, json: bool) -> 
     })
 }
 
-/// The id of the one trace under the root; several need `--trace`.
+/// The id of the one trace under the root; several need `--trace`, and are listed one a line,
+/// oldest first, with what tells them apart: start (UTC), calls and the user's words.
 pub(crate) async fn only_trace(host: &NativeHost, root: &Path) -> Result<String, String> {
     let store = TraceStore::new(host, ".").map_err(|e| e.to_string())?;
     let list = store.list_traces().await.map_err(|e| e.to_string())?;
-    let mut ids: Vec<String> = list.traces.into_iter().map(|t| t.trace_id).collect();
-    match ids.len() {
-        1 => Ok(ids.remove(0)),
+    let mut traces = list.traces;
+    match traces.len() {
+        1 => Ok(traces.remove(0).trace_id),
         0 => {
             let notes = if list.notes.is_empty() { String::new() } else { format!(" ({})", list.notes.join("; ")) };
             Err(format!("no trace under {}{notes}", root.display()))
         }
-        _ => {
-            ids.sort();
-            Err(format!("{} traces under {}: name one with --trace ({})", ids.len(), root.display(), ids.join(", ")))
+        n => {
+            traces.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.trace_id.cmp(&b.trace_id)));
+            let mut out = format!("{n} traces under {}: name one with --trace ID", root.display());
+            let width = traces.iter().map(|t| t.trace_id.chars().count()).max().unwrap_or(0);
+            for t in &traces {
+                let calls = format!("{} call{}", t.calls, if t.calls == 1 { "" } else { "s" });
+                let started = date_time(t.created_at);
+                let mission = if t.mission.is_empty() { "(no user request yet)" } else { &t.mission };
+                out.push_str(&format!(
+                    "\n  {:<width$}  started {} UTC  {calls:>9}  {mission}",
+                    t.trace_id,
+                    &started[..16]
+                ));
+            }
+            Err(out)
         }
     }
 }

@@ -27,6 +27,8 @@ pub fn run(config: &Config, root: &Path, since: Option<&str>, json: bool) -> Exi
     let report = stats(&traces, &config.prices, since);
     if json {
         println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+    } else if let Some(day) = since.filter(|_| report.sessions.is_empty()) {
+        print!("{}", none_since(&stats(&traces, &config.prices, None), root, day));
     } else {
         print!("{}", table(&report, config, root));
     }
@@ -71,6 +73,18 @@ fn table(report: &StatsReport, config: &Config, root: &Path) -> String {
     }
     out.push_str(&row("all", "", &sessions(&report.total), "", &figures(&report.total)));
     out
+}
+
+/// What `--since DAY` found nothing after: the sessions before it, or that there is none at all.
+fn none_since(all: &StatsReport, root: &Path, day: &str) -> String {
+    let Some(last) = all.sessions.first() else { return format!("No proxied session in {}.\n", root.display()) };
+    let n = all.sessions.len();
+    format!(
+        "No proxied session in {} since {day} (UTC): {n} session{} before, the last active on {}.\n",
+        root.display(),
+        if n == 1 { "" } else { "s" },
+        last.day
+    )
 }
 
 /// One line of the table.

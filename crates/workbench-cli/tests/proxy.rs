@@ -1068,7 +1068,43 @@ both_shells!(
     a_long_prepare_in_one_session_holds_up_no_other_request,
     a_long_body_is_read_without_holding_up_other_requests,
     the_dashboard_at_the_proxys_address_reads_the_store_and_refuses_bad_input,
+    help_and_messages_name_the_shell_and_what_it_speaks,
 );
+
+/// `proxy --help` names every API the proxy speaks and only the flags this shell takes; its lines
+/// and errors name the program the user ran; a store it cannot create is named by its absolute
+/// path, without a `--store` the user never passed.
+fn help_and_messages_name_the_shell_and_what_it_speaks(build: Build) {
+    let program = build.program();
+    let help = build.command().args(["proxy", "--help"]).output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    assert!(help.starts_with(&format!("usage: {program} proxy ")), "{help}");
+    let apis = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(apis.contains("Anthropic Messages, OpenAI Chat Completions, OpenAI Responses or Gemini"), "{help}");
+    assert_eq!(help.contains("--llm-url"), build == Build::Native, "only the native shell takes --llm-url: {help}");
+
+    let dir = scratch(&format!("blocked-{build:?}"));
+    std::fs::write(dir.join(".trace"), "a file where the store would go").unwrap();
+    let blocked = build.command().current_dir(&dir).args(["proxy", "--port", "0"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&blocked.stderr);
+    assert_eq!(blocked.status.code(), Some(2), "{stderr}");
+    let store = dir.canonicalize().unwrap().join(".trace");
+    let expected = format!("{program}: proxy: cannot create the trace store {}: ", store.display());
+    assert!(stderr.starts_with(&expected), "{stderr}");
+    assert!(!stderr.contains("--store"), "no --store was passed: {stderr}");
+
+    let upstream = scripted();
+    let dir = scratch(&format!("lines-{build:?}"));
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    post(&format!("{}/v1/messages", proxy.url), &request("sess-lines", &conversation("Name the shell", 0)), &headers());
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let lines: Vec<&str> = log.lines().filter(|l| !l.is_empty()).collect();
+    assert!(lines.len() >= 3, "{log}");
+    for line in lines {
+        assert!(line.starts_with(&format!("{program} proxy: ")), "{line}");
+    }
+}
 
 /// The proxy serves the dashboard under /workbench/ (the page under a strict CSP, the store's API
 /// beside it; `Proxy::start` checks that it prints the address); what the API answers is the store's record, and bad input
@@ -1220,8 +1256,13 @@ fn stats_add_up_a_recorded_store() {
     assert_eq!(report["total"]["client_tokens"], session["client_tokens"]);
     let table = String::from_utf8(stats(&[]).stdout).unwrap();
     assert!(table.contains("Fix the parser") && table.contains("4 (+1)"), "{table}");
-    let later = stats(&["--since", "2999-01-01"]);
-    assert!(String::from_utf8_lossy(&later.stdout).contains("No proxied session"));
+    let later = String::from_utf8(stats(&["--since", "2999-01-01"]).stdout).unwrap();
+    let day = report["sessions"][0]["day"].as_str().unwrap();
+    let none = format!(
+        "No proxied session in {} since 2999-01-01 (UTC): 1 session before, the last active on {day}.\n",
+        store.display()
+    );
+    assert_eq!(later, none, "the store has sessions, only none since that day");
     let bad = stats(&["--since", "yesterday"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("expected a day as YYYY-MM-DD"));

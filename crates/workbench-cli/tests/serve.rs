@@ -409,7 +409,8 @@ fn dump_prints_the_step_tree_of_a_persisted_trace_as_text_and_json() {
     let after_second = snapshot(&root);
     let (code, _, stderr) = workbench(&["dump"], &root);
     assert_eq!(code, 2);
-    assert!(stderr.contains("2 traces") && stderr.contains("demo, other") && stderr.contains("--trace"), "{stderr}");
+    assert!(stderr.contains("2 traces") && stderr.contains("--trace"), "{stderr}");
+    assert!(stderr.contains("\n  demo   started ") && stderr.contains("\n  other  started "), "one a line: {stderr}");
     let (code, _, stderr) = workbench(&["dump", "--trace", "nope"], &root);
     assert_eq!(code, 2);
     assert!(stderr.contains("no trace `nope`"), "{stderr}");
@@ -465,4 +466,34 @@ fn prompt_prints_the_prompt_of_any_saved_call_and_names_what_it_cannot() {
     assert_eq!(code, 2);
     assert!(stderr.contains("not a plain name"), "{stderr}");
     assert_eq!(snapshot(&root), before, "prompt wrote under the trace root");
+}
+
+/// Without `--trace`, a root of several traces is refused with a list a person can choose from:
+/// each trace with its start, its calls and the user's words, not bare ids.
+#[test]
+fn prompt_and_dump_list_the_traces_to_choose_from() {
+    use context_workbench::prompt::CallInput;
+    let root = scratch("choose");
+    let input = CallInput { system_prompt: "You are a coding agent.".into(), ..CallInput::default() };
+    for (id, task, calls) in [("9f1c", "Fix the flaky upload test.", 1), ("0a7e", "Rename the parser module.", 2)] {
+        let engine = open_trace(&root, id);
+        engine.record(MessageDraft::text(Role::User, task)).unwrap();
+        for _ in 0..calls {
+            pollster::block_on(engine.prepare_call(&input)).unwrap();
+            engine.record(MessageDraft::text(Role::Assistant, "Working on it.")).unwrap();
+        }
+        persist(&engine);
+    }
+    for command in [&["prompt", "--call", "1"][..], &["dump"]] {
+        let (code, _, stderr) = workbench(command, &root);
+        assert_eq!(code, 2, "{stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        let head = format!("2 traces under {}: name one with --trace ID", root.display());
+        assert!(lines[0].ends_with(&head), "{stderr}");
+        let upload = lines.iter().find(|l| l.contains("9f1c")).expect("the upload trace listed");
+        assert!(upload.contains("1 call ") && upload.ends_with("Fix the flaky upload test."), "{upload}");
+        let parser = lines.iter().find(|l| l.contains("0a7e")).expect("the parser trace listed");
+        assert!(parser.contains("2 calls") && parser.ends_with("Rename the parser module."), "{parser}");
+        assert!(upload.contains(" started 20") && upload.contains(" UTC"), "its start: {upload}");
+    }
 }

@@ -184,8 +184,7 @@ async fn manage(app: &Arc<App>, request: Forwarding, route: Route, key: SessionK
         };
     let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
     let length = response.content_length();
-    let pump =
-        ReplyPump::new(format, response.status().as_u16(), content_type.as_deref(), length, app.gateway.body_limit());
+    let pump = app.gateway.reply_pump(format, response.status().as_u16(), content_type.as_deref(), length);
     let (status, headers) = (status_of(&response), reply_headers(&response));
     let (to_agent, body) = AgentBody::new();
     let from_upstream = UpstreamBody::new(response, app.upstream.timeout, cut);

@@ -20,8 +20,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use context_workbench::Config;
-use context_workbench::proxy::args::{ProxyArgs, StoreLocation, config_from_file, usage};
-use context_workbench::proxy::gateway::{cut_line, stopping_line, unsaved_line};
+use context_workbench::proxy::args::{ProxyArgs, Shell, StoreLocation, config_from_file, usage};
 use context_workbench::proxy::{DASHBOARD_PATH, Gateway, Upstreams};
 use workbench_cli::native::{LlmEndpoint, OpenAiCompatibleClient, WorkspaceFs};
 
@@ -46,7 +45,7 @@ pub fn run(config: Config, llm: GlobalLlm, args: Vec<String>) -> ExitCode {
         }
     };
     if args.help {
-        println!("{}", usage("workbench"));
+        println!("{}", usage(Shell::Native));
         return ExitCode::SUCCESS;
     }
     match serve(config, llm, args) {
@@ -73,7 +72,7 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
     let store_dir = fs.root().join(&config.store.root);
     let (url, model) = (args.llm_url.or(llm.url), args.llm_model.or(llm.model));
     let endpoint = LlmEndpoint::from_flags_and_env(url, model, |k| std::env::var(k).ok()).map_err(|e| e.message)?;
-    let gateway = Arc::new(Gateway::new(&config, upstreams));
+    let gateway = Arc::new(Gateway::new(&config, upstreams, Shell::Native));
     let setup = WorkerSetup::new(fs, endpoint.map(OpenAiCompatibleClient::new), config.clone());
     let recovered = setup.recover();
     let timeout = Duration::from_millis(config.proxy.upstream_timeout_ms);
@@ -113,9 +112,9 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
             .with_graceful_shutdown(stop(Arc::clone(&app), grace, signal, dashboard_stopping))
             .await;
         app.log.finish();
-        app.log.line(&stopping_line());
+        app.log.line(&app.gateway.stopping_line());
         for failure in app.registry.close_all().await {
-            app.log.line(&unsaved_line(&failure));
+            app.log.line(&app.gateway.unsaved_line(&failure));
         }
         served.map_err(|e| e.to_string())
     })
@@ -134,7 +133,7 @@ async fn stop(app: Arc<App>, grace: Duration, mut signal: StopSignal, dashboard:
         }
         let in_flight = app.in_flight();
         if in_flight > 0 {
-            app.log.line(&cut_line(in_flight, grace.as_millis() as u64));
+            app.log.line(&app.gateway.cut_line(in_flight, grace.as_millis() as u64));
         }
         app.cut();
     });
@@ -144,13 +143,15 @@ async fn stop(app: Arc<App>, grace: Duration, mut signal: StopSignal, dashboard:
 fn store_location(store: &Path) -> Result<StoreLocation, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("the current directory: {e}"))?;
     let absolute: PathBuf = if store.is_absolute() { store.to_path_buf() } else { cwd.join(store) };
-    std::fs::create_dir_all(&absolute).map_err(|e| format!("--store {}: {e}", store.display()))?;
+    // The absolute path, and no flag: the store may be the default one.
+    let unusable = |e: std::io::Error| format!("cannot create the trace store {}: {e}", absolute.display());
+    std::fs::create_dir_all(&absolute).map_err(unusable)?;
     let real = |path: &Path, what: &str| -> Result<String, String> {
         let path = path.canonicalize().map_err(|e| format!("{what}: {e}"))?;
         path.to_str().map(str::to_owned).ok_or_else(|| format!("{what} must be a UTF-8 path"))
     };
     StoreLocation::new(
         &real(&cwd, "the current directory")?,
-        &real(&absolute, &format!("--store {}", store.display()))?,
+        &real(&absolute, &format!("the trace store {}", absolute.display()))?,
     )
 }

@@ -8,6 +8,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 
 use context_workbench::Config;
+use context_workbench::proxy::args::Shell;
 use context_workbench::proxy::worker::without_session;
 use context_workbench::proxy::{
     CallRecord, ClientRequest, Prepared, ReplyOutcome, SessionKey, SessionTable, Shared, Worker,
@@ -30,7 +31,7 @@ impl WorkerSetup {
 
     /// What a killed proxy left in the store, marked (the log line, if any).
     pub fn recover(&self) -> Option<String> {
-        pollster::block_on(self.worker().recover())
+        pollster::block_on(self.worker().recover(Shell::Native.proxy()))
     }
 
     fn worker(&self) -> Worker<NativeHost> {

@@ -268,7 +268,16 @@ pub enum Build {
 }
 
 impl Build {
-    fn command(self) -> Command {
+    /// The program its help and lines name.
+    pub fn program(self) -> &'static str {
+        match self {
+            Build::Native => "workbench",
+            Build::Npm => "context-workbench",
+        }
+    }
+
+    /// The command, before `proxy` and its flags.
+    pub fn command(self) -> Command {
         match self {
             Build::Native => Command::new(env!("CARGO_BIN_EXE_workbench")),
             Build::Npm => {

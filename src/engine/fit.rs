@@ -150,8 +150,8 @@ impl<H: Host> Engine<H> {
         }
     }
 
-    /// Show message `index` in its history form from now on when its tool outputs are larger
-    /// than the first-sight share of the window.
+    /// Show message `index` in its history form, until the next call judges it, when its tool
+    /// outputs are larger than the first-sight share of the window.
     pub(super) fn bound_at_first_sight(&self, index: usize) {
         let limit = self.config.workbench.first_sight_tokens(self.config.window);
         let form = {

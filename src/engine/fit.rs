@@ -3,9 +3,9 @@
 //! - **first sight**: a tool output larger than `workbench.first_sight_share` of the window is
 //!   bounded to its history form when it is recorded, even inside the open round (the one
 //!   exception to R3.1). The next call judges it: when the prompt holding every output recorded
-//!   since the previous call whole stays under R4.4's threshold, they are shown whole (a prompt
-//!   without management would keep them); otherwise the form stays, so the output never enters
-//!   the prompt whole and nothing is rewritten later;
+//!   since the previous call whole stays under R4.4's threshold with room for as much again,
+//!   they are shown whole (a prompt without management would keep them); otherwise the form
+//!   stays, so the output never enters the prompt whole and nothing is rewritten later;
 //! - **merge**: when the blocks themselves fill the window (a long run of many tail
 //!   compactions), the blocks of each round and the turns between them become one block, built
 //!   from the raw messages with the window's budgets (an R5.9 rewrite, with its cost);
@@ -123,8 +123,9 @@ impl<H: Host> Engine<H> {
 
     /// First sight's judgement at a call (see the module's note): the outputs bounded on arrival
     /// since the previous call are shown whole when the prompt holding them whole stays under
-    /// R4.4's threshold. Their whole size is the recorded count, so a huge output is never
-    /// rendered to be judged.
+    /// R4.4's threshold with room for as much again (a prompt that passes the threshold soon
+    /// after would pay for a compaction instead). Their whole size is the recorded count, so a
+    /// huge output is never rendered to be judged.
     pub(super) fn judge_first_sight(&self, input: &CallInput, rules: Option<&ProjectRules>) {
         let pending: Vec<(usize, usize)> = {
             let mut state = self.state.borrow_mut();
@@ -141,8 +142,8 @@ impl<H: Host> Engine<H> {
         if pending.is_empty() {
             return;
         }
-        let whole = self.assemble_now(input, rules).tokens + pending.iter().map(|(_, extra)| extra).sum::<usize>();
-        if !self.wants_compaction(whole) {
+        let extra: usize = pending.iter().map(|(_, extra)| extra).sum();
+        if !self.wants_compaction(self.assemble_now(input, rules).tokens + 2 * extra) {
             let bounded = &mut self.state.borrow_mut().view.bounded;
             for (i, _) in &pending {
                 bounded.remove(i);

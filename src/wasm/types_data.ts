@@ -1396,7 +1396,8 @@ export type WorkbenchConfig = {
    * A tool output larger than this share of the window is bounded to its history form when it
    * is recorded, even inside the open round (the exception to R3.1 that keeps every prompt
    * within the window), and shown whole from the next call on only while the prompt holding it
-   * whole stays under the compaction threshold; the original stays in the raw trace.
+   * whole stays under the compaction threshold with room for as much again; the original stays
+   * in the raw trace.
    */
   first_sight_share: number,
 };

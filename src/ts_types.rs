@@ -57,6 +57,8 @@ fn generate() -> String {
         crate::js_forms::PromptFormat,
         crate::js_forms::GoalPlan,
         crate::proxy::stats::Rated<'static>,
+        crate::proxy::Event,
+        crate::proxy::Effect,
     );
     let mut text = String::from(
         "// Generated from the Rust types by src/ts_types.rs (ts-rs): do not edit.\n\

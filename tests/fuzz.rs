@@ -171,7 +171,7 @@ proptest! {
         let (format, body) = seed.get(corpus());
         let body = apply(body, &mutations);
         let head = RequestHead { method: "POST".into(), target: "/v1/messages?beta=true".into(), headers: Vec::new() };
-        match gateway().decide(&head, Route::Managed(*format), &body) {
+        match gateway().read(&head, Route::Managed(*format), &body) {
             Decision::Manage { request, .. } => prop_assert_eq!(request.format, *format),
             Decision::Forward { why, .. } => prop_assert!(!why.contains('\n')),
             Decision::Answer(answer) => {

@@ -560,7 +560,7 @@ fn json_nested_deeper_than_the_engine_reads_goes_upstream_as_it_came() {
     );
     for body in [tool_input, metadata] {
         assert!(serde_json::from_str::<serde_json::Value>(&body).is_err(), "deeper than serde_json's default");
-        match gateway.decide(&head, Route::Managed(Format::Anthropic), body.as_bytes()) {
+        match gateway.read(&head, Route::Managed(Format::Anthropic), body.as_bytes()) {
             Decision::Forward { why, .. } => assert!(why.contains("deeper than the engine reads"), "{why}"),
             other => panic!("{other:?}"),
         }
@@ -612,7 +612,7 @@ fn a_panic_while_a_call_is_saved_drops_its_session_not_its_key() {
     let gateway = Gateway::new(&Config::default(), Upstreams::default(), args::Shell::Native);
     let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers: Vec::new() };
     let body = claude_code(history(1)).to_string();
-    let Decision::Manage { key, request } = gateway.decide(&head, Route::Managed(Format::Anthropic), body.as_bytes())
+    let Decision::Manage { key, request } = gateway.read(&head, Route::Managed(Format::Anthropic), body.as_bytes())
     else {
         panic!("a managed call")
     };

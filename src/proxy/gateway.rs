@@ -71,7 +71,7 @@ impl Answer {
 /// What to do with a request before its body is read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Admission {
-    /// Read at most `limit` bytes of body, then [`Gateway::decide`].
+    /// Read at most `limit` bytes of body, then [`Gateway::read`].
     Read { route: Route, limit: usize },
     /// Answer at once (its declared body is over the limit).
     Refuse(Answer),
@@ -102,12 +102,12 @@ pub enum Verdict {
 }
 
 impl Decision {
-    /// The decision as plain data.
-    pub fn verdict(self) -> Verdict {
+    /// The decision as plain data, and a managed request's content.
+    pub fn into_parts(self) -> (Verdict, Option<Box<ClientRequest>>) {
         match self {
-            Decision::Forward { why, side, .. } => Verdict::Forward { why, side },
-            Decision::Manage { key, .. } => Verdict::Manage { key },
-            Decision::Answer(answer) => Verdict::Answer { answer },
+            Decision::Forward { why, side, .. } => (Verdict::Forward { why, side }, None),
+            Decision::Manage { key, request } => (Verdict::Manage { key }, Some(request)),
+            Decision::Answer(answer) => (Verdict::Answer { answer }, None),
         }
     }
 }
@@ -124,10 +124,12 @@ pub struct SideCall {
 }
 
 /// Why the upstream gave no reply.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
 pub enum Failure {
-    /// It could not be reached; the text says why and names its origin only.
-    Unreachable(String),
+    /// It could not be reached.
+    Unreachable(Cause),
     /// It sent no headers within `proxy.upstream_timeout_ms`.
     Timeout,
     /// The proxy stopped before it answered.
@@ -135,7 +137,9 @@ pub enum Failure {
 }
 
 /// Why a connection to the upstream failed, as far as a shell's HTTP client tells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
 pub enum Cause {
     CannotConnect,
     TimedOut,
@@ -143,16 +147,6 @@ pub enum Cause {
 }
 
 impl Failure {
-    /// A connection to `url` that failed; the message names its origin only.
-    pub fn unreachable(url: &str, cause: Cause) -> Failure {
-        let why = match cause {
-            Cause::CannotConnect => "cannot connect",
-            Cause::TimedOut => "timed out",
-            Cause::Other => "the request failed",
-        };
-        Failure::Unreachable(format!("upstream {}: {why}", origin(url)))
-    }
-
     pub fn status(&self) -> u16 {
         match self {
             Failure::Unreachable(_) => 502,
@@ -161,9 +155,17 @@ impl Failure {
         }
     }
 
-    pub fn message(&self) -> String {
+    /// Why, for a request that went to `url` (a message names its origin only).
+    pub fn message(&self, url: &str) -> String {
         match self {
-            Failure::Unreachable(why) => why.clone(),
+            Failure::Unreachable(cause) => {
+                let why = match cause {
+                    Cause::CannotConnect => "cannot connect",
+                    Cause::TimedOut => "timed out",
+                    Cause::Other => "the request failed",
+                };
+                format!("upstream {}: {why}", origin(url))
+            }
             Failure::Timeout => "the upstream did not answer in time".into(),
             Failure::Stopped => "the proxy stopped before the upstream answered".into(),
         }
@@ -282,19 +284,6 @@ impl Gateway {
         self.answer(route, 408, &message, &line)
     }
 
-    /// What to do with a request of `route` whose body is `body`. Reading a managed request's
-    /// body is the engine's heaviest step outside a session: a shell with threads runs it off
-    /// its event loop.
-    pub fn decide(&self, head: &RequestHead, route: Route, body: &[u8]) -> Decision {
-        let mut decision = self.read(head, route, body);
-        match &mut decision {
-            Decision::Manage { key, request } => request.opening = self.opening(key).map(Box::new),
-            Decision::Answer(_) => self.count_request(),
-            Decision::Forward { .. } => {}
-        }
-        decision
-    }
-
     /// The one-shot a managed conversation opened with, if one was kept ([`SideCall`]); taken,
     /// so it is counted once.
     pub fn opening(&self, key: &SessionKey) -> Option<CallRecord> {
@@ -304,9 +293,11 @@ impl Gateway {
         kept.remove(at).map(|(_, record)| record)
     }
 
-    /// [`Gateway::decide`] from the body alone: nothing the gateway keeps is read or changed, so
-    /// any thread's gateway reads a request alike (a managed request's `opening` is left to
-    /// [`Gateway::opening`], an answer's count to [`Gateway::count_request`]).
+    /// What to do with a request of `route` whose body is `body`, from the body alone: nothing
+    /// the gateway keeps is read or changed, so any thread's gateway reads a request alike (the
+    /// [`Exchange`](super::exchange::Exchange) takes a managed request's `opening` and counts an
+    /// answer). Reading a managed request's body is the engine's heaviest step outside a session:
+    /// a shell with threads runs it off its event loop.
     pub fn read(&self, head: &RequestHead, route: Route, body: &[u8]) -> Decision {
         let format = match route {
             Route::Managed(format) => format,
@@ -379,23 +370,34 @@ impl Gateway {
     }
 
     /// The answer to a forwarded request the upstream gave no reply to.
-    pub fn forward_failed(&self, head: &RequestHead, route: Route, why: &str, failure: &Failure) -> Answer {
-        let line = format!("{} {}: {why}, {}", head.method, head.path(), failure.message());
-        self.answer(route, failure.status(), &failure.message(), &line)
+    pub fn forward_failed(&self, head: &RequestHead, route: Route, why: &str, failure: Failure) -> Answer {
+        let message = failure.message(&self.upstream_url(route, head));
+        let line = format!("{} {}: {why}, {message}", head.method, head.path());
+        self.answer(route, failure.status(), &message, &line)
     }
 
-    /// The answer to a managed call the upstream gave no reply to (its log line is the call's).
-    pub fn call_failed(&self, route: Route, failure: &Failure) -> (u16, String) {
-        (
-            failure.status(),
-            error_body(route.provider(), failure.status(), &format!("{}: {}", self.who, failure.message())),
-        )
+    /// The answer to a managed call the upstream gave no reply to (its log line is the call's),
+    /// and why, for its record.
+    pub fn call_failed(&self, head: &RequestHead, route: Route, failure: Failure) -> (u16, String, String) {
+        let message = failure.message(&self.upstream_url(route, head));
+        let body = error_body(route.provider(), failure.status(), &format!("{}: {message}", self.who));
+        (failure.status(), body, message)
     }
 
     /// The answer to a request that failed inside the shell, unexpectedly.
     pub fn internal_error(&self, head: &RequestHead, route: Route, why: &str) -> Answer {
         let line = format!("{} {}: failed: {why}", head.method, head.path());
         self.answer(route, 500, why, &line)
+    }
+
+    /// The answer to a request a web page may have sent: its `Host` does not name this machine
+    /// (a rebound host name) or it carries another site's `Origin` (#47: the dashboard's rule
+    /// holds on every route). A request without a `Host` (HTTP/1.0, no browser) passes.
+    pub fn forbidden(&self, head: &RequestHead, route: Route) -> Option<Answer> {
+        let host = head.header("host")?;
+        let why = crate::dashboard::refusal(host, head.header("origin"))?;
+        let line = format!("{} {}: refused, {why}", head.method, head.path());
+        Some(self.answer(route, 403, &why, &line))
     }
 
     /// The answer to a request that arrives while the proxy stops.
@@ -534,8 +536,9 @@ mod tests {
 
     #[test]
     fn failures_answer_with_their_status_and_name_only_the_origin() {
-        let failure = Failure::unreachable("https://u:p@api.example/v1/messages?key=k", Cause::CannotConnect);
-        assert_eq!((failure.status(), failure.message()), (502, "upstream https://api.example: cannot connect".into()));
+        let failure = Failure::Unreachable(Cause::CannotConnect);
+        let message = failure.message("https://u:p@api.example/v1/messages?key=k");
+        assert_eq!((failure.status(), message.as_str()), (502, "upstream https://api.example: cannot connect"));
         assert_eq!(Failure::Timeout.status(), 504);
         assert_eq!(Failure::Stopped.status(), 503);
     }

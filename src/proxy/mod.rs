@@ -5,10 +5,11 @@
 //! and an HTTP client; a JS host can drive the same API from wasm.
 //!
 //! Every decision is here, once; the shells (`workbench proxy` in `crates/workbench-cli`, the
-//! npm package's `startProxy`) move bytes and keep timers. One request goes through it so:
-//! 1. [`Gateway::admit`] routes it ([`route::classify`]) and checks the body it declares;
-//!    [`Gateway::decide`] reads the body: forward it as it came (other routes, side calls,
-//!    shapes the engine does not read), answer it (a malformed request, in the provider's
+//! npm package's `startProxy`) move bytes and keep timers. One request is an [`Exchange`], a
+//! sans-IO state machine: the shell feeds it what happened and carries out the effects it returns.
+//! 1. The [`Gateway`] (shared by every request) routes it ([`route::classify`]), checks the body it
+//!    declares and reads it ([`Gateway::read`]): forward it as it came (other routes, side
+//!    calls, shapes the engine does not read), answer it (a malformed request, in the provider's
 //!    error shape), or manage it under its conversation's [`SessionKey`].
 //! 2. The shell keeps a [`SessionTable`] of keys (the least recently used idle one makes room)
 //!    and runs each key's engines in a [`Worker`]: [`Worker::prepare`] records the new messages
@@ -23,6 +24,7 @@ mod anthropic;
 pub mod args;
 pub mod conversation;
 pub mod errors;
+pub mod exchange;
 pub mod gateway;
 mod gemini;
 mod openai;
@@ -44,6 +46,7 @@ pub mod worker;
 pub use agents::agent_name;
 pub use anthropic::MAX_BREAKPOINTS;
 pub use errors::{error_body, stream_error_event};
+pub use exchange::{Effect, Event, Exchange};
 pub use gateway::{Admission, Answer, Cause, Decision, Failure, Gateway, RequestHead, SideCall, Verdict};
 pub use pump::{End, Ending, ReplyPump};
 pub use reply::{ProviderUsage, ReplyOutcome, ReplyReader};

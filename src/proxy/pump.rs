@@ -3,13 +3,17 @@
 //! whole, or at its end with why it did not complete; a stream the upstream broke off ends with
 //! an error event in the provider's shape. The shells only move the bytes and keep the timer.
 
+use serde::{Deserialize, Serialize};
+
 use super::errors::stream_error_event;
 use super::reply::{ReplyOutcome, ReplyReader};
 use super::route::Format;
 use crate::tokens::TokenCounter;
 
 /// How a reply's body ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
 pub enum End {
     /// The upstream's body ended.
     Done,

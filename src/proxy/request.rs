@@ -246,9 +246,27 @@ impl ClientRequest {
 /// (which tells a session's sub-agents apart); without a session id, the hash also covers the
 /// system prompt and the tools' names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SessionKey {
     pub agent_session: Option<String>,
+    /// A hash; 16 hex digits in its serde form (JavaScript's numbers hold 53 bits).
+    #[serde(with = "hex_u64")]
+    #[cfg_attr(test, ts(type = "string"))]
     pub conversation: u64,
+}
+
+/// A `u64` as 16 hex digits.
+mod hex_u64 {
+    use serde::{Deserialize, Deserializer, Serializer, de::Error};
+
+    pub fn serialize<S: Serializer>(value: &u64, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&format!("{value:016x}"))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<u64, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        u64::from_str_radix(&text, 16).map_err(|e| D::Error::custom(format!("a conversation hash `{text}`: {e}")))
+    }
 }
 
 impl SessionKey {

@@ -59,8 +59,9 @@ pub fn extension(recorded: &[u64], request: &[u64]) -> Extension {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct CallRecord {
-    /// The session's trace (not saved: `calls.jsonl` is in the trace's directory).
-    #[serde(skip)]
+    /// The session's trace (not saved: `calls.jsonl` is in the trace's directory; read when a
+    /// JS shell hands a record back).
+    #[serde(skip_serializing)]
     pub trace_id: String,
     /// The call's number in its session, from 1.
     pub call: u64,

@@ -25,8 +25,8 @@ pub use engine::ContextEngine;
 pub use facts::{default_config, resolve_config, store_format_version};
 pub use paths::normalize_workspace_path_js;
 pub use proxy::{
-    ProxyGateway, ProxyRequest, ReplyPump, config_from_file_js, parse_proxy_args, passes_to_agent_js,
-    passes_to_upstream_js, proxy_store_location, proxy_usage,
+    ProxyExchange, ProxyGateway, config_from_file_js, parse_proxy_args, passes_to_agent_js, passes_to_upstream_js,
+    proxy_store_location, proxy_usage,
 };
 pub use proxy_worker::ProxyWorker;
 pub use ranks::{compile_ranks_js, load_ranks_js, ranks_loaded};

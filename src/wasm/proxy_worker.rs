@@ -20,7 +20,7 @@ use super::host::JsHost;
 use super::proxy::{head_of, invalid};
 use crate::proxy::args::Shell;
 use crate::proxy::{
-    CallRecord, ClientRequest, Decision, Gateway, ReplyOutcome, Route, SessionKey, Shared, Upstreams, Verdict, Worker,
+    CallRecord, ClientRequest, Decision, Gateway, ReplyOutcome, SessionKey, Shared, Upstreams, Verdict, Worker,
 };
 use crate::tokens::require_ranks;
 
@@ -97,33 +97,30 @@ impl ProxyWorker {
         })
     }
 
-    /// What the server's gateway decides on a request, read here so that a long body is not
-    /// parsed on the server's thread: the decision as JSON for `ProxyGateway.applyDecision`. A
-    /// managed request is kept as read, for `prepare` on this thread to take.
-    pub fn decide(
+    /// What the gateway reads of a request, read here so that a long body is not parsed on the
+    /// server's thread: the verdict for its exchange's `read` event. A managed request is kept
+    /// as read, for `prepare` on this thread to take.
+    #[wasm_bindgen(unchecked_return_type = "unknown")]
+    pub fn read(
         &self,
         method: String,
         target: String,
         raw_headers: Vec<String>,
         body: Vec<u8>,
-    ) -> Result<String, JsValue> {
+    ) -> Result<JsValue, JsValue> {
         let head = head_of(method.clone(), target.clone(), &raw_headers);
-        let decision = self.inner.gateway.read(&head, head.route(), &body);
-        let verdict = match decision {
-            Decision::Manage { key, request } => {
-                let verdict = Verdict::Manage { key: key.clone() };
-                *self.inner.last_read.borrow_mut() = Some(Read { method, target, raw_headers, body, key, request });
-                verdict
-            }
-            other => other.verdict(),
-        };
-        serde_json::to_string(&verdict).map_err(|e| invalid(e.to_string()))
+        let (verdict, request) = self.inner.gateway.read(&head, head.route(), &body).into_parts();
+        if let (Verdict::Manage { key }, Some(request)) = (&verdict, request) {
+            let key = key.clone();
+            *self.inner.last_read.borrow_mut() = Some(Read { method, target, raw_headers, body, key, request });
+        }
+        to_js_value(&verdict)
     }
 
     /// Record a managed request (its head as the server received it, its body) in its
-    /// conversation and prepare the call; what the server adds: `notes` for its record, and
-    /// `opening`, its `request.opening`. Resolves to the body for the upstream, or to nothing:
-    /// the agent's request goes as it came (the call's record will say why).
+    /// conversation and prepare the call, as its exchange's `prepare` effect says (`notes` for
+    /// its record, `opening`). Resolves to the body for the upstream, or to nothing: the agent's
+    /// request goes as it came (the call's record will say why).
     #[wasm_bindgen(unchecked_return_type = "Promise<string | undefined>")]
     pub fn prepare(
         &self,
@@ -131,18 +128,15 @@ impl ProxyWorker {
         target: String,
         raw_headers: Vec<String>,
         body: Vec<u8>,
-        format: &str,
-        #[wasm_bindgen(unchecked_param_type = "{ notes: string[]; opening?: ProxyCallRecord }")] given: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "{ notes: string[]; opening?: ProxyCallRecord | null }")] given: JsValue,
     ) -> Result<Promise, JsValue> {
         let Given { notes, opening } = from_js(given, "given")?;
-        let format = crate::proxy::Format::from_name(format).ok_or_else(|| invalid(format!("format `{format}`")))?;
         let read = self.inner.last_read.take();
         let (key, mut request) = match read {
             Some(read) if read.is_of(&method, &target, &raw_headers, &body) => (read.key, read.request),
             _ => {
                 let head = head_of(method, target, &raw_headers);
-                let Decision::Manage { key, request } = self.inner.gateway.read(&head, Route::Managed(format), &body)
-                else {
+                let Decision::Manage { key, request } = self.inner.gateway.read(&head, head.route(), &body) else {
                     return Err(invalid("prepare takes a request the gateway manages".into()));
                 };
                 (key, request)

@@ -268,6 +268,11 @@ export type CallView = {
 };
 
 /**
+ * Why a connection to the upstream failed, as far as a shell's HTTP client tells.
+ */
+export type Cause = "cannot_connect" | "timed_out" | "other";
+
+/**
  * One message of a [`CompletionRequest`], in the plain role/content shape every provider accepts.
  */
 export type ChatMessage = { role: string, content: string, };
@@ -400,6 +405,11 @@ export type DirEntry = { name: string, isDir: boolean, };
 export type Encoding = "o200k_base" | "cl100k_base";
 
 /**
+ * How a reply's body ended.
+ */
+export type End = "done" | "agent_gone" | "broke_off" | { "silent": number } | "stopped";
+
+/**
  * One event: an id, increasing by one from 1 within a log, and what happened.
  * Serialized flat: `{"id": 3, "type": "goal_added", "goal": {…}, …}`.
  */
@@ -411,10 +421,25 @@ export type EngineEvent = { id: number, } & ({ "type": "goal_added", goal: Goal,
 export type EventsPage = { trace_id: string, events: Array<EngineEvent>, last_event_id: number, notes?: Array<string>, };
 
 /**
+ * What the shell is to do, in order.
+ */
+export type ExchangeEffect = { "effect": "read_body", limit: number, timeout_ms: number, } | { "effect": "read", away: boolean, } | { "effect": "log", line: string, } | { "effect": "answer", status: number, body: string, close: boolean, } | { "effect": "take_turn", key: SessionKey, } | { "effect": "prepare", key: SessionKey, notes: Array<string>, opening: ProxyCallRecord | null, } | { "effect": "count_side_call", agent_session: string, record: ProxyCallRecord, } | { "effect": "send", url: string, prepared: boolean, plain: boolean, } | { "effect": "respond", status: number, } | { "effect": "give" } | { "effect": "give_text", text: string, } | { "effect": "finish", status: number, outcome: unknown, } | { "effect": "await_record" } | { "effect": "end_reply" } | { "effect": "called", record: ProxyCallRecord, } | { "effect": "close" } | { "effect": "done" };
+
+/**
+ * What happened, as the shell tells the exchange.
+ */
+export type ExchangeEvent = { "event": "body_read", bytes: number, } | { "event": "body_refused" } | { "event": "body_timed_out" } | { "event": "read", verdict: unknown, } | { "event": "unreadable", why: string, } | { "event": "turn_taken", notes: Array<string>, } | { "event": "prepared", rewritten: boolean, } | { "event": "session_gone", why: string, } | { "event": "answered", status: number, content_type: string | null, content_length: number | null, } | { "event": "failed", failure: Failure, } | { "event": "ended", end: End, } | { "event": "recorded", record: (ProxyCallRecord & { trace_id: string }) | null, } | { "event": "broke", why: string, };
+
+/**
  * A claim and the pointers that prove it (`file:src/a.py:L40-L55`, `cmd#12 exit=1`,
  * `test#3 failed: …`). A fact whose evidence does not resolve is kept as unknown.
  */
 export type Fact = { text: string, evidence: Array<string>, };
+
+/**
+ * Why the upstream gave no reply.
+ */
+export type Failure = { "unreachable": Cause } | "timeout" | "stopped";
 
 /**
  * The families of R3.2, each with its own history rule.
@@ -1037,6 +1062,20 @@ export type RewriteRecord = {
 };
 
 export type Role = "system" | "user" | "assistant" | "tool" | "summary" | "observation";
+
+/**
+ * Which conversation a request belongs to: the agent's session id when it sends one (Claude
+ * Code's `metadata.user_id`, an `x-session-id`-like header) and a hash of the first message
+ * (which tells a session's sub-agents apart); without a session id, the hash also covers the
+ * system prompt and the tools' names.
+ */
+export type SessionKey = {
+  agent_session: string | null,
+  /**
+   * A hash; 16 hex digits in its serde form (JavaScript's numbers hold 53 bits).
+   */
+  conversation: string,
+};
 
 /**
  * A span marked by the orchestrator with `SPAN_START(id, goal)` / `SPAN_END(id, outcome)`.

@@ -2,16 +2,21 @@
 // (fetch costs about a millisecond more per request here), the headers the engine lets cross, and
 // a reader that reports how a body ended (it broke off, went silent past the timeout, or the proxy
 // stopped). Which headers cross and what a failure answers are the engine's decisions
-// (`passesToUpstream`, `passesToAgent`, `ProxyCore.forwardFailed`).
+// (`passesToUpstream`, `passesToAgent`, the exchange's `failed` event).
 import http, { type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import https from 'node:https';
-import { passesToAgent, passesToUpstream } from '../wasm/context_workbench.js';
+import { type End, type Failure, passesToAgent, passesToUpstream } from '../wasm/context_workbench.js';
 
-/** Why the upstream gave no reply, as `ProxyCore` takes it: `unreachable` (with its cause), `timeout` or `stopped`. */
-export class SendError extends Error {
-  constructor(readonly kind: 'unreachable' | 'timeout' | 'stopped', readonly reason?: 'connect' | 'timeout' | 'other') {
-    super(kind);
+/** Why the upstream gave no reply, as the exchange's `failed` event takes it. */
+class SendError extends Error {
+  constructor(readonly failure: Failure) {
+    super(typeof failure === 'string' ? failure : 'unreachable');
   }
+}
+
+/** The failure `send` rejected with. */
+export function failureOf(error: unknown): Failure {
+  return error instanceof SendError ? error.failure : { unreachable: 'other' };
 }
 
 /** The upstreams as one proxy reaches them: its kept-alive connections, its timeout for a reply's head. */
@@ -60,7 +65,7 @@ export class Upstream {
       });
       request.on('error', (error) => {
         settled();
-        reject(failure ?? new SendError('unreachable', reasonOf(error)));
+        reject(failure ?? new SendError({ unreachable: causeOf(error) }));
       });
       request.setNoDelay(true);
       request.end(hasBody ? body : undefined);
@@ -83,9 +88,6 @@ export function replyHeaders(response: IncomingMessage): Record<string, string |
   return out;
 }
 
-/** How a body ended, as `ReplyPump.end` takes it (`silent` after the timeout). */
-export type End = 'done' | 'agent-gone' | 'broke-off' | 'silent' | 'stopped';
-
 /** Read `response`'s body piece by piece, each piece to `give` (false: the agent has gone); `cut`, sent with it, ends it. */
 export async function pump(response: IncomingMessage, timeoutMs: number, give: (bytes: Uint8Array) => Promise<boolean>, cut: AbortSignal): Promise<End> {
   const pieces = response[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
@@ -96,18 +98,18 @@ export async function pump(response: IncomingMessage, timeoutMs: number, give: (
     try {
       next = await Promise.race([pieces.next(), silent]);
     } catch {
-      return cut.aborted ? 'stopped' : 'broke-off';
+      return cut.aborted ? 'stopped' : 'broke_off';
     } finally {
       clearTimeout(timer);
     }
     if (next === 'silent') {
       response.destroy();
-      return 'silent';
+      return { silent: timeoutMs };
     }
-    if (next.done) return cut.aborted ? 'stopped' : response.complete ? 'done' : 'broke-off';
+    if (next.done) return cut.aborted ? 'stopped' : response.complete ? 'done' : 'broke_off';
     if (!(await give(next.value))) {
       response.destroy();
-      return 'agent-gone';
+      return 'agent_gone';
     }
   }
 }
@@ -118,9 +120,9 @@ export function replyHeader(response: IncomingMessage, name: string): string | u
   return Array.isArray(value) ? value[0] : value;
 }
 
-function reasonOf(error: unknown): 'connect' | 'timeout' | 'other' {
+function causeOf(error: unknown): 'cannot_connect' | 'timed_out' | 'other' {
   const code = (error as { code?: string }).code ?? '';
-  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ECONNRESET' || code === 'EHOSTUNREACH') return 'connect';
-  if (code.includes('TIMEOUT')) return 'timeout';
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'ECONNRESET' || code === 'EHOSTUNREACH') return 'cannot_connect';
+  if (code.includes('TIMEOUT')) return 'timed_out';
   return 'other';
 }

@@ -20,7 +20,7 @@ const engines = new ProxyWorker(guardHost(files, { onEvent() {}, onProgress() {}
 let store: Promise<TraceStore> | undefined;
 const operations: Record<string, (...args: never[]) => unknown> = {
   recover: () => engines.recover(),
-  decide: (...args: Parameters<ProxyWorker['decide']>) => engines.decide(...args),
+  read: (...args: Parameters<ProxyWorker['read']>) => engines.read(...args),
   prepare: (...args: Parameters<ProxyWorker['prepare']>) => engines.prepare(...args),
   finish: (...args: Parameters<ProxyWorker['finish']>) => engines.finish(...args),
   recordSideCall: (...args: Parameters<ProxyWorker['recordSideCall']>) => engines.recordSideCall(...args),

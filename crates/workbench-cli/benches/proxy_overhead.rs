@@ -205,7 +205,7 @@ fn serve_native_engine(stream: bool) {
     let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers: vec![] };
     for _ in std::io::stdin().lines() {
         let start = Instant::now();
-        let Decision::Manage { key, request } = gateway.decide(&head, Route::Managed(Format::Anthropic), &raw) else {
+        let Decision::Manage { key, request } = gateway.read(&head, Route::Managed(Format::Anthropic), &raw) else {
             panic!("a managed call")
         };
         let prepared = context_workbench::host::block_on(worker.prepare(&key, &request, Vec::new()));

@@ -397,6 +397,36 @@ fn bad_requests_get_errors_in_the_providers_shape(build: Build) {
     assert!(status.success(), "{log}");
 }
 
+/// A web page can neither drive the proxy (a form's `text/plain` POST carries its site's
+/// `Origin`) nor read its replies through a host name rebound to 127.0.0.1: every route checks
+/// `Host` and `Origin`, as the dashboard does.
+fn a_web_page_can_neither_drive_nor_read_the_proxy(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("web-page");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let messages = [json!({"role": "user", "content": "delete everything"})];
+    let body = request("web-page", &messages);
+    for (url, extra) in [
+        (format!("{}/v1/messages", proxy.url), ("origin", "https://evil.example")),
+        (format!("{}/v1/messages", proxy.url), ("host", "rebound.example:8787")),
+        (format!("{}/v1/models", proxy.url), ("host", "rebound.example:8787")),
+    ] {
+        let mut sent = headers();
+        sent.push(extra);
+        let (status, _, text) = post(&url, &body, &sent);
+        assert_eq!(status, 403, "{url} {extra:?}: {text}");
+        let error: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(error["error"]["type"], "permission_error", "{text}");
+    }
+    assert!(upstream.requests().is_empty(), "nothing a web page sent went upstream");
+    assert!(trace_dirs(&dir.join(".trace")).is_empty(), "nor into the store");
+    let (status, _, _) = post(&format!("{}/v1/messages", proxy.url), &body, &headers());
+    assert_eq!((status, upstream.requests().len()), (200, 1), "the agent's own request passes");
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    assert!(log.contains("POST /v1/messages: refused, this server answers its own pages only"), "{log}");
+}
+
 fn an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_loses_nothing(build: Build) {
     let dir = scratch("upstream");
     // Down: nothing listens on the port.
@@ -1055,6 +1085,7 @@ both_shells!(
     a_text_agents_first_call_is_counted_once_its_conversation_goes_on,
     each_api_goes_to_its_own_upstream_by_its_path,
     bad_requests_get_errors_in_the_providers_shape,
+    a_web_page_can_neither_drive_nor_read_the_proxy,
     an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_loses_nothing,
     ctrl_c_finishes_the_requests_in_flight_and_saves,
     when_the_engine_fails_the_request_goes_through_unmanaged,

@@ -1,19 +1,18 @@
-//! One request through the proxy, as the gateway decides it: answered by the proxy, forwarded as
-//! it came, or managed (recorded in its conversation's session, the engine's prompt upstream,
-//! the reply pumped back while its session reads it). Nothing here panics into a connection.
+//! One request through the proxy: the library's [`Exchange`] decides every step, and this
+//! carries out its effects with axum, reqwest and the sessions' threads. Nothing here panics
+//! into a connection.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use context_workbench::proxy::pump::no_reply;
-use context_workbench::proxy::{
-    Admission, Answer, ClientRequest, Decision, End, Gateway, ReplyPump, RequestHead, Route, SessionKey, SideCall,
-};
-use tokio::sync::watch;
+use context_workbench::proxy::gateway::passes_to_agent;
+use context_workbench::proxy::{CallRecord, ClientRequest, Effect, End, Event, Exchange, Gateway, RequestHead};
+use tokio::sync::{oneshot, watch};
 
 use super::log::Log;
 use super::sessions::{Registry, Turn};
@@ -52,14 +51,9 @@ impl App {
     pub fn cut(&self) {
         self.cut.send_replace(true);
     }
-
-    fn answer(&self, answer: Answer) -> Response {
-        self.log.line(&answer.line);
-        json_response(answer.status, answer.body)
-    }
 }
 
-/// A request counted in flight until its reply ends (the guard moves into the reply's task).
+/// A request counted in flight until its reply ends (it moves into the reply's task).
 struct InFlight(Arc<AtomicUsize>);
 
 impl InFlight {
@@ -86,171 +80,249 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
             .filter_map(|(name, value)| Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned())))
             .collect(),
     };
-    let guard = InFlight::new(&app.in_flight);
-    let (route, limit) = match app.gateway.admit(&head) {
-        Admission::Refuse(answer) => return app.answer(answer),
-        Admission::Read { route, limit } => (route, limit),
+    let in_flight = InFlight::new(&app.in_flight);
+    let (exchange, effects) = Exchange::begin(&app.gateway, head, app.stopping.load(Ordering::SeqCst));
+    let mut call = Call {
+        app,
+        exchange,
+        headers: parts.headers,
+        incoming: Some(body),
+        body: Bytes::new(),
+        client: None,
+        prepared: None,
+        turn: None,
+        upstream: None,
+        chunk: Bytes::new(),
+        to_agent: None,
+        recording: None,
+        _in_flight: in_flight,
     };
-    if app.stopping.load(Ordering::SeqCst) {
-        return app.answer(app.gateway.stopping(&head, route));
+    let response = call.drive(effects).await;
+    if !call.exchange.is_over() {
+        tokio::spawn(call.relay());
     }
-    let timeout = std::time::Duration::from_millis(app.gateway.limits().body_timeout_ms);
-    let body = match tokio::time::timeout(timeout, axum::body::to_bytes(body, limit)).await {
-        Ok(Ok(body)) => body,
-        Ok(Err(_)) => return app.answer(app.gateway.body_refused(&head, route)),
-        Err(_) => return app.answer(app.gateway.body_timed_out(&head, route)),
-    };
-    let decision = decide(&app.gateway, &head, route, &body).await;
-    let request = Forwarding { head, headers: parts.headers, body, guard };
-    match decision {
-        Decision::Forward { route, why, side } => forward(&app, request, route, &why, side).await,
-        Decision::Answer(answer) => app.answer(answer),
-        Decision::Manage { key, request: client } => manage(&app, request, route, key, *client).await,
-    }
+    response.unwrap_or_else(|| json_response(500, String::new(), true))
 }
 
-/// The gateway's decision, read off the event loop (a long history takes a while to parse).
-async fn decide(gateway: &Arc<Gateway>, head: &RequestHead, route: Route, body: &Bytes) -> Decision {
-    let (gateway, head_copy, bytes) = (Arc::clone(gateway), head.clone(), body.clone());
-    let decided = tokio::task::spawn_blocking(move || gateway.decide(&head_copy, route, &bytes)).await;
-    decided.unwrap_or_else(|_| Decision::Forward {
-        route,
-        why: "unreadable by the engine, passed through".into(),
-        side: None,
-    })
-}
-
-/// A request with what the upstream needs of it.
-struct Forwarding {
-    head: RequestHead,
+/// One request and what its effects have gathered so far.
+struct Call {
+    app: Arc<App>,
+    exchange: Exchange,
     headers: HeaderMap,
+    /// The agent's body, until it is read.
+    incoming: Option<Body>,
     body: Bytes,
-    guard: InFlight,
+    /// A managed request as the gateway read it.
+    client: Option<Box<ClientRequest>>,
+    /// The engine's body for the upstream.
+    prepared: Option<Bytes>,
+    /// The conversation's turn, held until the reply ends.
+    turn: Option<Turn>,
+    upstream: Option<reqwest::Response>,
+    /// The piece of the reply being relayed.
+    chunk: Bytes,
+    to_agent: Option<AgentBody>,
+    recording: Option<oneshot::Receiver<CallRecord>>,
+    _in_flight: InFlight,
 }
 
-/// The agent's request sent on as it came, the reply back as it comes; a side call of a known
-/// session is counted in it once the upstream answers.
-async fn forward(
-    app: &Arc<App>,
-    request: Forwarding,
-    route: Route,
-    why: &str,
-    side: Option<Box<SideCall>>,
-) -> Response {
-    let url = app.gateway.upstream_url(route, &request.head);
-    let cut = app.cut.subscribe();
-    let sent = app.upstream.send(&url, &request.head.method, &request.headers, request.body, false, cut.clone()).await;
-    match sent {
-        Ok(response) => {
-            let status = response.status().as_u16();
-            app.log.line(&app.gateway.forwarded(&request.head, why, status));
-            if let Some((agent_session, record)) = side.and_then(|s| app.gateway.side_call_answered(*s, status)) {
-                app.registry.record_side_call(&agent_session, record);
-            }
-            let (status, headers) = (status_of(&response), reply_headers(&response));
-            let (to_agent, body) = AgentBody::new();
-            let from_upstream = UpstreamBody::new(response, app.upstream.timeout, cut);
-            let guard = request.guard;
-            tokio::spawn(async move {
-                let _ = from_upstream.forward(&to_agent).await;
-                drop(guard);
-            });
-            (status, headers, body).into_response()
-        }
-        Err(failure) => app.answer(app.gateway.forward_failed(&request.head, route, why, &failure)),
-    }
+/// What an effect leads to.
+enum Flow {
+    Go,
+    Then(Event),
+    Reply(Response),
+    Over,
 }
 
-/// A conversation turn through the engine.
-async fn manage(app: &Arc<App>, request: Forwarding, route: Route, key: SessionKey, client: ClientRequest) -> Response {
-    let format = client.format;
-    let (turn, notes) = app.registry.turn(&key).await;
-    let Some(prepared) = turn.prepare(key, client, notes).await else {
-        return forward(app, request, route, "the session is gone, passed through", None).await;
-    };
-    let url = app.gateway.upstream_url(route, &request.head);
-    let outgoing = prepared.body.map_or(request.body, Bytes::from);
-    let cut = app.cut.subscribe();
-    let response =
-        match app.upstream.send(&url, &request.head.method, &request.headers, outgoing, true, cut.clone()).await {
-            Ok(response) => response,
-            Err(failure) => {
-                let (status, body) = app.gateway.call_failed(route, &failure);
-                if let Some(record) = turn.finish(status, no_reply(failure.message())).await {
-                    app.log.line(&app.gateway.call_line(&record));
+impl Call {
+    /// Carry out `effects` and those of the events they lead to, until the agent has its answer
+    /// (or the reply's head) or the exchange is over.
+    async fn drive(&mut self, mut effects: Vec<Effect>) -> Option<Response> {
+        loop {
+            let mut then = None;
+            for effect in effects {
+                match self.act(effect).await {
+                    Flow::Go => {}
+                    Flow::Then(event) => then = Some(event),
+                    Flow::Reply(response) => return Some(response),
+                    Flow::Over => return None,
                 }
-                return json_response(status, body);
+            }
+            effects = self.exchange.step(&self.app.gateway, then?);
+        }
+    }
+
+    /// The reply's body, piece by piece, to the agent while the exchange reads it; then its end.
+    async fn relay(mut self) {
+        let Some(response) = self.upstream.take() else { return };
+        let mut from_upstream = UpstreamBody::new(response, self.app.upstream.timeout, self.app.cut.subscribe());
+        let end = loop {
+            match from_upstream.next().await {
+                Ok(Some(bytes)) => {
+                    self.chunk = bytes;
+                    for effect in self.exchange.relay(&self.app.gateway, &self.chunk) {
+                        self.act(effect).await;
+                    }
+                    if self.to_agent.is_none() {
+                        break End::AgentGone;
+                    }
+                }
+                Ok(None) => break End::Done,
+                Err(end) => break end,
             }
         };
-    let content_type = response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    let length = response.content_length();
-    let pump = app.gateway.reply_pump(format, response.status().as_u16(), content_type.as_deref(), length);
-    let (status, headers) = (status_of(&response), reply_headers(&response));
-    let (to_agent, body) = AgentBody::new();
-    let from_upstream = UpstreamBody::new(response, app.upstream.timeout, cut);
-    let (app, guard) = (Arc::clone(app), request.guard);
-    tokio::spawn(async move {
-        relay(&app, from_upstream, pump, to_agent, turn).await;
-        drop(guard);
-    });
-    (status, headers, body).into_response()
-}
+        let effects = self.exchange.step(&self.app.gateway, Event::Ended { end });
+        self.drive(effects).await;
+    }
 
-/// Pass the reply on as it arrives while the pump reads it. The session gets the reply once it
-/// is whole and records it while the last bytes go to the agent; the reply ends once it is
-/// recorded, so the agent's next request finds it in the store, and the call's log line follows.
-/// A reply that did not complete goes to the session at its end, with why.
-async fn relay(app: &App, mut from_upstream: UpstreamBody, mut pump: ReplyPump, to_agent: AgentBody, turn: Turn) {
-    let counter = app.gateway.counter();
-    let status = pump.status();
-    let mut recording = None;
-    let end = loop {
-        match from_upstream.next().await {
-            Ok(Some(bytes)) => {
-                if let Some(outcome) = pump.feed(&bytes, counter) {
-                    recording = turn.begin_finish(status, outcome);
-                }
-                if !to_agent.give(bytes).await {
-                    break End::AgentGone;
-                }
+    async fn act(&mut self, effect: Effect) -> Flow {
+        let app = Arc::clone(&self.app);
+        match effect {
+            Effect::ReadBody { limit, timeout_ms } => Flow::Then(self.read_body(limit, timeout_ms).await),
+            Effect::Read { away } => Flow::Then(self.read(away).await),
+            Effect::Log { line } => {
+                app.log.line(&line);
+                Flow::Go
             }
-            Ok(None) => break End::Done,
-            Err(end) => break end,
+            Effect::Answer { status, body, close } => Flow::Reply(json_response(status, body, close)),
+            Effect::TakeTurn { key } => {
+                let (turn, notes) = app.registry.turn(&key).await;
+                self.turn = Some(turn);
+                Flow::Then(Event::TurnTaken { notes })
+            }
+            Effect::Prepare { key, notes, opening } => Flow::Then(self.prepare(key, notes, opening).await),
+            Effect::CountSideCall { agent_session, record } => {
+                app.registry.record_side_call(&agent_session, *record);
+                Flow::Go
+            }
+            Effect::Send { url, prepared, plain } => {
+                let body = if prepared { self.prepared.take().unwrap_or_default() } else { self.body.clone() };
+                let method = &self.exchange.head().method;
+                let cut = app.cut.subscribe();
+                Flow::Then(match app.upstream.send(&url, method, &self.headers, body, plain, cut).await {
+                    Ok(response) => {
+                        let content_type = response.headers().get(header::CONTENT_TYPE);
+                        let content_type = content_type.and_then(|v| v.to_str().ok()).map(str::to_owned);
+                        let (status, content_length) = (response.status().as_u16(), response.content_length());
+                        self.upstream = Some(response);
+                        Event::Answered { status, content_type, content_length }
+                    }
+                    Err(failure) => Event::Failed { failure },
+                })
+            }
+            Effect::Respond { status } => {
+                let headers = self.upstream.as_ref().map(reply_headers).unwrap_or_default();
+                let (to_agent, body) = AgentBody::new();
+                self.to_agent = Some(to_agent);
+                let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+                Flow::Reply((status, headers, body).into_response())
+            }
+            Effect::Give => {
+                self.give(self.chunk.clone()).await;
+                Flow::Go
+            }
+            Effect::GiveText { text } => {
+                self.give(Bytes::from(text)).await;
+                Flow::Go
+            }
+            Effect::Finish { status, outcome } => {
+                self.recording = self.turn.as_ref().and_then(|turn| turn.begin_finish(status, *outcome));
+                Flow::Go
+            }
+            Effect::AwaitRecord => {
+                let record = match self.recording.take() {
+                    Some(recording) => recording.await.ok().map(Box::new),
+                    None => None,
+                };
+                Flow::Then(Event::Recorded { record })
+            }
+            Effect::EndReply | Effect::Close => {
+                self.to_agent = None;
+                Flow::Go
+            }
+            Effect::Called { .. } => Flow::Go,
+            Effect::Done => Flow::Over,
         }
-    };
-    let ending = pump.end(end, counter);
-    if let Some(trailer) = ending.trailer {
-        let _ = to_agent.give(Bytes::from(trailer)).await;
     }
-    let recorded = match (recording, ending.outcome) {
-        (Some(recording), _) => recording.await.ok(),
-        (None, Some(outcome)) => turn.finish(status, outcome).await,
-        (None, None) => None,
-    };
-    drop(to_agent);
-    if let Some(record) = recorded {
-        app.log.line(&app.gateway.call_line(&record));
-    }
-}
 
-/// The upstream's status as axum takes it.
-fn status_of(response: &reqwest::Response) -> StatusCode {
-    StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY)
+    async fn read_body(&mut self, limit: usize, timeout_ms: u64) -> Event {
+        let body = self.incoming.take().unwrap_or_default();
+        match tokio::time::timeout(Duration::from_millis(timeout_ms), axum::body::to_bytes(body, limit)).await {
+            Ok(Ok(body)) => {
+                self.body = body;
+                Event::BodyRead { bytes: self.body.len() }
+            }
+            Ok(Err(_)) => Event::BodyRefused,
+            Err(_) => Event::BodyTimedOut,
+        }
+    }
+
+    /// What the gateway reads of the body; a long one off the event loop.
+    async fn read(&mut self, away: bool) -> Event {
+        let (gateway, head, route, body) =
+            (Arc::clone(&self.app.gateway), self.exchange.head().clone(), self.exchange.route(), self.body.clone());
+        let read = move || gateway.read(&head, route, &body);
+        let decision = if away {
+            tokio::task::spawn_blocking(read).await.map_err(|_| ())
+        } else {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(read)).map_err(|_| ())
+        };
+        match decision {
+            Ok(decision) => {
+                let (verdict, client) = decision.into_parts();
+                self.client = client;
+                Event::Read { verdict }
+            }
+            Err(()) => Event::Unreadable { why: "it panicked".into() },
+        }
+    }
+
+    async fn prepare(
+        &mut self,
+        key: context_workbench::proxy::SessionKey,
+        notes: Vec<String>,
+        opening: Option<Box<CallRecord>>,
+    ) -> Event {
+        let (Some(turn), Some(mut client)) = (&self.turn, self.client.take()) else {
+            return Event::SessionGone { why: "it was not read".into() };
+        };
+        client.opening = opening;
+        match turn.prepare(key, *client, notes).await {
+            Some(prepared) => {
+                self.prepared = prepared.body.map(Bytes::from);
+                Event::Prepared { rewritten: self.prepared.is_some() }
+            }
+            None => Event::SessionGone { why: "its thread stopped".into() },
+        }
+    }
+
+    /// Hand `bytes` to the agent; once it has gone, nothing more.
+    async fn give(&mut self, bytes: Bytes) {
+        if let Some(to_agent) = &self.to_agent
+            && !to_agent.give(bytes).await
+        {
+            self.to_agent = None;
+        }
+    }
 }
 
 /// The upstream's headers that cross to the agent (reqwest leaves the body as it came).
 fn reply_headers(response: &reqwest::Response) -> HeaderMap {
     let mut headers = HeaderMap::new();
     for (name, value) in response.headers() {
-        if context_workbench::proxy::gateway::passes_to_agent(name.as_str(), false) {
+        if passes_to_agent(name.as_str(), false) {
             headers.append(name.clone(), value.clone());
         }
     }
     headers
 }
 
-fn json_response(status: u16, body: String) -> Response {
+fn json_response(status: u16, body: String, close: bool) -> Response {
     let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let content_type = (HeaderName::from_static("content-type"), HeaderValue::from_static("application/json"));
-    (status, [content_type], Body::from(body)).into_response()
+    let mut response = (status, [content_type], Body::from(body)).into_response();
+    if close {
+        response.headers_mut().insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
 }

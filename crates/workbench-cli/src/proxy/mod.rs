@@ -1,8 +1,8 @@
 //! `workbench proxy`: the engine in front of the agents people already use. Every decision is the
-//! library's (`context_workbench::proxy`: the flags, the gateway, the session table, the reply
-//! pump, the log lines); this is the native I/O around them: the server (`handler.rs`), the
-//! upstream client (`upstream.rs`), the sessions' threads (`sessions.rs`), the log (`log.rs`)
-//! and the shutdown: the first Ctrl-C or SIGTERM stops new requests and gives those in flight
+//! library's (`context_workbench::proxy`: the flags, the gateway, each request's exchange, the
+//! session table, the log lines); this is the native I/O around them: the server carrying out
+//! each exchange's effects (`handler.rs`), the upstream client (`upstream.rs`), the sessions'
+//! threads (`sessions.rs`), the log (`log.rs`) and the shutdown: the first Ctrl-C or SIGTERM stops new requests and gives those in flight
 //! `proxy.shutdown_grace_ms`, then cuts them short; a second signal cuts at once; every session
 //! is saved, exit 0.
 

@@ -68,11 +68,6 @@ impl Turn {
         rx.await.ok()
     }
 
-    /// Hand the reply to the session; returns the call's record.
-    pub async fn finish(&self, status: u16, outcome: ReplyOutcome) -> Option<CallRecord> {
-        self.begin_finish(status, outcome)?.await.ok()
-    }
-
     /// Hand the reply to the session without waiting: the call's record arrives on the receiver.
     pub fn begin_finish(&self, status: u16, outcome: ReplyOutcome) -> Option<oneshot::Receiver<CallRecord>> {
         let (tx, rx) = oneshot::channel();

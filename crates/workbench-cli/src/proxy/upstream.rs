@@ -50,7 +50,7 @@ impl Upstream {
         tokio::select! {
             sent = tokio::time::timeout(self.timeout, request.send()) => match sent {
                 Ok(Ok(response)) => Ok(response),
-                Ok(Err(e)) => Err(Failure::unreachable(url, cause(&e))),
+                Ok(Err(e)) => Err(Failure::Unreachable(cause(&e))),
                 Err(_) => Err(Failure::Timeout),
             },
             _ = cut.wait_for(|cut| *cut) => Err(Failure::Stopped),
@@ -89,21 +89,6 @@ impl UpstreamBody {
                 Err(_) => Err(End::Silent(self.timeout.as_millis() as u64)),
             },
             _ = self.cut.wait_for(|cut| *cut) => Err(End::Stopped),
-        }
-    }
-
-    /// Hand the whole body to the agent without reading it (forwarded requests).
-    pub async fn forward(mut self, to_agent: &AgentBody) -> End {
-        loop {
-            match self.next().await {
-                Ok(Some(bytes)) => {
-                    if !to_agent.give(bytes).await {
-                        return End::AgentGone;
-                    }
-                }
-                Ok(None) => return End::Done,
-                Err(end) => return end,
-            }
         }
     }
 }

@@ -1,0 +1,588 @@
+//! One request through the proxy as a sans-IO state machine: the shell feeds it what happened
+//! ([`Event`]: the body read, what the gateway read of it, the conversation's turn, the
+//! upstream's answer or failure, a piece of the reply, the reply's end, the call recorded) and
+//! carries out what it returns ([`Effect`]: read the body, answer, send upstream, prepare, relay,
+//! log, end). Every decision, text and order is here, once; `workbench proxy` (tokio) and the npm
+//! package's proxy (node:http) interpret the effects.
+//!
+//! A request goes: [`Exchange::begin`] → `ReadBody` → [`Event::BodyRead`] → `Read` →
+//! [`Event::Read`] → an answer, or `Send` (forwarded) or `TakeTurn` → [`Event::TurnTaken`] →
+//! `Prepare` → [`Event::Prepared`] → `Send` (managed) → [`Event::Answered`] → `Respond` → each
+//! piece through [`Exchange::relay`] (`Give`, and `Finish` once the reply is whole) →
+//! [`Event::Ended`] → `AwaitRecord` → [`Event::Recorded`] → `EndReply`, the call's log line, `Done`.
+
+use serde::{Deserialize, Serialize};
+
+use super::gateway::{Admission, Answer, Failure, Gateway, RequestHead, SideCall, Verdict};
+use super::pump::{End, ReplyPump, no_reply};
+use super::reply::ReplyOutcome;
+use super::request::SessionKey;
+use super::route::Route;
+use super::session::CallRecord;
+
+/// A body longer than this is read off the shell's event loop (about a millisecond's parse).
+pub const READ_AWAY_BYTES: usize = 64 * 1024;
+
+/// What happened, as the shell tells the exchange.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ExchangeEvent"))]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The body arrived whole, `bytes` long.
+    BodyRead { bytes: usize },
+    /// The body was over the limit, or the agent cut it short.
+    BodyRefused,
+    /// The body did not arrive within the timeout.
+    BodyTimedOut,
+    /// What the gateway read of the body ([`Gateway::read`], as plain data).
+    Read {
+        #[cfg_attr(test, ts(type = "unknown"))]
+        verdict: Verdict,
+    },
+    /// The body could not be read (the engine failed on it).
+    Unreadable { why: String },
+    /// The conversation's turn is the request's; `notes`: what a key closed to make room for it
+    /// could not save.
+    TurnTaken { notes: Vec<String> },
+    /// The call is prepared: `rewritten`, the engine's body goes upstream, else the agent's.
+    Prepared { rewritten: bool },
+    /// The conversation's engine is gone: the request goes as it came.
+    SessionGone { why: String },
+    /// The upstream answered with these headers.
+    Answered { status: u16, content_type: Option<String>, content_length: Option<u64> },
+    /// The upstream gave no reply.
+    Failed { failure: Failure },
+    /// The reply's body ended.
+    Ended { end: End },
+    /// The session recorded the call (none: it could not), with its trace id.
+    Recorded {
+        #[cfg_attr(test, ts(type = "(ProxyCallRecord & { trace_id: string }) | null"))]
+        record: Option<Box<CallRecord>>,
+    },
+    /// The shell failed unexpectedly (`why`).
+    Broke { why: String },
+}
+
+/// What the shell is to do, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ExchangeEffect"))]
+#[serde(tag = "effect", rename_all = "snake_case")]
+pub enum Effect {
+    /// Read at most `limit` bytes of body within `timeout_ms`; then [`Event::BodyRead`],
+    /// [`Event::BodyRefused`] or [`Event::BodyTimedOut`].
+    ReadBody { limit: usize, timeout_ms: u64 },
+    /// Read the body with [`Gateway::read`] (`away`: off the event loop); then [`Event::Read`]
+    /// or [`Event::Unreadable`].
+    Read { away: bool },
+    /// Write this line to the log.
+    Log { line: String },
+    /// Answer with this status and JSON body; `close`: the connection is not kept alive (the
+    /// rest of the body is never read). The exchange is over.
+    Answer { status: u16, body: String, close: bool },
+    /// Wait for the conversation `key`'s turn (one request of a conversation at a time, its reply
+    /// included), making room in the session table; then [`Event::TurnTaken`].
+    TakeTurn { key: SessionKey },
+    /// Record the request in its conversation and prepare the call, with `notes` on its record
+    /// and `opening`, the one-shot the conversation opened with; then [`Event::Prepared`] or
+    /// [`Event::SessionGone`].
+    Prepare {
+        key: SessionKey,
+        notes: Vec<String>,
+        #[cfg_attr(test, ts(type = "ProxyCallRecord | null"))]
+        opening: Option<Box<CallRecord>>,
+    },
+    /// Count this answered side call in the latest conversation of the agent's session.
+    CountSideCall {
+        agent_session: String,
+        #[cfg_attr(test, ts(type = "ProxyCallRecord"))]
+        record: Box<CallRecord>,
+    },
+    /// Send the request to `url` with the headers that cross (`plain`: the reply wanted
+    /// uncompressed) and the engine's body when `prepared`, else the agent's; then
+    /// [`Event::Answered`] or [`Event::Failed`].
+    Send { url: String, prepared: bool, plain: bool },
+    /// Answer with the upstream's status and the headers that cross; then pass each piece of its
+    /// body through [`Exchange::relay`], and [`Event::Ended`] at its end.
+    Respond { status: u16 },
+    /// Give the agent the piece just relayed, as it came.
+    Give,
+    /// Give the agent these bytes (an error event closing a stream cut short).
+    GiveText { text: String },
+    /// Hand the reply to its session, without waiting: the record comes with `AwaitRecord`.
+    Finish {
+        status: u16,
+        #[cfg_attr(test, ts(type = "unknown"))]
+        outcome: Box<ReplyOutcome>,
+    },
+    /// Once the session has the reply: [`Event::Recorded`].
+    AwaitRecord,
+    /// End the agent's reply.
+    EndReply,
+    /// The call is recorded (for an embedder that wants each record).
+    Called {
+        #[cfg_attr(test, ts(type = "ProxyCallRecord"))]
+        record: Box<CallRecord>,
+    },
+    /// Close the agent's connection (the reply cannot be completed).
+    Close,
+    /// The exchange is over: its turn, if it took one, is released.
+    Done,
+}
+
+/// Where an exchange is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Body,
+    Reading,
+    Turn,
+    Preparing,
+    Sending,
+    Relaying,
+    Recording,
+    Over,
+}
+
+/// One request on its way through the proxy.
+#[derive(Debug)]
+pub struct Exchange {
+    head: RequestHead,
+    route: Route,
+    stage: Stage,
+    /// Why it is forwarded as it came (`None`: managed).
+    why: Option<String>,
+    side: Option<SideCall>,
+    key: Option<SessionKey>,
+    opening: Option<Box<CallRecord>>,
+    pump: Option<ReplyPump>,
+    /// The reply's status, once the upstream answered.
+    status: u16,
+    /// Whether the reply went to its session already (`AwaitRecord` then waits for it).
+    finishing: bool,
+    /// Whether the agent has the reply's head.
+    responded: bool,
+    /// The answer to give once a call the upstream gave no reply to is recorded.
+    unanswered: Option<(u16, String)>,
+}
+
+impl Exchange {
+    /// A request with `head`, arriving while the proxy runs or (`stopping`) stops.
+    pub fn begin(gateway: &Gateway, head: RequestHead, stopping: bool) -> (Exchange, Vec<Effect>) {
+        let route = head.route();
+        let mut exchange = Exchange {
+            head,
+            route,
+            stage: Stage::Body,
+            why: None,
+            side: None,
+            key: None,
+            opening: None,
+            pump: None,
+            status: 0,
+            finishing: false,
+            responded: false,
+            unanswered: None,
+        };
+        let effects = if let Some(answer) = gateway.forbidden(&exchange.head, route) {
+            exchange.answer(answer, true)
+        } else if stopping {
+            exchange.answer(gateway.stopping(&exchange.head, route), true)
+        } else {
+            match gateway.admit(&exchange.head) {
+                Admission::Read { limit, .. } => {
+                    vec![Effect::ReadBody { limit, timeout_ms: gateway.limits().body_timeout_ms }]
+                }
+                Admission::Refuse(answer) => exchange.answer(answer, true),
+            }
+        };
+        (exchange, effects)
+    }
+
+    pub fn head(&self) -> &RequestHead {
+        &self.head
+    }
+
+    pub fn route(&self) -> Route {
+        self.route
+    }
+
+    /// A managed exchange's conversation.
+    pub fn key(&self) -> Option<&SessionKey> {
+        self.key.as_ref()
+    }
+
+    /// Whether the exchange is over (its last effect was `Done`).
+    pub fn is_over(&self) -> bool {
+        self.stage == Stage::Over
+    }
+
+    /// What the exchange does after `event`. An event it does not expect where it is ends it:
+    /// answered as a failure of the proxy's when the agent has no reply yet, else closed.
+    pub fn step(&mut self, gateway: &Gateway, event: Event) -> Vec<Effect> {
+        match (self.stage, event) {
+            (Stage::Body, Event::BodyRead { bytes }) => {
+                self.stage = Stage::Reading;
+                vec![Effect::Read { away: bytes > READ_AWAY_BYTES }]
+            }
+            (Stage::Body, Event::BodyRefused) => self.answer(gateway.body_refused(&self.head, self.route), false),
+            (Stage::Body, Event::BodyTimedOut) => self.answer(gateway.body_timed_out(&self.head, self.route), true),
+            (Stage::Reading, Event::Read { verdict }) => self.read(gateway, verdict),
+            (Stage::Reading, Event::Unreadable { why }) => {
+                self.forward(gateway, format!("unreadable by the engine ({why}), passed through"))
+            }
+            (Stage::Turn, Event::TurnTaken { notes }) => {
+                self.stage = Stage::Preparing;
+                let key = self.key.clone().expect("a managed exchange has its key");
+                vec![Effect::Prepare { key, notes, opening: self.opening.take() }]
+            }
+            (Stage::Preparing, Event::Prepared { rewritten }) => {
+                self.stage = Stage::Sending;
+                vec![Effect::Send {
+                    url: gateway.upstream_url(self.route, &self.head),
+                    prepared: rewritten,
+                    plain: true,
+                }]
+            }
+            (Stage::Preparing, Event::SessionGone { why }) => {
+                self.key = None;
+                self.forward(gateway, format!("the session is gone ({why}), passed through"))
+            }
+            (Stage::Sending, Event::Answered { status, content_type, content_length }) => {
+                self.answered(gateway, status, content_type.as_deref(), content_length)
+            }
+            (Stage::Sending, Event::Failed { failure }) => self.failed(gateway, failure),
+            (Stage::Relaying, Event::Ended { end }) => self.ended(gateway, end),
+            (Stage::Recording, Event::Recorded { record }) => self.recorded(gateway, record),
+            (_, Event::Broke { why }) => self.broke(gateway, &why),
+            (stage, event) => self.broke(gateway, &format!("{event:?} was not expected at {stage:?}")),
+        }
+    }
+
+    /// A piece of the reply's body: given to the agent as it came; the reply goes to its
+    /// session once this piece made it whole.
+    pub fn relay(&mut self, gateway: &Gateway, bytes: &[u8]) -> Vec<Effect> {
+        let whole = self.pump.as_mut().and_then(|pump| pump.feed(bytes, gateway.counter()));
+        match whole {
+            Some(outcome) => {
+                self.finishing = true;
+                vec![Effect::Finish { status: self.status, outcome: Box::new(outcome) }, Effect::Give]
+            }
+            None => vec![Effect::Give],
+        }
+    }
+
+    fn read(&mut self, gateway: &Gateway, verdict: Verdict) -> Vec<Effect> {
+        match verdict {
+            Verdict::Forward { why, side } => {
+                self.side = side.map(|side| *side);
+                self.forward(gateway, why)
+            }
+            Verdict::Manage { key } => {
+                self.opening = gateway.opening(&key).map(Box::new);
+                self.key = Some(key.clone());
+                self.stage = Stage::Turn;
+                vec![Effect::TakeTurn { key }]
+            }
+            Verdict::Answer { answer } => {
+                gateway.count_request();
+                self.answer(answer, false)
+            }
+        }
+    }
+
+    fn forward(&mut self, gateway: &Gateway, why: String) -> Vec<Effect> {
+        self.why = Some(why);
+        self.stage = Stage::Sending;
+        vec![Effect::Send { url: gateway.upstream_url(self.route, &self.head), prepared: false, plain: false }]
+    }
+
+    fn answered(
+        &mut self,
+        gateway: &Gateway,
+        status: u16,
+        content_type: Option<&str>,
+        content_length: Option<u64>,
+    ) -> Vec<Effect> {
+        self.status = status;
+        self.stage = Stage::Relaying;
+        self.responded = true;
+        let Some(why) = &self.why else {
+            let format = self.route.managed().expect("a managed exchange has a managed route");
+            self.pump = Some(gateway.reply_pump(format, status, content_type, content_length));
+            return vec![Effect::Respond { status }];
+        };
+        let mut effects = vec![Effect::Log { line: gateway.forwarded(&self.head, why, status) }];
+        if let Some((agent_session, record)) = self.side.take().and_then(|s| gateway.side_call_answered(s, status)) {
+            effects.push(Effect::CountSideCall { agent_session, record: Box::new(record) });
+        }
+        effects.push(Effect::Respond { status });
+        effects
+    }
+
+    fn failed(&mut self, gateway: &Gateway, failure: Failure) -> Vec<Effect> {
+        if let Some(why) = &self.why {
+            let answer = gateway.forward_failed(&self.head, self.route, why, failure);
+            return self.answer(answer, false);
+        }
+        // The call is recorded with why it got no reply, then answered.
+        let (status, body, why) = gateway.call_failed(&self.head, self.route, failure);
+        self.unanswered = Some((status, body));
+        self.stage = Stage::Recording;
+        self.finishing = true;
+        vec![Effect::Finish { status, outcome: Box::new(no_reply(why)) }, Effect::AwaitRecord]
+    }
+
+    fn ended(&mut self, gateway: &Gateway, end: End) -> Vec<Effect> {
+        let Some(pump) = self.pump.take() else {
+            self.stage = Stage::Over;
+            return vec![Effect::EndReply, Effect::Done];
+        };
+        let ending = pump.end(end, gateway.counter());
+        let mut effects: Vec<Effect> = ending.trailer.map(|text| Effect::GiveText { text }).into_iter().collect();
+        if let Some(outcome) = ending.outcome {
+            self.finishing = true;
+            effects.push(Effect::Finish { status: self.status, outcome: Box::new(outcome) });
+        }
+        self.stage = Stage::Recording;
+        effects.push(Effect::AwaitRecord);
+        effects
+    }
+
+    fn recorded(&mut self, gateway: &Gateway, record: Option<Box<CallRecord>>) -> Vec<Effect> {
+        self.stage = Stage::Over;
+        let mut effects = Vec::new();
+        if self.responded {
+            effects.push(Effect::EndReply);
+        }
+        if let Some(record) = record {
+            effects.push(Effect::Log { line: gateway.call_line(&record) });
+            effects.push(Effect::Called { record });
+        }
+        if let Some((status, body)) = self.unanswered.take() {
+            effects.push(Effect::Answer { status, body, close: false });
+        }
+        effects.push(Effect::Done);
+        effects
+    }
+
+    fn broke(&mut self, gateway: &Gateway, why: &str) -> Vec<Effect> {
+        let answer = gateway.internal_error(&self.head, self.route, why);
+        if self.responded || self.stage == Stage::Over {
+            self.stage = Stage::Over;
+            return vec![Effect::Log { line: answer.line }, Effect::Close, Effect::Done];
+        }
+        self.answer(answer, true)
+    }
+
+    fn answer(&mut self, answer: Answer, close: bool) -> Vec<Effect> {
+        self.stage = Stage::Over;
+        vec![
+            Effect::Log { line: answer.line },
+            Effect::Answer { status: answer.status, body: answer.body, close },
+            Effect::Done,
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::proxy::args::Shell;
+    use crate::proxy::upstreams::Upstreams;
+
+    fn gateway() -> Gateway {
+        let mut config = Config::default();
+        config.proxy.max_body_bytes = 1000;
+        Gateway::new(&config, Upstreams::default(), Shell::Native)
+    }
+
+    fn head(target: &str, headers: &[(&str, &str)]) -> RequestHead {
+        let headers = headers.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect();
+        RequestHead { method: "POST".into(), target: target.into(), headers }
+    }
+
+    const MESSAGES: &str = r#"{"model":"m","max_tokens":9,"tools":[{"name":"bash","input_schema":{"type":"object"}}],"messages":[{"role":"user","content":"fix the bug"}]}"#;
+
+    /// Runs `head` with `body` through the gateway's read, as a shell would.
+    fn read(gateway: &Gateway, exchange: &mut Exchange, body: &str) -> Vec<Effect> {
+        let effects = exchange.step(gateway, Event::BodyRead { bytes: body.len() });
+        assert_eq!(effects, vec![Effect::Read { away: false }]);
+        let (verdict, _) = gateway.read(exchange.head(), exchange.route(), body.as_bytes()).into_parts();
+        exchange.step(gateway, Event::Read { verdict })
+    }
+
+    fn names(effects: &[Effect]) -> Vec<&'static str> {
+        effects
+            .iter()
+            .map(|e| match e {
+                Effect::ReadBody { .. } => "read_body",
+                Effect::Read { .. } => "read",
+                Effect::Log { .. } => "log",
+                Effect::Answer { .. } => "answer",
+                Effect::TakeTurn { .. } => "take_turn",
+                Effect::Prepare { .. } => "prepare",
+                Effect::CountSideCall { .. } => "count_side_call",
+                Effect::Send { .. } => "send",
+                Effect::Respond { .. } => "respond",
+                Effect::Give => "give",
+                Effect::GiveText { .. } => "give_text",
+                Effect::Finish { .. } => "finish",
+                Effect::AwaitRecord => "await_record",
+                Effect::EndReply => "end_reply",
+                Effect::Called { .. } => "called",
+                Effect::Close => "close",
+                Effect::Done => "done",
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_managed_call_is_read_prepared_sent_relayed_and_recorded_in_order() {
+        let gateway = gateway();
+        let (mut exchange, effects) = Exchange::begin(&gateway, head("/v1/messages", &[("x-api-key", "k")]), false);
+        assert_eq!(effects, vec![Effect::ReadBody { limit: 1000, timeout_ms: gateway.limits().body_timeout_ms }]);
+        let effects = read(&gateway, &mut exchange, MESSAGES);
+        let Some(Effect::TakeTurn { key }) = effects.first().cloned() else { panic!("{effects:?}") };
+        let effects = exchange.step(&gateway, Event::TurnTaken { notes: vec!["evicted".into()] });
+        assert!(
+            matches!(&effects[..], [Effect::Prepare { key: k, notes, opening: None }] if *k == key && notes == &["evicted"])
+        );
+        let effects = exchange.step(&gateway, Event::Prepared { rewritten: true });
+        assert_eq!(
+            effects,
+            vec![Effect::Send { url: "https://api.anthropic.com/v1/messages".into(), prepared: true, plain: true }]
+        );
+        let answered =
+            Event::Answered { status: 200, content_type: Some("application/json".into()), content_length: None };
+        assert_eq!(names(&exchange.step(&gateway, answered)), ["respond"]);
+        let reply = r#"{"id":"m1","type":"message","role":"assistant","content":[{"type":"text","text":"done"}],"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":1}}"#;
+        assert_eq!(names(&exchange.relay(&gateway, reply.as_bytes())), ["give"]);
+        // Without a declared length the upstream's end makes it whole: the session has it, then the reply ends.
+        let effects = exchange.step(&gateway, Event::Ended { end: End::Done });
+        assert_eq!(names(&effects), ["finish", "await_record"]);
+        let record = CallRecord { trace_id: "t".into(), call: 1, managed: true, ..CallRecord::default() };
+        let effects = exchange.step(&gateway, Event::Recorded { record: Some(Box::new(record)) });
+        assert_eq!(names(&effects), ["end_reply", "log", "called", "done"]);
+        assert!(exchange.is_over());
+        assert!(gateway.progress().starts_with("1 requests, 1 managed"), "{}", gateway.progress());
+    }
+
+    #[test]
+    fn a_managed_call_the_upstream_never_answers_is_recorded_then_answered_in_the_providers_shape() {
+        let gateway = gateway();
+        let (mut exchange, _) = Exchange::begin(&gateway, head("/v1/chat/completions", &[]), false);
+        let body = r#"{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"on it"},{"role":"user","content":"go"}]}"#;
+        assert_eq!(names(&read(&gateway, &mut exchange, body)), ["take_turn"]);
+        exchange.step(&gateway, Event::TurnTaken { notes: Vec::new() });
+        exchange.step(&gateway, Event::Prepared { rewritten: false });
+        let effects = exchange.step(&gateway, Event::Failed { failure: Failure::Timeout });
+        let [Effect::Finish { status: 504, outcome }, Effect::AwaitRecord] = &effects[..] else {
+            panic!("{effects:?}")
+        };
+        assert_eq!(outcome.error.as_deref(), Some("the upstream did not answer in time"));
+        let effects = exchange.step(&gateway, Event::Recorded { record: None });
+        let [Effect::Answer { status: 504, body, close: false }, Effect::Done] = &effects[..] else {
+            panic!("{effects:?}")
+        };
+        assert!(body.contains("did not answer in time") && body.contains("\"error\""), "{body}");
+    }
+
+    #[test]
+    fn a_side_call_is_forwarded_logged_and_counted_in_its_session() {
+        let gateway = gateway();
+        let headers = [("x-api-key", "k"), ("x-claude-code-session-id", "s1")];
+        let (mut exchange, _) = Exchange::begin(&gateway, head("/v1/messages", &headers), false);
+        let side = r#"{"model":"m","max_tokens":9,"messages":[{"role":"user","content":"a title please"}]}"#;
+        let effects = read(&gateway, &mut exchange, side);
+        assert!(matches!(&effects[..], [Effect::Send { prepared: false, plain: false, .. }]), "{effects:?}");
+        let effects =
+            exchange.step(&gateway, Event::Answered { status: 200, content_type: None, content_length: None });
+        assert_eq!(names(&effects), ["log", "count_side_call", "respond"]);
+        let Effect::Log { line } = &effects[0] else { unreachable!() };
+        assert_eq!(line, "workbench proxy: POST /v1/messages: side call, passed through, status 200");
+        assert_eq!(names(&exchange.relay(&gateway, b"{}")), ["give"]);
+        assert_eq!(names(&exchange.step(&gateway, Event::Ended { end: End::Done })), ["end_reply", "done"]);
+    }
+
+    #[test]
+    fn refusals_answer_in_the_providers_shape_and_say_whether_the_connection_stays() {
+        let gateway = gateway();
+        let (_, effects) = Exchange::begin(&gateway, head("/v1/messages", &[("content-length", "1001")]), false);
+        assert!(matches!(
+            &effects[..],
+            [Effect::Log { .. }, Effect::Answer { status: 413, close: true, .. }, Effect::Done]
+        ));
+        let (_, effects) = Exchange::begin(&gateway, head("/v1/messages", &[("content-length", "1001")]), true);
+        let [Effect::Log { line }, Effect::Answer { status: 503, .. }, Effect::Done] = &effects[..] else {
+            panic!("a stopping proxy refuses first: {effects:?}")
+        };
+        assert_eq!(line, "workbench proxy: POST /v1/messages: refused, the proxy is stopping");
+        let (mut exchange, _) = Exchange::begin(&gateway, head("/v1/messages", &[]), false);
+        let effects = exchange.step(&gateway, Event::BodyTimedOut);
+        assert!(matches!(
+            &effects[..],
+            [Effect::Log { .. }, Effect::Answer { status: 408, close: true, .. }, Effect::Done]
+        ));
+        let (mut exchange, _) = Exchange::begin(&gateway, head("/v1/messages", &[("x-api-key", "k")]), false);
+        let effects = read(&gateway, &mut exchange, "{not json");
+        assert!(matches!(
+            &effects[..],
+            [Effect::Log { .. }, Effect::Answer { status: 400, close: false, .. }, Effect::Done]
+        ));
+    }
+
+    #[test]
+    fn a_web_page_can_neither_drive_nor_read_the_proxy() {
+        let gateway = gateway();
+        for headers in [
+            [("host", "rebound.example:8787"), ("x-api-key", "k")],
+            [("host", "127.0.0.1:8787"), ("origin", "https://evil.example")],
+        ] {
+            let (_, effects) = Exchange::begin(&gateway, head("/v1/messages", &headers), false);
+            let [Effect::Log { line }, Effect::Answer { status: 403, body, close: true }, Effect::Done] = &effects[..]
+            else {
+                panic!("{effects:?}")
+            };
+            assert!(line.starts_with("workbench proxy: POST /v1/messages: refused, this server answers"), "{line}");
+            assert!(body.contains("permission_error"), "Anthropic's shape: {body}");
+        }
+        for host in ["127.0.0.1:8787", "localhost:8787", "[::1]:8787"] {
+            let (_, effects) = Exchange::begin(&gateway, head("/v1/messages", &[("host", host)]), false);
+            assert!(matches!(&effects[..], [Effect::ReadBody { .. }]), "{host}: {effects:?}");
+        }
+        let own = [("host", "127.0.0.1:8787"), ("origin", "http://127.0.0.1:8787")];
+        assert!(matches!(
+            &Exchange::begin(&gateway, head("/v1/messages", &own), false).1[..],
+            [Effect::ReadBody { .. }]
+        ));
+    }
+
+    #[test]
+    fn an_unexpected_event_ends_the_exchange_with_an_answer_or_a_closed_connection() {
+        let gateway = gateway();
+        let (mut exchange, _) = Exchange::begin(&gateway, head("/v1/messages", &[]), false);
+        let effects = exchange.step(&gateway, Event::Prepared { rewritten: true });
+        assert!(matches!(&effects[..], [Effect::Log { .. }, Effect::Answer { status: 500, .. }, Effect::Done]));
+        let (mut exchange, _) = Exchange::begin(&gateway, head("/v1/models", &[]), false);
+        exchange.step(&gateway, Event::BodyRead { bytes: 0 });
+        let (verdict, _) = gateway.read(exchange.head(), exchange.route(), b"").into_parts();
+        exchange.step(&gateway, Event::Read { verdict });
+        exchange.step(&gateway, Event::Answered { status: 200, content_type: None, content_length: None });
+        let effects = exchange.step(&gateway, Event::Broke { why: "the socket failed".into() });
+        assert_eq!(names(&effects), ["log", "close", "done"]);
+    }
+
+    #[test]
+    fn events_and_effects_cross_as_plain_data() {
+        let key = SessionKey { agent_session: Some("s".into()), conversation: u64::MAX };
+        let effect = Effect::TakeTurn { key };
+        let json = serde_json::to_string(&effect).unwrap();
+        assert_eq!(json, r#"{"effect":"take_turn","key":{"agent_session":"s","conversation":"ffffffffffffffff"}}"#);
+        assert_eq!(serde_json::from_str::<Effect>(&json).unwrap(), effect);
+        let event: Event =
+            serde_json::from_str(r#"{"event":"failed","failure":{"unreachable":"cannot_connect"}}"#).unwrap();
+        assert!(matches!(event, Event::Failed { failure: Failure::Unreachable(crate::proxy::Cause::CannotConnect) }));
+        let event: Event = serde_json::from_str(r#"{"event":"ended","end":{"silent":600000}}"#).unwrap();
+        assert!(matches!(event, Event::Ended { end: End::Silent(600_000) }));
+    }
+}

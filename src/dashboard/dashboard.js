@@ -4,7 +4,7 @@
 // proxy's /workbench/), and draws with the view modules beside it, which the playground imports
 // too. Opened with `?folder` from a static server of the repository (the playground links to
 // it), it asks the same API of a trace store folder picked in the browser instead (`folder.js`).
-import { el, kilo } from './dom.js';
+import { el, kilo, savingPercent } from './dom.js';
 import { renderChart } from './chart.js';
 import { flatten, textBlock } from './views.js';
 
@@ -146,7 +146,7 @@ function totalsLine(t) {
     `${plural(t.sessions, 'session')}, ${plural(t.calls, 'call')} (${plural(t.side_calls, 'side call')}): `
     + `the agents sent ${kilo(t.client_tokens)} prompt tokens, the provider received ${kilo(t.prompt_tokens)}; `
     + `cost ${dollars(t.cost)} instead of ${dollars(t.agent_cost)}, `,
-    el('span', { class: 'saving' }, `saving ${percent(t.saving)}`),
+    el('span', { class: 'saving' }, `saving ${savingPercent(t.saving)}`),
     `; provider's cached share ${percent(t.cached_share)} (the engine expected ${percent(t.expected_cached_share)}).`);
 }
 
@@ -174,7 +174,7 @@ const COLUMNS = [
   ['prompt_tokens', 'Provider got', (s) => kilo(s.prompt_tokens), true],
   ['cached_share', 'Cached (expected)', (s) => `${percent(s.cached_share)} (${percent(s.expected_cached_share)})`, true],
   ['cost', 'Cost', (s) => dollars(s.cost), true],
-  ['saving', 'Saving', (s) => percent(s.saving), true],
+  ['saving', 'Saving', (s) => savingPercent(s.saving), true],
 ];
 
 async function listView(generation) {
@@ -195,7 +195,7 @@ async function listView(generation) {
     const rows = picked.slice(0, state.rows).map((s) => el('tr', { 'data-trace': s.trace_id }, ...COLUMNS.map(([, , cell, numeric]) => el('td', { class: numeric ? 'n' : '' }, cell(s)))));
     const dayRows = report.days.map((d) => el('tr', {}, el('td', {}, d.day), el('td', {}, d.agent || '–'), el('td', { class: 'n' }, String(d.sessions)),
       el('td', { class: 'n' }, String(d.calls)), el('td', { class: 'n' }, kilo(d.client_tokens)), el('td', { class: 'n' }, kilo(d.prompt_tokens)),
-      el('td', { class: 'n' }, dollars(d.cost)), el('td', { class: 'n' }, percent(d.saving))));
+      el('td', { class: 'n' }, dollars(d.cost)), el('td', { class: 'n' }, savingPercent(d.saving))));
     return [totalsLine(report.total),
       el('div', { class: 'filters' }, filter('Agent', state.agent, agents, (v) => { state.agent = v; }), filter('Day', state.day, days, (v) => { state.day = v; })),
       el('table', { id: 'sessions' }, el('caption', { class: 'hint' }, `${rows.length} of ${picked.length} sessions shown`

@@ -21,3 +21,11 @@ export function kilo(n) {
   const [unit, size] = [['G', 1e9], ['M', 1e6], ['k', 1e3]].find(([, size]) => n >= size * 0.99995) ?? ['k', 1e3];
   return `${(n / size).toFixed(1)}${unit}`;
 }
+
+/** A saving as the share saved, as `workbench stats` prints it: `35%` cheaper, `−4%` dearer,
+ * `0%`, `–` unknown; half a percent rounds away from zero. */
+export function savingPercent(share) {
+  if (share === null || share === undefined) return '–';
+  const p = Math.sign(share) * Math.round(Math.abs(share) * 100);
+  return p < 0 ? `−${-p}%` : `${p}%`;
+}

@@ -35,7 +35,7 @@ pub(crate) mod test_support {
 
 pub(crate) mod conversation {
     use crate::goals::GoalTree;
-    use crate::model::{ContentPart, GoalId, Message, Role, ToolCall, ToolResult, ToolStatus};
+    use crate::model::{ContentPart, GoalId, Message, Role, ToolCall, ToolResult};
 
     /// 2024-01-15 14:30:10 UTC, seed 004's example.
     pub const START_MS: u64 = 1_705_329_010_000;
@@ -69,16 +69,7 @@ pub(crate) mod conversation {
         let call = |id: &str, name: &str, args: &str| {
             ContentPart::ToolCall(ToolCall { id: id.into(), name: name.into(), arguments: args.into() })
         };
-        let result = |id: &str, name: &str, output: &str| {
-            ContentPart::ToolResult(ToolResult {
-                call_id: id.into(),
-                name: name.into(),
-                status: ToolStatus::Ok,
-                output: output.into(),
-                stderr: None,
-                exit_code: None,
-            })
-        };
+        let result = |id: &str, name: &str, output: &str| ContentPart::ToolResult(ToolResult::ok(id, name, output));
         crate::goals::call_tool(&mut tree, "step", r#"{"plan": ["探索代码库", "修改配置", "运行测试"], "focus": "1"}"#)
             .unwrap();
         push(&mut tree, Role::User, None, vec![text("修改配置文件")]);

@@ -139,30 +139,24 @@ pub fn goal_tool(tree: &mut GoalTree, args: &Value) -> Result<ToolOutcome, ToolE
                 Some((parent, index)) => tree.insert_goals("add", parent, index, &items, reason)?,
                 None => tree.add_goals(&items, reason, Placement::UnderCurrent)?,
             };
-            let labels: Vec<String> =
-                out.added.iter().filter_map(|id| tree.index_of(id)).map(|i| tree.label(i)).collect();
-            lines.push(fill("added", &[("goals", &labels.join(", "))]));
+            lines.push(added_line(tree, &out.added));
         }
         if out.added.is_empty() {
             out.replacing = None;
         }
-        if let Some(number) = &focus {
+        let focused = if let Some(number) = &focus {
             let index = tree.resolve("focus", number)?;
             tree.focus_index("focus", index)?;
-            lines.push(fill("focused", &[("goal", &tree.label(index))]));
+            Some(index)
         } else if slot.is_some()
             && let Some(index) = out.added.first().and_then(|id| tree.index_of(id))
         {
             tree.focus_index("add", index)?;
-            lines.push(fill("focused", &[("goal", &tree.label(index))]));
-        } else if !out.completed.is_empty()
-            && let Some(next) = next_open(tree)
-        {
-            lines.push(fill("next", &[("goal", &tree.label(next))]));
-        }
-        out.current = tree.current_id().cloned();
-        out.text = finish(lines, tree);
-        Ok(out)
+            Some(index)
+        } else {
+            None
+        };
+        Ok(conclude(tree, out, lines, focused))
     })
 }
 
@@ -194,22 +188,17 @@ pub fn step_tool(tree: &mut GoalTree, args: &Value) -> Result<ToolOutcome, ToolE
         if let Some(items) = &plan {
             let items: Vec<&str> = items.iter().map(String::as_str).collect();
             out.added = tree.insert_goals("plan", None, tree.goals().len(), &items, "")?;
-            let labels: Vec<String> =
-                out.added.iter().filter_map(|id| tree.index_of(id)).map(|i| tree.label(i)).collect();
-            lines.push(fill("added", &[("goals", &labels.join(", "))]));
+            lines.push(added_line(tree, &out.added));
         }
-        if let Some(wanted) = &focus {
-            let index = resolve_step(tree, wanted)?;
-            tree.focus_index("focus", index)?;
-            lines.push(fill("focused", &[("goal", &tree.label(index))]));
-        } else if !out.completed.is_empty()
-            && let Some(next) = next_open(tree)
-        {
-            lines.push(fill("next", &[("goal", &tree.label(next))]));
-        }
-        out.current = tree.current_id().cloned();
-        out.text = finish(lines, tree);
-        Ok(out)
+        let focused = match &focus {
+            Some(wanted) => {
+                let index = resolve_step(tree, wanted)?;
+                tree.focus_index("focus", index)?;
+                Some(index)
+            }
+            None => None,
+        };
+        Ok(conclude(tree, out, lines, focused))
     })
 }
 
@@ -355,6 +344,27 @@ fn report_completed(tree: &GoalTree, completed: &[GoalId], first: String, lines:
             lines.push(fill("cascaded", &[("goal", &tree.label(index))]));
         }
     }
+}
+
+/// `added: 2.1 a, 2.2 b`, the goals a call added.
+fn added_line(tree: &GoalTree, added: &[GoalId]) -> String {
+    let labels: Vec<String> = added.iter().filter_map(|id| tree.index_of(id)).map(|i| tree.label(i)).collect();
+    fill("added", &[("goals", &labels.join(", "))])
+}
+
+/// A tool's answer, finished: the goal it focused, or else where to go next after a goal was
+/// completed; then the focused goal and the text with the plan.
+fn conclude(tree: &GoalTree, mut out: ToolOutcome, mut lines: Vec<String>, focused: Option<usize>) -> ToolOutcome {
+    if let Some(index) = focused {
+        lines.push(fill("focused", &[("goal", &tree.label(index))]));
+    } else if !out.completed.is_empty()
+        && let Some(next) = next_open(tree)
+    {
+        lines.push(fill("next", &[("goal", &tree.label(next))]));
+    }
+    out.current = tree.current_id().cloned();
+    out.text = finish(lines, tree);
+    out
 }
 
 /// The first open normal goal shown, not focused, with no open sub-goal: where to go next.

@@ -4,7 +4,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use super::{Format, Trajectory};
-use crate::model::{ContentPart, Message, Role, ToolCall, ToolCallId, ToolResult, ToolStatus, TraceId};
+use crate::model::{ContentPart, Message, Role, ToolCall, ToolCallId, ToolResult, TraceId};
 
 /// The output of a placeholder result, given to a tool call whose result was never recorded.
 pub const MISSING_RESULT: &str = "[no result recorded]";
@@ -165,14 +165,7 @@ impl Builder {
             missing += 1;
             let after = (call.assistant + 1..self.drafts.len()).find(|&k| self.drafts[k].role != Role::Tool);
             let at_ms = self.drafts.get(call.assistant).map_or(0, |d| d.at_ms);
-            let placeholder = ToolResult {
-                call_id: call.id.clone(),
-                name: call.name.clone(),
-                status: ToolStatus::Ok,
-                output: MISSING_RESULT.to_owned(),
-                stderr: None,
-                exit_code: None,
-            };
+            let placeholder = ToolResult::ok(call.id.clone(), call.name.clone(), MISSING_RESULT);
             let draft = Draft { role: Role::Tool, content: vec![ContentPart::ToolResult(placeholder)], at_ms };
             inserts.push((after.unwrap_or(self.drafts.len()), draft));
         }
@@ -290,14 +283,7 @@ mod tests {
     }
 
     fn result(id: &str, name: &str) -> ToolResult {
-        ToolResult {
-            call_id: id.into(),
-            name: name.into(),
-            status: ToolStatus::Ok,
-            output: "out".into(),
-            stderr: None,
-            exit_code: None,
-        }
+        ToolResult::ok(id, name, "out")
     }
 
     #[test]

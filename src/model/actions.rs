@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::{Message, ToolCall, ToolResult, ToolStatus};
+use super::{Message, ToolCall, ToolResult};
 
 static COMMAND: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"(?s)```(?:bash|mswea_bash_command)\s*\n(.*?)\n```").ok());
@@ -52,14 +52,7 @@ pub fn as_tool_output(reply: Option<&Message>, observation: &Message) -> Option<
     let id = format!("text-action-{}", observation.id);
     let arguments = serde_json::json!({ "command": command }).to_string();
     let call = ToolCall { id: id.clone().into(), name: "bash".into(), arguments };
-    let result = ToolResult {
-        call_id: id.into(),
-        name: "bash".into(),
-        status: ToolStatus::Ok,
-        output,
-        stderr: None,
-        exit_code: None,
-    };
+    let result = ToolResult::ok(id, "bash", output);
     Some((call, result))
 }
 

@@ -108,6 +108,20 @@ pub struct ToolResult {
     pub exit_code: Option<i32>,
 }
 
+impl ToolResult {
+    /// A successful result of call `call_id` to the tool `name`, without stderr or exit code.
+    pub fn ok(call_id: impl Into<ToolCallId>, name: impl Into<String>, output: impl Into<String>) -> Self {
+        ToolResult {
+            call_id: call_id.into(),
+            name: name.into(),
+            status: ToolStatus::Ok,
+            output: output.into(),
+            stderr: None,
+            exit_code: None,
+        }
+    }
+}
+
 /// A message of a trace, with the metadata of R1.2.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
@@ -339,14 +353,7 @@ mod tests {
         assert_eq!(Message::describe(Role::Assistant, &[call("read"), call("bash")]), "tool call: read, bash");
         let text = ContentPart::Text { text: "Looking at the parser.\nThen tests.".into() };
         assert_eq!(Message::describe(Role::Assistant, &[text, call("read")]), "Looking at the parser.…");
-        let result = ContentPart::ToolResult(ToolResult {
-            call_id: "c1".into(),
-            name: "grep".into(),
-            status: ToolStatus::Ok,
-            output: "a.rs:1:fn main".into(),
-            stderr: None,
-            exit_code: None,
-        });
+        let result = ContentPart::ToolResult(ToolResult::ok("c1", "grep", "a.rs:1:fn main"));
         assert_eq!(Message::describe(Role::Tool, &[result]), "grep");
         assert_eq!(Message::describe(Role::User, &[ContentPart::Text { text: "x".repeat(200) }]).chars().count(), 121);
     }

@@ -10,15 +10,13 @@ use wasm_bindgen_futures::future_to_promise;
 use super::ContextEngine;
 use super::convert::{from_js, js, to_js_value};
 use super::error::to_js_error;
+use super::host::JsHost;
 use crate::compress::{ToolOutput, compress_tool_output};
+use crate::engine::Engine;
 use crate::error::Error;
 use crate::js_forms::{PreparedCall, PromptFormat, ToolOutputInput};
 use crate::prompt::{Assembly, CallInput};
 use crate::workbench::StateDelta;
-
-fn prepared(assembly: &Assembly, format: PromptFormat) -> Result<JsValue, JsValue> {
-    to_js_value(&PreparedCall::new(assembly, format))
-}
 
 fn format_from_js(value: JsValue) -> Result<PromptFormat, JsValue> {
     if value.is_undefined() || value.is_null() {
@@ -34,6 +32,28 @@ fn input_from_js(value: JsValue) -> Result<CallInput, JsValue> {
     from_js(value, "call input")
 }
 
+impl ContextEngine {
+    /// A promise of the call `prepare` assembles from `input`, its request in `format`; bad
+    /// arguments reject it before anything is prepared.
+    fn prepare_with<F>(
+        &self,
+        input: JsValue,
+        format: JsValue,
+        prepare: impl FnOnce(Rc<Engine<JsHost>>, CallInput) -> F + 'static,
+    ) -> Promise
+    where
+        F: Future<Output = crate::error::Result<Assembly>> + 'static,
+    {
+        let engine = Rc::clone(&self.engine);
+        let parsed = input_from_js(input).and_then(|i| Ok((i, format_from_js(format)?)));
+        future_to_promise(async move {
+            let (input, format) = parsed?;
+            let assembly = prepare(engine, input).await.map_err(to_js_error)?;
+            to_js_value(&PreparedCall::new(&assembly, format))
+        })
+    }
+}
+
 #[wasm_bindgen]
 impl ContextEngine {
     /// Assemble the next call's prompt (R2): compaction when due, the plan and board in the
@@ -45,13 +65,7 @@ impl ContextEngine {
         #[wasm_bindgen(unchecked_param_type = "CallInput | undefined")] input: JsValue,
         #[wasm_bindgen(unchecked_param_type = "PromptFormat | undefined")] format: JsValue,
     ) -> Promise {
-        let engine = Rc::clone(&self.engine);
-        let parsed = input_from_js(input).and_then(|i| Ok((i, format_from_js(format)?)));
-        future_to_promise(async move {
-            let (input, format) = parsed?;
-            let assembly = engine.prepare_call(&input).await.map_err(to_js_error)?;
-            prepared(&assembly, format)
-        })
+        self.prepare_with(input, format, |engine, input| async move { engine.prepare_call(&input).await })
     }
 
     /// The prompt for a branch's next call (the project's rules, its mission, messages and own
@@ -63,34 +77,24 @@ impl ContextEngine {
         #[wasm_bindgen(unchecked_param_type = "CallInput | undefined")] input: JsValue,
         #[wasm_bindgen(unchecked_param_type = "PromptFormat | undefined")] format: JsValue,
     ) -> Promise {
-        let engine = Rc::clone(&self.engine);
-        let parsed = input_from_js(input).and_then(|i| Ok((i, format_from_js(format)?)));
-        future_to_promise(async move {
-            let (input, format) = parsed?;
-            let assembly = engine.prepare_branch_call(&branch, &input).await.map_err(to_js_error)?;
-            prepared(&assembly, format)
-        })
+        self.prepare_with(
+            input,
+            format,
+            |engine, input| async move { engine.prepare_branch_call(&branch, &input).await },
+        )
     }
 
     /// Compact an ended span now, wherever it lies (R5.7, R5.9): the rewrite with its cost.
     #[wasm_bindgen(js_name = compactSpan, unchecked_return_type = "Promise<RewriteRecord>")]
     pub fn compact_span(&self, id: String) -> Promise {
-        let engine = Rc::clone(&self.engine);
-        future_to_promise(async move {
-            let record = engine.compact_span(&id).await.map_err(to_js_error)?;
-            to_js_value(&record)
-        })
+        self.promise(|engine| async move { engine.compact_span(&id).await })
     }
 
     /// Compact the uncompacted tail now, on request (R5.4): the rewrite with its cost; an
     /// `invalid_input` error when the tail holds nothing to compact.
     #[wasm_bindgen(js_name = compactTail, unchecked_return_type = "Promise<RewriteRecord>")]
     pub fn compact_tail(&self) -> Promise {
-        let engine = Rc::clone(&self.engine);
-        future_to_promise(async move {
-            let record = engine.compact_tail().await.map_err(to_js_error)?;
-            to_js_value(&record)
-        })
+        self.promise(|engine| async move { engine.compact_tail().await })
     }
 
     /// The state board after every delta so far (R5.2).
@@ -112,11 +116,7 @@ impl ContextEngine {
     /// Ask the host's LLM for a STATE_DELTA over the uncompacted tail and apply it.
     #[wasm_bindgen(js_name = requestStateUpdate, unchecked_return_type = "Promise<StateUpdate>")]
     pub fn request_state_update(&self) -> Promise {
-        let engine = Rc::clone(&self.engine);
-        future_to_promise(async move {
-            let update = engine.request_state_update().await.map_err(to_js_error)?;
-            to_js_value(&update)
-        })
+        self.promise(|engine| async move { engine.request_state_update().await })
     }
 
     /// The history form of one tool output (R3): never fails on the output itself; says what

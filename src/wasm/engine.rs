@@ -27,6 +27,19 @@ pub struct ContextEngine {
     pub(super) engine: Rc<Engine<JsHost>>,
 }
 
+impl ContextEngine {
+    /// A promise of what `run` makes of the engine, as JSON; `run` holds its own handle on the
+    /// engine, so the promise outlives this borrow.
+    pub(super) fn promise<T, F>(&self, run: impl FnOnce(Rc<Engine<JsHost>>) -> F) -> Promise
+    where
+        T: serde::Serialize,
+        F: Future<Output = crate::error::Result<T>> + 'static,
+    {
+        let answer = run(Rc::clone(&self.engine));
+        future_to_promise(async move { to_js_value(&answer.await.map_err(to_js_error)?) })
+    }
+}
+
 #[wasm_bindgen]
 impl ContextEngine {
     /// Throws a `ContextWorkbenchError` when the host lacks a method, the config is invalid, or

@@ -44,11 +44,7 @@ impl ContextEngine {
     /// last). Rejects for an engine without a store, or with the host's error on a failed write.
     #[wasm_bindgen(unchecked_return_type = "Promise<PersistReport>")]
     pub fn persist(&self) -> Promise {
-        let engine = Rc::clone(&self.engine);
-        future_to_promise(async move {
-            let report = engine.persist().await.map_err(to_js_error)?;
-            to_js_value(&report)
-        })
+        self.promise(|engine| async move { engine.persist().await })
     }
 
     /// Save to `root/<trace id>/` from now on (a trace recorded in memory first).

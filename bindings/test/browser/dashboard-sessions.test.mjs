@@ -5,13 +5,13 @@
 // test-artifacts/ (not committed), or to $DASHBOARD_SHOTS when set.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { anthropicEvents, startProcess } from './scripted.mjs';
 import { CHROMIUM_ARGS } from './chromium.mjs';
 
 const WORKBENCH = process.env.WORKBENCH_BIN;
@@ -53,22 +53,6 @@ function output(call, n, lines) {
   return Array.from({ length: lines }, (_, i) => `tests/test_part${n}.py::test_case_${i} PASSED [${Math.round((100 * i) / lines)}%]`).join('\n');
 }
 
-/** Anthropic's stream of events for a reply of `blocks`; `cut` stops it after the first block's start. */
-function events(id, blocks, cut) {
-  const out = [['message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', content: [], model: 'claude-scripted', stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 1 } } }]];
-  blocks.forEach((block, index) => {
-    const start = block.type === 'tool_use' ? { ...block, input: {} } : { type: 'text', text: '' };
-    out.push(['content_block_start', { type: 'content_block_start', index, content_block: start }]);
-    const delta = block.type === 'tool_use' ? { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } : { type: 'text_delta', text: block.text };
-    out.push(['content_block_delta', { type: 'content_block_delta', index, delta }]);
-    out.push(['content_block_stop', { type: 'content_block_stop', index }]);
-  });
-  out.push(['message_delta', { type: 'message_delta', delta: { stop_reason: blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: 20 } }]);
-  out.push(['message_stop', { type: 'message_stop' }]);
-  const text = out.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
-  return cut ? text.slice(0, 2).join('') : text.join('');
-}
-
 /** A scripted Anthropic upstream: the next step of the session the request belongs to. */
 async function scriptedUpstream() {
   let ids = 0;
@@ -87,7 +71,7 @@ async function scriptedUpstream() {
       const cut = session.cut === n && !cutOnce.has(session.id);
       if (cut) cutOnce.add(session.id);
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(events(`msg_${ids++}`, blocks, cut));
+      res.write(anthropicEvents(`msg_${ids++}`, blocks, cut));
       if (cut) setTimeout(() => res.socket.destroy(), 50);
       else res.end();
     });
@@ -97,19 +81,7 @@ async function scriptedUpstream() {
 }
 
 /** Start `workbench ARGS` in `cwd`; resolves with the process and its first `lines` stdout lines. */
-function startWorkbench(args, cwd, lines) {
-  const child = spawn(WORKBENCH, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => { err += d; });
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      if (out.split('\n').length > lines) resolve({ child, lines: out.split('\n'), log: () => err });
-    });
-    child.on('exit', (code) => reject(new Error(`workbench ${args[0]} exited with ${code}: ${err}`)));
-  });
-}
+const startWorkbench = (args, cwd, lines) => startProcess(WORKBENCH, args, cwd, lines);
 
 /** One session as the agent runs it: each reply read whole (a cut one sent again), its tool's output appended. */
 async function runSession(proxy, session) {

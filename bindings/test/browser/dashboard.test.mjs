@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { anthropicEvents, startProcess } from './scripted.mjs';
 import { CHROMIUM_ARGS } from './chromium.mjs';
 import { serve } from '../../scripts/serve.mjs';
 
@@ -46,22 +47,6 @@ let browser;
 before(async () => { browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS }); });
 after(async () => { await browser?.close(); });
 
-/** Anthropic's stream of events for one reply. */
-function events(id, blocks) {
-  const out = [['message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', content: [], model: 'claude-scripted', stop_reason: null, stop_sequence: null, usage: { input_tokens: 100, output_tokens: 1 } } }]];
-  blocks.forEach((block, index) => {
-    const start = block.type === 'tool_use' ? { ...block, input: {} } : { type: 'text', text: '' };
-    out.push(['content_block_start', { type: 'content_block_start', index, content_block: start }]);
-    const delta = block.type === 'tool_use' ? { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } : { type: 'text_delta', text: block.text };
-    out.push(['content_block_delta', { type: 'content_block_delta', index, delta }]);
-    out.push(['content_block_stop', { type: 'content_block_stop', index }]);
-  });
-  const stop = blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
-  out.push(['message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: 20 } }]);
-  out.push(['message_stop', { type: 'message_stop' }]);
-  return out.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join('');
-}
-
 /** A scripted Anthropic upstream: step n is answered once `release(n)` allowed it. */
 async function scriptedUpstream() {
   let ids = 0;
@@ -89,7 +74,7 @@ async function scriptedUpstream() {
         return res.end(JSON.stringify({ id, type: 'message', role: 'assistant', model: 'claude-scripted', content: blocks, stop_reason: 'end_turn', usage: { input_tokens: 100, output_tokens: 5 } }));
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.end(events(id, blocks));
+      res.end(anthropicEvents(id, blocks));
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -107,24 +92,7 @@ async function scriptedUpstream() {
 }
 
 /** Start `workbench ARGS` in `cwd`; resolves with the process and its first `lines` stdout lines. */
-function startWorkbench(args, cwd, lines) {
-  return startProcess(WORKBENCH, args, cwd, lines);
-}
-
-function startProcess(command, args, cwd, lines) {
-  const child = spawn(command, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr.on('data', (d) => { err += d; });
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      out += d;
-      const got = out.split('\n');
-      if (got.length > lines) resolve({ child, lines: got, log: () => err });
-    });
-    child.on('exit', (code) => reject(new Error(`workbench ${args[0]} exited with ${code}: ${err}`)));
-  });
-}
+const startWorkbench = (args, cwd, lines) => startProcess(WORKBENCH, args, cwd, lines);
 
 /** The saving of a trace's calls as its `calls.jsonl` says, summed here independently of the engine. */
 function savingOf(records) {

@@ -106,14 +106,11 @@ fn figures(t: &Totals) -> String {
     format!("{calls:<13}  {tokens:<21}  {cached:>6}  {cost:<18}  {:>6}", saving(t.saving()))
 }
 
-/// A saving as a signed percentage: `−35%` cheaper, `+4%` dearer, `0%`.
+/// A saving as the dashboard says it (`savingPercent` in `src/dashboard/dom.js`): the share
+/// saved, `35%` cheaper, `−4%` dearer, `0%`; half a percent rounds away from zero.
 fn saving(share: f64) -> String {
     let p = (share * 100.0).round() as i64;
-    match p {
-        0 => "0%".to_owned(),
-        p if p > 0 => format!("−{p}%"),
-        p => format!("+{}%", -p),
-    }
+    if p < 0 { format!("−{}%", -p) } else { format!("{p}%") }
 }
 
 fn grouped(n: u64) -> String {
@@ -129,4 +126,27 @@ fn clip(text: &str, max: usize) -> String {
     let mut cut: String = line.chars().take(max - 1).collect();
     cut.push('…');
     cut
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same cases as the dashboard's (`bindings/test/dashboard-format.test.mjs`): a saving
+    /// reads the same in the terminal and on the page.
+    #[test]
+    fn a_saving_reads_as_the_dashboard_says_it() {
+        let cases = [
+            (0.78, "78%"),
+            (0.125, "13%"),
+            (0.0, "0%"),
+            (-0.004, "0%"),
+            (-0.04, "−4%"),
+            (-0.125, "−13%"),
+            (1.0, "100%"),
+        ];
+        for (share, text) in cases {
+            assert_eq!(saving(share), text, "{share}");
+        }
+    }
 }

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use context_workbench::tokens::{Encoding, TokenCounter};
 use proxy_support::session::{self, DONE, PLAN};
 use proxy_support::{
-    Build, Proxy, Received, Reply, Upstream, anthropic_events, calls, files_under, main_calls, scratch,
+    Build, Proxy, Received, Reply, Upstream, anthropic_events, calls, files_under, main_calls, scratch, trace_dirs,
 };
 use serde_json::{Value, json};
 
@@ -47,6 +47,18 @@ fn claude_code(clients: &Path, work: &Path, home: &Path, proxy: &str) -> Command
         .env_remove("ANTHROPIC_AUTH_TOKEN")
         .env_remove("CLAUDE_CODE_ENABLE_TASKS");
     command
+}
+
+/// Claude Code run with `args` in `work` through a proxy of `build` in front of `upstream`; both
+/// end well and Claude Code says it is done. The proxy's log.
+fn run_to_done(build: Build, (work, home): (&Path, &Path), upstream: &str, args: &[&str]) -> String {
+    let proxy = Proxy::start_build(build, work, &["--upstream", upstream]);
+    let output = claude_code(&clients(), work, home, &proxy.url).args(args).output().expect("run Claude Code");
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success() && stdout.contains(DONE), "Claude Code: {stdout}\nproxy log:\n{log}");
+    log
 }
 
 /// Strip every `cache_control`, to compare what the model reads.
@@ -144,32 +156,25 @@ fn never_dearer_than_the_agents_own(records: &[Value], log: &str) {
     }
 }
 
-/// Claude Code's scripted session at the proxy's default window (no kill, no side calls): after
-/// every call it has cost no more than the same session sent directly.
-fn claude_code_session_at_the_default_window(build: Build) {
-    let clients = clients();
-    let root = scratch(&format!("claude-code-default-{build:?}"));
+/// An empty scratch workspace and an empty home for Claude Code: `(work, home)`.
+fn work_and_home(name: &str) -> (PathBuf, PathBuf) {
+    let root = scratch(name);
     let (work, home) = (root.join("work"), root.join("home"));
     std::fs::create_dir_all(&work).unwrap();
     std::fs::create_dir_all(&home).unwrap();
+    (work, home)
+}
+
+/// Claude Code's scripted session at the proxy's default window (no kill, no side calls): after
+/// every call it has cost no more than the same session sent directly.
+fn claude_code_session_at_the_default_window(build: Build) {
+    let (work, home) = work_and_home(&format!("claude-code-default-{build:?}"));
     session::workspace(&work);
     let (upstream, _) = scripted_claude_upstream(&work);
-    let proxy = Proxy::start_build(build, &work, &["--upstream", upstream.url.as_str()]);
-    let output = claude_code(&clients, &work, &home, &proxy.url)
-        .args(["-p", TASK, "--allowedTools", session::ALLOWED_TOOLS])
-        .output()
-        .expect("run Claude Code");
-    let (status, log) = proxy.stop();
-    assert!(status.success(), "{log}");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success() && stdout.contains(DONE), "Claude Code: {stdout}\nproxy log:\n{log}");
+    let log =
+        run_to_done(build, (&work, &home), &upstream.url, &["-p", TASK, "--allowedTools", session::ALLOWED_TOOLS]);
     let store = work.join(".trace");
-    let traces: Vec<String> = std::fs::read_dir(&store)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let traces = trace_dirs(&store);
     assert_eq!(traces.len(), 1, "{traces:?}\n{log}");
     let records = main_calls(&store, &traces[0]);
     assert!(records.len() > session::steps(&work), "{} calls\n{log}", records.len());
@@ -180,11 +185,7 @@ fn claude_code_session_at_the_default_window(build: Build) {
 /// default settings (the task tools), through a kill of the proxy and a restart.
 fn claude_code_session(build: Build) {
     let clients = clients();
-    let root = scratch(&format!("claude-code-{build:?}"));
-    let work = root.join("work");
-    let home = root.join("home");
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
+    let (work, home) = work_and_home(&format!("claude-code-{build:?}"));
     session::workspace(&work);
     let steps = session::steps(&work);
     assert!(steps >= 30);
@@ -268,12 +269,7 @@ fn claude_code_session(build: Build) {
     let side = received.iter().filter(|r| r.method == "POST" && r.json().get("tools").is_none()).count();
     assert!(main.len() > steps, "{} calls for {steps} steps", main.len());
     let store = work.join(".trace");
-    let traces: Vec<String> = std::fs::read_dir(&store)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
+    let traces = trace_dirs(&store);
     assert_eq!(traces.len(), 1, "one conversation, one trace, through a kill and side calls: {traces:?}\n{log}");
     let trace = traces[0].clone();
     let records = main_calls(&store, &trace);
@@ -430,11 +426,7 @@ const SUB_TASK: &str = "Find where the parser fails and report the line.";
 /// as a branch of the caller's trace, linked to the call that started it; its answer reaches
 /// the caller as that call's result; the session's sums hold both.
 fn claude_code_sub_agent(build: Build) {
-    let clients = clients();
-    let root = scratch(&format!("claude-code-sub-agent-{build:?}"));
-    let (work, home) = (root.join("work"), root.join("home"));
-    std::fs::create_dir_all(&work).unwrap();
-    std::fs::create_dir_all(&home).unwrap();
+    let (work, home) = work_and_home(&format!("claude-code-sub-agent-{build:?}"));
     let ids = AtomicUsize::new(0);
     let upstream = Upstream::start(move |request: &Received| {
         let body = request.json();
@@ -458,15 +450,7 @@ fn claude_code_sub_agent(build: Build) {
         let usage = json!({"input_tokens": 1000, "output_tokens": 10});
         Reply::Events { events: anthropic_events(&id, &blocks, usage), cut_after: None }
     });
-    let proxy = Proxy::start_build(build, &work, &["--upstream", upstream.url.as_str()]);
-    let output = claude_code(&clients, &work, &home, &proxy.url)
-        .args(["-p", "Find the parser bug."])
-        .output()
-        .expect("run Claude Code");
-    let (status, log) = proxy.stop();
-    assert!(status.success(), "{log}");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success() && stdout.contains(DONE), "Claude Code: {stdout}\nproxy log:\n{log}");
+    let log = run_to_done(build, (&work, &home), &upstream.url, &["-p", "Find the parser bug."]);
     let sub_requests =
         upstream.requests().iter().filter(|r| r.json()["messages"][0].to_string().contains(SUB_TASK)).count();
     assert!(sub_requests >= 1, "Claude Code ran the sub-agent through the proxy\n{log}");
@@ -650,14 +634,7 @@ fn openai_sdk_session(build: Build) {
     let received = upstream.requests();
     assert_eq!(received.len(), steps + 1);
     let store = work.join(".trace");
-    let trace = std::fs::read_dir(&store)
-        .unwrap()
-        .flatten()
-        .find(|e| e.path().is_dir())
-        .unwrap()
-        .file_name()
-        .to_string_lossy()
-        .into_owned();
+    let trace = trace_dirs(&store).remove(0);
     let records = main_calls(&store, &trace);
     assert_eq!(records.len(), steps + 1);
     let sent: u64 = records.iter().map(|c| c["prompt_tokens"].as_u64().unwrap()).sum();

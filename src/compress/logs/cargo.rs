@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::util::{Names, add, message, num, short};
+use super::util::{Names, add, message, num, short, with_failing};
 use super::{Failure, LogFacts};
 
 static DETECT: LazyLock<Regex> = LazyLock::new(|| {
@@ -117,11 +117,7 @@ pub(crate) fn parse(log: &str) -> Option<LogFacts> {
         }
     }
     facts.first_failure = panic.map(|(location, msg)| Failure { location, message: message(&msg.join(" ")) });
-    if names.is_empty() && facts.passed.is_none() {
-        return None;
-    }
-    facts.failing = names.into_vec();
-    Some(facts)
+    with_failing(facts.passed.is_some(), facts, names)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::util::{Names, Pending, add, indent, message, num, short, strip_file_url};
+use super::util::{Names, Pending, add, indent, message, num, short, strip_file_url, with_failing};
 use super::{Failure, LogFacts};
 
 static JEST: LazyLock<Regex> = LazyLock::new(|| {
@@ -182,11 +182,7 @@ pub(crate) fn parse_jest(log: &str) -> Option<LogFacts> {
     let keys = tails(&names, " › ");
     crosses.merge_into(&mut names, |n| keys.contains(n));
     facts.first_failure = block.and_then(Block::failure);
-    if names.is_empty() && facts.passed.is_none() {
-        return None;
-    }
-    facts.failing = names.into_vec();
-    Some(facts)
+    with_failing(facts.passed.is_some(), facts, names)
 }
 
 pub(crate) fn parse_vitest(log: &str) -> Option<LogFacts> {
@@ -242,11 +238,7 @@ pub(crate) fn parse_vitest(log: &str) -> Option<LogFacts> {
     crosses.merge_into(&mut names, |n| keys.contains(n));
     facts.first_failure =
         block.and_then(Block::failure).or_else(|| arrow.map(|m| Failure { location: None, message: m }));
-    if names.is_empty() && facts.passed.is_none() {
-        return None;
-    }
-    facts.failing = names.into_vec();
-    Some(facts)
+    with_failing(facts.passed.is_some(), facts, names)
 }
 
 /// TAP YAML keys that carry no message.
@@ -373,9 +365,5 @@ pub(crate) fn parse_node(log: &str) -> Option<LogFacts> {
         }
     }
     facts.first_failure = block.map(NodeBlock::failure);
-    if names.is_empty() && !seen_counts {
-        return None;
-    }
-    facts.failing = names.into_vec();
-    Some(facts)
+    with_failing(seen_counts, facts, names)
 }

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
-use super::util::{Names, Pending, add, message, num, short};
+use super::util::{Names, Pending, add, message, num, short, with_failing};
 use super::{Failure, LogFacts};
 
 static DETECT: LazyLock<Regex> = LazyLock::new(|| {
@@ -244,11 +244,7 @@ pub(crate) fn parse(log: &str) -> Option<LogFacts> {
         add(&mut facts.skipped, skipped);
     }
     facts.first_failure = detail.map(Detail::failure).or(results_fallback);
-    if names.is_empty() && facts.passed.is_none() {
-        return None;
-    }
-    facts.failing = names.into_vec();
-    Some(facts)
+    with_failing(facts.passed.is_some(), facts, names)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use super::traceback::TbScan;
-use super::util::{Names, Pending, add, message, num, short};
+use super::util::{Names, Pending, add, message, num, short, with_failing};
 use super::{Failure, LogFacts};
 
 static DETECT: LazyLock<Regex> = LazyLock::new(|| {
@@ -324,11 +324,7 @@ pub(crate) fn parse(log: &str) -> Option<LogFacts> {
     // A log cut inside a failure section still shows its crash line and `E` message.
     let orphan = orphan.e_line.is_some().then(|| orphan.failure()).flatten();
     facts.first_failure = entry.and_then(Entry::failure).or(line_mode).or(orphan).or(summary_failure);
-    if names.is_empty() && !seen_summary && facts.first_failure.is_none() {
-        return None;
-    }
-    facts.failing = names.into_vec();
-    Some(facts)
+    with_failing(seen_summary || facts.first_failure.is_some(), facts, names)
 }
 
 #[cfg(test)]

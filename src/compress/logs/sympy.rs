@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::LogFacts;
 use super::traceback::TbScan;
-use super::util::{Names, Pending, add, is_rule, num};
+use super::util::{Names, Pending, add, is_rule, num, with_failing};
 
 static DETECT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)(?:tests finished: \d+ passed|^=+ test process starts =+\r?$)").expect("static regex")
@@ -82,11 +82,7 @@ pub(crate) fn parse(log: &str) -> Option<LogFacts> {
         names.iter().filter_map(|n| n.rsplit_once(':').map(|(_, t)| t.to_owned())).collect();
     verbose.merge_into(&mut names, |v| suffixes.contains(v));
     facts.first_failure = tb.and_then(|t| t.failure());
-    if !seen && names.is_empty() {
-        return None;
-    }
-    facts.failing = names.into_vec();
-    Some(facts)
+    with_failing(seen, facts, names)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use regex::Regex;
 
 use super::LogFacts;
 use super::traceback::TbScan;
-use super::util::{Names, add, is_rule, num};
+use super::util::{Names, add, is_rule, num, with_failing};
 
 static DETECT: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)(?:^Ran \d+ tests? in [\d.]+s\r?$|^(?:FAIL|ERROR): .+\r?\n(?:.*\n)?-{20,}\r?$|^(?:FAIL|ERROR): \w+ \([\w.]+\))").expect("static regex")
@@ -116,11 +116,7 @@ pub(crate) fn parse(log: &str) -> Option<LogFacts> {
         }
     }
     facts.first_failure = tb.failure();
-    if names.is_empty() && facts.failed.is_none() {
-        return None;
-    }
-    facts.failing = names.into_vec();
-    Some(facts)
+    with_failing(facts.failed.is_some(), facts, names)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use super::Diagnostic;
+use super::{Diagnostic, LogFacts};
 
 /// At most this many failing-test names are kept.
 pub(crate) const MAX_FAILING: usize = 10_000;
@@ -96,6 +96,16 @@ impl Names {
     pub(crate) fn into_vec(self) -> Vec<String> {
         self.list
     }
+}
+
+/// `facts` with `names` as its failing tests; none when the log named no failing test and showed
+/// no other sign of a run (`ran`: a summary line, counts, a failure).
+pub(crate) fn with_failing(ran: bool, mut facts: LogFacts, names: Names) -> Option<LogFacts> {
+    if names.is_empty() && !ran {
+        return None;
+    }
+    facts.failing = names.into_vec();
+    Some(facts)
 }
 
 /// Short names (section headers, `✕ name` lines) kept apart until the full names are known,

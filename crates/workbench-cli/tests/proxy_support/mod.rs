@@ -413,6 +413,16 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// The names of the trace folders in the store `store`, in the order the file system lists them.
+pub fn trace_dirs(store: &Path) -> Vec<String> {
+    std::fs::read_dir(store)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
 /// The records of the trace `trace`'s `calls.jsonl` in the store `store`, in order.
 pub fn calls(store: &Path, trace: &str) -> Vec<Value> {
     let text =

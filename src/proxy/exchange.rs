@@ -167,7 +167,7 @@ pub struct Exchange {
 impl Exchange {
     /// A request with `head`, arriving while the proxy runs or (`stopping`) stops.
     pub fn begin(gateway: &Gateway, head: RequestHead, stopping: bool) -> (Exchange, Vec<Effect>) {
-        let route = head.route();
+        let route = gateway.route(&head);
         let mut exchange = Exchange {
             head,
             route,

@@ -43,10 +43,11 @@ impl RequestHead {
         self.target.split(['?', '#']).next().unwrap_or("/")
     }
 
-    /// The request's route ([`classify`]).
-    pub fn route(&self) -> Route {
-        let anthropic = self.header("x-api-key").is_some() || self.header("anthropic-version").is_some();
-        let hints = HeaderHints { anthropic, gemini: self.header("x-goog-api-key").is_some() };
+    /// The request's route ([`classify`]); one of no provider's API goes to `unknown`'s.
+    pub fn route(&self, unknown: Option<Provider>) -> Route {
+        let claude = self.header("user-agent").is_some_and(|agent| agent.starts_with("claude-cli/"));
+        let anthropic = claude || self.header("x-api-key").is_some() || self.header("anthropic-version").is_some();
+        let hints = HeaderHints { anthropic, gemini: self.header("x-goog-api-key").is_some(), unknown };
         classify(&self.method, &self.target, hints)
     }
 }
@@ -259,7 +260,7 @@ impl Gateway {
 
     /// The request's route, or its refusal when the body it declares is over the limit.
     pub fn admit(&self, head: &RequestHead) -> Admission {
-        let route = head.route();
+        let route = self.route(head);
         let declared = head.header("content-length").and_then(|v| v.trim().parse::<u64>().ok());
         if declared.is_some_and(|length| length > self.limits.max_body_bytes) {
             return Admission::Refuse(self.body_refused(head, route));
@@ -357,6 +358,12 @@ impl Gateway {
             kept.pop_front();
         }
         kept.push_back((name, record));
+    }
+
+    /// The request's route: by its path and headers, and one of no provider's API to the
+    /// upstream named alone ([`Upstreams::unknown`]).
+    pub fn route(&self, head: &RequestHead) -> Route {
+        head.route(Some(self.upstreams.unknown()))
     }
 
     /// The upstream URL of a request of `route`.

@@ -105,7 +105,7 @@ impl ReplyPump {
     pub fn end(mut self, end: End, counter: &TokenCounter) -> Ending {
         let note = end.note();
         let cut = matches!(end, End::BrokeOff | End::Silent(_) | End::Stopped);
-        let stream = self.reader.as_ref().is_some_and(|r| r.is_stream() && (200..300).contains(&self.status));
+        let early = self.reader.as_ref().is_some_and(|r| r.ended_early() && (200..300).contains(&self.status));
         let outcome = self.reader.take().map(|reader| {
             let mut outcome = reader.finish(counter);
             if let Some(note) = &note {
@@ -115,12 +115,14 @@ impl ReplyPump {
             }
             outcome
         });
+        // A stream whose bytes the agent got whole (its end read, or past the limit, unread)
+        // gets nothing more, whatever kept it from being recorded.
         let unfinished = match (&end, &outcome) {
-            (End::Done, Some(outcome)) if stream && !outcome.completed => outcome.error.clone(),
+            (End::Done, Some(outcome)) if early => outcome.error.clone(),
             _ => None,
         };
         let why = if cut { note } else { unfinished };
-        let trailer = why.map(|why| stream_error_event(self.format.provider(), &format!("{}: {why}", self.who)));
+        let trailer = why.map(|why| stream_error_event(self.format, &format!("{}: {why}", self.who)));
         Ending { trailer, outcome }
     }
 }
@@ -209,6 +211,25 @@ mod tests {
         // A whole JSON reply (not a stream) that ends is no error of the proxy's to add.
         let pump = ReplyPump::new("workbench proxy", Format::OpenAi, 500, Some("application/json"), None, 1 << 20);
         assert!(pump.end(End::Done, &counter).trailer.is_none());
+    }
+
+    #[test]
+    fn a_stream_that_reached_its_end_gets_no_error_event_even_when_it_is_not_recorded() {
+        let counter = TokenCounter::new(Encoding::O200kBase);
+        // A malformed event mid-stream, then the stream's end: not recorded, nothing appended.
+        let mut pump = ReplyPump::new("workbench proxy", Format::OpenAi, 200, Some("text/event-stream"), None, 1 << 20);
+        assert!(pump.feed(b"data: {not json\n\n", &counter).is_none());
+        let _ = pump.feed(DONE.as_bytes(), &counter);
+        let ending = pump.end(End::Done, &counter);
+        assert!(ending.trailer.is_none(), "{:?}", ending.trailer);
+        // A stream over the limit: unread past it, so nothing is known to be missing.
+        let mut pump = ReplyPump::new("workbench proxy", Format::OpenAi, 200, Some("text/event-stream"), None, 64);
+        for _ in 0..4 {
+            let _ = pump.feed(DONE.as_bytes(), &counter);
+        }
+        let ending = pump.end(End::Done, &counter);
+        assert!(ending.trailer.is_none(), "{:?}", ending.trailer);
+        assert!(ending.outcome.is_none_or(|o| !o.completed), "not recorded");
     }
 
     #[test]

@@ -165,6 +165,14 @@ impl ReplyReader {
         self.stream
     }
 
+    /// Whether the stream's bytes stopped before the provider's end of it (`message_stop`,
+    /// `[DONE]`, a finish reason): what the agent got is cut short. Unknown (false) past the
+    /// limit, where nothing more is read, and after a malformed event that the end followed.
+    pub fn ended_early(&self) -> bool {
+        let ended = self.done || (self.format == Format::OpenAi && self.stop_reason.is_some());
+        self.stream && self.kept <= self.limit && !ended
+    }
+
     /// Whether the provider's end of the reply has been read (`message_stop`, `[DONE]`).
     pub fn is_complete(&self) -> bool {
         self.done && self.error.is_none()

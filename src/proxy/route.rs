@@ -128,10 +128,12 @@ impl Route {
 /// What a request's headers say of its provider, for the paths that do not.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HeaderHints {
-    /// `x-api-key` or `anthropic-version`.
+    /// `x-api-key` or `anthropic-version`, or Claude Code's user agent.
     pub anthropic: bool,
     /// `x-goog-api-key`.
     pub gemini: bool,
+    /// Where a request of no provider's API goes (OpenAI when `None`).
+    pub unknown: Option<Provider>,
 }
 
 /// The route of a request. `path` may carry a query string (`/v1/messages?beta=true`), which is
@@ -151,7 +153,7 @@ pub fn classify(method: &str, path: &str, hints: HeaderHints) -> Route {
         p if hints.anthropic || p.starts_with("/messages") || p.starts_with("/complete") => {
             pass(Provider::Anthropic, "passed through")
         }
-        _ => pass(Provider::OpenAi, "passed through"),
+        _ => pass(hints.unknown.unwrap_or(Provider::OpenAi), "passed through"),
     }
 }
 
@@ -188,8 +190,8 @@ pub fn upstream_url(base: &str, route: Route, target: &str) -> String {
 mod tests {
     use super::*;
 
-    const NONE: HeaderHints = HeaderHints { anthropic: false, gemini: false };
-    const ANTHROPIC: HeaderHints = HeaderHints { anthropic: true, gemini: false };
+    const NONE: HeaderHints = HeaderHints { anthropic: false, gemini: false, unknown: None };
+    const ANTHROPIC: HeaderHints = HeaderHints { anthropic: true, gemini: false, unknown: None };
 
     fn provider(method: &str, path: &str, hints: HeaderHints) -> Provider {
         classify(method, path, hints).provider()
@@ -221,7 +223,13 @@ mod tests {
         assert_eq!(provider("POST", "/v1beta/models/gemini-2.5-pro:countTokens", NONE), Provider::Gemini);
         assert!(classify("POST", "/v1beta/models/gemini-2.5-pro:countTokens", NONE).managed().is_none());
         assert_eq!(provider("GET", "/v1beta/models", NONE), Provider::Gemini);
-        assert_eq!(provider("GET", "/v1/models", HeaderHints { gemini: true, anthropic: false }), Provider::Gemini);
+        let gemini_hint = HeaderHints { gemini: true, ..NONE };
+        assert_eq!(provider("GET", "/v1/models", gemini_hint), Provider::Gemini);
+        // A path of no provider's API goes where the proxy was told to send its requests.
+        let anthropic_only = HeaderHints { unknown: Some(Provider::Anthropic), ..NONE };
+        assert_eq!(provider("HEAD", "/api/hello", anthropic_only), Provider::Anthropic);
+        assert_eq!(provider("GET", "/v1/models", anthropic_only), Provider::Anthropic);
+        assert_eq!(provider("POST", "/v1/chat/completions", anthropic_only), Provider::OpenAi, "the path decides");
     }
 
     fn url(base: &str, route: Route, target: &str) -> String {

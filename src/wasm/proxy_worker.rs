@@ -109,7 +109,7 @@ impl ProxyWorker {
         body: Vec<u8>,
     ) -> Result<JsValue, JsValue> {
         let head = head_of(method.clone(), target.clone(), &raw_headers);
-        let (verdict, request) = self.inner.gateway.read(&head, head.route(), &body).into_parts();
+        let (verdict, request) = self.inner.gateway.read(&head, head.route(None), &body).into_parts();
         if let (Verdict::Manage { key }, Some(request)) = (&verdict, request) {
             let key = key.clone();
             *self.inner.last_read.borrow_mut() = Some(Read { method, target, raw_headers, body, key, request });
@@ -136,7 +136,7 @@ impl ProxyWorker {
             Some(read) if read.is_of(&method, &target, &raw_headers, &body) => (read.key, read.request),
             _ => {
                 let head = head_of(method, target, &raw_headers);
-                let Decision::Manage { key, request } = self.inner.gateway.read(&head, head.route(), &body) else {
+                let Decision::Manage { key, request } = self.inner.gateway.read(&head, head.route(None), &body) else {
                     return Err(invalid("prepare takes a request the gateway manages".into()));
                 };
                 (key, request)

@@ -397,6 +397,24 @@ fn bad_requests_get_errors_in_the_providers_shape(build: Build) {
     assert!(status.success(), "{log}");
 }
 
+/// Claude Code's `HEAD /api/hello` (a path of no provider's API, without a key) goes to the
+/// only upstream the user named, not to OpenAI's.
+fn a_request_of_no_api_goes_to_the_upstream_named_alone(build: Build) {
+    let upstream = Upstream::start(|_: &Received| Reply::Json { status: 200, body: "{}".into() });
+    let dir = scratch("hello");
+    let flag = format!("anthropic={}", upstream.url);
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &flag]);
+    let mut stream = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
+    write!(stream, "HEAD /api/hello HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let got = upstream.requests();
+    assert_eq!((got.len(), got[0].path.as_str()), (1, "/api/hello"), "it reached the Anthropic upstream");
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+}
+
 /// A web page can neither drive the proxy (a form's `text/plain` POST carries its site's
 /// `Origin`) nor read its replies through a host name rebound to 127.0.0.1: every route checks
 /// `Host` and `Origin`, as the dashboard does.
@@ -1086,6 +1104,7 @@ both_shells!(
     each_api_goes_to_its_own_upstream_by_its_path,
     bad_requests_get_errors_in_the_providers_shape,
     a_web_page_can_neither_drive_nor_read_the_proxy,
+    a_request_of_no_api_goes_to_the_upstream_named_alone,
     an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_loses_nothing,
     ctrl_c_finishes_the_requests_in_flight_and_saves,
     when_the_engine_fails_the_request_goes_through_unmanaged,

@@ -708,3 +708,20 @@ fn messages_saved_before_a_crash_that_the_agent_no_longer_holds_leave_the_prompt
     assert!(sent["messages"].to_string().contains("the parser's"), "{sent}");
     assert_eq!(block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len(), on_disk + 2);
 }
+
+#[test]
+fn a_first_save_cut_before_the_state_is_resumed_not_started_again() {
+    let host = FaultyHost::default();
+    let worker = Worker::new(host.clone(), Config::default(), false, Default::default());
+    host.cut.set(true);
+    let sent = call(&worker, history(1), None);
+    host.cut.set(false);
+    let on_disk = block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len();
+    assert!(block_on(host.stat(".trace/2e0bab17/state.json")).unwrap().is_none());
+    let worker = Worker::new(host.clone(), Config::default(), false, Default::default());
+    assert!(block_on(worker.recover("proxy")).is_some_and(|line| line.contains("2e0bab17")));
+    assert_eq!(call(&worker, history(1), None)["messages"], sent["messages"]);
+    let traces: Vec<String> = block_on(host.list_dir(".trace")).unwrap().into_iter().map(|e| e.name).collect();
+    assert_eq!(traces, [".gitignore", "2e0bab17"], "the conversation's one trace");
+    assert_eq!(block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len(), on_disk, "nothing recorded twice");
+}

@@ -204,6 +204,22 @@ impl<H: Host> ProxySession<H> {
         }))
     }
 
+    /// The session of a stored trace that `request` may continue: the one it held
+    /// ([`ProxySession::resume`]), or, when the trace holds messages but no session's state (a
+    /// crash cut its first save before the state was written), one of `request`'s format whose
+    /// every message waits to be claimed. `None` for any other trace.
+    pub fn reopen(engine: Engine<H>, request: &ClientRequest) -> Option<Result<Self>> {
+        if engine.metadata(RESUME_KEY).is_some() || engine.last_message().is_none() {
+            return ProxySession::resume(engine);
+        }
+        Some(ProxySession::new(engine, request.format).map(|mut session| {
+            session.restored = session.engine.trace().messages;
+            session.accounted = 0;
+            session.keep_resume_state();
+            session
+        }))
+    }
+
     /// What a resume needs, kept with the engine's state (saved with it, atomically). The
     /// fingerprints are hex text: the trace's metadata crosses to JavaScript, whose numbers
     /// stop being exact at 2^53.

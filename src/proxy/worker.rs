@@ -194,7 +194,8 @@ impl<H: Host + Clone> Worker<H> {
 
     /// The stored session of `key` that `request` continues (after a restart of the proxy, or
     /// once the conversation had made room for others): of the key's traces not open here, the
-    /// one the request fits best ([`ProxySession::fit`]), restored exactly as it was saved.
+    /// one the request fits best ([`ProxySession::fit`]), restored exactly as it was saved (see
+    /// [`ProxySession::reopen`]).
     async fn stored_session(&self, key: &SessionKey, request: &ClientRequest) -> Option<ProxySession<H>> {
         let (root, base) = (&self.config.store.root, key.trace_base());
         let mut best: Option<((bool, usize), ProxySession<H>)> = None;
@@ -207,7 +208,7 @@ impl<H: Host + Clone> Worker<H> {
                 continue;
             }
             let opened = Engine::open(self.host.clone(), self.config.clone(), Some(&id)).await.ok();
-            let session = opened.and_then(|(engine, _)| ProxySession::resume(engine)?.ok());
+            let session = opened.and_then(|(engine, _)| ProxySession::reopen(engine, request)?.ok());
             let fits = session.as_ref().and_then(|s| s.fit(request));
             match (session, fits) {
                 (Some(session), Some(fit)) if best.as_ref().is_none_or(|(b, _)| fit > *b) => {

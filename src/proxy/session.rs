@@ -204,12 +204,12 @@ impl<H: Host> ProxySession<H> {
         }))
     }
 
-    /// The session of a stored trace that `request` may continue: the one it held
-    /// ([`ProxySession::resume`]), or, when the trace holds messages but no session's state (a
-    /// crash cut its first save before the state was written), one of `request`'s format whose
-    /// every message waits to be claimed. `None` for any other trace.
+    /// The session of a stored trace of the proxy's that `request` may continue: the one it
+    /// held ([`ProxySession::resume`]), or, when the trace has no session's state (a crash cut
+    /// its first save before the state was written), one of `request`'s format whose every
+    /// message waits to be claimed.
     pub fn reopen(engine: Engine<H>, request: &ClientRequest) -> Option<Result<Self>> {
-        if engine.metadata(RESUME_KEY).is_some() || engine.last_message().is_none() {
+        if engine.metadata(RESUME_KEY).is_some() {
             return ProxySession::resume(engine);
         }
         Some(ProxySession::new(engine, request.format).map(|mut session| {

@@ -197,4 +197,42 @@ fn killed_at_varied_moments_the_proxy_sends_and_records_each_message_once(build:
     assert!(numbers.windows(2).all(|w| w[0] < w[1]), "no call counted twice: {numbers:?}");
 }
 
-both_shells!(killed_at_varied_moments_the_proxy_sends_and_records_each_message_once);
+fn status(store: &Path, trace: &str) -> String {
+    let meta = std::fs::read_to_string(store.join(trace).join("meta.json")).unwrap_or_default();
+    serde_json::from_str::<Value>(&meta).unwrap_or_default()["status"].as_str().unwrap_or_default().to_owned()
+}
+
+fn a_second_proxy_on_the_store_leaves_the_first_ones_live_sessions_running(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("two");
+    let store = dir.join(".trace");
+    let start = || Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let turn = |proxy: &Proxy, session: &str, steps: usize| {
+        let (status, _, body) = post(&format!("{}/v1/messages", proxy.url), &request(session, steps), &headers());
+        assert_eq!(status, 200, "{body}");
+    };
+    let first = start();
+    turn(&first, "live", 0);
+    let killed = start();
+    turn(&killed, "killed", 0);
+    drop(killed); // SIGKILL
+    assert_eq!((status(&store, "live"), status(&store, "killed")), ("running".into(), "running".into()));
+    let second = start();
+    let (stopped, log) = second.stop();
+    assert!(stopped.success(), "{log}");
+    assert_eq!(status(&store, "killed"), "interrupted", "{log}");
+    assert_eq!(status(&store, "live"), "running", "the first proxy's session is live: {log}");
+    assert!(log.contains("marked interrupted: killed\n"), "{log}");
+    // The first proxy's conversation goes on in its session, untouched.
+    turn(&first, "live", 1);
+    let (stopped, log) = first.stop();
+    assert!(stopped.success(), "{log}");
+    assert_eq!(status(&store, "live"), "stopped", "{log}");
+    assert_eq!(trace_dirs(&store), ["killed", "live"]);
+    assert_eq!(message_files(&store, "live").len(), 4, "{log}");
+}
+
+both_shells!(
+    killed_at_varied_moments_the_proxy_sends_and_records_each_message_once,
+    a_second_proxy_on_the_store_leaves_the_first_ones_live_sessions_running,
+);

@@ -88,7 +88,11 @@ enum Moment {
 /// The kill of each step: every step's call is killed once, at moments that vary.
 fn moment_of(step: usize) -> Moment {
     const DELAYS_MS: [u64; 6] = [0, 4, 9, 15, 30, 60];
-    if step % 2 == 0 { Moment::MessagesOnDisk } else { Moment::After(Duration::from_millis(DELAYS_MS[step / 2 % 6])) }
+    if step.is_multiple_of(2) {
+        Moment::MessagesOnDisk
+    } else {
+        Moment::After(Duration::from_millis(DELAYS_MS[step / 2 % 6]))
+    }
 }
 
 /// The message files of the trace's directory (whole ones: not a temporary), in order.

@@ -250,4 +250,19 @@ mod tests {
         assert_eq!(ws.read_file("a/c.txt").unwrap_err().kind, HostErrorKind::NotFound);
         fs::remove_dir_all(dir).unwrap();
     }
+
+    #[test]
+    fn a_lock_is_one_holders_until_it_lets_go() {
+        let (dir, ws) = workspace();
+        // Another handle on the file stands for another process: the OS lock is per handle.
+        let other = WorkspaceFs::new(dir.join("ws")).unwrap();
+        assert!(ws.try_lock("t/owner.lock").unwrap());
+        assert!(ws.clone().try_lock("t/owner.lock").unwrap(), "the holder's own threads hold it");
+        assert!(!other.try_lock("t/owner.lock").unwrap());
+        assert_eq!(ws.read_file("t/owner.lock").unwrap().text, format!("{}\n", std::process::id()));
+        ws.unlock("t/owner.lock").unwrap();
+        assert_eq!(ws.read_file("t/owner.lock").unwrap().text, "", "named only while held");
+        assert!(other.try_lock("t/owner.lock").unwrap());
+        fs::remove_dir_all(dir).unwrap();
+    }
 }

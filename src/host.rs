@@ -29,6 +29,18 @@ pub trait Host {
     fn list_dir(&self, path: &str) -> impl Future<Output = Result<Vec<DirEntry>, HostError>>;
     /// Milliseconds since the Unix epoch.
     fn now_ms(&self) -> u64;
+    /// Take the lock at `path` (a file, made with its directories when missing) for this
+    /// process until [`Host::unlock`] or the process ends: `Ok(true)` when this process holds it
+    /// now (or held it already), `Ok(false)` while another process that is alive holds it. What
+    /// tells the store's processes apart (a proxy's sessions from another's). Optional: a host
+    /// whose store no other process shares takes every lock.
+    fn try_lock(&self, _path: &str) -> impl Future<Output = Result<bool, HostError>> {
+        async { Ok(true) }
+    }
+    /// Let go of a lock [`Host::try_lock`] took; nothing when this process does not hold it.
+    fn unlock(&self, _path: &str) -> impl Future<Output = Result<(), HostError>> {
+        async { Ok(()) }
+    }
     /// Progress of a long engine operation (a compaction), for the host to show. Optional.
     fn progress(&self, _update: &Progress) {}
     /// A goal event (R8.2), delivered as it happens, in id order. Optional: a host that

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use context_workbench::config::Config;
 use context_workbench::engine::Engine;
 use context_workbench::host::{
-    Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError, block_on,
+    Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError, HostErrorKind, block_on,
 };
 use context_workbench::model::{ContentPart, Role, ToolStatus};
 use context_workbench::proxy::*;
@@ -567,14 +567,17 @@ fn json_nested_deeper_than_the_engine_reads_goes_upstream_as_it_came() {
     }
 }
 
-/// A host whose renames panic while `panics` is set: an engine that panics in the middle of a save.
+/// A host whose renames panic while `panics` is set (an engine that panics in the middle of a
+/// save), and whose rename onto a `state.json` fails while `cut` is set (a save that a `kill -9`
+/// cut after it wrote the messages, before the state a resume starts from).
 #[derive(Clone, Default)]
-struct PanickyHost {
+struct FaultyHost {
     files: std::rc::Rc<TestHost>,
     panics: std::rc::Rc<std::cell::Cell<bool>>,
+    cut: std::rc::Rc<std::cell::Cell<bool>>,
 }
 
-impl Host for PanickyHost {
+impl Host for FaultyHost {
     async fn complete(&self, request: CompletionRequest) -> Result<Completion, HostError> {
         self.files.complete(request).await
     }
@@ -592,6 +595,9 @@ impl Host for PanickyHost {
     }
     async fn rename(&self, from: &str, to: &str) -> Result<(), HostError> {
         assert!(!self.panics.get(), "a save that panics");
+        if self.cut.get() && to.ends_with("/state.json") {
+            return Err(HostError::new(HostErrorKind::Io, "killed"));
+        }
         self.files.rename(from, to).await
     }
     async fn remove(&self, path: &str) -> Result<(), HostError> {
@@ -607,7 +613,7 @@ impl Host for PanickyHost {
 
 #[test]
 fn a_panic_while_a_call_is_saved_drops_its_session_not_its_key() {
-    let host = PanickyHost::default();
+    let host = FaultyHost::default();
     let worker = Worker::new(host.clone(), Config::default(), false, Default::default());
     let gateway = Gateway::new(&Config::default(), Upstreams::default(), args::Shell::Native);
     let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers: Vec::new() };
@@ -625,4 +631,97 @@ fn a_panic_while_a_call_is_saved_drops_its_session_not_its_key() {
     worker.forget(&key.name());
     let prepared = block_on(worker.prepare(&key, &request, Vec::new()));
     assert!(prepared.body.is_some(), "{:?}", prepared.record.notes);
+}
+
+/// The key and request the gateway reads from a Claude Code request of `messages`.
+fn managed(messages: Value) -> (SessionKey, ClientRequest) {
+    let gateway = Gateway::new(&Config::default(), Upstreams::default(), args::Shell::Native);
+    let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers: Vec::new() };
+    let body = claude_code(messages).to_string();
+    match gateway.decide(&head, Route::Managed(Format::Anthropic), body.as_bytes()) {
+        Decision::Manage { key, request } => (key, *request),
+        _ => panic!("a managed call"),
+    }
+}
+
+/// One call through a worker as a shell makes it: prepared, sent, saved behind, its reply
+/// (`reply`'s content, completed) finished. Returns the body sent upstream, breakpoints removed.
+fn call(worker: &Worker<FaultyHost>, messages: Value, reply: Option<Value>) -> Value {
+    let (key, request) = managed(messages);
+    let prepared = block_on(worker.prepare(&key, &request, Vec::new()));
+    block_on(worker.save_behind());
+    let parts = reply.map(|r| parse(Format::Anthropic, &claude_code(json!([r]))).messages[0].content());
+    let outcome = ReplyOutcome { completed: parts.is_some(), parts: parts.unwrap_or_default(), ..Default::default() };
+    block_on(worker.finish(&key.name(), 200, outcome));
+    let mut sent: Value = serde_json::from_str(&prepared.body.expect("a managed call")).unwrap();
+    strip_breakpoints(&mut sent);
+    sent
+}
+
+/// The conversation's first call, then its second killed in the save behind it after the new
+/// messages reached the disk and before the state did: the host with what the disk holds, the
+/// second call's body, and how many messages the trace had.
+fn killed_in_a_save() -> (FaultyHost, Value, usize) {
+    let host = FaultyHost::default();
+    let worker = Worker::new(host.clone(), Config::default(), false, Default::default());
+    call(&worker, history(1), Some(history(2)[4].clone()));
+    host.cut.set(true);
+    let sent = call(&worker, history(2), None);
+    host.cut.set(false);
+    let messages = block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len();
+    (host, sent, messages)
+}
+
+#[test]
+fn a_save_cut_after_the_messages_records_them_once_after_a_restart() {
+    let (host, sent, on_disk) = killed_in_a_save();
+    let state = block_on(host.read_file(".trace/2e0bab17/state.json")).unwrap().text;
+    let saved: Value = serde_json::from_str(&state).unwrap();
+    assert!(saved["messages"].as_u64().unwrap() < on_disk as u64, "the messages are newer than the state: {on_disk}");
+    // The proxy restarts; the agent retries the call the kill cut.
+    let worker = Worker::new(host.clone(), Config::default(), false, Default::default());
+    let again = call(&worker, history(2), None);
+    assert_eq!(again["messages"], sent["messages"], "the upstream gets the agent's messages, each once");
+    assert_eq!(block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len(), on_disk, "nothing recorded twice");
+    // And the conversation goes on as if nothing had happened.
+    let next = call(&worker, history(3), None);
+    assert_eq!(next["messages"].as_array().unwrap().len(), sent["messages"].as_array().unwrap().len() + 2);
+    let text = next["messages"].to_string();
+    assert_eq!(text.matches("Step 1.").count(), 1, "{text}");
+    assert_eq!(block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len(), on_disk + 2);
+}
+
+#[test]
+fn messages_saved_before_a_crash_that_the_agent_no_longer_holds_leave_the_prompt() {
+    let (host, _, on_disk) = killed_in_a_save();
+    let worker = Worker::new(host.clone(), Config::default(), false, Default::default());
+    // The agent gave up on the call the kill cut and asks something else instead.
+    let mut instead = history(1);
+    instead.as_array_mut().unwrap().push(json!({"role": "assistant", "content": "Which test?"}));
+    instead.as_array_mut().unwrap().push(json!({"role": "user", "content": "the parser's"}));
+    let sent = call(&worker, instead.clone(), None);
+    // What a proxy that was never killed sends for it.
+    let unkilled = Worker::new(FaultyHost::default(), Config::default(), false, Default::default());
+    call(&unkilled, history(1), Some(history(2)[4].clone()));
+    assert_eq!(sent["messages"], call(&unkilled, instead, None)["messages"]);
+    assert!(!sent["messages"].to_string().contains("Step 1."), "{sent}");
+    assert!(sent["messages"].to_string().contains("the parser's"), "{sent}");
+    assert_eq!(block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len(), on_disk + 2);
+}
+
+#[test]
+fn a_first_save_cut_before_the_state_is_resumed_not_started_again() {
+    let host = FaultyHost::default();
+    let worker = Worker::new(host.clone(), Config::default(), false, Default::default());
+    host.cut.set(true);
+    let sent = call(&worker, history(1), None);
+    host.cut.set(false);
+    let on_disk = block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len();
+    assert!(block_on(host.stat(".trace/2e0bab17/state.json")).unwrap().is_none());
+    let worker = Worker::new(host.clone(), Config::default(), false, Default::default());
+    assert!(block_on(worker.recover("proxy")).is_some_and(|line| line.contains("2e0bab17")));
+    assert_eq!(call(&worker, history(1), None)["messages"], sent["messages"]);
+    let traces: Vec<String> = block_on(host.list_dir(".trace")).unwrap().into_iter().map(|e| e.name).collect();
+    assert_eq!(traces, [".gitignore", "2e0bab17"], "the conversation's one trace");
+    assert_eq!(block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len(), on_disk, "nothing recorded twice");
 }

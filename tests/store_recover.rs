@@ -1,13 +1,14 @@
 //! What a killed host left in the store, found at the next start (`store::recover`): a trace
 //! still `running` is marked `interrupted`; one whose first save was cut before its `meta.json`
-//! is adopted with one, from the messages on disk; what ended stays as it ended.
+//! is adopted with one, from the messages on disk; what ended stays as it ended; what another
+//! live process holds (its owner lock) is left as it is.
 
 use context_workbench::config::Config;
 use context_workbench::engine::{Engine, MessageDraft};
-use context_workbench::host::Host;
+use context_workbench::host::{Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError};
 use context_workbench::model::Role;
-use context_workbench::store::SessionEnd;
 use context_workbench::store::recover::mark_interrupted;
+use context_workbench::store::{SessionEnd, layout};
 use context_workbench_testing::{TestHost, block_on};
 use serde_json::Value;
 
@@ -45,4 +46,56 @@ fn a_killed_hosts_traces_are_marked_interrupted_and_a_cut_first_save_adopted() {
     assert_eq!(engine.trace().messages.len(), 1);
     let host = engine.into_host();
     assert!(block_on(mark_interrupted(&host, ".trace")).unwrap().is_empty());
+}
+
+/// A host on which another live process holds the owner locks of `held` traces.
+struct SharedStore {
+    files: TestHost,
+    held: Vec<&'static str>,
+}
+
+impl Host for SharedStore {
+    async fn complete(&self, request: CompletionRequest) -> Result<Completion, HostError> {
+        self.files.complete(request).await
+    }
+    async fn read_file(&self, path: &str) -> Result<FileContent, HostError> {
+        self.files.read_file(path).await
+    }
+    async fn stat(&self, path: &str) -> Result<Option<FileStat>, HostError> {
+        self.files.stat(path).await
+    }
+    async fn write_file(&self, path: &str, data: &str) -> Result<(), HostError> {
+        self.files.write_file(path, data).await
+    }
+    async fn append_file(&self, path: &str, data: &str) -> Result<(), HostError> {
+        self.files.append_file(path, data).await
+    }
+    async fn rename(&self, from: &str, to: &str) -> Result<(), HostError> {
+        self.files.rename(from, to).await
+    }
+    async fn remove(&self, path: &str) -> Result<(), HostError> {
+        self.files.remove(path).await
+    }
+    async fn list_dir(&self, path: &str) -> Result<Vec<DirEntry>, HostError> {
+        self.files.list_dir(path).await
+    }
+    fn now_ms(&self) -> u64 {
+        self.files.now_ms()
+    }
+    async fn try_lock(&self, path: &str) -> Result<bool, HostError> {
+        Ok(!self.held.iter().any(|id| path == format!(".trace/{id}/{}", layout::OWNER)))
+    }
+}
+
+#[test]
+fn traces_another_live_process_holds_are_left_as_they_are() {
+    let host = saved(TestHost::default(), "theirs", "Fix the parser", None);
+    let host = saved(host, "dead", "Write the docs", None);
+    let host = saved(host, "cut", "Rename the module", None);
+    block_on(host.remove(".trace/cut/meta.json")).unwrap();
+    let shared = SharedStore { files: host, held: vec!["theirs", "cut"] };
+    assert_eq!(block_on(mark_interrupted(&shared, ".trace")).unwrap(), ["dead"]);
+    assert_eq!(meta(&shared.files, "theirs")["status"], "running", "its owner is alive");
+    assert!(block_on(shared.files.stat(".trace/cut/meta.json")).unwrap().is_none(), "its first save goes on");
+    assert_eq!(meta(&shared.files, "dead")["status"], "interrupted");
 }

@@ -4,7 +4,7 @@
 import type { Completion, CompletionRequest, EngineEvent, Host, Progress } from './types.js';
 import { ContextWorkbenchError } from './errors.js';
 
-/** The methods a host must have; `progress` and `event` are optional. */
+/** The methods a host must have; `progress`, `event`, `tryLock` and `unlock` are optional. */
 export const HOST_METHODS = [
   'complete', 'readFile', 'stat', 'writeFile', 'appendFile', 'rename', 'remove', 'listDir', 'nowMs',
 ] as const;
@@ -47,6 +47,8 @@ export function guardHost(host: Host, options: GuardOptions): Host {
     remove: inTurn(host.remove, (path) => [path]),
     listDir: timed(host.listDir, fixed),
     nowMs: () => host.nowMs(),
+    ...(host.tryLock && { tryLock: timed(host.tryLock, fixed) }),
+    ...(host.unlock && { unlock: timed(host.unlock, fixed) }),
     progress: (update) => {
       hook('host.progress', () => host.progress?.(update));
       options.onProgress(update);

@@ -12,10 +12,10 @@ use super::reply::{ProviderUsage, ReplyOutcome};
 use super::request::{ClientMessage, ClientRequest, draft};
 use super::route::Format;
 use super::{anthropic, gemini, openai, responses};
-use crate::engine::Engine;
+use crate::engine::{Engine, MessageDraft};
 use crate::error::Result;
 use crate::host::Host;
-use crate::model::{ContentPart, MessageId, Role};
+use crate::model::{ContentPart, Message, MessageId, Role};
 use crate::prompt::CallInput;
 use crate::prompt::serialize::UNNAMED_CALL;
 use crate::store::{Redactor, SessionEnd};
@@ -132,6 +132,11 @@ pub struct ProxySession<H: Host> {
     /// A call was prepared and the trace not saved since (see [`ProxySession::save`]).
     unsaved: bool,
     redactor: Redactor,
+    /// The engine's main-line messages the fingerprints account for (saved with them).
+    accounted: usize,
+    /// Messages the engine restored past the saved state (a save cut short by a crash wrote
+    /// them, not the state): the next request says which of them the agent holds.
+    restored: Vec<Message>,
 }
 
 /// The key of [`Engine::metadata`] under which a session keeps what it needs to be resumed.
@@ -153,14 +158,25 @@ impl<H: Host> ProxySession<H> {
             open: None,
             unsaved: false,
             redactor,
+            accounted: 0,
+            restored: Vec::new(),
         };
+        let mut session = session;
+        session.accounted = session.message_count();
         session.keep_resume_state();
         Ok(session)
     }
 
+    /// The engine's main-line messages.
+    fn message_count(&self) -> usize {
+        self.engine.last_message().map_or(0, |m| m.sequence as usize + 1)
+    }
+
     /// The session a restored `engine` held (a proxy restarted, a conversation that made room
     /// for others), as it was when it was last saved; `None` when the trace is no proxy
-    /// session's.
+    /// session's. Messages the engine restored past that save (a crash cut the save after they
+    /// were written) wait for the next request, which claims those it holds (see
+    /// [`ProxySession::prepare`]): recorded once, whatever point the crash came at.
     pub fn resume(engine: Engine<H>) -> Option<Result<Self>> {
         let saved = engine.metadata(RESUME_KEY)?;
         let format = Format::from_name(saved.get("format")?.as_str()?)?;
@@ -173,11 +189,33 @@ impl<H: Host> ProxySession<H> {
             .and_then(|s| serde_json::from_value(s.clone()).ok())
             .unwrap_or_else(|| vec![None; recorded.len()]);
         let calls = engine.metadata("proxy_calls").and_then(|c| c.as_u64()).unwrap_or(0);
+        // Saved by a build that did not count them: every restored message counts as accounted.
+        let accounted = saved.get("messages").and_then(serde_json::Value::as_u64).map(|n| n as usize);
         Some(ProxySession::new(engine, format).map(|mut session| {
             session.recorded = recorded;
             session.starts = starts;
             session.reply_recorded = reply_recorded;
             session.calls = calls;
+            if let Some(accounted) = accounted.filter(|&n| n < session.accounted) {
+                session.restored = session.engine.trace().messages.split_off(accounted);
+                session.accounted = accounted;
+            }
+            session.keep_resume_state();
+            session
+        }))
+    }
+
+    /// The session of a stored trace of the proxy's that `request` may continue: the one it
+    /// held ([`ProxySession::resume`]), or, when the trace has no session's state (a crash cut
+    /// its first save before the state was written), one of `request`'s format whose every
+    /// message waits to be claimed.
+    pub fn reopen(engine: Engine<H>, request: &ClientRequest) -> Option<Result<Self>> {
+        if engine.metadata(RESUME_KEY).is_some() {
+            return ProxySession::resume(engine);
+        }
+        Some(ProxySession::new(engine, request.format).map(|mut session| {
+            session.restored = session.engine.trace().messages;
+            session.accounted = 0;
             session.keep_resume_state();
             session
         }))
@@ -193,6 +231,7 @@ impl<H: Host> ProxySession<H> {
             "fingerprints": fingerprints,
             "starts": self.starts,
             "reply_recorded": self.reply_recorded,
+            "messages": self.accounted,
         });
         self.engine.set_metadata(RESUME_KEY, state);
         self.engine.set_metadata("proxy_calls", self.calls.into());
@@ -298,6 +337,7 @@ impl<H: Host> ProxySession<H> {
         }
         match extension {
             Extension::Extends { from } => {
+                let from = from + self.claim_restored(request, from, &mut record.notes);
                 record.new_messages = request.messages.len() - from;
                 self.record_messages(request, from, from, &mut record.notes);
             }
@@ -305,7 +345,10 @@ impl<H: Host> ProxySession<H> {
                 record.new_messages = request.messages.len() - at;
                 self.revise(request, at, &mut record.notes);
             }
-            Extension::Repeats => record.notes.push("a repeat of the previous request: nothing new recorded".into()),
+            Extension::Repeats => {
+                self.claim_restored(request, request.messages.len(), &mut record.notes);
+                record.notes.push("a repeat of the previous request: nothing new recorded".into());
+            }
             Extension::Departs { at } => {
                 record.notes.push(format!("the request departs from this session's history at message {at}"));
                 self.open = Some(record.clone());
@@ -439,6 +482,7 @@ impl<H: Host> ProxySession<H> {
     pub async fn close(&mut self) -> Result<()> {
         if let Some(parts) = self.pending.take() {
             let id = self.engine.record(draft(Role::Assistant, parts.clone()))?;
+            self.accounted += 1;
             self.recorded.push(ClientMessage::new(vec![draft(Role::Assistant, parts)]).fingerprint);
             self.starts.push(Some(id));
             self.reply_recorded = true;
@@ -453,9 +497,59 @@ impl<H: Host> ProxySession<H> {
         Ok(())
     }
 
+    /// Claim the messages restored past the saved state ([`ProxySession::resume`]) that
+    /// `request` holds from its message `from` on, in order: they are recorded already, so only
+    /// their fingerprints are taken. Those it does not hold (the agent never got the reply they
+    /// led to, and sent something else) are withdrawn from the prompt. Returns how many of the
+    /// request's messages were claimed.
+    fn claim_restored(&mut self, request: &ClientRequest, from: usize, notes: &mut Vec<String>) -> usize {
+        let restored = std::mem::take(&mut self.restored);
+        let (mut taken, mut claimed) = (0, 0);
+        for (i, message) in request.messages.iter().enumerate().skip(from) {
+            let on_disk = &restored[taken..(taken + message.drafts.len()).min(restored.len())];
+            if taken == restored.len() || !message.drafts.iter().zip(on_disk).all(|(d, saved)| self.saved_as(d, saved))
+            {
+                break;
+            }
+            // The save was cut inside this message: the rest of it is recorded now.
+            self.record_drafts(i, &message.drafts[on_disk.len()..], notes);
+            self.recorded.push(message.fingerprint);
+            self.starts.push(on_disk.first().map(|m| m.id.clone()));
+            (taken, claimed) = (taken + on_disk.len(), claimed + 1);
+        }
+        if claimed > 0 {
+            notes.push(format!("{claimed} message(s) saved before a crash were on disk already: not recorded again"));
+        }
+        if let Some(first) = restored.get(taken) {
+            let left = restored.len() - taken;
+            match self.engine.withdraw_from(&first.id) {
+                Ok(_) => notes.push(format!(
+                    "{left} message(s) saved before a crash are not in the agent's history: withdrawn from the prompt"
+                )),
+                Err(e) => notes.push(format!("{left} message(s) saved before a crash could not be withdrawn: {e}")),
+            }
+        }
+        self.accounted += restored.len();
+        claimed
+    }
+
+    /// Whether `saved`, restored from disk, is what recording `draft` wrote: the same role (a user
+    /// message may have been recorded as an observation) and content as redacted for the disk,
+    /// or, for a reply recorded at close, the agent's copy of it ([`same_reply`]).
+    fn saved_as(&self, draft: &MessageDraft, saved: &Message) -> bool {
+        let role =
+            draft.role == Some(saved.role) || (draft.role == Some(Role::User) && saved.role == Role::Observation);
+        let mut content = serde_json::to_value(&draft.content).unwrap_or_default();
+        self.redactor.redact_value(&mut content);
+        let reply = saved.role == Role::Assistant && same_reply(&draft.content, &saved.content);
+        role && (reply || serde_json::to_value(&saved.content).is_ok_and(|c| c == content))
+    }
+
     /// Withdraw what was recorded from the agent's message `at` on ([`Engine::withdraw_from`])
-    /// and record the request's version from there.
+    /// and record the request's version from there (messages restored past the saved state are
+    /// withdrawn with them).
     fn revise(&mut self, request: &ClientRequest, at: usize, notes: &mut Vec<String>) {
+        self.accounted += std::mem::take(&mut self.restored).len();
         let reply_at = self.reply_copy(request, at).unwrap_or(self.recorded.len());
         if let Some(from) = self.start(at).cloned() {
             match self.engine.withdraw_from(&from) {
@@ -488,16 +582,25 @@ impl<H: Host> ProxySession<H> {
                     );
                 }
             }
-            let mut start = None;
-            for draft in &message.drafts {
-                match self.engine.record(draft.clone()) {
-                    Ok(id) => start = start.or(Some(id)),
-                    Err(e) => notes.push(format!("message {i} was not recorded ({}): {e}", e.code())),
-                }
-            }
+            let start = self.record_drafts(i, &message.drafts, notes);
             self.recorded.push(message.fingerprint);
             self.starts.push(start);
         }
+    }
+
+    /// Record the drafts of the agent's message `i`; returns the id of the first recorded.
+    fn record_drafts(&mut self, i: usize, drafts: &[MessageDraft], notes: &mut Vec<String>) -> Option<MessageId> {
+        let mut start = None;
+        for draft in drafts {
+            match self.engine.record(draft.clone()) {
+                Ok(id) => {
+                    self.accounted += 1;
+                    start = start.or(Some(id));
+                }
+                Err(e) => notes.push(format!("message {i} was not recorded ({}): {e}", e.code())),
+            }
+        }
+        start
     }
 }
 

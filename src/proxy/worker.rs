@@ -78,7 +78,8 @@ impl<H: Host + Clone> Worker<H> {
     }
 
     /// At start, before any session: the traces a killed proxy left `running` are marked
-    /// `interrupted`. Returns the log line saying so (after `who: `), if there were any.
+    /// `interrupted` (not those another live proxy on the store has open: it holds their owner
+    /// locks). Returns the log line saying so (after `who: `), if there were any.
     pub async fn recover(&self, who: &str) -> Option<String> {
         match mark_interrupted(&self.host, &self.config.store.root).await {
             Ok(ids) if ids.is_empty() => None,
@@ -110,10 +111,16 @@ impl<H: Host + Clone> Worker<H> {
             }
             let (host, config, ids) = (&self.host, &self.config, &self.shared.ids);
             let base = key.trace_base();
-            let n = fresh_trace_number(host, &config.store.root, &base, |id| ids.reserve(id)).await;
-            let id = numbered(&base, n);
-            let (engine, _notes) =
-                Engine::open(host.clone(), config.clone(), Some(&id)).await.map_err(|e| e.to_string())?;
+            let (engine, n) = loop {
+                let n = fresh_trace_number(host, &config.store.root, &base, |id| ids.reserve(id)).await;
+                let id = numbered(&base, n);
+                let (engine, _notes) =
+                    Engine::open(host.clone(), config.clone(), Some(&id)).await.map_err(|e| e.to_string())?;
+                // Another proxy on the store took the number meanwhile (it stays reserved here: the next).
+                if self.lock(&id).await {
+                    break (engine, n);
+                }
+            };
             // The agent compacted its own history: the session goes on from the one before.
             if n > 1 && request.continues_a_compacted_history() {
                 engine.set_metadata(CONTINUES_KEY, numbered(&base, n - 1).into());
@@ -194,7 +201,8 @@ impl<H: Host + Clone> Worker<H> {
 
     /// The stored session of `key` that `request` continues (after a restart of the proxy, or
     /// once the conversation had made room for others): of the key's traces not open here, the
-    /// one the request fits best ([`ProxySession::fit`]), restored exactly as it was saved.
+    /// one the request fits best ([`ProxySession::fit`]), restored exactly as it was saved (see
+    /// [`ProxySession::reopen`]).
     async fn stored_session(&self, key: &SessionKey, request: &ClientRequest) -> Option<ProxySession<H>> {
         let (root, base) = (&self.config.store.root, key.trace_base());
         let mut best: Option<((bool, usize), ProxySession<H>)> = None;
@@ -203,19 +211,24 @@ impl<H: Host + Clone> Worker<H> {
             if !matches!(self.host.stat(&format!("{root}/{id}/meta.json")).await, Ok(Some(_))) {
                 break;
             }
+            // Open here already, or in another proxy on the store.
             if !self.shared.ids.reserve(&id) {
                 continue;
             }
+            if !self.lock(&id).await {
+                self.shared.ids.release(&id);
+                continue;
+            }
             let opened = Engine::open(self.host.clone(), self.config.clone(), Some(&id)).await.ok();
-            let session = opened.and_then(|(engine, _)| ProxySession::resume(engine)?.ok());
+            let session = opened.and_then(|(engine, _)| ProxySession::reopen(engine, request)?.ok());
             let fits = session.as_ref().and_then(|s| s.fit(request));
             match (session, fits) {
                 (Some(session), Some(fit)) if best.as_ref().is_none_or(|(b, _)| fit > *b) => {
                     if let Some((_, replaced)) = best.replace((fit, session)) {
-                        self.shared.ids.release(replaced.engine().trace_id().as_str());
+                        self.let_go(replaced.engine().trace_id().as_str()).await;
                     }
                 }
-                _ => self.shared.ids.release(&id),
+                _ => self.let_go(&id).await,
             }
         }
         best.map(|(_, session)| session)
@@ -224,16 +237,35 @@ impl<H: Host + Clone> Worker<H> {
     /// Save and close the key's sessions; returns what could not be saved.
     pub async fn close(&self, name: &str) -> Vec<String> {
         let taken = self.conversations.borrow_mut().remove(name);
-        if let Some(conversation) = taken.as_ref().and_then(|slot| slot.conversation.as_ref()) {
-            conversation.trace_ids().iter().for_each(|id| self.shared.ids.release(id));
-        }
         match taken {
-            Some(Slot { conversation: Some(mut conversation), .. }) => conversation.close_all().await,
+            Some(Slot { conversation: Some(mut conversation), .. }) => {
+                let ids = conversation.trace_ids();
+                let failures = conversation.close_all().await;
+                for id in ids {
+                    self.let_go(&id).await;
+                }
+                failures
+            }
             Some(Slot { trace_base, conversation: None }) => {
                 vec![format!("the sessions of {trace_base} were busy and not saved")]
             }
             None => Vec::new(),
         }
+    }
+
+    /// Take the owner lock of trace `id` ([`crate::store::layout::OWNER`]), which tells the
+    /// store's other processes (a second proxy's start) that its session is live; false while
+    /// another live process holds it. A host that fails to lock is not in the way.
+    async fn lock(&self, id: &str) -> bool {
+        let path = format!("{}/{id}/{}", self.config.store.root, crate::store::layout::OWNER);
+        self.host.try_lock(&path).await.unwrap_or(true)
+    }
+
+    /// Give trace `id` back: to this process's other sessions, and to the store's other processes.
+    async fn let_go(&self, id: &str) {
+        self.shared.ids.release(id);
+        let path = format!("{}/{id}/{}", self.config.store.root, crate::store::layout::OWNER);
+        let _ = self.host.unlock(&path).await;
     }
 
     /// Save and close every session; returns what could not be saved.

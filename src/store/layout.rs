@@ -14,6 +14,7 @@
 //!                   snapshots.jsonl      agent-state snapshots at every step change (R8.3), appended
 //!                   state.json           the engine's state for an exact resume (replaced atomically)
 //!                   parts.jsonl          the large parts of state.json, each saved once by hash, appended
+//!                   owner.lock           locked by the process that has the trace open (its process id inside)
 //!                   branches/{id}/{meta.json, goal.json, messages/}
 //! ```
 
@@ -39,6 +40,9 @@ pub const PARTS: &str = "parts.jsonl";
 /// The proxy's record of each call: what it sent, what the provider reported (`crate::proxy`).
 pub const CALLS: &str = "calls.jsonl";
 pub const BRANCHES: &str = "branches";
+/// Locked ([`crate::host::Host::try_lock`]) by the process that has the trace open: what tells a
+/// live session from one whose process died (`store::recover`).
+pub const OWNER: &str = "owner.lock";
 
 /// The trace root's own `.gitignore`, which keeps every trace out of git and of the searches
 /// that honour it (ripgrep, agents' Grep).

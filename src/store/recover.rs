@@ -1,9 +1,10 @@
 //! What a killed host left in the store, found when a host starts again: a trace whose
-//! `meta.json` still says `running` was open when its host died, and is marked `interrupted`
-//! (the views then stop showing it as live; a resume reads it as before). A directory whose first
-//! save was cut before its `meta.json` is adopted: it gets one, `interrupted`, from the messages
-//! that reached the disk, so the views list it and nothing in it is lost (it cannot be resumed:
-//! its engine state never reached the disk).
+//! `meta.json` still says `running` and whose owner lock ([`layout::OWNER`]) no live process
+//! holds was open when its host died, and is marked `interrupted` (the views then stop showing
+//! it as live; a resume reads it as before). A directory whose first save was cut before its
+//! `meta.json` is adopted: it gets one, `interrupted`, from the messages that reached the disk,
+//! so the views list it and nothing in it is lost. A trace another live process holds is left
+//! as it is: a second host on the same store does not touch the first one's sessions.
 
 use super::layout::{self, TraceDir};
 use super::load::{read_messages, read_optional};
@@ -13,8 +14,9 @@ use crate::host::{Host, HostErrorKind};
 use crate::model::Role;
 
 /// Mark every `running` trace under `root` `interrupted`, and adopt every trace directory
-/// without `meta.json` as `interrupted`; returns their ids. Call it before the host opens any
-/// trace: one host per store.
+/// without `meta.json` as `interrupted`, of those whose owner lock this process can take (their
+/// owner is gone; hosts without locks take every one); returns their ids. Call it before the
+/// host opens any trace.
 pub async fn mark_interrupted<H: Host>(host: &H, root: &str) -> Result<Vec<String>> {
     let entries = match host.list_dir(root).await {
         Ok(entries) => entries,
@@ -32,10 +34,19 @@ pub async fn mark_interrupted<H: Host>(host: &H, root: &str) -> Result<Vec<Strin
             },
             None => adopted(host, &dir, &entry.name).await?,
         };
+        let owner = dir.file(layout::OWNER);
+        if !host.try_lock(&owner).await? {
+            continue;
+        }
         meta.status = INTERRUPTED.to_owned();
         let temporary = format!("{path}.tmp");
-        host.write_file(&temporary, &serde_json::to_string_pretty(&meta).unwrap_or_default()).await?;
-        host.rename(&temporary, &path).await?;
+        let written = host.write_file(&temporary, &serde_json::to_string_pretty(&meta).unwrap_or_default()).await;
+        let renamed = match written {
+            Ok(()) => host.rename(&temporary, &path).await,
+            Err(e) => Err(e),
+        };
+        host.unlock(&owner).await?;
+        renamed?;
         marked.push(entry.name.clone());
     }
     Ok(marked)

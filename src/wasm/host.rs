@@ -100,6 +100,22 @@ impl Host for JsHost {
         self.call_as("listDir", &[path.into()]).await
     }
 
+    /// `tryLock` is optional on a JS host: without it every lock is taken.
+    async fn try_lock(&self, path: &str) -> Result<bool, HostError> {
+        if self.method("tryLock").is_err() {
+            return Ok(true);
+        }
+        self.call_as("tryLock", &[path.into()]).await
+    }
+
+    /// `unlock` is optional on a JS host.
+    async fn unlock(&self, path: &str) -> Result<(), HostError> {
+        if self.method("unlock").is_err() {
+            return Ok(());
+        }
+        self.call("unlock", &[path.into()]).await.map(drop)
+    }
+
     /// `progress` is optional on a JS host; one that throws is ignored.
     fn progress(&self, update: &Progress) {
         if let (Ok(f), Ok(value)) = (self.method("progress"), to_js(update)) {

@@ -31,6 +31,14 @@ export interface Host {
   progress?(update: Progress): void;
   /** Optional: a goal event (R8.2) as it happens, in id order. */
   event?(event: EngineEvent): void;
+  /**
+   * Optional: take the lock at `path` (a file, made with its directories) for this process until
+   * `unlock` or the process ends; `false` while another live process holds it. Without it every
+   * lock is taken (a store no other process shares).
+   */
+  tryLock?(path: string): Promise<boolean> | boolean;
+  /** Optional: let go of a lock `tryLock` took. */
+  unlock?(path: string): Promise<void> | void;
 }
 
 /**

@@ -140,8 +140,55 @@ export function nodeFsHost(root: string, options: NodeFsHostOptions = {}): Host 
         .map((e) => ({ name: e.name, isDir: e.isDirectory() }))
         .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
     },
+    // Node has no advisory lock: the holder's process id is in the file, and a lock whose holder
+    // is gone (or one an OS-locking holder let go, leaving the file empty) is taken over.
+    tryLock: async (p) => {
+      const file = await resolve(p);
+      return attempt(p, async () => {
+        await mkdir(path.dirname(file));
+        for (;;) {
+          try {
+            fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx' });
+            return true;
+          } catch (error) {
+            if ((error as { code?: string }).code !== 'EEXIST') throw error;
+          }
+          const holder = lockHolder(file);
+          if (holder === process.pid) return true;
+          if (holder !== undefined && alive(holder)) return false;
+          fs.rmSync(file, { force: true });
+        }
+      });
+    },
+    unlock: async (p) => {
+      const file = await resolve(p);
+      if (lockHolder(file) === process.pid) await attempt(p, () => rm(file));
+    },
     nowMs: options.now ?? (() => Date.now()),
   };
+}
+
+/** The process id a lock file names, if it names one. */
+function lockHolder(file: string): number | undefined {
+  const text = (() => {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch {
+      return '';
+    }
+  })();
+  const pid = Number.parseInt(text.trim(), 10);
+  return pid > 0 ? pid : undefined;
+}
+
+/** Whether a process `pid` is running (one of another user's counts: it cannot be signalled). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as { code?: string }).code === 'EPERM';
+  }
 }
 
 async function attempt<T>(relative: string, f: () => Promise<T>): Promise<T> {

@@ -1,9 +1,11 @@
 //! Files under a workspace root. Every path is workspace-relative; a path that escapes the
 //! root (by `..`, by being absolute, or through a symbolic link that points outside) is refused.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
 use context_workbench::host::{DirEntry, FileContent, FileStat, HostError, HostErrorKind};
@@ -12,6 +14,8 @@ use context_workbench::paths::normalize_workspace_path;
 #[derive(Debug, Clone)]
 pub struct WorkspaceFs {
     root: PathBuf,
+    /// The locks this process holds, by path (shared by the clones: the process's threads).
+    locks: Arc<Mutex<BTreeMap<PathBuf, fs::File>>>,
 }
 
 impl WorkspaceFs {
@@ -25,7 +29,7 @@ impl WorkspaceFs {
                 format!("workspace root {} is not a directory", root.display()),
             ));
         }
-        Ok(WorkspaceFs { root: canonical })
+        Ok(WorkspaceFs { root: canonical, locks: Arc::default() })
     }
 
     pub fn root(&self) -> &Path {
@@ -117,6 +121,45 @@ impl WorkspaceFs {
         Ok(entries)
     }
 
+    /// Take the OS's advisory lock on the file at `path` (`flock`, `LockFileEx`), which the
+    /// system drops when the process ends however it ends; false while another process holds it.
+    /// The file says which process holds it, for people.
+    pub fn try_lock(&self, path: &str) -> Result<bool, HostError> {
+        let full = self.resolve_for_write(path)?;
+        let mut locks = self.locks.lock().unwrap_or_else(|e| e.into_inner());
+        if locks.contains_key(&full) {
+            return Ok(true);
+        }
+        let mut file = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&full)
+            .map_err(|e| io_error(path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Ok(false),
+            Err(fs::TryLockError::Error(e)) => return Err(io_error(path, e)),
+        }
+        let _ = file.set_len(0).and_then(|()| writeln!(file, "{}", std::process::id()));
+        locks.insert(full, file);
+        Ok(true)
+    }
+
+    /// Let go of a lock [`WorkspaceFs::try_lock`] took (the file stays: removing it would race
+    /// with a process opening it to lock it).
+    pub fn unlock(&self, path: &str) -> Result<(), HostError> {
+        let full = self.resolve(path)?;
+        let held = self.locks.lock().unwrap_or_else(|e| e.into_inner()).remove(&full);
+        if let Some(file) = held {
+            // Emptied first: a holder is named only while it holds the lock.
+            let _ = file.set_len(0);
+            file.unlock().map_err(|e| io_error(path, e))?;
+        }
+        Ok(())
+    }
+
     /// Resolve, then create the parent directories of the target.
     fn resolve_for_write(&self, path: &str) -> Result<PathBuf, HostError> {
         let full = self.resolve(path)?;
@@ -205,6 +248,21 @@ mod tests {
         ws.remove("a/c.txt").unwrap();
         ws.remove("a/c.txt").unwrap();
         assert_eq!(ws.read_file("a/c.txt").unwrap_err().kind, HostErrorKind::NotFound);
+        fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_lock_is_one_holders_until_it_lets_go() {
+        let (dir, ws) = workspace();
+        // Another handle on the file stands for another process: the OS lock is per handle.
+        let other = WorkspaceFs::new(dir.join("ws")).unwrap();
+        assert!(ws.try_lock("t/owner.lock").unwrap());
+        assert!(ws.clone().try_lock("t/owner.lock").unwrap(), "the holder's own threads hold it");
+        assert!(!other.try_lock("t/owner.lock").unwrap());
+        assert_eq!(ws.read_file("t/owner.lock").unwrap().text, format!("{}\n", std::process::id()));
+        ws.unlock("t/owner.lock").unwrap();
+        assert_eq!(ws.read_file("t/owner.lock").unwrap().text, "", "named only while held");
+        assert!(other.try_lock("t/owner.lock").unwrap());
         fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -64,6 +64,14 @@ impl Host for NativeHost {
         self.fs.list_dir(path)
     }
 
+    async fn try_lock(&self, path: &str) -> Result<bool, HostError> {
+        self.fs.try_lock(path)
+    }
+
+    async fn unlock(&self, path: &str) -> Result<(), HostError> {
+        self.fs.unlock(path)
+    }
+
     fn now_ms(&self) -> u64 {
         let since_epoch = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
         since_epoch.map_or(0, |d| d.as_millis() as u64)

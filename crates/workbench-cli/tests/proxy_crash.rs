@@ -1,0 +1,245 @@
+//! The proxy killed: `kill -9` at varied moments of a scripted session (as a request arrives,
+//! the moment its messages reach the disk, while the reply streams, after it), restarted on the
+//! same store, the conversation going on; the upstream never gets a message the agent did not
+//! send, and nothing is recorded twice. Every case runs against both shells.
+#![cfg(not(target_arch = "wasm32"))]
+
+#[macro_use]
+mod proxy_support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use proxy_support::{
+    Build, PATIENCE, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, post, scratch,
+};
+use serde_json::{Value, json};
+
+/// The tool steps of the scripted session before its answer.
+const STEPS: usize = 12;
+
+fn headers() -> Vec<(&'static str, &'static str)> {
+    vec![("x-api-key", "sk-ant-test"), ("anthropic-version", "2023-06-01")]
+}
+
+/// The scripted reply of step `n`: a tool call, and past the last step the answer.
+fn step_blocks(n: usize) -> Vec<Value> {
+    if n >= STEPS {
+        return vec![json!({"type": "text", "text": "The parser is fixed."})];
+    }
+    vec![
+        json!({"type": "text", "text": format!("Step {n}: reading.")}),
+        json!({"type": "tool_use", "id": format!("toolu_k{n}"), "name": "Bash", "input": {"command": format!("cat part{n}.txt")}}),
+    ]
+}
+
+/// Which step a request asks for: one past the step its last tool result answers.
+fn step_of(body: &Value) -> usize {
+    let last = body["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
+    let id =
+        last["content"].as_array().into_iter().flatten().find_map(|b| b["tool_use_id"].as_str().map(str::to_owned));
+    id.and_then(|id| id.strip_prefix("toolu_k").and_then(|n| n.parse::<usize>().ok())).map_or(0, |n| n + 1)
+}
+
+fn scripted() -> Upstream {
+    Upstream::start(|request: &Received| {
+        let n = step_of(&request.json());
+        Reply::Events {
+            events: anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(5000, 4000)),
+            cut_after: None,
+        }
+    })
+}
+
+/// The conversation after `steps` steps, as the agent holds it (small enough to be sent whole).
+fn conversation(steps: usize) -> Vec<Value> {
+    let mut messages = vec![json!({"role": "user", "content": [{"type": "text", "text": "Survive the kills"}]})];
+    for n in 0..steps {
+        messages.push(json!({"role": "assistant", "content": step_blocks(n)}));
+        let output = format!("line {n} of the part\n").repeat(100);
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_k{n}"), "content": output}]}));
+    }
+    messages
+}
+
+fn request(session: &str, steps: usize) -> Vec<u8> {
+    json!({
+        "model": "claude-opus-5-5",
+        "messages": conversation(steps),
+        "system": [{"type": "text", "text": "You are a coding agent."}],
+        "tools": [{"name": "Bash", "description": "Run a shell command", "input_schema": {"type": "object"}}],
+        "metadata": {"user_id": json!({"device_id": "d", "session_id": session}).to_string()},
+        "max_tokens": 32000,
+        "stream": true,
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// When the proxy is killed during a call.
+#[derive(Debug, Clone, Copy)]
+enum Moment {
+    /// This long after the request was sent.
+    After(Duration),
+    /// The moment a new message of the call is on disk (in the middle of the save behind it).
+    MessagesOnDisk,
+}
+
+/// The kill of each step: every step's call is killed once, at moments that vary.
+fn moment_of(step: usize) -> Moment {
+    const DELAYS_MS: [u64; 6] = [0, 4, 9, 15, 30, 60];
+    if step.is_multiple_of(2) {
+        Moment::MessagesOnDisk
+    } else {
+        Moment::After(Duration::from_millis(DELAYS_MS[step / 2 % 6]))
+    }
+}
+
+/// The message files of the trace's directory (whole ones: not a temporary), in order.
+fn message_paths(store: &Path, trace: &str) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(store.join(trace).join("messages"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn message_files(store: &Path, trace: &str) -> Vec<Value> {
+    let read = |f: &std::path::PathBuf| serde_json::from_str(&std::fs::read_to_string(f).ok()?).ok();
+    message_paths(store, trace).iter().filter_map(read).collect()
+}
+
+fn trace_dirs(store: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(store)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn without_breakpoints(mut value: Value) -> Value {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(fields) => {
+                fields.remove("cache_control");
+                fields.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut value);
+    value
+}
+
+/// Send step `steps`'s request and kill the proxy at `moment`; the agent's request fails, or not.
+fn killed_during(proxy: Proxy, store: &Path, steps: usize, moment: Moment) {
+    let before = message_paths(store, "crash").len();
+    let url = format!("{}/v1/messages", proxy.url);
+    let agent = std::thread::spawn(move || post(&url, &request("crash", steps), &headers()));
+    let sent = Instant::now();
+    match moment {
+        Moment::After(delay) => std::thread::sleep(delay),
+        Moment::MessagesOnDisk => {
+            while message_paths(store, "crash").len() <= before && !agent.is_finished() {
+                assert!(sent.elapsed() < PATIENCE, "the call's messages never reached the disk");
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
+    drop(proxy); // SIGKILL
+    let _ = agent.join();
+}
+
+fn killed_at_varied_moments_the_proxy_sends_and_records_each_message_once(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("crash");
+    let store = dir.join(".trace");
+    let start = || Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let mut proxy = start();
+    for steps in 0..=STEPS {
+        killed_during(proxy, &store, steps, moment_of(steps));
+        proxy = start();
+        // The agent sends its request again, until the whole reply comes.
+        let (status, _, body) = post(&format!("{}/v1/messages", proxy.url), &request("crash", steps), &headers());
+        assert_eq!(status, 200, "step {steps}: {body}");
+        assert!(body.contains("message_stop"), "step {steps}: {body}");
+    }
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+
+    // Every request the upstream got holds what the agent sent for that step, each message once.
+    for received in upstream.requests() {
+        let body = without_breakpoints(received.json());
+        let (steps, sent) = (step_of(&body), body["messages"].as_array().cloned().unwrap_or_default());
+        let held = conversation(steps);
+        assert_eq!(
+            sent.len(),
+            held.len(),
+            "the upstream got {} messages where the agent sent {}",
+            sent.len(),
+            held.len()
+        );
+        assert_eq!(sent, held, "step {steps}\n{log}");
+    }
+    assert_eq!(trace_dirs(&store), ["crash"], "one conversation, one trace\n{log}");
+    let roles: Vec<String> =
+        message_files(&store, "crash").iter().map(|m| m["role"].as_str().unwrap_or("").to_owned()).collect();
+    let mut expected = vec!["user"];
+    (0..STEPS).for_each(|_| expected.extend(["assistant", "tool"]));
+    expected.push("assistant");
+    assert_eq!(roles, expected, "nothing recorded twice\n{log}");
+    let calls = proxy_support::main_calls(&store, "crash");
+    // The kills did land between a save's messages and its state (7 of the 13 in a usual run).
+    let claims = calls.iter().filter(|c| c["notes"].to_string().contains("were on disk already")).count();
+    assert!(claims > 0, "no kill cut a save after its messages\n{log}");
+    let numbers: Vec<u64> = calls.iter().map(|c| c["call"].as_u64().unwrap()).collect();
+    assert!(numbers.windows(2).all(|w| w[0] < w[1]), "no call counted twice: {numbers:?}");
+}
+
+fn status(store: &Path, trace: &str) -> String {
+    let meta = std::fs::read_to_string(store.join(trace).join("meta.json")).unwrap_or_default();
+    serde_json::from_str::<Value>(&meta).unwrap_or_default()["status"].as_str().unwrap_or_default().to_owned()
+}
+
+fn a_second_proxy_on_the_store_leaves_the_first_ones_live_sessions_running(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("two");
+    let store = dir.join(".trace");
+    let start = || Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let turn = |proxy: &Proxy, session: &str, steps: usize| {
+        let (status, _, body) = post(&format!("{}/v1/messages", proxy.url), &request(session, steps), &headers());
+        assert_eq!(status, 200, "{body}");
+    };
+    let first = start();
+    turn(&first, "live", 0);
+    let killed = start();
+    turn(&killed, "killed", 0);
+    drop(killed); // SIGKILL
+    assert_eq!((status(&store, "live"), status(&store, "killed")), ("running".into(), "running".into()));
+    let second = start();
+    let (stopped, log) = second.stop();
+    assert!(stopped.success(), "{log}");
+    assert_eq!(status(&store, "killed"), "interrupted", "{log}");
+    assert_eq!(status(&store, "live"), "running", "the first proxy's session is live: {log}");
+    assert!(log.contains("marked interrupted: killed\n"), "{log}");
+    // The first proxy's conversation goes on in its session, untouched.
+    turn(&first, "live", 1);
+    let (stopped, log) = first.stop();
+    assert!(stopped.success(), "{log}");
+    assert_eq!(status(&store, "live"), "stopped", "{log}");
+    assert_eq!(trace_dirs(&store), ["killed", "live"]);
+    assert_eq!(message_files(&store, "live").len(), 4, "{log}");
+}
+
+both_shells!(
+    killed_at_varied_moments_the_proxy_sends_and_records_each_message_once,
+    a_second_proxy_on_the_store_leaves_the_first_ones_live_sessions_running,
+);

@@ -360,5 +360,9 @@ mod tests {
         let key =
             SessionKey { agent_session: Some("sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123".into()), conversation: 2 };
         assert_eq!(key.trace_base(), "proxy-0000000000000002", "a key is never a directory's name");
+        for secret in ["gsk_abcdefghijklmnopqrstuvwxyz0123456789AB", "xai-abcdefghijklmnopqrstuvwxyz0123456789AB"] {
+            let key = SessionKey { agent_session: Some(secret.into()), conversation: 3 };
+            assert_eq!(key.trace_base(), "proxy-0000000000000003", "Groq's and xAI's keys too: {secret}");
+        }
     }
 }

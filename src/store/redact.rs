@@ -20,6 +20,8 @@ const BUILT_IN: &[(&str, &str)] = &[
     ("google_api_key", r"\bAIza[0-9A-Za-z_-]{35}"),
     ("slack_token", r"\bxox[abprs]-[A-Za-z0-9-]{10,}"),
     ("huggingface_token", r"\bhf_[A-Za-z0-9]{30,}"),
+    ("groq_key", r"\bgsk_[A-Za-z0-9]{20,}"),
+    ("xai_key", r"\bxai-[A-Za-z0-9]{20,}"),
     ("jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"),
     ("authorization", r"(?i)(\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest)\s+)?)[^\s\x22',;]+"),
     (
@@ -146,6 +148,8 @@ mod tests {
             ("AIzaSyA-1234567890abcdefghijklmnopqrstu", "[REDACTED:google_api_key]"),
             ("xoxb-1234567890-abcdef", "[REDACTED:slack_token]"),
             ("hf_abcdefghijklmnopqrstuvwxyzABCDEFGH", "[REDACTED:huggingface_token]"),
+            ("gsk_abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ", "[REDACTED:groq_key]"),
+            ("xai-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJ", "[REDACTED:xai_key]"),
         ];
         for (input, want) in cases {
             assert_eq!(redact(input), want, "{input}");

@@ -50,24 +50,30 @@ impl Ledger {
 impl<H: Host> Engine<H> {
     /// The agent's own prompt, to send instead of `engine`'s (docs/engine.md, "Never worse than
     /// none"), when the session's running cost has passed the agent's, the agent's prompt stays
-    /// under R4.4's threshold (the reply's room) and either the previous call sent it too or
-    /// going back to it costs no more than `engine`'s prompt over the calls the session is all
-    /// but sure still to make. It is the raw history (what the agent withdrew left out) in the
-    /// layers `input` and `rules` give (see [`Engine::assemble_agent`]): no block, form, bounded
-    /// or pruned output, no summary. Nothing is rewritten while it is sent; a prompt that
-    /// reaches the threshold ends it.
+    /// under R4.4's threshold (the reply's room), differs from `engine`'s, and either the
+    /// previous call sent it too or going back to it costs no more than `engine`'s prompt over
+    /// the calls the session is all but sure still to make. It is the raw history (what the
+    /// agent withdrew left out) in the layers `input` and `rules` give (see
+    /// [`Engine::assemble_agent`]): no block, form, bounded or pruned output, no summary.
+    /// Nothing is rewritten while it is sent; a prompt that reaches the threshold ends it.
     pub(super) fn agent_prompt_instead(
         &self,
         input: &CallInput,
         rules: Option<&ProjectRules>,
         engine: &Assembly,
     ) -> Option<Assembly> {
-        let (credit, was, calls) = {
+        let (credit, was, calls, history) = {
             let state = self.state.borrow();
-            (state.ledger.credit(), state.ledger.passthrough, state.calls)
+            let shown = state.trace.messages.iter().enumerate().filter(|(i, _)| !state.view.is_withdrawn(*i));
+            let history: usize = shown.map(|(_, m)| m.tokens.unwrap_or(0) as usize).sum();
+            (state.ledger.credit(), state.ledger.passthrough, state.calls, history)
         };
-        let agent = (calls > 0 && credit < 0.0).then(|| self.assemble_agent(input, rules));
+        // The history alone pressing the threshold spares rendering the agent's prompt.
+        let fits = calls > 0 && credit < 0.0 && !self.wants_compaction(history);
+        let agent = fits.then(|| self.assemble_agent(input, rules));
         let agent = agent.filter(|a| !self.wants_compaction(a.tokens));
+        // Nothing to go back to while the engine's prompt is the agent's.
+        let agent = agent.filter(|a| a.view.messages != engine.view.messages);
         let chosen = agent.filter(|agent| {
             was || {
                 let cost = self.price(&engine.view.messages, &agent.view.messages);

@@ -8,6 +8,7 @@ use super::Engine;
 use crate::compress::focus::pointed_lines_of;
 use crate::compress::{Family, ToolOutput, compress_tool_output, family_of};
 use crate::error::Result;
+use crate::history::HistoryView;
 use crate::history::MAX_FAILED_COMPACTIONS;
 use crate::history::compaction::{self, TIMEOUT_NOTICE};
 use crate::history::prune::plan_prune;
@@ -63,23 +64,13 @@ impl<H: Host> Engine<H> {
         self.settle_finished_rounds();
         let rules = self.project_rules().await;
         self.judge_first_sight(input, rules.as_ref());
-        let mut assembly = self.assemble_now(input, rules.as_ref());
+        let assembly = self.assemble_now(input, rules.as_ref());
         let mut notes = Vec::new();
         let mut rewrites = Vec::new();
-        let forced = self.wants_compaction(assembly.tokens);
-        let triggers = self.nominate(forced);
-        if !triggers.is_empty()
-            && let Some(candidate) = self.build_candidate(&triggers).await
-        {
-            let after = self.assemble_with(input, rules.as_ref(), Some(&candidate.block));
-            if let Some(record) = self.decide(candidate, &assembly.view.messages, &after.view.messages, forced) {
-                notes.extend(record.notes.iter().cloned());
-                rewrites.push(record);
-                assembly = after;
-            }
-        }
-        let assembly = self.relieve(input, rules.as_ref(), assembly, &mut notes, &mut rewrites).await;
-        let mut assembly = assembly;
+        let mut assembly = match self.agent_prompt_instead(input, rules.as_ref(), &assembly) {
+            Some(agent) => agent,
+            None => self.rewrite_as_needed(input, rules.as_ref(), assembly, &mut notes, &mut rewrites).await,
+        };
         if self.state.borrow().view.failed_compactions >= MAX_FAILED_COMPACTIONS {
             notes.push(format!("automatic compaction stopped after {MAX_FAILED_COMPACTIONS} failed attempts"));
         }
@@ -111,6 +102,47 @@ impl<H: Host> Engine<H> {
         assembly.cost = self.account(input, &assembly);
         self.state.borrow_mut().last_prompt = Some(assembly.clone());
         Ok(assembly)
+    }
+
+    /// The rewrites this call's prompt needs: a tail compaction when a trigger nominates one and
+    /// the cost model lets it (or R4.4's threshold forces it, with the turns after it), then
+    /// whatever brings a prompt still over the threshold under it ([`Engine::relieve`]).
+    async fn rewrite_as_needed(
+        &self,
+        input: &CallInput,
+        rules: Option<&ProjectRules>,
+        mut assembly: Assembly,
+        notes: &mut Vec<String>,
+        rewrites: &mut Vec<RewriteRecord>,
+    ) -> Assembly {
+        let forced = self.wants_compaction(assembly.tokens);
+        let triggers = self.nominate(forced);
+        if !triggers.is_empty()
+            && let Some(candidate) = self.build_candidate(&triggers).await
+        {
+            let after = self.assemble_with(input, rules, Some(&candidate.block));
+            if let Some(record) = self.decide(candidate, &assembly.view.messages, &after.view.messages, forced) {
+                notes.extend(record.notes.iter().cloned());
+                rewrites.push(record);
+                assembly = after;
+                if forced {
+                    assembly = self.compact_rest(input, rules, assembly, notes, rewrites).await;
+                }
+            }
+        }
+        self.relieve(input, rules, assembly, notes, rewrites).await
+    }
+
+    /// The agent's own prompt: `input`'s layers (system prompt, tools, the plan and tail) and
+    /// `rules` around the raw history, what the agent withdrew left out (see
+    /// [`Engine::agent_prompt_instead`]).
+    pub(super) fn assemble_agent(&self, input: &CallInput, rules: Option<&ProjectRules>) -> Assembly {
+        let history = {
+            let state = self.state.borrow();
+            let raw = HistoryView { withdrawn: state.view.withdrawn.clone(), ..HistoryView::default() };
+            raw.render(&state.trace.messages)
+        };
+        self.assemble_history(input, rules, history)
     }
 
     /// The tokens of `view` that a provider's prefix cache serves when the previous prompt shares
@@ -197,6 +229,16 @@ impl<H: Host> Engine<H> {
             None => state.view.render(&state.trace.messages),
         };
         drop(state);
+        self.assemble_history(input, rules, history)
+    }
+
+    /// Assemble `history` (the rendered view) with `input`'s layers and count it.
+    fn assemble_history(
+        &self,
+        input: &CallInput,
+        rules: Option<&ProjectRules>,
+        history: Vec<PromptMessage>,
+    ) -> Assembly {
         let budget = self.config.dynamic_tail_budget as usize;
         let (view, notes) = assemble::assemble(input, rules, history, budget, &self.counter);
         let tokens =

@@ -10,7 +10,7 @@ use super::Engine;
 use crate::history::view::Withdrawal;
 use crate::host::Host;
 use crate::model::Role;
-use crate::prompt::assemble::{Assembly, CallInput};
+use crate::prompt::assemble::{Assembly, CallInput, ProjectRules};
 use crate::prompt::{Layer, PromptMessage};
 use crate::workbench::cost::{CallCost, RewriteCost, prompt_cost};
 
@@ -21,6 +21,9 @@ pub(super) struct Ledger {
     agent_total: f64,
     sent_total: f64,
     previous: Option<AgentPrompt>,
+    /// The previous call sent the agent's own prompt ([`Engine::agent_prompt_instead`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    passthrough: bool,
 }
 
 /// The agent's previous prompt as a prefix cache reads it: its head (system prompt and tools,
@@ -45,10 +48,56 @@ impl Ledger {
 }
 
 impl<H: Host> Engine<H> {
+    /// The agent's own prompt, to send instead of `engine`'s (docs/engine.md, "Never worse than
+    /// none"), when the session's running cost has passed the agent's, the agent's prompt stays
+    /// under R4.4's threshold (the reply's room), differs from `engine`'s, and either the
+    /// previous call sent it too or going back to it costs no more than `engine`'s prompt over
+    /// the calls the session is all but sure still to make. It is the raw history (what the
+    /// agent withdrew left out) in the layers `input` and `rules` give (see
+    /// [`Engine::assemble_agent`]): no block, form, bounded or pruned output, no summary.
+    /// Nothing is rewritten while it is sent; a prompt that reaches the threshold ends it.
+    pub(super) fn agent_prompt_instead(
+        &self,
+        input: &CallInput,
+        rules: Option<&ProjectRules>,
+        engine: &Assembly,
+    ) -> Option<Assembly> {
+        let (credit, was, calls, history) = {
+            let state = self.state.borrow();
+            let shown = state.trace.messages.iter().enumerate().filter(|(i, _)| !state.view.is_withdrawn(*i));
+            let history: usize = shown.map(|(_, m)| m.tokens.unwrap_or(0) as usize).sum();
+            (state.ledger.credit(), state.ledger.passthrough, state.calls, history)
+        };
+        // The history alone pressing the threshold spares rendering the agent's prompt.
+        let fits = calls > 0 && credit < 0.0 && !self.wants_compaction(history);
+        let agent = fits.then(|| self.assemble_agent(input, rules));
+        let agent = agent.filter(|a| !self.wants_compaction(a.tokens));
+        // Nothing to go back to while the engine's prompt is the agent's.
+        let agent = agent.filter(|a| a.view.messages != engine.view.messages);
+        let chosen = agent.filter(|agent| {
+            was || {
+                let cost = self.price(&engine.view.messages, &agent.view.messages);
+                let sure = self.config.workbench.sure_horizon(calls) as f64;
+                cost.one_off_cost <= cost.saving_per_call * sure
+            }
+        });
+        self.state.borrow_mut().ledger.passthrough = chosen.is_some();
+        chosen
+    }
+
     /// Price the call `assembly` is for beside the agent's own prompt (`input`'s system prompt
-    /// and tools, and every recorded message not withdrawn), and add both to the totals.
+    /// and tools, the project rules and tail `assembly` holds, and every recorded message not
+    /// withdrawn), and add both to the totals.
     pub(super) fn account(&self, input: &CallInput, assembly: &Assembly) -> CallCost {
         let head_tokens = self.head_tokens(input);
+        // The layers around the history (project rules, the plan and tail) are the agent's too:
+        // the rules cached with the head, the tail after the newest message, never.
+        let layer = |l: Layer| -> usize {
+            let of = assembly.view.messages.iter().filter(|m| m.layer == l);
+            of.map(|m| self.prompt_message_tokens(m)).sum()
+        };
+        let (rules, tail) = (layer(Layer::Rules), layer(Layer::Tail));
+        let head_tokens = head_tokens + rules;
         let mut hasher = DefaultHasher::new();
         (&input.system_prompt, serde_json::to_string(&input.tools).unwrap_or_default()).hash(&mut hasher);
         let head = hasher.finish();
@@ -69,7 +118,7 @@ impl<H: Host> Engine<H> {
             }
             _ => None,
         };
-        let (mut tokens, mut cached) = (head_tokens, if cached_limit.is_some() { head_tokens } else { 0 });
+        let (mut tokens, mut cached) = (head_tokens + tail, if cached_limit.is_some() { head_tokens } else { 0 });
         for (i, message) in messages.iter().enumerate().filter(|(i, _)| !view.is_withdrawn(*i)) {
             let t = self.counter.message_tokens(message);
             tokens += t;

@@ -10,6 +10,7 @@ use crate::history::view::{RewritePosition, RewriteRecord, TailBlock};
 use crate::host::{Host, Progress};
 use crate::model::{Message, MessageId, Role, Trace};
 use crate::prompt::PromptMessage;
+use crate::prompt::assemble::{Assembly, CallInput, ProjectRules};
 use crate::workbench::block::{fit_delta, neutralise_all, render_delta};
 use crate::workbench::cost::{RewriteCost, horizon};
 use crate::workbench::extractive::{self, Anchored};
@@ -363,6 +364,33 @@ impl<H: Host> Engine<H> {
         let conflicts = board.apply(&mut delta);
         notes.extend(conflicts.into_iter().map(|c| format!("state conflict merged: {c}")));
         (block, delta)
+    }
+
+    /// After a compaction the window forced: the turns between the user's messages that follow
+    /// it in the uncompacted tail (the newest `keep_turns` kept), each compacted into a block of
+    /// its own. The prompt is re-written from the first block on either way, so a block that is
+    /// smaller than its turns costs nothing more now and less on every later call.
+    pub(super) async fn compact_rest(
+        &self,
+        input: &CallInput,
+        rules: Option<&ProjectRules>,
+        mut assembly: Assembly,
+        notes: &mut Vec<String>,
+        rewrites: &mut Vec<RewriteRecord>,
+    ) -> Assembly {
+        while let Some(candidate) = self.build_candidate(&[Trigger::Window]).await {
+            let after = self.assemble_with(input, rules, Some(&candidate.block));
+            if after.tokens >= assembly.tokens {
+                break;
+            }
+            let Some(record) = self.decide(candidate, &assembly.view.messages, &after.view.messages, true) else {
+                break;
+            };
+            notes.extend(record.notes.iter().cloned());
+            rewrites.push(record);
+            assembly = after;
+        }
+        assembly
     }
 
     /// Price `candidate` against the prompt as it is; apply it when it pays (or `forced`).

@@ -638,7 +638,7 @@ fn managed(messages: Value) -> (SessionKey, ClientRequest) {
     let gateway = Gateway::new(&Config::default(), Upstreams::default(), args::Shell::Native);
     let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers: Vec::new() };
     let body = claude_code(messages).to_string();
-    match gateway.decide(&head, Route::Managed(Format::Anthropic), body.as_bytes()) {
+    match gateway.read(&head, Route::Managed(Format::Anthropic), body.as_bytes()) {
         Decision::Manage { key, request } => (key, *request),
         _ => panic!("a managed call"),
     }

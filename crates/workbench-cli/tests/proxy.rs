@@ -377,6 +377,10 @@ fn bad_requests_get_errors_in_the_providers_shape(build: Build) {
         let kind = if status == 413 { "request_too_large" } else { "invalid_request_error" };
         assert_eq!(error["error"]["type"], kind);
     }
+    // A body far over the limit, as Python's clients send it (all of it before reading the
+    // answer): the 413, not a connection reset.
+    let (got, _, text) = post(&anthropic, &vec![b' '; 8 << 20], &headers());
+    assert_eq!(got, 413, "{text}");
     let (status, _, text) = post(&format!("{}/v1/chat/completions", proxy.url), b"{\"messages\": 3}", &[]);
     assert_eq!(status, 400);
     let error: Value = serde_json::from_str(&text).unwrap();

@@ -12,6 +12,7 @@ use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use context_workbench::proxy::gateway::passes_to_agent;
 use context_workbench::proxy::{CallRecord, ClientRequest, Effect, End, Event, Exchange, Gateway, RequestHead};
+use futures_util::StreamExt;
 use tokio::sync::{oneshot, watch};
 
 use super::log::Log;
@@ -184,7 +185,12 @@ impl Call {
                 app.log.line(&line);
                 Flow::Go
             }
-            Effect::Answer { status, body, close } => Flow::Reply(json_response(status, body, close)),
+            Effect::Answer { status, body, close } => {
+                if close && let Some(unread) = self.incoming.take() {
+                    drain(unread, app.gateway.limits().body_timeout_ms).await;
+                }
+                Flow::Reply(json_response(status, body, close))
+            }
             Effect::TakeTurn { key } => {
                 let (turn, notes) = app.registry.turn(&key).await;
                 self.turn = Some(turn);
@@ -304,6 +310,14 @@ impl Call {
             self.to_agent = None;
         }
     }
+}
+
+/// Read and drop a body the answer does not need (for at most `timeout_ms`, 10 s at the most):
+/// an agent still sending it then reads the answer, not a connection reset.
+async fn drain(body: Body, timeout_ms: u64) {
+    let mut pieces = body.into_data_stream();
+    let within = Duration::from_millis(timeout_ms.min(10_000));
+    let _ = tokio::time::timeout(within, async { while let Some(Ok(_)) = pieces.next().await {} }).await;
 }
 
 /// The upstream's headers that cross to the agent (reqwest leaves the body as it came).

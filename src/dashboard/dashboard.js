@@ -256,6 +256,8 @@ function chartPanel(traceId, calls, pick) {
     + `(${call.new_messages} new of ${call.messages} messages), the provider got ${call.prompt_tokens.toLocaleString('en')}, `
     + `${call.expected_cached_tokens.toLocaleString('en')} expected from its cache`
     + (call.usage ? `, ${(call.usage.cache_read_tokens ?? 0).toLocaleString('en')} reported read from it` : '')
+    + (call.cost ? `; it cost ${dollars(call.cost.sent_cost)} where the agent's own prompt would have cost `
+      + `${dollars(call.cost.agent_cost)} (the session so far: ${dollars(call.cost.sent_total)} against ${dollars(call.cost.agent_total)})` : '')
     + (call.rewrites.length ? `; rewrote earlier prompt: ${call.rewrites.join(', ')}` : '')
     + (call.managed ? '' : '; sent unmanaged')
     + (cutShort(call) ? '; its reply was cut short' : '')

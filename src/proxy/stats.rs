@@ -103,11 +103,19 @@ impl Totals {
         self.agent_cost += other.agent_cost;
     }
 
-    /// One trace's calls, in order, priced at `prices`.
+    /// One trace's calls, in order, priced at `prices`. A call no model answered (the upstream
+    /// was unreachable or failed) counts as a call and costs nothing; a managed call's cost is
+    /// the engine's own ([`CallCost`](crate::workbench::cost::CallCost), at the engine's prices),
+    /// and an older record's is estimated from its counts.
     pub fn of_trace(calls: &[CallRecord], prices: &Prices) -> Totals {
         let mut totals = Totals { sessions: 1, ..Totals::default() };
         let mut previous = 0;
         for call in calls {
+            if call.status.is_some_and(|status| !(200..300).contains(&status)) {
+                totals.calls += usize::from(!call.side_call);
+                totals.side_calls += usize::from(call.side_call);
+                continue;
+            }
             let (client, prompt) = (call.client_tokens as u64, call.prompt_tokens as u64);
             totals.client_tokens += client;
             totals.prompt_tokens += prompt;
@@ -125,10 +133,15 @@ impl Totals {
             totals.calls += 1;
             let cached = (call.expected_cached_tokens as u64).min(prompt);
             totals.expected_cached_tokens += cached;
-            totals.cost += cost(prices, cached as usize, (prompt - cached) as usize, 0);
             let agent_cached = previous.min(client);
-            totals.agent_cost += cost(prices, agent_cached as usize, (client - agent_cached) as usize, 0);
             previous = client;
+            if let Some(engine) = &call.cost {
+                totals.cost += engine.sent_cost;
+                totals.agent_cost += engine.agent_cost;
+                continue;
+            }
+            totals.cost += cost(prices, cached as usize, (prompt - cached) as usize, 0);
+            totals.agent_cost += cost(prices, agent_cached as usize, (client - agent_cached) as usize, 0);
         }
         totals
     }
@@ -372,6 +385,16 @@ mod tests {
             usage: Some(ProviderUsage { input_tokens: 100, cache_read_tokens: 300, ..ProviderUsage::default() }),
             ..CallRecord::default()
         }
+    }
+
+    #[test]
+    fn the_engines_own_costs_count_and_a_call_no_model_answered_costs_nothing() {
+        let engine = crate::workbench::cost::CallCost { agent_cost: 900.0, sent_cost: 400.0, ..Default::default() };
+        let priced = CallRecord { status: Some(200), cost: Some(engine), ..call(1000, 800, 0, false) };
+        let unanswered = CallRecord { status: Some(502), ..call(5000, 5000, 0, false) };
+        let totals = Totals::of_trace(&[priced, unanswered], &Prices::default());
+        assert_eq!((totals.calls, totals.client_tokens, totals.prompt_tokens), (2, 1000, 800));
+        assert!((totals.cost - 400.0).abs() < 1e-9 && (totals.agent_cost - 900.0).abs() < 1e-9, "{totals:?}");
     }
 
     #[test]

@@ -137,9 +137,9 @@ export async function claudeCodeChecks({ check, browser, artifacts, runDir, vsix
       assert.deepEqual(rows, ['Read the build logs', 'Fix the greeting', 'Check the result'], 'every item done, none current');
       const status = await until('the status bar shows the saving', async () => {
         const text = await page.statusBarText(STATUS_ID);
-        return /sent · −\d+% · \d+% cached/.test(text) && text;
+        return /sent · saving \d+% · \d+% cached/.test(text) && text;
       });
-      assert.ok(Number(/−(\d+)%/.exec(status)[1]) >= 30, status);
+      assert.ok(Number(/saving (\d+)%/.exec(status)[1]) >= 30, status);
       await page.runCommand('Context Workbench: Show Last Prompt');
       await page.page.locator('.tab', { hasText: 'last-prompt.md' }).waitFor();
       await until('the Prompt View shows the newest call', async () => /Claude Code [\d.]+ · Fix the greeting/.test(await page.editorText()));

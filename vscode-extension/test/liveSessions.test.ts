@@ -70,11 +70,11 @@ test('what it saved, by hand: tokens sent vs received, the cached share the prov
   assert.equal(s.cost, 1250 + 1350 + 1400);
   // The agent's own: 1.25×1000; 0.1×1000 + 1.25×2000; 0.1×3000 + 1.25×3000.
   assert.equal(s.agentCost, 1250 + 2600 + 4050);
-  assert.equal(savingPercent(s.costSaving), '−49%');
+  assert.equal(savingPercent(s.costSaving), 'saving 49%');
   assert.deepEqual(savingsLines(s, defaults), [
-    'Prompt tokens: the agent sent 10000, the upstream received 5500 (−45%) over 3 calls',
+    'Prompt tokens: the agent sent 10000, the upstream received 5500 (saving 45%) over 3 calls',
     'Cached: 33% of the prompt tokens, as the provider reported (2 of 3 calls)',
-    "Cost: 4000 against 7900 for the agent's own prompts (−49%), in uncached input tokens at cache read 0.1, cache write 1.25",
+    "Cost: 4000 against 7900 for the agent's own prompts (saving 49%), in uncached input tokens at cache read 0.1, cache write 1.25",
   ]);
   // Other prices change the cost, not the tokens; a configuration the engine refuses keeps its defaults, and says why.
   const dear = pricesOf({ prices: { cache_write: 2 } });
@@ -84,7 +84,7 @@ test('what it saved, by hand: tokens sent vs received, the cached share the prov
   assert.deepEqual(refused.prices, defaults);
   assert.match(refused.problem ?? '', /prices\.output/);
   assert.equal(savingsOf([], defaults).tokenSaving, 0);
-  assert.equal(savingPercent(-0.04), '+4%');
+  assert.equal(savingPercent(-0.04), 'saving −4%');
   assert.match(savingsLines(savingsOf(records(callLine(1) + '\n'), defaults), defaults)[1], /not reported/);
   // A side call (a title) costs the same on both sides and leaves the agent's prompt cache alone.
   const side = callLine(1, { client_tokens: 400, prompt_tokens: 400, expected_cached_tokens: 0, side_call: true, managed: false });
@@ -225,13 +225,13 @@ test('the trace folder: sessions listed (a newer one and a damaged one with why)
   const head = sessionHead(detail, prices);
   assert.match(head[0], /^Session s1, updated /);
   const rendered = renderPrompt(preparedOf(detail.prompt!), (s) => reader.rawText('s1', s), 'Prompt', head);
-  assert.match(rendered.text, /^# Prompt\n# Session s1, updated .*\n# Prompt tokens: the agent sent 10000, the upstream received 5500 \(−45%\)/);
+  assert.match(rendered.text, /^# Prompt\n# Session s1, updated .*\n# Prompt tokens: the agent sent 10000, the upstream received 5500 \(saving 45%\)/);
   assert.match(rendered.text, /──── 3 · user · history · compaction of raw#m000002\.\.m000003 · \d+ characters compressed to \d+ ────/);
   assert.match(rendered.text, /tools offered: Read/);
   assert.deepEqual(rendered.blocks.map((b) => [b.source, b.compressed]), [['m000000', false], ['m000002..m000003', true]]);
   const status = sessionStatus(detail, prices);
   // The last call: 2500 sent upstream, no usage reported, so the engine's expected 1500 cached.
-  assert.equal(status.text, '2.5k sent · −45% · 60% cached');
+  assert.equal(status.text, '2.5k sent · saving 45% · 60% cached');
   assert.match(status.tooltip, /^Following: claude-cli 2\.1\.328 · Fix the failing test\n/);
   // Nothing changed: the same signature, from a stat per file.
   assert.equal((await reader.detail(s1)).signature, detail.signature);
@@ -241,7 +241,7 @@ test('the trace folder: sessions listed (a newer one and a damaged one with why)
   assert.notEqual(grown.signature, detail.signature);
   assert.equal(grown.calls.length, 4);
   assert.deepEqual(grown.problems, []);
-  assert.equal(sessionStatus(grown, prices).text, '2.6k sent · −52% · 96% cached');
+  assert.equal(sessionStatus(grown, prices).text, '2.6k sent · saving 52% · 96% cached');
   // Damage in the followed session is named; what can be read is still shown.
   write(base, 's1/goal.json', '{"goals": [');
   const damaged = await reader.detail(s1);

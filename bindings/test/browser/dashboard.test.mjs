@@ -100,16 +100,23 @@ function savingOf(records) {
   let agent = 0;
   let previous = 0;
   for (const c of records) {
+    if (c.status != null && (c.status < 200 || c.status >= 300)) continue; // no model answered: no cost
     if (c.side_call) {
       cost += PRICES.cache_write * c.prompt_tokens;
       agent += PRICES.cache_write * c.client_tokens;
       continue;
     }
+    const agentCached = Math.min(previous, c.client_tokens);
+    previous = c.client_tokens;
+    if (c.cost) {
+      // A managed call: the engine's own price of its prompt and of the agent's.
+      cost += c.cost.sent_cost;
+      agent += c.cost.agent_cost;
+      continue;
+    }
     const cached = Math.min(c.expected_cached_tokens, c.prompt_tokens);
     cost += PRICES.cache_read * cached + PRICES.cache_write * (c.prompt_tokens - cached);
-    const agentCached = Math.min(previous, c.client_tokens);
     agent += PRICES.cache_read * agentCached + PRICES.cache_write * (c.client_tokens - agentCached);
-    previous = c.client_tokens;
   }
   return 1 - cost / agent;
 }

@@ -56,10 +56,10 @@ export function savingsOf(calls: ProxyCallRecord[], prices: Prices): Savings {
   };
 }
 
-/** A share as a signed percentage: `−35%` for a saving, `+4%` for a loss, `0%`. */
+/** A saving as the dashboard and `workbench stats` say it: `saving 35%`, `saving −4%` when dearer, half a percent rounded away from zero. */
 export function savingPercent(saving: number): string {
-  const p = Math.round(saving * 100);
-  return p > 0 ? `−${p}%` : p < 0 ? `+${-p}%` : '0%';
+  const p = Math.sign(saving) * Math.round(Math.abs(saving) * 100);
+  return `saving ${p < 0 ? `−${-p}` : p}%`;
 }
 
 const percent = (share: number) => `${Math.round(share * 100)}%`;

@@ -156,8 +156,6 @@ pub struct Exchange {
     pump: Option<ReplyPump>,
     /// The reply's status, once the upstream answered.
     status: u16,
-    /// Whether the reply went to its session already (`AwaitRecord` then waits for it).
-    finishing: bool,
     /// Whether the agent has the reply's head.
     responded: bool,
     /// The answer to give once a call the upstream gave no reply to is recorded.
@@ -178,7 +176,6 @@ impl Exchange {
             opening: None,
             pump: None,
             status: 0,
-            finishing: false,
             responded: false,
             unanswered: None,
         };
@@ -229,11 +226,13 @@ impl Exchange {
             (Stage::Reading, Event::Unreadable { why }) => {
                 self.forward(gateway, format!("unreadable by the engine ({why}), passed through"))
             }
-            (Stage::Turn, Event::TurnTaken { notes }) => {
-                self.stage = Stage::Preparing;
-                let key = self.key.clone().expect("a managed exchange has its key");
-                vec![Effect::Prepare { key, notes, opening: self.opening.take() }]
-            }
+            (Stage::Turn, Event::TurnTaken { notes }) => match self.key.clone() {
+                Some(key) => {
+                    self.stage = Stage::Preparing;
+                    vec![Effect::Prepare { key, notes, opening: self.opening.take() }]
+                }
+                None => self.broke(gateway, "a turn was taken without a conversation"),
+            },
             (Stage::Preparing, Event::Prepared { rewritten }) => {
                 self.stage = Stage::Sending;
                 vec![Effect::Send {
@@ -263,7 +262,6 @@ impl Exchange {
         let whole = self.pump.as_mut().and_then(|pump| pump.feed(bytes, gateway.counter()));
         match whole {
             Some(outcome) => {
-                self.finishing = true;
                 vec![Effect::Finish { status: self.status, outcome: Box::new(outcome) }, Effect::Give]
             }
             None => vec![Effect::Give],
@@ -306,8 +304,8 @@ impl Exchange {
         self.stage = Stage::Relaying;
         self.responded = true;
         let Some(why) = &self.why else {
-            let format = self.route.managed().expect("a managed exchange has a managed route");
-            self.pump = Some(gateway.reply_pump(format, status, content_type, content_length));
+            let pump = |format| gateway.reply_pump(format, status, content_type, content_length);
+            self.pump = self.route.managed().map(pump);
             return vec![Effect::Respond { status }];
         };
         let mut effects = vec![Effect::Log { line: gateway.forwarded(&self.head, why, status) }];
@@ -327,7 +325,6 @@ impl Exchange {
         let (status, body, why) = gateway.call_failed(&self.head, self.route, failure);
         self.unanswered = Some((status, body));
         self.stage = Stage::Recording;
-        self.finishing = true;
         vec![Effect::Finish { status, outcome: Box::new(no_reply(why)) }, Effect::AwaitRecord]
     }
 
@@ -339,7 +336,6 @@ impl Exchange {
         let ending = pump.end(end, gateway.counter());
         let mut effects: Vec<Effect> = ending.trailer.map(|text| Effect::GiveText { text }).into_iter().collect();
         if let Some(outcome) = ending.outcome {
-            self.finishing = true;
             effects.push(Effect::Finish { status: self.status, outcome: Box::new(outcome) });
         }
         self.stage = Stage::Recording;

@@ -14,6 +14,7 @@ use std::path::Path;
 use context_workbench::replay::ReplaySession;
 use proxy_support::{
     Build, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, calls, files_under, get, post, scratch,
+    step_of,
 };
 use serde_json::{Value, json};
 
@@ -35,14 +36,6 @@ fn step_blocks(n: usize) -> Vec<Value> {
     ]
 }
 
-/// Which step a request asks for: one past the step its last tool result answers.
-fn step_of(body: &Value) -> usize {
-    let last = body["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
-    let id =
-        last["content"].as_array().into_iter().flatten().find_map(|b| b["tool_use_id"].as_str().map(str::to_owned));
-    id.and_then(|id| id.strip_prefix("toolu_s").and_then(|n| n.parse::<usize>().ok())).map_or(0, |n| n + 1)
-}
-
 /// An upstream that plays the small session for requests with tools and answers side calls.
 fn scripted() -> Upstream {
     Upstream::start(|request: &Received| {
@@ -50,7 +43,7 @@ fn scripted() -> Upstream {
         if body.get("tools").is_none() {
             return Reply::Json { status: 200, body: json!({"id": "msg_side", "type": "message", "role": "assistant", "content": [{"type": "text", "text": "A title"}], "usage": anthropic_usage(50, 0)}).to_string() };
         }
-        let n = step_of(&body);
+        let n = step_of(&body, "toolu_s");
         Reply::Events {
             events: anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(5000, 4000)),
             cut_after: None,
@@ -469,7 +462,7 @@ fn an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_lose
     let upstream = Upstream::start(|request: &Received| {
         let body = request.json();
         let task = body["messages"][0]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
-        let n = step_of(&body);
+        let n = step_of(&body, "toolu_s");
         match task.as_str() {
             "overloaded" => Reply::Json {
                 status: 529,
@@ -525,7 +518,7 @@ fn an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_lose
 
 fn ctrl_c_finishes_the_requests_in_flight_and_saves(build: Build) {
     let upstream = Upstream::start(|request: &Received| {
-        let n = step_of(&request.json());
+        let n = step_of(&request.json(), "toolu_s");
         let events = anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(100, 0));
         Reply::Slow { events, pause: std::time::Duration::from_millis(150) }
     });

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use proxy_support::{
-    Build, PATIENCE, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, post, scratch,
+    Build, PATIENCE, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, post, scratch, step_of,
 };
 use serde_json::{Value, json};
 
@@ -33,17 +33,9 @@ fn step_blocks(n: usize) -> Vec<Value> {
     ]
 }
 
-/// Which step a request asks for: one past the step its last tool result answers.
-fn step_of(body: &Value) -> usize {
-    let last = body["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
-    let id =
-        last["content"].as_array().into_iter().flatten().find_map(|b| b["tool_use_id"].as_str().map(str::to_owned));
-    id.and_then(|id| id.strip_prefix("toolu_k").and_then(|n| n.parse::<usize>().ok())).map_or(0, |n| n + 1)
-}
-
 fn scripted() -> Upstream {
     Upstream::start(|request: &Received| {
-        let n = step_of(&request.json());
+        let n = step_of(&request.json(), "toolu_k");
         Reply::Events {
             events: anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(5000, 4000)),
             cut_after: None,
@@ -178,7 +170,7 @@ fn killed_at_varied_moments_the_proxy_sends_and_records_each_message_once(build:
     // Every request the upstream got holds what the agent sent for that step, each message once.
     for received in upstream.requests() {
         let body = without_breakpoints(received.json());
-        let (steps, sent) = (step_of(&body), body["messages"].as_array().cloned().unwrap_or_default());
+        let (steps, sent) = (step_of(&body, "toolu_k"), body["messages"].as_array().cloned().unwrap_or_default());
         let held = conversation(steps);
         assert_eq!(
             sent.len(),

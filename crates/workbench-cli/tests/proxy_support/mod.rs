@@ -453,3 +453,12 @@ pub fn files_under(dir: &Path) -> Vec<(PathBuf, String)> {
     out.sort();
     out
 }
+
+/// Which step of a scripted session a request asks for: one past the step its last tool result
+/// answers, the tool calls' ids being `{prefix}{step}`.
+pub fn step_of(body: &Value, prefix: &str) -> usize {
+    let last = body["messages"].as_array().and_then(|m| m.last()).cloned().unwrap_or_default();
+    let id =
+        last["content"].as_array().into_iter().flatten().find_map(|b| b["tool_use_id"].as_str().map(str::to_owned));
+    id.and_then(|id| id.strip_prefix(prefix).and_then(|n| n.parse::<usize>().ok())).map_or(0, |n| n + 1)
+}

@@ -14,7 +14,7 @@ use std::path::Path;
 use context_workbench::replay::ReplaySession;
 use proxy_support::{
     Build, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, calls, files_under, get, post, scratch,
-    step_of,
+    step_of, trace_dirs,
 };
 use serde_json::{Value, json};
 
@@ -730,17 +730,6 @@ fn sessions_are_titled_by_the_users_words_and_end_finished_stopped_or_interrupte
     assert_eq!(meta(&store, "done")["status"], "finished", "what ended is left as it ended");
     let ignored = std::fs::read_to_string(store.join(".gitignore")).unwrap();
     assert!(ignored.lines().any(|l| l == "*"), "the store keeps out of git: {ignored}");
-}
-
-fn trace_dirs(store: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(store)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 fn a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_session(build: Build) {

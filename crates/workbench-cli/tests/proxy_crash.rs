@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use proxy_support::{
     Build, PATIENCE, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, post, scratch, step_of,
+    trace_dirs,
 };
 use serde_json::{Value, json};
 
@@ -103,17 +104,6 @@ fn message_paths(store: &Path, trace: &str) -> Vec<std::path::PathBuf> {
 fn message_files(store: &Path, trace: &str) -> Vec<Value> {
     let read = |f: &std::path::PathBuf| serde_json::from_str(&std::fs::read_to_string(f).ok()?).ok();
     message_paths(store, trace).iter().filter_map(read).collect()
-}
-
-fn trace_dirs(store: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(store)
-        .unwrap()
-        .flatten()
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 fn without_breakpoints(mut value: Value) -> Value {

@@ -413,14 +413,16 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The names of the trace folders in the store `store`, in the order the file system lists them.
+/// The names of the trace folders in the store `store`, sorted.
 pub fn trace_dirs(store: &Path) -> Vec<String> {
-    std::fs::read_dir(store)
+    let mut names: Vec<String> = std::fs::read_dir(store)
         .unwrap()
         .flatten()
         .filter(|e| e.path().is_dir())
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect()
+        .collect();
+    names.sort();
+    names
 }
 
 /// The records of the trace `trace`'s `calls.jsonl` in the store `store`, in order.

@@ -246,8 +246,9 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     // The build log's middle is not in the prompt the model saw; expanding its compressed form shows it.
     const prompt = await (await fetch(`${dashboard}api/traces/${traceId}/prompt`)).text();
     assert.ok(!prompt.includes(NEEDLE), `the needle was compressed away: ${prompt.slice(prompt.indexOf(NEEDLE) - 2000, prompt.indexOf(NEEDLE) + 500)}`);
-    await page.click('#prompt summary'); // the prompt's messages are shown on demand
+    await page.click('#prompt summary'); // the prompt's messages are shown on demand, once its toggle event runs
     const buttons = page.locator('#prompt .msg.compressed button.expand');
+    await buttons.first().waitFor({ timeout: 10_000 }).catch(() => {});
     assert.ok(await buttons.count() > 0, 'a compressed part can be expanded');
     let found = false;
     for (let i = 0; i < await buttons.count() && !found; i++) {

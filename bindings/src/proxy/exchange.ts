@@ -15,6 +15,8 @@ interface Finished {
 
 export class Call {
   #body: Uint8Array = new Uint8Array();
+  /** Whether the agent's body is still unread (the exchange answered before reading it). */
+  #unread = true;
   #prepared: string | undefined;
   #thread: number | undefined;
   #release: (() => void) | undefined;
@@ -52,6 +54,7 @@ export class Call {
     const { proxy, req, res } = this;
     switch (effect.effect) {
       case 'read_body': {
+        this.#unread = false;
         const body = await readBody(req, effect.limit, effect.timeout_ms);
         if (body === 'timeout') return { event: 'body_timed_out' };
         if (body === undefined) return { event: 'body_refused' };
@@ -69,8 +72,11 @@ export class Call {
         proxy.log(effect.line);
         return;
       case 'answer':
-        if (effect.close) res.shouldKeepAlive = false;
-        if (effect.close) req.resume(); // the rest of the body is read and dropped
+        if (effect.close) {
+          res.shouldKeepAlive = false;
+          // A body never read is read and dropped first: an agent still sending it then reads the answer, not a reset.
+          if (this.#unread) await drain(req, 10_000);
+        }
         if (!res.headersSent) respond(res, effect.status, effect.body);
         return;
       case 'take_turn': {
@@ -165,6 +171,21 @@ function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promi
       done('timeout');
     }, timeoutMs);
     req.on('data', onData).once('end', onEnd).once('error', onGone).once('close', onGone);
+  });
+}
+
+/** Read and drop what is left of `req`'s body, for at most `ms`. */
+function drain(req: IncomingMessage, ms: number): Promise<void> {
+  if (req.readableEnded || req.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      req.off('end', done).off('close', done).off('error', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    req.once('end', done).once('close', done).once('error', done);
+    req.resume();
   });
 }
 

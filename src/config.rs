@@ -89,6 +89,9 @@ pub struct ProxyConfig {
     pub upstream_timeout_ms: u64,
     /// Conversations held at once; past it, the least recently used idle one is saved and closed.
     pub max_sessions: u32,
+    /// How long a request's headers may take to arrive, in milliseconds; a connection that
+    /// sends none in time is closed (half-open connections cannot hold the proxy's descriptors).
+    pub header_timeout_ms: u64,
     /// How long a request's body may take to arrive, in milliseconds; a client that declares a
     /// body and stalls gets a 408 instead of holding its connection.
     pub body_timeout_ms: u64,
@@ -96,6 +99,10 @@ pub struct ProxyConfig {
     /// to finish before they are cut short (their agents get an error in the provider's shape),
     /// in milliseconds, so that every session is saved in time.
     pub shutdown_grace_ms: u64,
+    /// Whether the proxy manages this project's conversations; off, every request goes upstream
+    /// as its agent sent it (logged as unmanaged). One request is left unmanaged by its header
+    /// `x-workbench: off`.
+    pub manage: bool,
 }
 
 impl Default for ProxyConfig {
@@ -105,8 +112,10 @@ impl Default for ProxyConfig {
             side_calls: true,
             upstream_timeout_ms: 600_000,
             max_sessions: 256,
+            header_timeout_ms: 30_000,
             body_timeout_ms: 60_000,
             shutdown_grace_ms: 5_000,
+            manage: true,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! A fuzz harness over what reads untrusted bytes: the proxy's request readers (both formats,
-//! through the gateway), its reply pump (an event stream in any pieces), and the trajectory
+//! through the gateway), its reply pump (an event stream in any pieces, ending any way at any
+//! byte), a request's `Host` and `Origin`, the session ids agents send, and the trajectory
 //! importers. Property tests (proptest) mutate a corpus seeded from the real recorded sessions of
 //! `data/traces`: bytes flipped, inserted or cut, values swapped for odd ones, deep nesting.
 //! Each input must give an answer in the caller's terms (a decision, an error), never a panic, and
@@ -14,7 +15,9 @@ use std::sync::OnceLock;
 use context_workbench::Config;
 use context_workbench::import::import;
 use context_workbench::proxy::args::Shell;
-use context_workbench::proxy::{Decision, End, Format, Gateway, RequestHead, Route, Upstreams};
+use context_workbench::proxy::{
+    Decision, Effect, End, Exchange, Format, Gateway, RequestHead, Route, SessionKey, Upstreams,
+};
 use context_workbench::tokens::{Encoding, TokenCounter};
 use proptest::prelude::*;
 use proptest::test_runner::{Config as RunnerConfig, FileFailurePersistence, RngSeed};
@@ -210,6 +213,61 @@ proptest! {
         }
     }
 
+    /// A stream ended any way after any byte: the agent gets an error event exactly when the
+    /// stream was cut before its end, and a reply is whole only when every byte came.
+    #[test]
+    fn a_stream_ending_any_way_at_any_byte_ends_as_the_agent_must_see_it(at in proptest::option::of(any::<prop::sample::Index>()), end in prop_oneof![Just(End::Done), Just(End::AgentGone), Just(End::BrokeOff), Just(End::Silent(1000)), Just(End::Stopped)]) {
+        let counter = TokenCounter::new(Encoding::O200kBase);
+        let stream = reply_stream();
+        // `None`: every byte came.
+        let cut = at.map_or(stream.len(), |at| at.index(stream.len()));
+        let mut pump = gateway().reply_pump(Format::Anthropic, 200, Some("text/event-stream"), None);
+        let whole = pump.feed(&stream.as_bytes()[..cut], &counter);
+        let ending = pump.end(end.clone(), &counter);
+        let outcome = whole.or(ending.outcome).expect("an outcome");
+        let complete = cut == stream.len();
+        prop_assert_eq!(outcome.completed, complete, "cut at {} of {}", cut, stream.len());
+        let told = end != End::AgentGone && !complete;
+        prop_assert_eq!(ending.trailer.is_some(), told, "{:?} at {}: {:?}", end, cut, ending.trailer);
+        if let Some(trailer) = ending.trailer {
+            prop_assert!(trailer.starts_with("event: error\ndata: {"), "{}", trailer);
+        }
+    }
+
+    /// Whatever `Host` and `Origin` a request carries, it is read only when both name this
+    /// machine (and always then), and refused otherwise in the provider's shape, on one line.
+    #[test]
+    fn only_a_request_for_this_machine_is_read((host, local) in host(), origin in proptest::option::of(host())) {
+        let mut headers = vec![("host".to_owned(), host.clone())];
+        if let Some((origin, _)) = &origin {
+            headers.push(("origin".to_owned(), format!("http://{origin}")));
+        }
+        let head = RequestHead { method: "POST".into(), target: "/v1/messages".into(), headers };
+        let (_, effects) = Exchange::begin(gateway(), head, false);
+        let mine = local && origin.as_ref().is_none_or(|(o, _)| o.eq_ignore_ascii_case(&host));
+        match &effects[..] {
+            [Effect::ReadBody { .. }] => prop_assert!(mine, "read for host {:?} origin {:?}", host, origin),
+            [Effect::Log { line }, Effect::Answer { status: 403, body, close: true, .. }, Effect::Done] => {
+                prop_assert!(!mine, "refused host {:?} origin {:?}", host, origin);
+                prop_assert!(!line.contains('\n'), "{}", line);
+                let error: Value = serde_json::from_str(body).expect("JSON");
+                prop_assert_eq!(&error["error"]["type"], "permission_error");
+            }
+            other => prop_assert!(false, "{:?}", other),
+        }
+    }
+
+    /// Any session id an agent sends names its trace safely: a plain name in the store's
+    /// directory, never a key's text.
+    #[test]
+    fn any_session_id_names_a_plain_trace((session, secret) in session_id()) {
+        let key = SessionKey { agent_session: Some(session), conversation: 7 };
+        let base = key.trace_base();
+        prop_assert!(!base.is_empty() && base != "." && base != "..", "{:?}", base);
+        prop_assert!(base.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')), "{:?}", base);
+        prop_assert!(!secret || base == "proxy-0000000000000007", "a key became the name {:?}", base);
+    }
+
     /// A mutated trajectory file imports or fails with an error naming the file; never a panic.
     #[test]
     fn the_importers_take_any_file(seed in any::<prop::sample::Index>(), mutations in proptest::collection::vec(mutation(), 1..4)) {
@@ -220,6 +278,36 @@ proptest! {
             prop_assert!(e.to_string().contains(name.rsplit('/').next().unwrap()), "{e}");
         }
     }
+}
+
+/// `Host` values, and whether they name this machine: its names with or without a port, other
+/// names, near misses and odd text.
+fn host() -> impl Strategy<Value = (String, bool)> {
+    let names = prop_oneof![Just("127.0.0.1"), Just("localhost"), Just("LocalHost"), Just("[::1]")];
+    prop_oneof![
+        (names, proptest::option::of(0..70000u32))
+            .prop_map(|(name, port)| (port.map_or(name.to_owned(), |p| format!("{name}:{p}")), true)),
+        "[a-z]{1,12}\\.(com|test|localhost)(:[0-9]{1,5})?".prop_map(|h| (h, false)),
+        "127\\.0\\.0\\.1[.a-z]{1,4}(:[0-9]{1,3})?".prop_map(|h| (h, false)),
+        "[ -~]{0,30}".prop_map(|h| (h, false)),
+    ]
+}
+
+/// Session ids, and whether they are a key: uuids, keys of several providers in their real
+/// shapes, paths, and any text.
+fn session_id() -> impl Strategy<Value = (String, bool)> {
+    prop_oneof![
+        "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}".prop_map(|s| (s, false)),
+        prop_oneof![
+            "sk-ant-api03-[A-Za-z0-9_-]{93}AA",
+            "sk-proj-[A-Za-z0-9_-]{40,60}",
+            "gsk_[A-Za-z0-9]{52}",
+            "xai-[A-Za-z0-9]{80}",
+        ]
+        .prop_map(|s| (s, true)),
+        "[./\\\\]{1,8}[a-z]{0,5}".prop_map(|s| (s, false)),
+        any::<String>().prop_map(|s| (s, false)),
+    ]
 }
 
 /// A Claude Code-shaped streamed reply: text and a tool call, usage at both ends.

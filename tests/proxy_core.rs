@@ -568,13 +568,29 @@ fn json_nested_deeper_than_the_engine_reads_goes_upstream_as_it_came() {
 }
 
 /// A host whose renames panic while `panics` is set (an engine that panics in the middle of a
-/// save), and whose rename onto a `state.json` fails while `cut` is set (a save that a `kill -9`
-/// cut after it wrote the messages, before the state a resume starts from).
+/// save), whose rename onto a `state.json` fails while `cut` is set (a save that a `kill -9`
+/// cut after it wrote the messages, before the state a resume starts from), and that changes
+/// no file once `lives` more changes were made (a `kill -9` at any write).
 #[derive(Clone, Default)]
 struct FaultyHost {
     files: std::rc::Rc<TestHost>,
     panics: std::rc::Rc<std::cell::Cell<bool>>,
     cut: std::rc::Rc<std::cell::Cell<bool>>,
+    lives: std::rc::Rc<std::cell::Cell<Option<usize>>>,
+}
+
+impl FaultyHost {
+    /// Whether a change to the files may still be made (one life less).
+    fn alive(&self) -> Result<(), HostError> {
+        match self.lives.get() {
+            Some(0) => Err(HostError::new(HostErrorKind::Io, "killed")),
+            Some(n) => {
+                self.lives.set(Some(n - 1));
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
 }
 
 impl Host for FaultyHost {
@@ -588,19 +604,23 @@ impl Host for FaultyHost {
         self.files.stat(path).await
     }
     async fn write_file(&self, path: &str, data: &str) -> Result<(), HostError> {
+        self.alive()?;
         self.files.write_file(path, data).await
     }
     async fn append_file(&self, path: &str, data: &str) -> Result<(), HostError> {
+        self.alive()?;
         self.files.append_file(path, data).await
     }
     async fn rename(&self, from: &str, to: &str) -> Result<(), HostError> {
         assert!(!self.panics.get(), "a save that panics");
+        self.alive()?;
         if self.cut.get() && to.ends_with("/state.json") {
             return Err(HostError::new(HostErrorKind::Io, "killed"));
         }
         self.files.rename(from, to).await
     }
     async fn remove(&self, path: &str) -> Result<(), HostError> {
+        self.alive()?;
         self.files.remove(path).await
     }
     async fn list_dir(&self, path: &str) -> Result<Vec<DirEntry>, HostError> {
@@ -724,4 +744,50 @@ fn a_first_save_cut_before_the_state_is_resumed_not_started_again() {
     let traces: Vec<String> = block_on(host.list_dir(".trace")).unwrap().into_iter().map(|e| e.name).collect();
     assert_eq!(traces, [".gitignore", "2e0bab17"], "the conversation's one trace");
     assert_eq!(block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len(), on_disk, "nothing recorded twice");
+}
+
+/// The reply to a request of `history(turns)`: the assistant turn `history(turns + 1)` adds.
+fn reply_to(turns: usize) -> Value {
+    history(turns + 1)[2 + 2 * turns].clone()
+}
+
+/// A conversation of `STEPS` calls on `host`, killed (`lives` file changes into call `killed`,
+/// if given) and restarted, the agent retrying the call the kill cut: the bodies sent upstream
+/// from that call on, and the messages on disk at the end.
+fn run_killed(killed: Option<(usize, usize)>) -> (Vec<Value>, usize) {
+    const STEPS: usize = 5;
+    let host = FaultyHost::default();
+    let mut worker = Worker::new(host.clone(), Config::default(), false, Default::default());
+    let from = killed.map_or(1, |(step, _)| step);
+    for step in 1..from {
+        call(&worker, history(step), Some(reply_to(step)));
+    }
+    if let Some((step, lives)) = killed {
+        host.lives.set(Some(lives));
+        call(&worker, history(step), Some(reply_to(step)));
+        host.lives.set(None);
+        worker = Worker::new(host.clone(), Config::default(), false, Default::default());
+        block_on(worker.recover("proxy"));
+    }
+    let sent = (from..=STEPS).map(|step| call(&worker, history(step), Some(reply_to(step)))).collect();
+    (sent, block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len())
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: std::env::var("FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(60),
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed),
+        ..proptest::test_runner::Config::default()
+    })]
+
+    /// A `kill -9` at any file change of any call (a call makes 18-28), then a restart: the upstream gets exactly
+    /// what a proxy never killed sends, and nothing is recorded twice (#47).
+    #[test]
+    fn a_kill_at_any_write_sends_and_records_each_message_once(step in 1..5usize, lives in 0..30usize) {
+        let (unkilled, on_disk) = run_killed(None);
+        let (sent, messages) = run_killed(Some((step, lives)));
+        proptest::prop_assert_eq!(&sent[..], &unkilled[step - 1..], "killed {} changes into call {}", lives, step);
+        proptest::prop_assert_eq!(messages, on_disk, "killed {} changes into call {}", lives, step);
+    }
 }

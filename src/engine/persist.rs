@@ -24,8 +24,8 @@ use crate::store::load::{
     parse_json, read_events, read_goal_tree, read_lines, read_messages, read_meta, read_optional,
 };
 use crate::store::records::{
-    AgentSnapshot, BRANCH_OF_KEY, BranchMeta, CONTINUES_KEY, CallPrompt, LogEntry, Part, STORE_FORMAT_VERSION,
-    TraceMeta,
+    AgentSnapshot, BRANCH_OF_KEY, BranchMeta, CONTINUES_KEY, CallPrompt, FALLBACKS_KEY, LogEntry, Part,
+    STORE_FORMAT_VERSION, TraceMeta,
 };
 use crate::store::{Redactor, SessionEnd, check_id};
 use crate::workbench::recall::original;
@@ -319,6 +319,12 @@ impl<H: Host> Engine<H> {
             calls: state.calls as u64,
             continues: state.trace.metadata.get(CONTINUES_KEY).and_then(Value::as_str).map(str::to_owned),
             branch_of: state.trace.metadata.get(BRANCH_OF_KEY).and_then(|v| serde_json::from_value(v.clone()).ok()),
+            fallbacks: state
+                .trace
+                .metadata
+                .get(FALLBACKS_KEY)
+                .and_then(|v| serde_json::from_value(v.clone()).ok())
+                .unwrap_or_default(),
         };
         plan.replace_if_changed(dir.file(layout::META), &meta);
         let mut parts = Parts::new(&saved.parts, &store.redactor);

@@ -10,10 +10,17 @@
 //! `Prepare` → [`Event::Prepared`] → `Send` (managed) → [`Event::Answered`] → `Respond` → each
 //! piece through [`Exchange::relay`] (`Give`, and `Finish` once the reply is whole) →
 //! [`Event::Ended`] → `AwaitRecord` → [`Event::Recorded`] → `EndReply`, the call's log line, `Done`.
+//!
+//! The safety net: when the upstream answers the engine's request 400, the exchange reads the
+//! refusal (`ReadReply` → [`Event::ReplyRead`]) before the agent sees anything. A refusal as
+//! invalid that the agent's own request would not meet too (not one of the prompt's length)
+//! sends the agent's own request once instead (`Send`, not prepared), whose reply answers the
+//! agent and is recorded with a note saying so; any other refusal is recorded and answered as
+//! it came.
 
 use serde::{Deserialize, Serialize};
 
-use super::gateway::{Admission, Answer, Failure, Gateway, RequestHead, SideCall, Verdict};
+use super::gateway::{Answer, Cause, Failure, Gateway, RequestHead, SideCall, Verdict};
 use super::pump::{End, ReplyPump, no_reply};
 use super::reply::ReplyOutcome;
 use super::request::SessionKey;
@@ -22,6 +29,9 @@ use super::session::CallRecord;
 
 /// A body longer than this is read off the shell's event loop (about a millisecond's parse).
 pub const READ_AWAY_BYTES: usize = 64 * 1024;
+
+/// The most of an upstream's refusal the safety net reads; a longer one is no refusal it knows.
+pub const REFUSAL_BYTES: usize = 1 << 20;
 
 /// What happened, as the shell tells the exchange.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -52,6 +62,8 @@ pub enum Event {
     Answered { status: u16, content_type: Option<String>, content_length: Option<u64> },
     /// The upstream gave no reply.
     Failed { failure: Failure },
+    /// The upstream's reply, read whole for `ReadReply` (as UTF-8, lossily).
+    ReplyRead { body: String },
     /// The reply's body ended.
     Ended { end: End },
     /// The session recorded the call (none: it could not), with its trace id.
@@ -76,9 +88,10 @@ pub enum Effect {
     Read { away: bool },
     /// Write this line to the log.
     Log { line: String },
-    /// Answer with this status and JSON body; `close`: the connection is not kept alive (the
-    /// rest of the body is never read). The exchange is over.
-    Answer { status: u16, body: String, close: bool },
+    /// Answer with this status and JSON body; `close`: the connection is not kept alive, and a
+    /// body still unread is first read and dropped for at most `drain_ms` (an agent still
+    /// sending it then reads the answer, not a reset). The exchange is over.
+    Answer { status: u16, body: String, close: bool, drain_ms: u64 },
     /// Wait for the conversation `key`'s turn (one request of a conversation at a time, its reply
     /// included), making room in the session table; then [`Event::TurnTaken`].
     TakeTurn { key: SessionKey },
@@ -101,6 +114,10 @@ pub enum Effect {
     /// uncompressed) and the engine's body when `prepared`, else the agent's; then
     /// [`Event::Answered`] or [`Event::Failed`].
     Send { url: String, prepared: bool, plain: bool },
+    /// Read the upstream's reply whole, at most `limit` bytes, without answering the agent; then
+    /// [`Event::ReplyRead`], or [`Event::Ended`] when it did not come whole (it broke off or ran
+    /// over the limit: `broke_off`; went silent; the proxy stopped).
+    ReadReply { limit: usize },
     /// Answer with the upstream's status and the headers that cross; then pass each piece of its
     /// body through [`Exchange::relay`], and [`Event::Ended`] at its end.
     Respond { status: u16 },
@@ -137,6 +154,8 @@ enum Stage {
     Turn,
     Preparing,
     Sending,
+    /// Reading the upstream's refusal of the engine's request.
+    Refused,
     Relaying,
     Recording,
     Over,
@@ -154,6 +173,10 @@ pub struct Exchange {
     key: Option<SessionKey>,
     opening: Option<Box<CallRecord>>,
     pump: Option<ReplyPump>,
+    /// The engine's body went upstream (not the agent's).
+    rewritten: bool,
+    /// The safety net sent the agent's own request instead: the note its record carries.
+    fallback: Option<String>,
     /// The reply's status, once the upstream answered.
     status: u16,
     /// Whether the agent has the reply's head.
@@ -175,21 +198,20 @@ impl Exchange {
             key: None,
             opening: None,
             pump: None,
+            rewritten: false,
+            fallback: None,
             status: 0,
             responded: false,
             unanswered: None,
         };
-        let effects = if let Some(answer) = gateway.forbidden(&exchange.head, route) {
-            exchange.answer(answer, true)
-        } else if stopping {
-            exchange.answer(gateway.stopping(&exchange.head, route), true)
-        } else {
-            match gateway.admit(&exchange.head) {
-                Admission::Read { limit, .. } => {
-                    vec![Effect::ReadBody { limit, timeout_ms: gateway.limits().body_timeout_ms }]
-                }
-                Admission::Refuse(answer) => exchange.answer(answer, true),
-            }
+        let refusal = match gateway.forbidden(&exchange.head, route) {
+            Some(answer) => Err(answer),
+            None if stopping => Err(gateway.stopping(&exchange.head, route)),
+            None => gateway.admit(&exchange.head, route),
+        };
+        let effects = match refusal {
+            Ok(limit) => vec![Effect::ReadBody { limit, timeout_ms: gateway.limits().body_timeout_ms }],
+            Err(answer) => exchange.answer(gateway, answer, true),
         };
         (exchange, effects)
     }
@@ -220,8 +242,12 @@ impl Exchange {
                 self.stage = Stage::Reading;
                 vec![Effect::Read { away: bytes > READ_AWAY_BYTES }]
             }
-            (Stage::Body, Event::BodyRefused) => self.answer(gateway.body_refused(&self.head, self.route), false),
-            (Stage::Body, Event::BodyTimedOut) => self.answer(gateway.body_timed_out(&self.head, self.route), true),
+            (Stage::Body, Event::BodyRefused) => {
+                self.answer(gateway, gateway.body_refused(&self.head, self.route), false)
+            }
+            (Stage::Body, Event::BodyTimedOut) => {
+                self.answer(gateway, gateway.body_timed_out(&self.head, self.route), true)
+            }
             (Stage::Reading, Event::Read { verdict }) => self.read(gateway, verdict),
             (Stage::Reading, Event::Unreadable { why }) => {
                 self.forward(gateway, format!("unreadable by the engine ({why}), passed through"))
@@ -235,6 +261,7 @@ impl Exchange {
             },
             (Stage::Preparing, Event::Prepared { rewritten }) => {
                 self.stage = Stage::Sending;
+                self.rewritten = rewritten;
                 vec![Effect::Send {
                     url: gateway.upstream_url(self.route, &self.head),
                     prepared: rewritten,
@@ -249,6 +276,8 @@ impl Exchange {
                 self.answered(gateway, status, content_type.as_deref(), content_length)
             }
             (Stage::Sending, Event::Failed { failure }) => self.failed(gateway, failure),
+            (Stage::Refused, Event::ReplyRead { body }) => self.refused(gateway, body),
+            (Stage::Refused, Event::Ended { end }) => self.failed(gateway, end.failure()),
             (Stage::Relaying, Event::Ended { end }) => self.ended(gateway, end),
             (Stage::Recording, Event::Recorded { record }) => self.recorded(gateway, record),
             (_, Event::Broke { why }) => self.broke(gateway, &why),
@@ -261,9 +290,7 @@ impl Exchange {
     pub fn relay(&mut self, gateway: &Gateway, bytes: &[u8]) -> Vec<Effect> {
         let whole = self.pump.as_mut().and_then(|pump| pump.feed(bytes, gateway.counter()));
         match whole {
-            Some(outcome) => {
-                vec![Effect::Finish { status: self.status, outcome: Box::new(outcome) }, Effect::Give]
-            }
+            Some(outcome) => vec![self.finish(self.status, outcome), Effect::Give],
             None => vec![Effect::Give],
         }
     }
@@ -282,7 +309,7 @@ impl Exchange {
             }
             Verdict::Answer { answer } => {
                 gateway.count_request();
-                self.answer(answer, false)
+                self.answer(gateway, answer, false)
             }
         }
     }
@@ -301,6 +328,10 @@ impl Exchange {
         content_length: Option<u64>,
     ) -> Vec<Effect> {
         self.status = status;
+        if self.why.is_none() && self.rewritten && self.fallback.is_none() && status == 400 {
+            self.stage = Stage::Refused;
+            return vec![Effect::ReadReply { limit: REFUSAL_BYTES }];
+        }
         self.stage = Stage::Relaying;
         self.responded = true;
         let Some(why) = &self.why else {
@@ -319,13 +350,43 @@ impl Exchange {
     fn failed(&mut self, gateway: &Gateway, failure: Failure) -> Vec<Effect> {
         if let Some(why) = &self.why {
             let answer = gateway.forward_failed(&self.head, self.route, why, failure);
-            return self.answer(answer, false);
+            return self.answer(gateway, answer, false);
         }
         // The call is recorded with why it got no reply, then answered.
         let (status, body, why) = gateway.call_failed(&self.head, self.route, failure);
+        self.record_then_answer(status, body, no_reply(why))
+    }
+
+    /// The upstream refused the engine's request with `body`: the agent's own goes instead, or
+    /// the refusal is recorded and answered as it came.
+    fn refused(&mut self, gateway: &Gateway, body: String) -> Vec<Effect> {
+        if let Some((line, note)) = gateway.fallback(&self.head, self.route, &body) {
+            self.fallback = Some(note);
+            self.stage = Stage::Sending;
+            let url = gateway.upstream_url(self.route, &self.head);
+            return vec![Effect::Log { line }, Effect::Send { url, prepared: false, plain: true }];
+        }
+        let Some(format) = self.route.managed() else {
+            return self.failed(gateway, Failure::Unreachable(Cause::Other));
+        };
+        let mut pump = gateway.reply_pump(format, self.status, Some("application/json"), None);
+        let outcome = pump.feed(body.as_bytes(), gateway.counter());
+        let outcome = outcome.or_else(|| pump.end(End::Done, gateway.counter()).outcome).unwrap_or_default();
+        self.record_then_answer(self.status, body, outcome)
+    }
+
+    /// Record the call with `outcome`, then answer the agent `status` and `body`.
+    fn record_then_answer(&mut self, status: u16, body: String, outcome: ReplyOutcome) -> Vec<Effect> {
         self.unanswered = Some((status, body));
         self.stage = Stage::Recording;
-        vec![Effect::Finish { status, outcome: Box::new(no_reply(why)) }, Effect::AwaitRecord]
+        vec![self.finish(status, outcome), Effect::AwaitRecord]
+    }
+
+    /// Hand the reply to its session, with the safety net's note when it answers the agent's
+    /// own request.
+    fn finish(&self, status: u16, mut outcome: ReplyOutcome) -> Effect {
+        outcome.fallback.clone_from(&self.fallback);
+        Effect::Finish { status, outcome: Box::new(outcome) }
     }
 
     fn ended(&mut self, gateway: &Gateway, end: End) -> Vec<Effect> {
@@ -336,7 +397,7 @@ impl Exchange {
         let ending = pump.end(end, gateway.counter());
         let mut effects: Vec<Effect> = ending.trailer.map(|text| Effect::GiveText { text }).into_iter().collect();
         if let Some(outcome) = ending.outcome {
-            effects.push(Effect::Finish { status: self.status, outcome: Box::new(outcome) });
+            effects.push(self.finish(self.status, outcome));
         }
         self.stage = Stage::Recording;
         effects.push(Effect::AwaitRecord);
@@ -354,7 +415,7 @@ impl Exchange {
             effects.push(Effect::Called { record });
         }
         if let Some((status, body)) = self.unanswered.take() {
-            effects.push(Effect::Answer { status, body, close: false });
+            effects.push(Effect::Answer { status, body, close: false, drain_ms: 0 });
         }
         effects.push(Effect::Done);
         effects
@@ -366,14 +427,15 @@ impl Exchange {
             self.stage = Stage::Over;
             return vec![Effect::Log { line: answer.line }, Effect::Close, Effect::Done];
         }
-        self.answer(answer, true)
+        self.answer(gateway, answer, true)
     }
 
-    fn answer(&mut self, answer: Answer, close: bool) -> Vec<Effect> {
+    fn answer(&mut self, gateway: &Gateway, answer: Answer, close: bool) -> Vec<Effect> {
         self.stage = Stage::Over;
+        let drain_ms = if close { gateway.drain_ms() } else { 0 };
         vec![
             Effect::Log { line: answer.line },
-            Effect::Answer { status: answer.status, body: answer.body, close },
+            Effect::Answer { status: answer.status, body: answer.body, close, drain_ms },
             Effect::Done,
         ]
     }
@@ -419,6 +481,7 @@ mod tests {
                 Effect::Prepare { .. } => "prepare",
                 Effect::CountSideCall { .. } => "count_side_call",
                 Effect::Send { .. } => "send",
+                Effect::ReadReply { .. } => "read_reply",
                 Effect::Respond { .. } => "respond",
                 Effect::Give => "give",
                 Effect::GiveText { .. } => "give_text",
@@ -477,10 +540,87 @@ mod tests {
         };
         assert_eq!(outcome.error.as_deref(), Some("the upstream did not answer in time"));
         let effects = exchange.step(&gateway, Event::Recorded { record: None });
-        let [Effect::Answer { status: 504, body, close: false }, Effect::Done] = &effects[..] else {
+        let [Effect::Answer { status: 504, body, close: false, .. }, Effect::Done] = &effects[..] else {
             panic!("{effects:?}")
         };
         assert!(body.contains("did not answer in time") && body.contains("\"error\""), "{body}");
+    }
+
+    /// An exchange at the point where the engine's body went upstream (`rewritten`) or the agent's.
+    fn sent(gateway: &Gateway, rewritten: bool) -> Exchange {
+        let (mut exchange, _) = Exchange::begin(gateway, head("/v1/messages", &[("x-api-key", "k")]), false);
+        read(gateway, &mut exchange, MESSAGES);
+        exchange.step(gateway, Event::TurnTaken { notes: Vec::new() });
+        exchange.step(gateway, Event::Prepared { rewritten });
+        exchange
+    }
+
+    const REFUSED: Event = Event::Answered { status: 400, content_type: None, content_length: None };
+
+    #[test]
+    fn an_engines_request_refused_as_invalid_sends_the_agents_own_once_and_its_reply_says_so() {
+        let gateway = gateway();
+        let mut exchange = sent(&gateway, true);
+        assert_eq!(exchange.step(&gateway, REFUSED), vec![Effect::ReadReply { limit: REFUSAL_BYTES }]);
+        let refusal = r#"{"type":"error","error":{"type":"invalid_request_error","message":"messages.2.content.0: unexpected `tool_use_id`"}}"#;
+        let effects = exchange.step(&gateway, Event::ReplyRead { body: refusal.into() });
+        let [Effect::Log { line }, Effect::Send { prepared: false, plain: true, .. }] = &effects[..] else {
+            panic!("{effects:?}")
+        };
+        assert!(line.contains("refused the engine's request as invalid (messages.2.content.0"), "{line}");
+        // The agent's own request is refused too: that answer stands, and there is no second fallback.
+        assert_eq!(names(&exchange.step(&gateway, REFUSED)), ["respond"]);
+        let effects = exchange.step(&gateway, Event::Ended { end: End::Done });
+        let [Effect::Finish { status: 400, outcome }, Effect::AwaitRecord] = &effects[..] else {
+            panic!("{effects:?}")
+        };
+        assert!(outcome.fallback.as_deref().is_some_and(|n| n.contains("the agent's own request was sent instead")));
+    }
+
+    #[test]
+    fn a_refusal_the_agents_own_request_would_meet_too_is_recorded_and_answered_as_it_came() {
+        let gateway = gateway();
+        let too_long = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 201000 tokens > 200000 maximum"}}"#;
+        let overloaded = r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#;
+        for refusal in [too_long, overloaded] {
+            let mut exchange = sent(&gateway, true);
+            exchange.step(&gateway, REFUSED);
+            let effects = exchange.step(&gateway, Event::ReplyRead { body: refusal.into() });
+            let [Effect::Finish { status: 400, outcome }, Effect::AwaitRecord] = &effects[..] else {
+                panic!("{effects:?}")
+            };
+            assert!(outcome.fallback.is_none() && !outcome.completed, "{outcome:?}");
+            let effects = exchange.step(&gateway, Event::Recorded { record: None });
+            let [Effect::Answer { status: 400, body, close: false, .. }, Effect::Done] = &effects[..] else {
+                panic!("{effects:?}")
+            };
+            assert_eq!(body, refusal);
+        }
+        // The agent's own request refused: nothing to fall back to, the refusal passes as it comes.
+        let mut exchange = sent(&gateway, false);
+        assert_eq!(names(&exchange.step(&gateway, REFUSED)), ["respond"]);
+    }
+
+    #[test]
+    fn a_request_or_a_project_can_be_left_unmanaged() {
+        let gateway = gateway();
+        let off = [("x-api-key", "k"), ("x-workbench", "off")];
+        let (mut exchange, _) = Exchange::begin(&gateway, head("/v1/messages", &off), false);
+        let effects = read(&gateway, &mut exchange, MESSAGES);
+        assert!(matches!(&effects[..], [Effect::Send { prepared: false, plain: false, .. }]), "{effects:?}");
+        let answered = Event::Answered { status: 200, content_type: None, content_length: None };
+        let Effect::Log { line } = &exchange.step(&gateway, answered)[0] else { panic!("no log line") };
+        assert_eq!(
+            line,
+            "workbench proxy: POST /v1/messages: unmanaged (x-workbench: off), passed through, status 200"
+        );
+        assert!(!crate::proxy::gateway::passes_to_upstream("X-Workbench", false), "the proxy's header stays here");
+        let mut config = Config::default();
+        config.proxy.manage = false;
+        let unmanaged = Gateway::new(&config, Upstreams::default(), Shell::Native);
+        let (mut exchange, _) = Exchange::begin(&unmanaged, head("/v1/messages", &[("x-api-key", "k")]), false);
+        let effects = read(&unmanaged, &mut exchange, MESSAGES);
+        assert!(matches!(&effects[..], [Effect::Send { prepared: false, .. }]), "{effects:?}");
     }
 
     #[test]
@@ -535,7 +675,8 @@ mod tests {
             [("host", "127.0.0.1:8787"), ("origin", "https://evil.example")],
         ] {
             let (_, effects) = Exchange::begin(&gateway, head("/v1/messages", &headers), false);
-            let [Effect::Log { line }, Effect::Answer { status: 403, body, close: true }, Effect::Done] = &effects[..]
+            let [Effect::Log { line }, Effect::Answer { status: 403, body, close: true, .. }, Effect::Done] =
+                &effects[..]
             else {
                 panic!("{effects:?}")
             };

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::agents::agent_name;
 use super::args::Shell;
-use super::errors::error_body;
+use super::errors::{error_body, invalid_request};
 use super::pump::ReplyPump;
 use super::report::{self, Totals};
 use super::request::{ClientRequest, SessionKey};
@@ -67,15 +67,6 @@ impl Answer {
         let line = report::one_line(&format!("{who}: {line}"));
         Answer { status, body: error_body(route.provider(), status, &format!("{who}: {message}")), line }
     }
-}
-
-/// What to do with a request before its body is read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Admission {
-    /// Read at most `limit` bytes of body, then [`Gateway::read`].
-    Read { route: Route, limit: usize },
-    /// Answer at once (its declared body is over the limit).
-    Refuse(Answer),
 }
 
 /// What to do with a request once its body is read.
@@ -176,10 +167,14 @@ impl Failure {
 /// A header that crosses the proxy toward the upstream: not hop-by-hop, not recomputed.
 /// `plain`: the shell wants the reply uncompressed (it reads a managed reply as it passes, or
 /// its client would decode it anyway), so the agent's `accept-encoding` stays behind.
+/// The proxy's own header ([`UNMANAGED_HEADER`]) never crosses.
 pub fn passes_to_upstream(name: &str, plain: bool) -> bool {
     let compression = plain && name.eq_ignore_ascii_case("accept-encoding");
-    !(is_hop_by_hop(name) || compression)
+    !(is_hop_by_hop(name) || compression || name.eq_ignore_ascii_case(UNMANAGED_HEADER))
 }
+
+/// A request with this header at `off` goes upstream as the agent sent it (`x-workbench: off`).
+pub const UNMANAGED_HEADER: &str = "x-workbench";
 
 /// A header of the upstream's reply that crosses to the agent. `decoded`: the shell's client
 /// already undid the reply's compression, so its `content-encoding` no longer holds.
@@ -253,19 +248,25 @@ impl Gateway {
         &self.counter
     }
 
+    /// How long a body the proxy answers without reading is read and dropped before the answer
+    /// goes (the body's own timeout, 10 s at the most).
+    pub fn drain_ms(&self) -> u64 {
+        self.limits.body_timeout_ms.min(10_000)
+    }
+
     /// The body limit in bytes (requests and replies alike).
     pub fn body_limit(&self) -> usize {
         usize::try_from(self.limits.max_body_bytes).unwrap_or(usize::MAX)
     }
 
-    /// The request's route, or its refusal when the body it declares is over the limit.
-    pub fn admit(&self, head: &RequestHead) -> Admission {
-        let route = self.route(head);
+    /// How much body a request of `route` may have, or its refusal when the body it declares is
+    /// over the limit.
+    pub fn admit(&self, head: &RequestHead, route: Route) -> Result<usize, Answer> {
         let declared = head.header("content-length").and_then(|v| v.trim().parse::<u64>().ok());
         if declared.is_some_and(|length| length > self.limits.max_body_bytes) {
-            return Admission::Refuse(self.body_refused(head, route));
+            return Err(self.body_refused(head, route));
         }
-        Admission::Read { route, limit: self.body_limit() }
+        Ok(self.body_limit())
     }
 
     /// The answer to a body over the limit, cut short by the agent, or never finished.
@@ -304,6 +305,9 @@ impl Gateway {
             Route::Managed(format) => format,
             Route::Passthrough { why, .. } => return Decision::Forward { route, why: why.into(), side: None },
         };
+        if let Some(why) = self.left_unmanaged(head) {
+            return Decision::Forward { route, why, side: None };
+        }
         match ClientRequest::parse_at(format, head.path(), body, &self.counter) {
             Ok(mut request) => {
                 request.agent = agent_name(head.header("user-agent").unwrap_or(""), &request.system_text);
@@ -334,6 +338,32 @@ impl Gateway {
                 Decision::Answer(Answer::uncounted(self.who, route, e.status, &e.message, &line))
             }
         }
+    }
+
+    /// Why a request of a managed route goes as it came: the project leaves every request
+    /// unmanaged (`proxy.manage = false`) or the request itself asks to be (`x-workbench: off`).
+    fn left_unmanaged(&self, head: &RequestHead) -> Option<String> {
+        if !self.limits.manage {
+            return Some("unmanaged (proxy.manage = false), passed through".into());
+        }
+        let off = head.header(UNMANAGED_HEADER).is_some_and(|v| v.trim().eq_ignore_ascii_case("off"));
+        off.then(|| format!("unmanaged ({UNMANAGED_HEADER}: off), passed through"))
+    }
+
+    /// What the safety net does with a managed call whose engine's request the upstream
+    /// answered `body` with, status 400: the log line and the call's note when the agent's own
+    /// request goes instead, or `None` when the refusal stands (not a refusal as invalid, or one
+    /// of the prompt's length, which the agent's own, no shorter, would meet too).
+    pub fn fallback(&self, head: &RequestHead, route: Route, body: &str) -> Option<(String, String)> {
+        let refusal = invalid_request(route.provider(), body).filter(|r| !r.for_length)?;
+        let what = format!("the upstream refused the engine's request as invalid ({})", refusal.message);
+        let line = report::one_line(&format!(
+            "{}: {} {}: {what}; the agent's own request goes instead (the session's `fallbacks` keep it)",
+            self.who,
+            head.method,
+            head.path()
+        ));
+        Some((line, format!("{what}; the agent's own request was sent instead and answered")))
     }
 
     /// A side call the upstream answered with `status`: its agent session and its record, to be
@@ -516,18 +546,15 @@ mod tests {
     fn a_declared_body_over_the_limit_is_refused_in_the_providers_shape_without_the_query() {
         let gateway = gateway();
         let request = head("POST", "/v1/messages?key=sk-secret", &[("content-length", "101"), ("x-api-key", "k")]);
-        let Admission::Refuse(answer) = gateway.admit(&request) else { panic!("admitted") };
+        let Err(answer) = gateway.admit(&request, gateway.route(&request)) else { panic!("admitted") };
         assert_eq!(answer.status, 413);
         assert!(answer.body.contains("request_too_large"), "{}", answer.body);
         assert_eq!(answer.line, "workbench proxy: POST /v1/messages: refused, body over 100 bytes or cut short");
         let gemini = head("POST", "/v1beta/models/g:generateContent?key=k", &[("content-length", "101")]);
-        let Admission::Refuse(answer) = gateway.admit(&gemini) else { panic!("admitted") };
+        let Err(answer) = gateway.admit(&gemini, gateway.route(&gemini)) else { panic!("admitted") };
         assert!(answer.body.contains(r#""status":"INVALID_ARGUMENT""#), "Gemini's shape: {}", answer.body);
         let fine = head("POST", "/v1/chat/completions", &[("content-length", "100")]);
-        assert_eq!(
-            gateway.admit(&fine),
-            Admission::Read { route: Route::Managed(super::super::Format::OpenAi), limit: 100 }
-        );
+        assert_eq!(gateway.admit(&fine, gateway.route(&fine)), Ok(100));
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub use agents::agent_name;
 pub use anthropic::MAX_BREAKPOINTS;
 pub use errors::{error_body, stream_error_event};
 pub use exchange::{Effect, Event, Exchange};
-pub use gateway::{Admission, Answer, Cause, Decision, Failure, Gateway, RequestHead, SideCall, Verdict};
+pub use gateway::{Answer, Cause, Decision, Failure, Gateway, RequestHead, SideCall, Verdict};
 pub use pump::{End, Ending, ReplyPump};
 pub use reply::{ProviderUsage, ReplyOutcome, ReplyReader};
 pub use request::{ClientMessage, ClientRequest, RequestError, SessionKey};

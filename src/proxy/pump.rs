@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::errors::stream_error_event;
+use super::gateway::{Cause, Failure};
 use super::reply::{ReplyOutcome, ReplyReader};
 use super::route::Format;
 use crate::tokens::TokenCounter;
@@ -28,6 +29,15 @@ pub enum End {
 }
 
 impl End {
+    /// The failure a reply that ended so before it came whole amounts to.
+    pub fn failure(&self) -> Failure {
+        match self {
+            End::Silent(_) => Failure::Timeout,
+            End::Stopped => Failure::Stopped,
+            End::Done | End::AgentGone | End::BrokeOff => Failure::Unreachable(Cause::Other),
+        }
+    }
+
     /// Why the reply did not complete, as its call's note says.
     fn note(&self) -> Option<String> {
         match self {
@@ -104,7 +114,8 @@ impl ReplyPump {
     /// for a whole one.
     pub fn end(mut self, end: End, counter: &TokenCounter) -> Ending {
         let note = end.note();
-        let cut = matches!(end, End::BrokeOff | End::Silent(_) | End::Stopped);
+        // A reply that went whole with `feed` was cut short of nothing.
+        let cut = matches!(end, End::BrokeOff | End::Silent(_) | End::Stopped) && self.reader.is_some();
         let early = self.reader.as_ref().is_some_and(|r| r.ended_early() && (200..300).contains(&self.status));
         let outcome = self.reader.take().map(|reader| {
             let mut outcome = reader.finish(counter);

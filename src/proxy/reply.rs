@@ -76,6 +76,10 @@ pub struct ReplyOutcome {
     /// Why it did not complete: an error status, an `error` event, a cut stream, a reply over
     /// the limit. Never the body of an error (it may echo what the agent sent).
     pub error: Option<String>,
+    /// It answers the agent's own request, sent once the upstream refused the engine's as
+    /// invalid: the note saying so (see the proxy's safety net, `Exchange`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 /// Reads one reply as its bytes pass.
@@ -196,7 +200,14 @@ impl ReplyReader {
             self.error = Some("the upstream's stream ended before the reply did".to_owned());
         }
         let parts = if completed { self.parts(counter) } else { Vec::new() };
-        ReplyOutcome { completed, parts, usage: self.usage, stop_reason: self.stop_reason, error: self.error }
+        ReplyOutcome {
+            completed,
+            parts,
+            usage: self.usage,
+            stop_reason: self.stop_reason,
+            error: self.error,
+            fallback: None,
+        }
     }
 
     fn parts(&mut self, counter: &TokenCounter) -> Vec<ContentPart> {

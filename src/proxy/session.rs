@@ -18,7 +18,7 @@ use crate::host::Host;
 use crate::model::{ContentPart, Message, MessageId, Role};
 use crate::prompt::CallInput;
 use crate::prompt::serialize::UNNAMED_CALL;
-use crate::store::{Redactor, SessionEnd};
+use crate::store::{FALLBACKS_KEY, Fallback, Redactor, SessionEnd};
 use crate::workbench::cost::CallCost;
 
 /// The file of a trace directory where the proxy appends one line per call: what was sent and
@@ -419,6 +419,9 @@ impl<H: Host> ProxySession<H> {
         if let Some(error) = outcome.error {
             record.notes.push(error);
         }
+        if let Some(note) = outcome.fallback {
+            self.fell_back(&mut record, note).await;
+        }
         if outcome.completed && !outcome.parts.is_empty() {
             self.pending = Some(outcome.parts);
         }
@@ -427,6 +430,26 @@ impl<H: Host> ProxySession<H> {
         }
         self.save_record(&mut record).await;
         record
+    }
+
+    /// The call went upstream as the agent sent it, since the upstream refused the engine's
+    /// request as invalid: its record says so, and the trace keeps the refusals (`meta.json`'s
+    /// `fallbacks`), so their cause can be found.
+    async fn fell_back(&mut self, record: &mut CallRecord, note: String) {
+        record.managed = false;
+        record.prompt_tokens = record.client_tokens;
+        record.expected_cached_tokens = 0;
+        record.first_changed_byte = None;
+        record.rewrites.clear();
+        record.cost = None;
+        let saved = self.engine.metadata(FALLBACKS_KEY).and_then(|v| serde_json::from_value(v).ok());
+        let mut fallbacks: Vec<Fallback> = saved.unwrap_or_default();
+        fallbacks.push(Fallback { call: record.call, why: note.clone() });
+        self.engine.set_metadata(FALLBACKS_KEY, serde_json::to_value(fallbacks).unwrap_or_default());
+        record.notes.push(note);
+        if let Some(note) = self.engine.save_if_stored().await {
+            record.notes.push(format!("engine: {note}"));
+        }
     }
 
     /// Count the one-shot the session's conversation opened with ([`ClientRequest::opening`])

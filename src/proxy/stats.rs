@@ -341,6 +341,7 @@ mod tests {
             calls: 2,
             continues: continues.map(str::to_owned),
             branch_of: None,
+            fallbacks: Vec::new(),
         }
     }
 

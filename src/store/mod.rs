@@ -25,7 +25,7 @@ pub use live::{LiveTraces, SessionState, SessionSummary};
 pub use lookup::{Needle, Original, Originals, PromptPage, SearchHit, SearchPage, message_ids};
 pub use query::{BranchDetail, CallsPage, EventsPage, GoalMessages, GoalTreeView, TraceDetail, TraceList, TraceStore};
 pub use records::{
-    AgentSnapshot, BRANCH_OF_KEY, BranchMeta, BranchOf, CONTINUES_KEY, INTERRUPTED, LogEntry, STORE_FORMAT_VERSION,
-    SessionEnd, TraceMeta,
+    AgentSnapshot, BRANCH_OF_KEY, BranchMeta, BranchOf, CONTINUES_KEY, FALLBACKS_KEY, Fallback, INTERRUPTED, LogEntry,
+    STORE_FORMAT_VERSION, SessionEnd, TraceMeta,
 };
 pub use redact::Redactor;

@@ -43,7 +43,23 @@ pub struct TraceMeta {
     /// tool) runs as a branch of its caller's session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch_of: Option<BranchOf>,
+    /// Calls the upstream refused as invalid in the engine's form, which the proxy's safety net
+    /// sent again as the agent's own: their cause is to be found.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fallbacks: Vec<Fallback>,
 }
+
+/// A call sent as the agent's own after the upstream refused the engine's form of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct Fallback {
+    pub call: u64,
+    /// The refusal, as the call's note says it.
+    pub why: String,
+}
+
+/// The key of `Trace::metadata` that holds `meta.json`'s `fallbacks`.
+pub const FALLBACKS_KEY: &str = "fallbacks";
 
 /// The key of `Trace::metadata` that names the trace a session goes on from (`meta.json`'s
 /// `continues`).

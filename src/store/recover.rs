@@ -69,5 +69,6 @@ async fn adopted<H: Host>(host: &H, dir: &TraceDir, id: &str) -> Result<TraceMet
         calls: 0,
         continues: None,
         branch_of: None,
+        fallbacks: Vec::new(),
     })
 }

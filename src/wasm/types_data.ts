@@ -423,12 +423,12 @@ export type EventsPage = { trace_id: string, events: Array<EngineEvent>, last_ev
 /**
  * What the shell is to do, in order.
  */
-export type ExchangeEffect = { "effect": "read_body", limit: number, timeout_ms: number, } | { "effect": "read", away: boolean, } | { "effect": "log", line: string, } | { "effect": "answer", status: number, body: string, close: boolean, } | { "effect": "take_turn", key: SessionKey, } | { "effect": "prepare", key: SessionKey, notes: Array<string>, opening: ProxyCallRecord | null, } | { "effect": "count_side_call", agent_session: string, record: ProxyCallRecord, } | { "effect": "send", url: string, prepared: boolean, plain: boolean, } | { "effect": "respond", status: number, } | { "effect": "give" } | { "effect": "give_text", text: string, } | { "effect": "finish", status: number, outcome: unknown, } | { "effect": "await_record" } | { "effect": "end_reply" } | { "effect": "called", record: ProxyCallRecord, } | { "effect": "close" } | { "effect": "done" };
+export type ExchangeEffect = { "effect": "read_body", limit: number, timeout_ms: number, } | { "effect": "read", away: boolean, } | { "effect": "log", line: string, } | { "effect": "answer", status: number, body: string, close: boolean, drain_ms: number, } | { "effect": "take_turn", key: SessionKey, } | { "effect": "prepare", key: SessionKey, notes: Array<string>, opening: ProxyCallRecord | null, } | { "effect": "count_side_call", agent_session: string, record: ProxyCallRecord, } | { "effect": "send", url: string, prepared: boolean, plain: boolean, } | { "effect": "read_reply", limit: number, } | { "effect": "respond", status: number, } | { "effect": "give" } | { "effect": "give_text", text: string, } | { "effect": "finish", status: number, outcome: unknown, } | { "effect": "await_record" } | { "effect": "end_reply" } | { "effect": "called", record: ProxyCallRecord, } | { "effect": "close" } | { "effect": "done" };
 
 /**
  * What happened, as the shell tells the exchange.
  */
-export type ExchangeEvent = { "event": "body_read", bytes: number, } | { "event": "body_refused" } | { "event": "body_timed_out" } | { "event": "read", verdict: unknown, } | { "event": "unreadable", why: string, } | { "event": "turn_taken", notes: Array<string>, } | { "event": "prepared", rewritten: boolean, } | { "event": "session_gone", why: string, } | { "event": "answered", status: number, content_type: string | null, content_length: number | null, } | { "event": "failed", failure: Failure, } | { "event": "ended", end: End, } | { "event": "recorded", record: (ProxyCallRecord & { trace_id: string }) | null, } | { "event": "broke", why: string, };
+export type ExchangeEvent = { "event": "body_read", bytes: number, } | { "event": "body_refused" } | { "event": "body_timed_out" } | { "event": "read", verdict: unknown, } | { "event": "unreadable", why: string, } | { "event": "turn_taken", notes: Array<string>, } | { "event": "prepared", rewritten: boolean, } | { "event": "session_gone", why: string, } | { "event": "answered", status: number, content_type: string | null, content_length: number | null, } | { "event": "failed", failure: Failure, } | { "event": "reply_read", body: string, } | { "event": "ended", end: End, } | { "event": "recorded", record: (ProxyCallRecord & { trace_id: string }) | null, } | { "event": "broke", why: string, };
 
 /**
  * A claim and the pointers that prove it (`file:src/a.py:L40-L55`, `cmd#12 exit=1`,
@@ -440,6 +440,17 @@ export type Fact = { text: string, evidence: Array<string>, };
  * Why the upstream gave no reply.
  */
 export type Failure = { "unreachable": Cause } | "timeout" | "stopped";
+
+/**
+ * A call sent as the agent's own after the upstream refused the engine's form of it.
+ */
+export type Fallback = {
+  call: number,
+  /**
+   * The refusal, as the call's note says it.
+   */
+  why: string,
+};
 
 /**
  * The families of R3.2, each with its own history rule.
@@ -863,6 +874,12 @@ export type ProxyConfig = {
    * in milliseconds, so that every session is saved in time.
    */
   shutdown_grace_ms: number,
+  /**
+   * Whether the proxy manages this project's conversations; off, every request goes upstream
+   * as its agent sent it (logged as unmanaged). One request is left unmanaged by its header
+   * `x-workbench: off`.
+   */
+  manage: boolean,
 };
 
 export type PruneConfig = {
@@ -1303,6 +1320,11 @@ export type TraceMeta = {
    * tool) runs as a branch of its caller's session.
    */
   branch_of?: BranchOf | null,
+  /**
+   * Calls the upstream refused as invalid in the engine's form, which the proxy's safety net
+   * sent again as the agent's own: their cause is to be found.
+   */
+  fallbacks?: Array<Fallback>,
 };
 
 /**

@@ -75,7 +75,7 @@ export class Call {
         if (effect.close) {
           res.shouldKeepAlive = false;
           // A body never read is read and dropped first: an agent still sending it then reads the answer, not a reset.
-          if (this.#unread) await drain(req, 10_000);
+          if (this.#unread) await drain(req, effect.drain_ms);
         }
         if (!res.headersSent) respond(res, effect.status, effect.body);
         return;
@@ -108,6 +108,17 @@ export class Call {
         } catch (error) {
           return { event: 'failed', failure: failureOf(error) };
         }
+      case 'read_reply': {
+        const pieces: Uint8Array[] = [];
+        let size = 0;
+        const end = await pump(this.#response!, proxy.upstream.timeoutMs, async (bytes) => {
+          size += bytes.length;
+          pieces.push(bytes);
+          return size <= effect.limit;
+        }, this.cut);
+        if (end === 'done') return { event: 'reply_read', body: Buffer.concat(pieces).toString('utf8') };
+        return { event: 'ended', end: end === 'agent_gone' ? 'broke_off' : end };
+      }
       case 'respond': {
         res.writeHead(effect.status, replyHeaders(this.#response!));
         const end = await pump(this.#response!, proxy.upstream.timeoutMs, async (bytes) => {

@@ -75,7 +75,10 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   // Before any request: what a killed proxy left running is marked interrupted.
   const recovered = await pool.call<string | undefined>(0, 'recover');
   const proxy = new Proxy(gateway, pool, dashboard, safely(options.log ?? ((line) => process.stderr.write(`${line}\n`))), options.onCall);
-  const server = createServer((req, res) => void proxy.handle(req, res));
+  // Headers that do not arrive in time cost the connection (Node checks at its interval).
+  const headersTimeout = ((gateway.config() as Required<Config>).proxy as { header_timeout_ms: number }).header_timeout_ms;
+  const server = createServer({ headersTimeout, requestTimeout: Math.max(300_000, headersTimeout), connectionsCheckingInterval: Math.min(30_000, Math.max(100, headersTimeout / 4)) },
+    (req, res) => void proxy.handle(req, res));
   const port = options.port ?? 8787;
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'EADDRINUSE'

@@ -348,9 +348,16 @@ fn each_api_goes_to_its_own_upstream_by_its_path(build: Build) {
 fn bad_requests_get_errors_in_the_providers_shape(build: Build) {
     let upstream = scripted();
     let dir = scratch("bad");
-    std::fs::write(dir.join("proxy.toml"), "[proxy]\nmax_body_bytes = 4000\n").unwrap();
+    std::fs::write(dir.join("proxy.toml"), "[proxy]\nmax_body_bytes = 4000\nheader_timeout_ms = 1000\n").unwrap();
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url, "--config", "proxy.toml"]);
     let anthropic = format!("{}/v1/messages", proxy.url);
+    // A connection whose headers never end is closed after `proxy.header_timeout_ms`.
+    let mut half_open = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
+    half_open.write_all(b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\n").unwrap();
+    half_open.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+    let mut answer = Vec::new();
+    let ended = half_open.read_to_end(&mut answer);
+    assert!(ended.is_ok(), "the connection was still open after 20 s: {ended:?}");
     let cases: [(&[u8], u16, &str); 4] = [
         (b"{\"messages\": [", 400, "the body is not JSON"),
         (
@@ -554,6 +561,58 @@ fn when_the_engine_fails_the_request_goes_through_unmanaged(build: Build) {
     assert!(status.success());
     assert!(log.contains("unmanaged") && log.contains("context_overflow"), "{log}");
     assert_eq!(calls(&dir.join(".trace"), "big")[0]["managed"], json!(false));
+}
+
+/// The safety net: the upstream refuses the engine's first request as invalid; the agent's own
+/// goes once instead, answers the agent, and the session keeps the refusal. A request sent with
+/// `x-workbench: off` goes as it came, without the header.
+fn a_request_the_upstream_refuses_in_the_engines_form_goes_as_the_agent_sent_it(build: Build) {
+    let refused = std::sync::atomic::AtomicBool::new(false);
+    let upstream = Upstream::start(move |request: &Received| {
+        let body = request.json();
+        if !refused.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            let error = json!({"type": "invalid_request_error", "message": "messages.0.content.0: unexpected block"});
+            return Reply::Json { status: 400, body: json!({"type": "error", "error": error}).to_string() };
+        }
+        let n = step_of(&body, "toolu_s");
+        Reply::Events {
+            events: anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(500, 0)),
+            cut_after: None,
+        }
+    });
+    let dir = scratch("fallback");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let url = format!("{}/v1/messages", proxy.url);
+    for steps in 0..3 {
+        let body = request("net", &conversation("Fix the parser", steps));
+        let (status, _, reply) = post(&url, &body, &headers());
+        assert_eq!(status, 200, "step {steps}: {}", reply);
+        assert!(reply.contains("message_stop"), "step {steps}: {reply}");
+        if steps == 0 {
+            assert_eq!(upstream.requests()[1].body, body, "the agent's own request, byte-identical");
+        }
+    }
+    let mut off = headers();
+    off.push(("x-workbench", "off"));
+    let body = request("net", &conversation("Fix the parser", 3));
+    assert_eq!(post(&url, &body, &off).0, 200);
+    let last = upstream.requests().pop().unwrap();
+    assert_eq!(last.body, body, "left unmanaged: the agent's own request");
+    assert!(last.headers.iter().all(|(name, _)| name != "x-workbench"), "the proxy's header stays here");
+    let (status, log) = proxy.stop();
+    assert!(status.success());
+    assert!(log.contains("refused the engine's request as invalid (messages.0.content.0: unexpected block)"), "{log}");
+    assert!(log.contains("unmanaged (x-workbench: off), passed through"), "{log}");
+    let store = dir.join(".trace");
+    let records = calls(&store, "net");
+    assert_eq!(records.len(), 3, "three calls, the refused one among them once: {records:?}");
+    assert_eq!((records[0]["managed"].clone(), records[0]["status"].clone()), (json!(false), json!(200)));
+    let note = records[0]["notes"].to_string();
+    assert!(note.contains("the agent's own request was sent instead"), "{note}");
+    assert_eq!(records[1]["managed"], json!(true), "the next call is managed again");
+    let fallbacks = &meta(&store, "net")["fallbacks"];
+    assert!(fallbacks[0]["why"].as_str().unwrap().contains("unexpected block"), "{fallbacks}");
+    assert_eq!(fallbacks[0]["call"], json!(1), "the session names its fallback: {fallbacks}");
 }
 
 fn a_history_that_departs_starts_a_new_session(build: Build) {
@@ -1094,6 +1153,7 @@ both_shells!(
     an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_loses_nothing,
     ctrl_c_finishes_the_requests_in_flight_and_saves,
     when_the_engine_fails_the_request_goes_through_unmanaged,
+    a_request_the_upstream_refuses_in_the_engines_form_goes_as_the_agent_sent_it,
     a_history_that_departs_starts_a_new_session,
     a_history_sent_again_changed_is_revised_in_its_session,
     fifty_sessions_at_once_stay_apart,

@@ -185,9 +185,9 @@ impl Call {
                 app.log.line(&line);
                 Flow::Go
             }
-            Effect::Answer { status, body, close } => {
+            Effect::Answer { status, body, close, drain_ms } => {
                 if close && let Some(unread) = self.incoming.take() {
-                    drain(unread, app.gateway.limits().body_timeout_ms).await;
+                    drain(unread, drain_ms).await;
                 }
                 Flow::Reply(json_response(status, body, close))
             }
@@ -216,6 +216,7 @@ impl Call {
                     Err(failure) => Event::Failed { failure },
                 })
             }
+            Effect::ReadReply { limit } => Flow::Then(self.read_reply(limit).await),
             Effect::Respond { status } => {
                 let headers = self.upstream.as_ref().map(reply_headers).unwrap_or_default();
                 let (to_agent, body) = AgentBody::new();
@@ -260,6 +261,21 @@ impl Call {
             }
             Ok(Err(_)) => Event::BodyRefused,
             Err(_) => Event::BodyTimedOut,
+        }
+    }
+
+    /// The upstream's reply, whole, without answering the agent.
+    async fn read_reply(&mut self, limit: usize) -> Event {
+        let Some(response) = self.upstream.take() else { return Event::Ended { end: End::BrokeOff } };
+        let mut from_upstream = UpstreamBody::new(response, self.app.upstream.timeout, self.app.cut.subscribe());
+        let mut body = Vec::new();
+        loop {
+            match from_upstream.next().await {
+                Ok(Some(bytes)) if body.len() + bytes.len() <= limit => body.extend_from_slice(&bytes),
+                Ok(Some(_)) => return Event::Ended { end: End::BrokeOff },
+                Ok(None) => return Event::ReplyRead { body: String::from_utf8_lossy(&body).into_owned() },
+                Err(end) => return Event::Ended { end },
+            }
         }
     }
 
@@ -312,11 +328,10 @@ impl Call {
     }
 }
 
-/// Read and drop a body the answer does not need (for at most `timeout_ms`, 10 s at the most):
-/// an agent still sending it then reads the answer, not a connection reset.
+/// Read and drop a body the answer does not need, for at most `timeout_ms`.
 async fn drain(body: Body, timeout_ms: u64) {
     let mut pieces = body.into_data_stream();
-    let within = Duration::from_millis(timeout_ms.min(10_000));
+    let within = Duration::from_millis(timeout_ms);
     let _ = tokio::time::timeout(within, async { while let Some(Ok(_)) = pieces.next().await {} }).await;
 }
 

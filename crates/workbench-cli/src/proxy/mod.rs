@@ -1,11 +1,13 @@
 //! `workbench proxy`: the engine in front of the agents people already use. Every decision is the
 //! library's (`context_workbench::proxy`: the flags, the gateway, each request's exchange, the
 //! session table, the log lines); this is the native I/O around them: the server carrying out
-//! each exchange's effects (`handler.rs`), the upstream client (`upstream.rs`), the sessions'
-//! threads (`sessions.rs`), the log (`log.rs`) and the shutdown: the first Ctrl-C or SIGTERM stops new requests and gives those in flight
+//! each exchange's effects (`handler.rs`), its connections (`connections.rs`), the upstream client
+//! (`upstream.rs`), the sessions' threads (`sessions.rs`), the log (`log.rs`) and the shutdown:
+//! the first Ctrl-C or SIGTERM stops new requests and gives those in flight
 //! `proxy.shutdown_grace_ms`, then cuts them short; a second signal cuts at once; every session
 //! is saved, exit 0.
 
+mod connections;
 mod handler;
 mod log;
 mod sessions;
@@ -13,7 +15,6 @@ mod upstream;
 
 use std::net::Ipv4Addr;
 
-use axum::serve::ListenerExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -104,19 +105,15 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
             .nest_service(DASHBOARD_PATH, dashboard)
             .fallback(handler::handle)
             .with_state(Arc::clone(&app));
-        // Small replies go out at once, not after a delayed ACK (~40 ms per keep-alive request).
-        let listener = listener.tap_io(|tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        let served = axum::serve(listener, router)
-            .with_graceful_shutdown(stop(Arc::clone(&app), grace, signal, dashboard_stopping))
-            .await;
+        let header_timeout = Duration::from_millis(config.proxy.header_timeout_ms);
+        let stopped = stop(Arc::clone(&app), grace, signal, dashboard_stopping);
+        connections::serve(listener, router, header_timeout, stopped).await;
         app.log.finish();
         app.log.line(&app.gateway.stopping_line());
         for failure in app.registry.close_all().await {
             app.log.line(&app.gateway.unsaved_line(&failure));
         }
-        served.map_err(|e| e.to_string())
+        Ok(())
     })
 }
 

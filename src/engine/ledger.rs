@@ -103,13 +103,14 @@ impl Ledger {
         let chosen = calls_ahead.map(|calls| choose_cache_ttl(prices, &self.gaps_ms, calls));
         let sent = agent.or(chosen).unwrap_or_default();
         let agent = agent.unwrap_or_default();
-        let outlived = |ttl: CacheTtl| gap.is_some_and(|(_, gap)| gap <= ttl.ms());
+        // No previous call (or one saved before calls were timed): nothing says a prefix lapsed.
+        let outlived = |ttl: fn(&LastCall) -> CacheTtl| gap.is_none_or(|(last, gap)| gap <= ttl(&last).ms());
         let lifetimes = Lifetimes {
             sent,
             agent,
-            sent_alive: gap.is_some_and(|(last, _)| outlived(last.sent_ttl)),
-            agent_alive: gap.is_some_and(|(last, _)| outlived(last.agent_ttl)),
-            five_minutes_alive: outlived(CacheTtl::FiveMinutes),
+            sent_alive: outlived(|last| last.sent_ttl),
+            agent_alive: outlived(|last| last.agent_ttl),
+            five_minutes_alive: outlived(|_| CacheTtl::FiveMinutes),
         };
         self.last_call = Some(LastCall { at_ms: now_ms, sent_ttl: sent, agent_ttl: agent });
         lifetimes

@@ -290,12 +290,14 @@ pub struct Prices {
     pub uncached_input: f64,
     pub cache_read: f64,
     pub cache_write: f64,
+    /// A cache write with a 1-hour lifetime (Anthropic's `"ttl": "1h"`).
+    pub cache_write_1h: f64,
     pub output: f64,
 }
 
 impl Default for Prices {
     fn default() -> Self {
-        Prices { uncached_input: 1.0, cache_read: 0.1, cache_write: 1.25, output: 5.0 }
+        Prices { uncached_input: 1.0, cache_read: 0.1, cache_write: 1.25, cache_write_1h: 2.0, output: 5.0 }
     }
 }
 
@@ -396,6 +398,7 @@ impl Config {
             ("uncached_input", p.uncached_input),
             ("cache_read", p.cache_read),
             ("cache_write", p.cache_write),
+            ("cache_write_1h", p.cache_write_1h),
             ("output", p.output),
         ];
         if let Some((key, _)) = prices.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {

@@ -7,12 +7,13 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use serde::{Deserialize, Serialize};
 
 use super::Engine;
+use crate::config::Prices;
 use crate::history::view::Withdrawal;
 use crate::host::Host;
 use crate::model::Role;
 use crate::prompt::assemble::{Assembly, CallInput, ProjectRules};
 use crate::prompt::{Layer, PromptMessage};
-use crate::workbench::cost::{CallCost, RewriteCost, prompt_cost};
+use crate::workbench::cost::{CacheTtl, CallCost, RewriteCost, choose_cache_ttl, horizon, prompt_cost_for};
 
 /// The running totals, and what a cache would know of the agent's previous prompt; saved with
 /// the session so a resume goes on counting.
@@ -24,7 +25,32 @@ pub(super) struct Ledger {
     /// The previous call sent the agent's own prompt ([`Engine::agent_prompt_instead`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     passthrough: bool,
+    /// The previous call: when it was made and the lifetimes its prefixes were written for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_call: Option<LastCall>,
+    /// The most recent gaps between calls, oldest first (at most [`GAPS_KEPT`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    gaps_ms: Vec<u64>,
+    /// What the chosen lifetimes saved against 5-minute breakpoints only.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    ttl_saving_total: f64,
 }
+
+/// When the previous call was made (the host's clock) and what its prefixes were cached for:
+/// the prompt sent, and the agent's own prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct LastCall {
+    at_ms: u64,
+    sent_ttl: CacheTtl,
+    agent_ttl: CacheTtl,
+}
+
+fn is_zero(value: &f64) -> bool {
+    *value == 0.0
+}
+
+/// How many of the latest gaps between calls the choice of a cache lifetime reads.
+const GAPS_KEPT: usize = 32;
 
 /// The agent's previous prompt as a prefix cache reads it: its head (system prompt and tools,
 /// hashed), the raw messages it held and the withdrawals then in force.
@@ -40,10 +66,54 @@ struct AgentPrompt {
 /// shortest of a handful of runs, and a run shorter still must not end dearer than its agent's.
 const SURE_MARGIN: f64 = 1.5;
 
+/// The cache lifetimes of one call, and whether each track's prefix outlived the gap since the
+/// previous call.
+struct Lifetimes {
+    sent: CacheTtl,
+    agent: CacheTtl,
+    sent_alive: bool,
+    agent_alive: bool,
+    five_minutes_alive: bool,
+}
+
 impl Ledger {
     /// What the session saved so far against the agent's own prompts (negative: it cost more).
     pub(super) fn credit(&self) -> f64 {
         self.agent_total - self.sent_total
+    }
+
+    /// The lifetimes of a call made at `now_ms`: the agent's own (`agent`, else the provider's
+    /// default, five minutes) and the one sent, the agent's too when it set one, else what
+    /// [`choose_cache_ttl`] picks from the gaps seen so far (this call's included) over
+    /// `calls_ahead` when the caller lets it choose. Records the call.
+    fn lifetimes(
+        &mut self,
+        now_ms: u64,
+        agent: Option<CacheTtl>,
+        prices: &Prices,
+        calls_ahead: Option<usize>,
+    ) -> Lifetimes {
+        let gap = self.last_call.map(|last| (last, now_ms.saturating_sub(last.at_ms)));
+        if let Some((_, gap)) = gap {
+            if self.gaps_ms.len() == GAPS_KEPT {
+                self.gaps_ms.remove(0);
+            }
+            self.gaps_ms.push(gap);
+        }
+        let chosen = calls_ahead.map(|calls| choose_cache_ttl(prices, &self.gaps_ms, calls));
+        let sent = agent.or(chosen).unwrap_or_default();
+        let agent = agent.unwrap_or_default();
+        // No previous call (or one saved before calls were timed): nothing says a prefix lapsed.
+        let outlived = |ttl: fn(&LastCall) -> CacheTtl| gap.is_none_or(|(last, gap)| gap <= ttl(&last).ms());
+        let lifetimes = Lifetimes {
+            sent,
+            agent,
+            sent_alive: outlived(|last| last.sent_ttl),
+            agent_alive: outlived(|last| last.agent_ttl),
+            five_minutes_alive: outlived(|_| CacheTtl::FiveMinutes),
+        };
+        self.last_call = Some(LastCall { at_ms: now_ms, sent_ttl: sent, agent_ttl: agent });
+        lifetimes
     }
 }
 
@@ -128,19 +198,35 @@ impl<H: Host> Engine<H> {
         }
         let prices = &self.config.prices;
         let output: u64 = assembly.rewrites.iter().map(|r| r.output_tokens).sum();
-        let agent_cost = prompt_cost(prices, tokens, cached, 0);
-        let sent_cost = prompt_cost(prices, assembly.tokens, assembly.expected_cached_tokens, output);
+        let w = &self.config.workbench;
+        let calls_ahead = horizon(state.calls, w.min_horizon, w.max_horizon);
         let ledger = &mut state.ledger;
+        let chosen = input.choose_cache_ttl.then_some(calls_ahead);
+        let lifetimes = ledger.lifetimes(self.host.now_ms(), input.cache_ttl, prices, chosen);
+        // A prefix lapsed over the gap is written again: nothing of it is served.
+        let served = |alive: bool, cached: usize| if alive { cached } else { 0 };
+        let agent_cached = served(lifetimes.agent_alive, cached);
+        let agent_cost = prompt_cost_for(prices, lifetimes.agent, tokens, agent_cached, 0);
+        let expected = assembly.expected_cached_tokens;
+        let sent_cost =
+            prompt_cost_for(prices, lifetimes.sent, assembly.tokens, served(lifetimes.sent_alive, expected), output);
+        let five_minutes_only = served(lifetimes.five_minutes_alive, expected);
+        let ttl_saving =
+            prompt_cost_for(prices, CacheTtl::FiveMinutes, assembly.tokens, five_minutes_only, output) - sent_cost;
         ledger.agent_total += agent_cost;
         ledger.sent_total += sent_cost;
+        ledger.ttl_saving_total += ttl_saving;
         ledger.previous = Some(AgentPrompt { head, messages: messages.len(), withdrawn: view.withdrawn.clone() });
         CallCost {
             agent_tokens: tokens,
-            agent_cached_tokens: cached,
+            agent_cached_tokens: agent_cached,
             agent_cost,
             sent_cost,
             agent_total: ledger.agent_total,
             sent_total: ledger.sent_total,
+            cache_ttl: lifetimes.sent,
+            ttl_saving,
+            ttl_saving_total: ledger.ttl_saving_total,
         }
     }
 

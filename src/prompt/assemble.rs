@@ -36,6 +36,16 @@ pub struct CallInput {
     /// `calls.jsonl`); numbers only grow. The engine's own count of its calls by default.
     #[cfg_attr(test, ts(optional = nullable))]
     pub call: Option<u64>,
+    /// The lifetime the caller's own cache breakpoints set (an agent's `"ttl"`): the call is
+    /// priced for it. Unset: five minutes, the provider's default, or with
+    /// `choose_cache_ttl` the engine's choice from the session's gaps between calls.
+    #[cfg_attr(test, ts(optional = nullable))]
+    pub cache_ttl: Option<crate::workbench::cost::CacheTtl>,
+    /// The caller writes its breakpoints for the lifetime the engine chooses
+    /// ([`choose_cache_ttl`](crate::workbench::cost::choose_cache_ttl)), reported as the call's
+    /// `cost.cache_ttl` (the proxy does for Anthropic).
+    #[cfg_attr(test, ts(optional = nullable))]
+    pub choose_cache_ttl: bool,
 }
 
 /// One assembled prompt and what it costs; saved as a trace's `prompt.json` and read back by

@@ -19,6 +19,7 @@ use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStat
 use crate::prompt::serialize::{AnthropicOptions, to_anthropic_with};
 use crate::prompt::{PromptView, ToolSpec};
 use crate::tokens::TokenCounter;
+use crate::workbench::cost::{CacheTtl, breakpoint_lifetimes};
 
 /// The API takes at most this many cache breakpoints in one request.
 pub const MAX_BREAKPOINTS: usize = 4;
@@ -74,8 +75,9 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
 /// system blocks as they came in place of the engine's copy of them, and the cache
 /// breakpoints of [`to_anthropic_with`] (at most [`MAX_BREAKPOINTS`] with any the agent put on
 /// its tools, which it keeps while there is room; the engine's use the agent's own
-/// `cache_control` value, its TTL say).
-pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView) -> String {
+/// `cache_control` value). Breakpoints whose lifetime the agent did not set get `ttl`
+/// (the engine's choice) within [`breakpoint_lifetimes`]' order.
+pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView, ttl: CacheTtl) -> String {
     let rendered = to_anthropic_with(view, AnthropicOptions { system_messages: request.system_messages });
     let mut system: Vec<Value> = rendered.get("system").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut messages = rendered.get("messages").cloned().unwrap_or(Value::Array(Vec::new()));
@@ -92,10 +94,40 @@ pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView) -> Strin
         system = agent;
     }
     let mut system = Value::Array(system);
-    let mut engine_marks = 0;
     let value = request.cache_control.clone();
-    engine_marks += restyle_breakpoints(&mut system, value.as_ref());
-    engine_marks += restyle_breakpoints(&mut messages, value.as_ref());
+    let mut marks = Vec::new();
+    restyle_breakpoints(&mut system, value.as_ref(), &mut marks);
+    restyle_breakpoints(&mut messages, value.as_ref(), &mut marks);
+    let engine_marks = marks.len();
+    let mut tools = match request.body.value("tools") {
+        Value::Array(tools) => tools,
+        _ => Vec::new(),
+    };
+    let marked: Vec<usize> = (0..tools.len()).filter(|&i| tools[i].get("cache_control").is_some()).collect();
+    let room = MAX_BREAKPOINTS.saturating_sub(engine_marks);
+    let dropped = marked.len().saturating_sub(room);
+    for &i in &marked[..dropped] {
+        if let Value::Object(tool) = &mut tools[i] {
+            tool.remove("cache_control");
+        }
+    }
+    let mut tools_changed = dropped > 0;
+    let kept = &marked[dropped..];
+    let mut all: Vec<Value> = kept.iter().filter_map(|&i| tools[i].get("cache_control").cloned()).collect();
+    all.append(&mut marks);
+    set_lifetimes(&mut all, ttl);
+    let (tool_marks, engine_values) = all.split_at(kept.len());
+    for (&i, mark) in kept.iter().zip(tool_marks) {
+        if let Value::Object(tool) = &mut tools[i]
+            && tool.get("cache_control") != Some(mark)
+        {
+            tool.insert("cache_control".into(), mark.clone());
+            tools_changed = true;
+        }
+    }
+    let mut engine_values = engine_values.iter();
+    replace_breakpoints(&mut system, &mut engine_values);
+    replace_breakpoints(&mut messages, &mut engine_values);
 
     let mut body = request.body.clone();
     if system.as_array().is_some_and(|s| !s.is_empty()) {
@@ -104,42 +136,74 @@ pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView) -> Strin
         body.remove("system");
     }
     body.set("messages", &messages);
-    if let Value::Array(mut tools) = request.body.value("tools") {
-        let marked: Vec<usize> = (0..tools.len()).filter(|&i| tools[i].get("cache_control").is_some()).collect();
-        let room = MAX_BREAKPOINTS.saturating_sub(engine_marks);
-        if marked.len() > room {
-            for &i in &marked[..marked.len() - room] {
-                if let Value::Object(tool) = &mut tools[i] {
-                    tool.remove("cache_control");
-                }
-            }
-            body.set("tools", &tools);
-        }
+    if tools_changed {
+        body.set("tools", &Value::Array(tools));
     }
     body.to_json()
 }
 
-/// Give every breakpoint under `value` the agent's `cache_control` (when it has one); returns
-/// how many there are.
-fn restyle_breakpoints(value: &mut Value, agent: Option<&Value>) -> usize {
+/// The lifetime the agent set on its breakpoints outside `tools` (the one the engine's copy).
+pub(super) fn agent_ttl(request: &ClientRequest) -> Option<CacheTtl> {
+    request.cache_control.as_ref().and_then(ttl_of).and_then(CacheTtl::parse)
+}
+
+fn ttl_of(mark: &Value) -> Option<&str> {
+    mark.get("ttl").and_then(Value::as_str)
+}
+
+/// Give every breakpoint in `marks` (in the provider's order) its lifetime: those with a
+/// `ttl` keep it, the others get `chosen` as [`breakpoint_lifetimes`] orders them (5 minutes
+/// is the provider's default: no `ttl` written).
+fn set_lifetimes(marks: &mut [Value], chosen: CacheTtl) {
+    // A lifetime the provider does not know is left as it came, out of the ordering.
+    let known: Vec<usize> =
+        (0..marks.len()).filter(|&i| ttl_of(&marks[i]).is_none_or(|t| CacheTtl::parse(t).is_some())).collect();
+    let set: Vec<Option<CacheTtl>> = known.iter().map(|&i| ttl_of(&marks[i]).and_then(CacheTtl::parse)).collect();
+    for ((&i, ttl), was) in known.iter().zip(breakpoint_lifetimes(&set, chosen)).zip(set) {
+        if was.is_none()
+            && ttl == CacheTtl::OneHour
+            && let Value::Object(fields) = &mut marks[i]
+        {
+            fields.insert("ttl".into(), Value::String("1h".into()));
+        }
+    }
+}
+
+/// Give every breakpoint under `value` the agent's `cache_control` (when it has one) and push
+/// each, in document order, to `marks`.
+fn restyle_breakpoints(value: &mut Value, agent: Option<&Value>, marks: &mut Vec<Value>) {
     match value {
         Value::Object(fields) => {
-            let mut count = 0;
             if let Some(mark) = fields.get_mut("cache_control") {
-                count += 1;
                 if let Some(agent) = agent {
                     *mark = agent.clone();
                 }
+                marks.push(mark.clone());
             }
-            count
-                + fields
-                    .iter_mut()
-                    .filter(|(k, _)| *k != "cache_control")
-                    .map(|(_, v)| restyle_breakpoints(v, agent))
-                    .sum::<usize>()
+            for (_, v) in fields.iter_mut().filter(|(k, _)| *k != "cache_control") {
+                restyle_breakpoints(v, agent, marks);
+            }
         }
-        Value::Array(items) => items.iter_mut().map(|v| restyle_breakpoints(v, agent)).sum(),
-        _ => 0,
+        Value::Array(items) => items.iter_mut().for_each(|v| restyle_breakpoints(v, agent, marks)),
+        _ => {}
+    }
+}
+
+/// Replace the breakpoints under `value`, in document order, by the next of `marks`.
+fn replace_breakpoints<'a>(value: &mut Value, marks: &mut impl Iterator<Item = &'a Value>) {
+    match value {
+        Value::Object(fields) => {
+            if let Some(mark) = fields.get_mut("cache_control")
+                && let Some(next) = marks.next()
+            {
+                *mark = next.clone();
+            }
+            for (_, v) in fields.iter_mut().filter(|(k, _)| *k != "cache_control") {
+                replace_breakpoints(v, marks);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| replace_breakpoints(v, marks)),
+        _ => {}
     }
 }
 

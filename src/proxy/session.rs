@@ -361,6 +361,8 @@ impl<H: Host> ProxySession<H> {
             system_prompt: request.system_text.clone(),
             tools: request.tools.clone(),
             call: Some(self.calls),
+            cache_ttl: (self.format == Format::Anthropic).then(|| anthropic::agent_ttl(request)).flatten(),
+            choose_cache_ttl: self.format == Format::Anthropic,
             ..CallInput::default()
         };
         let body = match self.engine.prepare_call_unsaved(&input).await {
@@ -374,7 +376,7 @@ impl<H: Host> ProxySession<H> {
                     assembly.rewrites.iter().map(|r| format!("{} {}..{}", r.mechanism, r.start, r.end)).collect();
                 record.notes.extend(assembly.notes.iter().map(|n| format!("engine: {n}")));
                 Some(match self.format {
-                    Format::Anthropic => anthropic::upstream_body(request, &assembly.view),
+                    Format::Anthropic => anthropic::upstream_body(request, &assembly.view, assembly.cost.cache_ttl),
                     Format::OpenAi => openai::upstream_body(request, &assembly.view),
                     Format::Responses => responses::upstream_body(request, &assembly.view),
                     Format::Gemini => gemini::upstream_body(request, &assembly.view),

@@ -151,6 +151,12 @@ export type BranchSummary = {
 };
 
 /**
+ * A cached prefix's lifetime at the provider (Anthropic's `cache_control.ttl`); every use
+ * refreshes it.
+ */
+export type CacheTtl = "5m" | "1h";
+
+/**
  * One call's cost beside the counterfactual: what the agent's own prompt (every message it
  * sent, as it sent them) would have cost with the provider's prefix cache. Prices are the
  * configuration's, relative to one uncached input token; totals run over the session so far,
@@ -171,6 +177,16 @@ export type CallCost = {
    * The session's totals of both, this call included.
    */
   agent_total: number, sent_total: number,
+  /**
+   * The lifetime this call's cache breakpoints were written for ([`choose_cache_ttl`], or the
+   * agent's own).
+   */
+  cache_ttl: CacheTtl,
+  /**
+   * What the sent prompt would have cost more with 5-minute breakpoints only (negative: the
+   * 1-hour choice cost more), this call and the session's total.
+   */
+  ttl_saving: number, ttl_saving_total: number,
 };
 
 /**
@@ -199,6 +215,18 @@ export type CallInput = {
    * `calls.jsonl`); numbers only grow. The engine's own count of its calls by default.
    */
   call?: number | null,
+  /**
+   * The lifetime the caller's own cache breakpoints set (an agent's `"ttl"`): the call is
+   * priced for it. Unset: five minutes, the provider's default, or with
+   * `choose_cache_ttl` the engine's choice from the session's gaps between calls.
+   */
+  cache_ttl?: CacheTtl | null,
+  /**
+   * The caller writes its breakpoints for the lifetime the engine chooses
+   * ([`choose_cache_ttl`](crate::workbench::cost::choose_cache_ttl)), reported as the call's
+   * `cost.cache_ttl` (the proxy does for Anthropic).
+   */
+  choose_cache_ttl?: boolean,
 };
 
 /**
@@ -796,7 +824,13 @@ export type PlanRevision = {
 /**
  * Prices relative to one uncached input token.
  */
-export type Prices = { uncached_input: number, cache_read: number, cache_write: number, output: number, };
+export type Prices = {
+  uncached_input: number, cache_read: number, cache_write: number,
+  /**
+   * A cache write with a 1-hour lifetime (Anthropic's `"ttl": "1h"`).
+   */
+  cache_write_1h: number, output: number,
+};
 
 /**
  * A step of a long operation, or a notice the user should see (R4.5, R4.6).

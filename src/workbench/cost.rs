@@ -54,8 +54,15 @@ impl RewriteCost {
 /// What a prompt of `tokens` costs when the provider's cache serves `cached` of them, with
 /// `output` tokens the engine spent on its own completions for it.
 pub fn prompt_cost(prices: &Prices, tokens: usize, cached: usize, output: u64) -> f64 {
+    prompt_cost_for(prices, CacheTtl::FiveMinutes, tokens, cached, output)
+}
+
+/// [`prompt_cost`] with the tokens not served written for `ttl` (a 1-hour write costs more).
+pub fn prompt_cost_for(prices: &Prices, ttl: CacheTtl, tokens: usize, cached: usize, output: u64) -> f64 {
     let cached = cached.min(tokens);
-    prices.cache_read * cached as f64 + prices.cache_write * (tokens - cached) as f64 + prices.output * output as f64
+    prices.cache_read * cached as f64
+        + ttl.write_price(prices) * (tokens - cached) as f64
+        + prices.output * output as f64
 }
 
 /// One call's cost beside the counterfactual: what the agent's own prompt (every message it
@@ -76,12 +83,102 @@ pub struct CallCost {
     /// The session's totals of both, this call included.
     pub agent_total: f64,
     pub sent_total: f64,
+    /// The lifetime this call's cache breakpoints were written for ([`choose_cache_ttl`], or the
+    /// agent's own).
+    #[serde(default)]
+    pub cache_ttl: CacheTtl,
+    /// What the sent prompt would have cost more with 5-minute breakpoints only (negative: the
+    /// 1-hour choice cost more), this call and the session's total.
+    #[serde(default)]
+    pub ttl_saving: f64,
+    #[serde(default)]
+    pub ttl_saving_total: f64,
 }
 
 /// The calls assumed still to come: as many as were made so far (a run that has lasted long is
 /// likely to last as long again), within `[min, max]`.
 pub fn horizon(calls_so_far: usize, min: u32, max: u32) -> usize {
     calls_so_far.clamp(min as usize, max as usize)
+}
+
+/// A cached prefix's lifetime at the provider (Anthropic's `cache_control.ttl`); every use
+/// refreshes it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub enum CacheTtl {
+    #[default]
+    #[serde(rename = "5m")]
+    FiveMinutes,
+    #[serde(rename = "1h")]
+    OneHour,
+}
+
+impl CacheTtl {
+    /// How long an unused prefix stays cached.
+    pub fn ms(self) -> u64 {
+        match self {
+            CacheTtl::FiveMinutes => 5 * 60_000,
+            CacheTtl::OneHour => 60 * 60_000,
+        }
+    }
+
+    /// The wire spelling (`"5m"`, `"1h"`); `None` for any other.
+    pub fn parse(ttl: &str) -> Option<CacheTtl> {
+        match ttl {
+            "5m" => Some(CacheTtl::FiveMinutes),
+            "1h" => Some(CacheTtl::OneHour),
+            _ => None,
+        }
+    }
+
+    /// What writing one token for this lifetime costs.
+    pub fn write_price(self, prices: &Prices) -> f64 {
+        match self {
+            CacheTtl::FiveMinutes => prices.cache_write,
+            CacheTtl::OneHour => prices.cache_write_1h,
+        }
+    }
+}
+
+/// The lifetime to write a session's cache breakpoints for, from its own gaps between calls
+/// (`gaps_ms`, the recent ones) and the prices. A prefix token is written once and then, on each
+/// of the `horizon` calls assumed still to come, read when its lifetime outlasted the gap before
+/// that call and written again when it did not; the gaps seen so far say how often each
+/// lifetime lapses. One hour is chosen when what it saves in re-writes over the horizon exceeds
+/// what its first write costs more: `horizon × (c₅ − c₆₀) > w₆₀ − w₅`, where `c` is a later
+/// call's expected cost per token (`lapsed share × write + the rest × read`) and `w` a write.
+/// No gap seen yet: five minutes, the provider's default.
+pub fn choose_cache_ttl(prices: &Prices, gaps_ms: &[u64], horizon: usize) -> CacheTtl {
+    if gaps_ms.is_empty() {
+        return CacheTtl::FiveMinutes;
+    }
+    let per_call = |ttl: CacheTtl| {
+        let lapsed = gaps_ms.iter().filter(|&&gap| gap > ttl.ms()).count() as f64 / gaps_ms.len() as f64;
+        lapsed * ttl.write_price(prices) + (1.0 - lapsed) * prices.cache_read
+    };
+    let saved = horizon as f64 * (per_call(CacheTtl::FiveMinutes) - per_call(CacheTtl::OneHour));
+    let premium = prices.cache_write_1h - prices.cache_write;
+    if saved > premium { CacheTtl::OneHour } else { CacheTtl::FiveMinutes }
+}
+
+/// The lifetime of each cache breakpoint of one request, in the order the provider reads them
+/// (tools, system, messages), a 1-hour one never after a 5-minute one (the provider refuses
+/// that). A breakpoint whose lifetime the agent set (`Some`) keeps it; the others take
+/// `chosen`, lengthened to the longest set after them and shortened to the shortest set
+/// before them. Only an agent that set a 5-minute breakpoint before a 1-hour one gets its
+/// request out of order, as it sent it.
+pub fn breakpoint_lifetimes(set: &[Option<CacheTtl>], chosen: CacheTtl) -> Vec<CacheTtl> {
+    (0..set.len())
+        .map(|i| match set[i] {
+            Some(ttl) => ttl,
+            None => {
+                let longest_after = set[i + 1..].iter().flatten().max().copied();
+                let shortest_before = set[..i].iter().flatten().min().copied();
+                let ttl = longest_after.map_or(chosen, |after| chosen.max(after));
+                shortest_before.map_or(ttl, |before| ttl.min(before))
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -108,5 +205,32 @@ mod tests {
         let prices = Prices::default();
         assert!((prompt_cost(&prices, 10_000, 9_000, 0) - (900.0 + 1_250.0)).abs() < 1e-9);
         assert!((prompt_cost(&prices, 100, 500, 10) - (10.0 + 50.0)).abs() < 1e-9, "cached is capped");
+    }
+
+    /// The rule on its numbers: one lapse in eight gaps over eight calls ahead saves
+    /// 8 × (1/8 × 1.25 + 7/8 × 0.1 − 0.1) = 1.15 > 0.75, the hour's extra write.
+    #[test]
+    fn an_hour_is_chosen_when_lapses_cost_more_than_its_dearer_write() {
+        let prices = Prices::default();
+        let (minute, hour) = (60_000, 3_600_000);
+        assert_eq!(choose_cache_ttl(&prices, &[], 8), CacheTtl::FiveMinutes);
+        assert_eq!(choose_cache_ttl(&prices, &[10 * minute; 4], 8), CacheTtl::OneHour);
+        assert_eq!(choose_cache_ttl(&prices, &[10_000; 4], 64), CacheTtl::FiveMinutes);
+        let mut one_lapse = vec![10_000; 7];
+        one_lapse.push(10 * minute);
+        assert_eq!(choose_cache_ttl(&prices, &one_lapse, 8), CacheTtl::OneHour);
+        assert_eq!(choose_cache_ttl(&prices, &one_lapse, 4), CacheTtl::FiveMinutes, "4 × 0.144 < 0.75");
+        assert_eq!(choose_cache_ttl(&prices, &[2 * hour; 4], 64), CacheTtl::FiveMinutes, "both lapse");
+    }
+
+    #[test]
+    fn breakpoint_lifetimes_never_put_an_hour_after_five_minutes() {
+        use CacheTtl::{FiveMinutes as M5, OneHour as H1};
+        assert_eq!(breakpoint_lifetimes(&[None, None, None], H1), [H1, H1, H1]);
+        assert_eq!(breakpoint_lifetimes(&[None, Some(H1), None], M5), [H1, H1, M5]);
+        assert_eq!(breakpoint_lifetimes(&[Some(M5), None, None], H1), [M5, M5, M5]);
+        assert_eq!(breakpoint_lifetimes(&[None, Some(H1), Some(M5), None], H1), [H1, H1, M5, M5]);
+        // The agent's own disorder is its own: kept as it came.
+        assert_eq!(breakpoint_lifetimes(&[Some(M5), None, Some(H1)], H1), [M5, M5, H1]);
     }
 }

@@ -9,6 +9,7 @@
 //! million consecutive spaces (a panic natively, a trap that kills the instance in wasm).
 
 mod bpe;
+mod estimate;
 mod ranks;
 
 use serde::{Deserialize, Serialize};
@@ -16,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::Result;
 use crate::model::{ContentPart, Message};
 
+pub use estimate::estimate;
 pub use ranks::{
     Bpe, Rank, binary_rank_file_name, compile_ranks, load_ranks, parse_ranks, rank_file_name, ranks_available,
     require_ranks,
@@ -58,16 +60,28 @@ impl Encoding {
 
 /// Counts tokens in one encoding. Cheap to copy: the BPE tables are process-wide singletons,
 /// built on first use from the embedded ranks, or loaded once with [`load_ranks`].
+///
+/// A counter made with [`TokenCounter::estimating_until_loaded`] counts with the calibrated
+/// [`estimate`] until the encoding's ranks are loaded, then exactly: [`TokenCounter::is_exact`]
+/// says which, and [`TokenCounter::cache_message_tokens`] caches nothing meanwhile.
 #[derive(Clone, Copy)]
 pub struct TokenCounter {
     encoding: Encoding,
-    bpe: &'static Bpe,
+    bpe: Option<&'static Bpe>,
 }
 
 impl std::fmt::Debug for TokenCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TokenCounter").field("encoding", &self.encoding).finish()
     }
+}
+
+/// A count and whether it is the calibrated estimate rather than the exact figure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct TokenCount {
+    pub tokens: usize,
+    pub estimated: bool,
 }
 
 impl TokenCounter {
@@ -81,21 +95,53 @@ impl TokenCounter {
     /// A counter in `encoding`, or the error saying its ranks must be loaded first.
     pub fn try_new(encoding: Encoding) -> Result<Self> {
         let bpe = ranks::bpe(encoding).ok_or_else(|| ranks::missing(encoding))?;
-        Ok(TokenCounter { encoding, bpe })
+        Ok(TokenCounter { encoding, bpe: Some(bpe) })
+    }
+
+    /// A counter that never fails: exact when the ranks are available, the calibrated estimate
+    /// until they are loaded (it looks again at every count).
+    pub fn estimating_until_loaded(encoding: Encoding) -> Self {
+        TokenCounter { encoding, bpe: ranks::bpe(encoding) }
+    }
+
+    fn bpe(&self) -> Option<&'static Bpe> {
+        self.bpe.or_else(|| ranks::bpe(self.encoding))
+    }
+
+    /// True when counts are exact, false while they are estimates (ranks not loaded yet).
+    pub fn is_exact(&self) -> bool {
+        self.bpe().is_some()
+    }
+
+    /// `Ok` when counts are exact, else the `ranks_not_loaded` error: what must not rest on an
+    /// estimate (a save, a prompt's fitting) asks this first.
+    pub fn require_exact(&self) -> Result<()> {
+        if self.is_exact() { Ok(()) } else { Err(ranks::missing(self.encoding)) }
+    }
+
+    /// The tokens of `text` and whether the figure is an estimate.
+    pub fn measure(&self, text: &str) -> TokenCount {
+        match self.bpe() {
+            Some(bpe) => TokenCount { tokens: exact_count(bpe, text), estimated: false },
+            None => TokenCount { tokens: estimate(text), estimated: true },
+        }
     }
 
     pub fn encoding(&self) -> Encoding {
         self.encoding
     }
 
-    /// The exact number of tokens of `text`.
+    /// The exact number of tokens of `text` (the estimate while the ranks are not loaded: see
+    /// [`TokenCounter::measure`]).
     pub fn count(&self, text: &str) -> usize {
-        chunks(text).map(|chunk| self.bpe.encode_ordinary(chunk).len()).sum()
+        self.measure(text).tokens
     }
 
-    /// The token ids of `text` (special-token strings encoded as ordinary text).
+    /// The token ids of `text` (special-token strings encoded as ordinary text); empty while
+    /// the ranks are not loaded.
     pub fn encode(&self, text: &str) -> Vec<u32> {
-        chunks(text).flat_map(|chunk| self.bpe.encode_ordinary(chunk)).collect()
+        let Some(bpe) = self.bpe() else { return Vec::new() };
+        chunks(text).flat_map(|chunk| bpe.encode_ordinary(chunk)).collect()
     }
 
     /// The tokens of a message's content plus [`MESSAGE_OVERHEAD`]; each part is counted
@@ -120,9 +166,11 @@ impl TokenCounter {
         message.tokens.map_or_else(|| self.count_message_content(&message.content), |t| t as usize)
     }
 
-    /// Fill in `message.tokens` if it is not counted yet (the per-message cache of R10.1).
+    /// Fill in `message.tokens` if it is not counted yet (the per-message cache of R10.1); an
+    /// estimate is never cached, so a message recorded before the ranks is counted when it is
+    /// next needed.
     pub fn cache_message_tokens(&self, message: &mut Message) {
-        if message.tokens.is_none() {
+        if message.tokens.is_none() && self.is_exact() {
             let n = self.count_message_content(&message.content);
             message.tokens = Some(u32::try_from(n).unwrap_or(u32::MAX));
         }
@@ -132,6 +180,10 @@ impl TokenCounter {
 /// A cheap estimate for text not yet sent (R10.1): a third of its bytes.
 pub fn estimate_tokens(text: &str) -> usize {
     text.len() / 3
+}
+
+fn exact_count(bpe: &Bpe, text: &str) -> usize {
+    chunks(text).map(|chunk| bpe.encode_ordinary(chunk).len()).sum()
 }
 
 /// Preferred chunk size: chunks end at the last safe boundary before this many bytes.
@@ -227,16 +279,16 @@ mod tests {
         assert!(text.len() > 4 * TARGET_CHUNK);
         assert!(chunks(&text).count() > 4);
         assert_eq!(chunks(&text).collect::<String>(), text);
-        assert_eq!(c.count(&text), c.bpe.encode_ordinary(&text).len());
+        assert_eq!(c.count(&text), c.bpe().unwrap().encode_ordinary(&text).len());
     }
 
     #[test]
     fn long_space_runs_are_exact_up_to_the_regex_limit() {
         let c = counter();
         let spaces = " ".repeat(800_000);
-        assert_eq!(c.count(&spaces), c.bpe.encode_ordinary(&spaces).len());
+        assert_eq!(c.count(&spaces), c.bpe().unwrap().encode_ordinary(&spaces).len());
         let framed = format!("start{}end", " ".repeat(300_000));
-        assert_eq!(c.count(&framed), c.bpe.encode_ordinary(&framed).len());
+        assert_eq!(c.count(&framed), c.bpe().unwrap().encode_ordinary(&framed).len());
     }
 
     #[test]
@@ -260,7 +312,7 @@ mod tests {
         }
         assert!(texts.len() > 80, "expected the shared traces beside the clone");
         for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
-            let bpe = TokenCounter::new(encoding).bpe;
+            let bpe = TokenCounter::new(encoding).bpe().unwrap();
             for text in &texts {
                 let chunked: usize = chunks_of(text, 256).map(|c| bpe.encode_ordinary(c).len()).sum();
                 assert_eq!(chunked, bpe.encode_ordinary(text).len());

@@ -23,6 +23,7 @@ fn generate() -> String {
     use crate::{engine, goals, history, host, prompt, replay, store};
     roots!(
         crate::Config,
+        crate::tokens::TokenCount,
         crate::model::Trace,
         history::repair::RepairNote,
         history::view::HistoryView,

@@ -6,7 +6,7 @@ import type {
   CallInput, Completion, CompletionRequest, Compressed, Config, EngineEvent, GoalPlan, GoalToolResult, GoalTree,
   RecallResult,
   HistoryView, Host,
-  Message, MessageInput, PersistReport, PreparedCall, Progress, PromptFormat, RepairNote, RewriteRecord, StateBoard, StateDelta,
+  Message, MessageInput, PersistReport, TokenCount, PreparedCall, Progress, PromptFormat, RepairNote, RewriteRecord, StateBoard, StateDelta,
   StateUpdate, Step, ToolOutputInput, ToolResult, ToolSpec, Trace, Usage,
 } from './types.js';
 import { ContextWorkbenchError, guarded, guardedAsync } from './errors.js';
@@ -26,8 +26,30 @@ export class ContextEngine {
   #wasm: WasmEngine | undefined;
   readonly #events = new Set<EventListener>();
   readonly #progress = new Set<ProgressListener>();
+  #exact: Promise<void> = Promise.resolve();
 
   private constructor() {}
+
+  /**
+   * An engine at once, before the encoding's rank file: it loads in the background, and until
+   * it has, counts are a calibrated estimate (`measureTokens` says `estimated: true`,
+   * `estimating` is true) and nothing is saved or prepared from them: `prepareCall`, `persist`,
+   * the compactions and `requestStateUpdate` wait for the ranks (`exact`), `updateState` refuses
+   * with `ranks_not_loaded`. Rejects like `create` for a bad host or config.
+   */
+  static async start(host: Host, config?: Config, options: EngineOptions = {}): Promise<ContextEngine> {
+    await init();
+    const encoding = config?.encoding ?? 'o200k_base';
+    const engine = new ContextEngine();
+    if (ENCODINGS.includes(encoding)) {
+      engine.#exact = ensureEncoding(encoding as Encoding);
+      // A failed load is the `exact` promise's rejection; the engine goes on estimating.
+      engine.#exact.catch(() => {});
+    }
+    const guardedHost = engine.#guard(host, options);
+    engine.#wasm = guarded(() => new WasmEngine(guardedHost, config));
+    return engine;
+  }
 
   /**
    * An engine over a new trace. Loads the engine and the encoding's rank file on first use (in
@@ -105,8 +127,21 @@ export class ContextEngine {
     return guardedAsync(() => this.#use(f));
   }
 
-  /** Exact tokens of `text` in the configured encoding: a plain number, synchronous. */
+  /** What must not rest on an estimate: once the counts are exact. */
+  async #afterRanks<T>(f: (engine: WasmEngine) => Promise<T>): Promise<T> {
+    await guardedAsync(() => this.#exact);
+    return this.#useAsync(f);
+  }
+
+  /** Tokens of `text` in the configured encoding: a plain number, synchronous; exact, except
+   * from an engine `start`ed before its ranks (see `measureTokens`). */
   countTokens(text: string): number { return this.#use((e) => e.countTokens(text)); }
+  /** Tokens of `text`, `estimated: true` while the encoding's ranks are not loaded. */
+  measureTokens(text: string): TokenCount { return this.#use((e) => e.measureTokens(text)); }
+  /** True while counts are estimates (an engine `start`ed before its ranks arrived). */
+  get estimating(): boolean { return this.#use((e) => e.estimating); }
+  /** Resolves when counts are exact; rejects with the rank file's error when it failed to load. */
+  get exact(): Promise<void> { return this.#exact; }
   get encoding(): Encoding { return this.#use((e) => e.encoding as Encoding); }
   get traceId(): string { return this.#use((e) => e.traceId); }
   /** The trace directory (`.trace/<id>`) when the engine saves its trace. */
@@ -137,21 +172,21 @@ export class ContextEngine {
   // Prompts
   /** The next call's prompt, compacted when due, with its request in `format` (openai by default). */
   prepareCall(input?: CallInput, format?: PromptFormat): Promise<PreparedCall> {
-    return this.#useAsync((e) => e.prepareCall(input, format));
+    return this.#afterRanks((e) => e.prepareCall(input, format));
   }
   /** The history form of one tool output (R3). */
   compressToolOutput(output: ToolOutputInput): Compressed { return this.#use((e) => e.compressToolOutput(output)); }
   /** Compact an ended span now, wherever it lies; the rewrite and its cost. */
-  compactSpan(id: string): Promise<RewriteRecord> { return this.#useAsync((e) => e.compactSpan(id)); }
+  compactSpan(id: string): Promise<RewriteRecord> { return this.#afterRanks((e) => e.compactSpan(id)); }
   /** Compact the uncompacted tail now, whatever the batching rule and cost model say (`invalid_input` when there is nothing to compact). */
-  compactTail(): Promise<RewriteRecord> { return this.#useAsync((e) => e.compactTail()); }
+  compactTail(): Promise<RewriteRecord> { return this.#afterRanks((e) => e.compactTail()); }
 
   // The state board
   stateBoard(): StateBoard { return this.#use((e) => e.stateBoard()); }
   /** Apply a STATE_DELTA (evidence checked) and append it to history. */
   updateState(delta: StateDelta): StateUpdate { return this.#use((e) => e.updateState(delta)); }
   /** Ask the host's LLM for a STATE_DELTA over the recent turns and apply it. */
-  requestStateUpdate(): Promise<StateUpdate> { return this.#useAsync((e) => e.requestStateUpdate()); }
+  requestStateUpdate(): Promise<StateUpdate> { return this.#afterRanks((e) => e.requestStateUpdate()); }
 
   // Goals and events
   /** The plan tools to offer the model, as JSON-schema functions. */
@@ -196,7 +231,7 @@ export class ContextEngine {
   }
   branchMessages(branch: string): Message[] { return this.#use((e) => e.branchMessages(branch)); }
   prepareBranchCall(branch: string, input?: CallInput, format?: PromptFormat): Promise<PreparedCall> {
-    return this.#useAsync((e) => e.prepareBranchCall(branch, input, format));
+    return this.#afterRanks((e) => e.prepareBranchCall(branch, input, format));
   }
   /** A branch finished; true when every branch of its exploration has. */
   finishBranch(branch: string, summary: string): boolean { return this.#use((e) => e.finishBranch(branch, summary)); }
@@ -205,7 +240,7 @@ export class ContextEngine {
 
   // The trace store
   /** Save what changed since the last save (prepareCall also saves before it resolves). */
-  persist(): Promise<PersistReport> { return this.#useAsync((e) => e.persist()); }
+  persist(): Promise<PersistReport> { return this.#afterRanks((e) => e.persist()); }
   /** Save to `root/<trace id>/` from now on (a trace recorded in memory first). */
   attachStore(root: string): void { this.#use((e) => e.attachStore(root)); }
   /** Name the trace before it has a store. */

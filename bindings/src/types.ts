@@ -8,7 +8,7 @@ export type {
   GoalTree, GoalTreeView, HistoryView, Host, Layer, Message, MessageInput, MessagePreview, OpenAiRequest, PersistReport,
   PreparedCall, Progress, PromptFormat, ProxyCallRecord, PromptMessage, PromptView, RecallResult, RepairNote, ReplayStep, ReplaySummary, ReplayTotals, RewriteCost,
   RewriteRecord, Role, Span, StateBoard, StateDelta, StateUpdate, Step, ToolCall, ToolOutputInput, ToolResult,
-  TailBlock, ToolSpec, Trace, TraceDetail, TraceList, TraceMeta, TrajectoryInfo, Usage, ViewKind, ViewMessage,
+  TailBlock, TokenCount, ToolSpec, Trace, TraceDetail, TraceList, TraceMeta, TrajectoryInfo, Usage, ViewKind, ViewMessage,
   ArchivedSummary, BranchId, BranchStatus, BranchSummary, CompressConfig, CompressedTurns, Encoding, GoalConfig, GoalId,
   GoalType, GoalUpdates, Learned, MessageId, OpaquePart, Prices, ProxyConfig, PruneConfig, Rejection, Replaces,
   ResolvedConfig, RewritePosition, SpanId, StepStatus, StepType, StoreConfig, ToolCallId, ToolStatus, TraceId,

@@ -83,6 +83,7 @@ impl<H: Host> Engine<H> {
     /// message, its messages, and its own plan in the tail. A branch that has recorded nothing
     /// yet is its mission alone.
     pub async fn prepare_branch_call(&self, branch: &str, input: &CallInput) -> Result<Assembly> {
+        self.counter.require_exact()?;
         let rules = self.project_rules().await;
         let state = self.state.borrow();
         let found = state.goals.as_ref().and_then(|g| g.branch(&BranchId::from(branch)));

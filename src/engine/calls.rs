@@ -52,6 +52,7 @@ impl<H: Host> Engine<H> {
     /// [`Engine::prepare_call`] without the save: for a caller that sends the call first and
     /// saves ([`Engine::persist`]) while it is on its way.
     pub async fn prepare_call_unsaved(&self, input: &CallInput) -> Result<Assembly> {
+        self.counter.require_exact()?;
         self.attribute_pending();
         let with_plan;
         let goal_blocks = self.goal_blocks();

@@ -146,7 +146,7 @@ impl<H: Host> Engine<H> {
     /// A new engine on an empty trace whose id comes from the host clock.
     pub fn new(host: H, config: Config) -> Self {
         let trace_id = TraceId(format!("trace-{}", host.now_ms()));
-        let counter = TokenCounter::new(config.encoding);
+        let counter = TokenCounter::estimating_until_loaded(config.encoding);
         let state = State {
             trace: Trace::new(trace_id, ""),
             last_usage: None,
@@ -186,7 +186,9 @@ impl<H: Host> Engine<H> {
         self.counter
     }
 
-    /// Exact tokens of `text` in the configured encoding.
+    /// Tokens of `text` in the configured encoding: exact, or the calibrated estimate while the
+    /// encoding's ranks are not loaded (a wasm engine made before them; [`TokenCounter::measure`]
+    /// says which). Saving and preparing calls wait for exact counts (`ranks_not_loaded`).
     pub fn count_tokens(&self, text: &str) -> usize {
         self.counter.count(text)
     }

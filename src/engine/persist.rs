@@ -190,8 +190,12 @@ impl<H: Host> Engine<H> {
     /// log, new events, new rewrites, the goal trees, a snapshot when the step changed, then the
     /// metadata and `state.json`, last, which is what a resume starts from. A failed write
     /// stops the save with the host's error; what was written stays saved and the next call
-    /// goes on from there.
+    /// goes on from there. Nothing is saved from an estimate: while the encoding's ranks are not
+    /// loaded this refuses (`ranks_not_loaded`), and once they are, the messages recorded
+    /// before them (left uncounted) are counted exactly first.
     pub async fn persist(&self) -> Result<PersistReport> {
+        self.counter.require_exact()?;
+        self.count_uncounted();
         self.attribute_pending();
         self.ignore_store_root().await?;
         let writes = {
@@ -233,6 +237,16 @@ impl<H: Host> Engine<H> {
 }
 
 impl<H: Host> Engine<H> {
+    /// Count the messages recorded while counts were estimates (their count left unset).
+    fn count_uncounted(&self) {
+        let mut state = self.state.borrow_mut();
+        let state = &mut *state;
+        let branches = state.branches.values_mut().flat_map(|b| b.messages.iter_mut());
+        for message in state.trace.messages.iter_mut().chain(branches) {
+            self.counter.cache_message_tokens(message);
+        }
+    }
+
     /// Every write of the next save, in commit order (see [`Engine::persist`]).
     fn plan_writes(&self, store: &Store) -> Vec<Write> {
         let state = self.state.borrow();

@@ -36,6 +36,7 @@ impl<H: Host> Engine<H> {
     /// `delta_tokens`, then appended to history as a system message that stays. An empty delta
     /// is refused.
     pub fn update_state(&self, mut delta: StateDelta) -> Result<StateUpdate> {
+        self.counter.require_exact()?;
         if delta.is_empty() {
             return Err(Error::InvalidInput("an empty STATE_DELTA changes nothing".into()));
         }
@@ -59,6 +60,7 @@ impl<H: Host> Engine<H> {
     /// Ask the host's LLM for a STATE_DELTA over the uncompacted tail (STATE_UPDATE, seed 000
     /// §7.1), one retry on an invalid reply, then [`Engine::update_state`].
     pub async fn request_state_update(&self) -> Result<StateUpdate> {
+        self.counter.require_exact()?;
         let request = {
             let state = self.state.borrow();
             let messages = &state.trace.messages;

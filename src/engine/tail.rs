@@ -120,6 +120,7 @@ impl<H: Host> Engine<H> {
     /// (priced on the history: everything after the span is re-written). User messages inside the
     /// span stay verbatim: the window ends before the first one.
     pub async fn compact_span(&self, id: &str) -> Result<RewriteRecord> {
+        self.counter.require_exact()?;
         let (window, replaces) = {
             let state = self.state.borrow();
             let messages = &state.trace.messages;
@@ -158,6 +159,7 @@ impl<H: Host> Engine<H> {
     /// span, else the oldest whole turns with the newest `keep_turns` kept), applied whatever
     /// the batching rule and the cost model say; the rewrite is recorded with its cost.
     pub async fn compact_tail(&self) -> Result<RewriteRecord> {
+        self.counter.require_exact()?;
         let (window, replaces) = self.plan_window(true).ok_or_else(|| {
             Error::InvalidInput(format!(
                 "nothing to compact: the uncompacted tail has no whole turn outside the newest {} kept",

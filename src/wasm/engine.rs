@@ -16,7 +16,6 @@ use crate::error::Error;
 use crate::host::{CompletionRequest, Usage};
 use crate::js_forms::MessageInput;
 use crate::model::{Message, MessageId, ToolResult};
-use crate::tokens::require_ranks;
 
 /// The context engine over one trace, driven from JavaScript.
 ///
@@ -42,8 +41,10 @@ impl ContextEngine {
 
 #[wasm_bindgen]
 impl ContextEngine {
-    /// Throws a `ContextWorkbenchError` when the host lacks a method, the config is invalid, or
-    /// the encoding's ranks are not loaded (`ranks_not_loaded`).
+    /// Throws a `ContextWorkbenchError` when the host lacks a method or the config is invalid.
+    /// Made before the encoding's ranks are loaded, the engine counts with a calibrated estimate
+    /// (`estimating`, `measureTokens`) and refuses to save or prepare a call (`ranks_not_loaded`)
+    /// until they are; then it counts exactly.
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "Host")] host: JsValue,
@@ -51,14 +52,26 @@ impl ContextEngine {
     ) -> Result<ContextEngine, JsValue> {
         let host = JsHost::new(host).map_err(|e| to_js_error(e.into()))?;
         let config = js(config_from_js(config))?;
-        js(require_ranks(config.encoding))?;
         Ok(ContextEngine { engine: Rc::new(Engine::new(host, config)) })
     }
 
-    /// Exact tokens of `text` in the configured encoding; never throws.
+    /// Tokens of `text` in the configured encoding: exact, or the estimate while `estimating`
+    /// (`measureTokens` marks which); never throws.
     #[wasm_bindgen(js_name = countTokens)]
     pub fn count_tokens(&self, text: &str) -> usize {
         self.engine.count_tokens(text)
+    }
+
+    /// Tokens of `text` with `estimated: true` while the encoding's ranks are not loaded.
+    #[wasm_bindgen(js_name = measureTokens, unchecked_return_type = "TokenCount")]
+    pub fn measure_tokens(&self, text: &str) -> Result<JsValue, JsValue> {
+        to_js_value(&self.engine.counter().measure(text))
+    }
+
+    /// True while counts are estimates (the encoding's ranks not loaded yet).
+    #[wasm_bindgen(getter)]
+    pub fn estimating(&self) -> bool {
+        !self.engine.counter().is_exact()
     }
 
     /// The configured encoding's name (`o200k_base` or `cl100k_base`).

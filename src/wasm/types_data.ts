@@ -1261,6 +1261,11 @@ export type TailBlock = {
   delta: StateDelta & { version: number },
 };
 
+/**
+ * A count and whether it is the calibrated estimate rather than the exact figure.
+ */
+export type TokenCount = { tokens: number, estimated: boolean, };
+
 export type ToolCall = {
   id: ToolCallId, name: string,
   /**

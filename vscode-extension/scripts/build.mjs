@@ -28,15 +28,18 @@ mkdirSync(path.join(dist, 'engine'), { recursive: true });
 // The package finds its files through import.meta.url, empty in these CommonJS bundles; the
 // extension always calls init() with the bytes instead (src/engine/loadEngine.ts).
 const common = { bundle: true, sourcemap: true, logLevel: 'warning', target: 'es2022', external: ['vscode'], logOverride: { 'empty-import-meta': 'silent' } };
-await build({ ...common, entryPoints: { extension: 'src/extension.ts' }, outdir: dist, platform: 'node', format: 'cjs' });
+// What the .vsix ships, without whitespace and with simpler syntax (names kept, for readable stack
+// traces): 0.1 MB less, keeping the .vsix under 3 MB (#50).
+const shipped = { ...common, minifyWhitespace: true, minifySyntax: true };
+await build({ ...shipped, entryPoints: { extension: 'src/extension.ts' }, outdir: dist, platform: 'node', format: 'cjs' });
 // The proxy's engine thread (a worker_threads script of its own; an ES module for its top-level await).
-await build({ ...common, entryPoints: { proxyWorker: path.join(bindings, 'dist/proxy/worker.js') }, outdir: dist, platform: 'node', format: 'esm', outExtension: { '.js': '.mjs' } });
-await build({ ...common, entryPoints: { extension: 'src/extension.web.ts' }, outdir: path.join(dist, 'web'), platform: 'browser', format: 'cjs', define: { 'process.env.NODE_ENV': '"production"' } });
+await build({ ...shipped, entryPoints: { proxyWorker: path.join(bindings, 'dist/proxy/worker.js') }, outdir: dist, platform: 'node', format: 'esm', outExtension: { '.js': '.mjs' } });
+await build({ ...shipped, entryPoints: { extension: 'src/extension.web.ts' }, outdir: path.join(dist, 'web'), platform: 'browser', format: 'cjs', define: { 'process.env.NODE_ENV': '"production"' } });
 for (const file of engineFiles) copyFileSync(file, path.join(dist, 'engine', path.basename(file)));
 
 // The Goal DAG webview: the playground's renderer and styles, bundled with the webview's script.
 mkdirSync(path.join(dist, 'dag'), { recursive: true });
-await build({ ...common, entryPoints: { dagView: 'media/dagView.js' }, outdir: path.join(dist, 'dag'), platform: 'browser', format: 'iife', sourcemap: false });
+await build({ ...shipped, entryPoints: { dagView: 'media/dagView.js' }, outdir: path.join(dist, 'dag'), platform: 'browser', format: 'iife', sourcemap: false });
 copyFileSync(path.join(bindings, 'playground/style.css'), path.join(dist, 'dag/dag.css'));
 
 const tests = readdirSync(path.join(here, 'test')).filter((f) => f.endsWith('.test.ts'));

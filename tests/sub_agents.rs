@@ -46,8 +46,9 @@ fn owned(items: &[(&str, GoalStatus)]) -> Vec<(String, GoalStatus)> {
 }
 
 const AGENT: &str = r#"{"description":"Find the sign","prompt":"Find where calc.py gets the sign wrong","subagent_type":"general-purpose","run_in_background":true}"#;
-const LAUNCHED: &str = "Async agent launched successfully.\nagentId: a0a8 (internal ID - do not mention to user.)\nThe agent is working in the background. You will be notified automatically when it completes.";
-const NOTICE: &str = "<task-notification>\n<task-id>a0a8</task-id>\n<tool-use-id>toolu_agent</tool-use-id>\n<status>completed</status>\n<summary>Agent \"Find the sign\" completed</summary>\n<result>calc.py line 3 subtracts instead of adding.</result>\n</task-notification>";
+const LAUNCHED: &str = "Async agent launched successfully. (This tool result is internal metadata \u{2014} never quote or paste any part of it, including the agentId below, into a user-facing reply.)\nagentId: a57bb1a9380e172dc (internal ID - do not mention to user.)\nThe agent is working in the background. You will be notified automatically when it completes.";
+/// Claude Code 2.1.328's notice, as it sends it: a `system` message of the conversation.
+const NOTICE: &str = "[SYSTEM NOTIFICATION - NOT USER INPUT]\nThis is an automated background-task event, NOT a message from the user.\n\n<task-notification>\n<task-id>a57bb1a9380e172dc</task-id>\n<tool-use-id>toolu_agent</tool-use-id>\n<output-file>/tmp/claude-0/tasks/a57bb1a9380e172dc.output</output-file>\n<status>completed</status>\n<summary>Agent \"Find the sign\" finished</summary>\n<note>A task-notification fires each time this agent stops with no live background children of its own.</note>\n<result>calc.py line 3 subtracts instead of adding.</result>\n<usage><subagent_tokens>1020</subagent_tokens><tool_uses>0</tool_uses><duration_ms>302</duration_ms></usage>\n</task-notification>";
 
 #[test]
 fn a_background_sub_agents_notice_merges_its_branch_and_the_last_todo_list_is_the_plan() {
@@ -64,7 +65,7 @@ fn a_background_sub_agents_notice_merges_its_branch_and_the_last_todo_list_is_th
         plan(&engine),
         owned(&[("Read calc.py", GoalStatus::Completed), ("Fix the sign", GoalStatus::InProgress)])
     );
-    engine.record(MessageDraft::text(Role::User, NOTICE)).unwrap();
+    engine.record(MessageDraft::text(Role::System, NOTICE)).unwrap();
     let branch = branch().unwrap();
     assert_eq!(
         (branch.status, branch.summary.as_deref()),

@@ -591,7 +591,7 @@ fn claude_code_background_sub_agent(build: Build) {
         .collect();
     let plan: Vec<(&str, &str)> = goals.iter().filter(|g| g.0 == "normal").map(|g| (g.1, g.2)).collect();
     assert_eq!(plan, TODOS[2], "the plan is the last TodoWrite: {tree}");
-    assert!(goals.iter().any(|g| *g == ("explore_start", "sub-agents: Find the bug", "completed")), "{tree}");
+    assert!(goals.contains(&("explore_start", "sub-agents: Find the bug", "completed")), "{tree}");
     assert!(goals.iter().any(|g| g.0 == "explore_merge"), "{tree}");
     let branch = &tree["branches"][0];
     assert_eq!((branch["call_id"].as_str(), branch["status"].as_str()), (Some("toolu_bg"), Some("completed")));

@@ -156,7 +156,7 @@ impl<H: Host> Engine<H> {
     /// spawning tool in `message` (an assistant's reply) start branches, each linked to its call
     /// ([`GoalTree::start_sub_agents`]); each call's answer finishes its branch with the answer
     /// as the summary: the call's result, or for one run in the background, the notice in a
-    /// later user message. The exploration merges when every branch has finished. What the
+    /// later message (user or system) or tool result. The exploration merges when every branch has finished. What the
     /// tree refuses (more sub-agents at once than `max_branches`) is left out of the plan.
     pub(super) fn sync_sub_agents(&self, message: &Message) {
         let mut state = self.state.borrow_mut();
@@ -178,13 +178,15 @@ impl<H: Host> Engine<H> {
                 (r.call_id.to_string(), answer)
             })
             .collect();
-        if message.role == Role::User {
-            let texts = message.content.iter().filter_map(|part| match part {
-                ContentPart::Text { text } => Some(text.as_str()),
-                _ => None,
-            });
-            finished.extend(texts.flat_map(finished_sub_agents));
-        }
+        // The notice is the text of a message the agent sends (Claude Code 2.1: a `system`
+        // message in the conversation), or rides on a tool result when the agent was running
+        // tools as the sub-agent finished.
+        let texts = message.content.iter().filter_map(|part| match part {
+            ContentPart::Text { text } if message.role != Role::Assistant => Some(text.as_str()),
+            ContentPart::ToolResult(result) => Some(result.output.as_str()),
+            _ => None,
+        });
+        finished.extend(texts.flat_map(finished_sub_agents));
         for (call_id, answer) in finished {
             let _ = tree.finish_sub_agent(&call_id, &answer);
         }

@@ -27,13 +27,17 @@ impl GoalTree {
         let count = descriptions.len().to_string();
         let branches: Vec<(&str, Option<&str>)> = descriptions.iter().map(|d| (*d, None)).collect();
         let background = background.map(str::trim).filter(|b| !b.is_empty());
-        self.open_exploration(&fill("explore_start_description", &[("count", &count)]), &branches, None, background)
+        let parent = self.current_id().cloned();
+        let description = fill("explore_start_description", &[("count", &count)]);
+        self.open_exploration(&description, &branches, Exploration { parent, joining: None }, background)
     }
 
     /// The agent's own sub-agents (R6.5 through a proxy), one branch per `(call id,
     /// description)` of the calls one reply made: sub-agents that run at the same time are one
     /// exploration, so calls made while an exploration of sub-agents runs (Claude Code's run in the
-    /// background) join it; otherwise they open one, under a goal naming them. Descriptions
+    /// background) join it; otherwise they open one, under a top-level goal naming them: beside
+    /// the agent's plan, not inside the item it is on, since a sub-agent run in the background
+    /// outlives that item and the agent's plan tool must stay free to complete it. Descriptions
     /// longer than `max_description_chars` are clipped to one line.
     pub fn start_sub_agents(&mut self, calls: &[(&str, &str)]) -> Result<Vec<BranchId>, ToolError> {
         let running = self.running_explore();
@@ -57,7 +61,7 @@ impl GoalTree {
         let description = one_line(&fill("sub_agents_description", &[("descriptions", &named.join("; "))]), max);
         let branches: Vec<(&str, Option<&str>)> =
             clipped.iter().zip(calls).map(|(d, (id, _))| (d.as_str(), Some(*id))).collect();
-        self.open_exploration(&description, &branches, joining, None)
+        self.open_exploration(&description, &branches, Exploration { parent: None, joining }, None)
     }
 
     /// Finish the branch the sub-agent call `call_id` started, with its result as the summary
@@ -77,7 +81,7 @@ impl GoalTree {
 
     /// Branches, one per (description, call id), ids `A`, `B` … continuing across
     /// explorations: of a new `explore_start` goal described `description`, in progress, under
-    /// the focused goal (top level when none); or joining the running exploration `joining`,
+    /// `at.parent` (top level when none); or joining the running exploration `at.joining`,
     /// whose goal then takes `description`; each branch starts from `background` too, when
     /// given. Zero branches, more than `max_branches` in one exploration, or another
     /// exploration still running are errors.
@@ -85,9 +89,10 @@ impl GoalTree {
         &mut self,
         description: &str,
         branches: &[(&str, Option<&str>)],
-        joining: Option<GoalId>,
+        at: Exploration,
         background: Option<&str>,
     ) -> Result<Vec<BranchId>, ToolError> {
+        let Exploration { parent, joining } = at;
         let max = self.config().max_branches;
         if branches.is_empty() {
             return Err(ToolError::new("explore: no branches; give at least one description"));
@@ -129,7 +134,6 @@ impl GoalTree {
                     start
                 }
                 None => {
-                    let parent = tree.current_id().cloned();
                     let mut goal = tree.new_goal(parent, GoalType::ExploreStart, description);
                     goal.status = GoalStatus::InProgress;
                     goal.branch_ids = ids.clone();
@@ -246,6 +250,14 @@ impl GoalTree {
             .find(|g| g.goal_type == GoalType::ExploreStart && g.status == GoalStatus::InProgress)
             .map(|g| g.id.clone())
     }
+}
+
+/// Where [`GoalTree::open_exploration`] puts its branches.
+struct Exploration {
+    /// The goal a new exploration goes under (top level when none).
+    parent: Option<GoalId>,
+    /// The running exploration the branches join instead.
+    joining: Option<GoalId>,
 }
 
 /// The `explore` tool's result: one section per branch, then which was selected (seed 002).

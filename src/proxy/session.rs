@@ -103,6 +103,11 @@ pub struct CallRecord {
     /// `completed` false).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub side_call: bool,
+    /// When the reply came back whole and ended the agent's turn (it calls no tool), by the host
+    /// clock: the session shows as `finished` once no call follows for a while
+    /// ([`crate::store::shown_status`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_ended_at: Option<u64>,
 }
 
 /// A call ready to go upstream.
@@ -423,6 +428,10 @@ impl<H: Host> ProxySession<H> {
         }
         if let Some(note) = outcome.fallback {
             self.fell_back(&mut record, note).await;
+        }
+        let calls_tool = outcome.parts.iter().any(|p| matches!(p, ContentPart::ToolCall(_)));
+        if outcome.completed && !calls_tool {
+            record.turn_ended_at = Some(self.engine.host().now_ms());
         }
         if outcome.completed && !outcome.parts.is_empty() {
             self.pending = Some(outcome.parts);

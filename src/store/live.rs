@@ -11,8 +11,9 @@ use serde_json::Value;
 
 use super::jsonl;
 use super::layout::{self, TraceDir, check_root};
-use super::load::{parse_json, read_goal_tree, read_message, read_meta, read_optional};
+use super::load::{parse_json, read_goal_tree, read_message, read_meta_shown, read_optional};
 use super::records::TraceMeta;
+use super::status::IDLE_MS;
 use crate::error::Result;
 use crate::goals::GoalTree;
 use crate::host::{Host, HostError, HostErrorKind};
@@ -85,7 +86,7 @@ impl<'h, H: Host> LiveTraces<'h, H> {
         if since == Some(stamp.as_str()) {
             return Ok(None);
         }
-        let meta = read_meta(self.host, &dir, trace_id).await?;
+        let meta = read_meta_shown(self.host, &dir, trace_id).await?;
         let calls = read_optional(self.host, &dir.file(layout::CALLS)).await?;
         let agent = calls.as_deref().map(first_agent).unwrap_or_default();
         Ok(Some(SessionSummary { meta, proxied: calls.is_some(), agent, stamp }))
@@ -99,7 +100,7 @@ impl<'h, H: Host> LiveTraces<'h, H> {
         if since == Some(stamp.as_str()) {
             return Ok(None);
         }
-        let meta = read_meta(self.host, &dir, trace_id).await?;
+        let meta = read_meta_shown(self.host, &dir, trace_id).await?;
         let mut notes = Vec::new();
         let goal_tree = read_goal_tree(self.host, &dir).await.unwrap_or_else(|e| {
             notes.push(e.to_string());
@@ -136,14 +137,19 @@ impl<'h, H: Host> LiveTraces<'h, H> {
         Ok(lines.records.into_iter().map(|line| line.0).collect())
     }
 
-    /// `size:mtime` of each of `files` in `dir` (`-` for one that does not exist). Without
-    /// `meta.json` the directory is not a trace yet: `host_not_found`.
+    /// `size:mtime` of each of `files` in `dir` (`-` for one that does not exist), then `idle`
+    /// once [`IDLE_MS`] passed since the newest changed. Without `meta.json` the directory is
+    /// not a trace yet: `host_not_found`.
     async fn stamp(&self, dir: &TraceDir, files: &[&str]) -> Result<String> {
         let mut parts = Vec::with_capacity(files.len());
+        let mut newest = 0;
         for name in files {
             let path = dir.file(name);
             let part = match self.host.stat(&path).await? {
-                Some(stat) => format!("{}:{}", stat.size, stat.mtime_ms),
+                Some(stat) => {
+                    newest = newest.max(stat.mtime_ms);
+                    format!("{}:{}", stat.size, stat.mtime_ms)
+                }
                 None if *name == layout::META => {
                     return Err(
                         HostError::new(HostErrorKind::NotFound, format!("no trace here yet (no {path})")).into()
@@ -152,6 +158,10 @@ impl<'h, H: Host> LiveTraces<'h, H> {
                 None => "-".to_owned(),
             };
             parts.push(part);
+        }
+        // A session idle past the span may show another status with no file changed.
+        if self.host.now_ms() >= newest.saturating_add(IDLE_MS) {
+            parts.push("idle".to_owned());
         }
         Ok(parts.join("|"))
     }

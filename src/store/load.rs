@@ -33,6 +33,16 @@ pub async fn read_meta<H: Host>(host: &H, dir: &TraceDir, trace_id: &str) -> Res
     Ok(meta)
 }
 
+/// A trace's `meta.json` with the status to show now ([`super::shown_status`]).
+pub async fn read_meta_shown<H: Host>(host: &H, dir: &TraceDir, trace_id: &str) -> Result<TraceMeta> {
+    let mut meta = read_meta(host, dir, trace_id).await?;
+    if meta.status == "running" {
+        let calls = read_optional(host, &dir.file(layout::CALLS)).await?.unwrap_or_default();
+        meta.status = super::shown_status(&meta.status, meta.updated_at, &calls, host.now_ms());
+    }
+    Ok(meta)
+}
+
 /// A `goal.json`, `None` when the trace has none yet.
 pub async fn read_goal_tree<H: Host>(host: &H, dir: &TraceDir) -> Result<Option<GoalTree>> {
     let path = dir.file(layout::GOAL);

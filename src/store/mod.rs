@@ -19,6 +19,7 @@ pub mod query;
 pub mod records;
 pub mod recover;
 pub mod redact;
+pub mod status;
 
 pub use layout::{DEFAULT_ROOT, TraceDir, check_id};
 pub use live::{LiveTraces, SessionState, SessionSummary};
@@ -29,3 +30,4 @@ pub use records::{
     STORE_FORMAT_VERSION, SessionEnd, TraceMeta,
 };
 pub use redact::Redactor;
+pub use status::{IDLE_MS, shown_status};

@@ -9,7 +9,9 @@ use serde::Serialize;
 
 use super::jsonl::Lines;
 use super::layout::{self, TraceDir, check_root};
-use super::load::{parse_json, read_events, read_goal_tree, read_lines, read_messages, read_meta, read_optional};
+use super::load::{
+    parse_json, read_events, read_goal_tree, read_lines, read_messages, read_meta, read_meta_shown, read_optional,
+};
 use super::records::{BranchMeta, TraceMeta};
 use crate::error::{Error, Result};
 use crate::goals::{Branch, Event, Goal, GoalTree, Phase, PlanRevision};
@@ -164,7 +166,7 @@ impl<'h, H: Host> TraceStore<'h, H> {
         let mut list = TraceList { traces: Vec::new(), notes: Vec::new() };
         for entry in entries.iter().filter(|e| e.is_dir) {
             let Ok(dir) = TraceDir::new(&self.root, &entry.name) else { continue };
-            match read_meta(self.host, &dir, &entry.name).await {
+            match read_meta_shown(self.host, &dir, &entry.name).await {
                 Ok(meta) => list.traces.push(meta),
                 Err(e) => list.notes.push(format!("{}: {e}", entry.name)),
             }
@@ -176,7 +178,7 @@ impl<'h, H: Host> TraceStore<'h, H> {
     /// A trace with its goal tree and branch metadata. A damaged `goal.json` or branch is a note.
     pub async fn trace(&self, trace_id: &str) -> Result<TraceDetail> {
         let dir = TraceDir::new(&self.root, trace_id)?;
-        let trace = read_meta(self.host, &dir, trace_id).await?;
+        let trace = read_meta_shown(self.host, &dir, trace_id).await?;
         let mut notes = Vec::new();
         let tree = match read_goal_tree(self.host, &dir).await {
             Ok(tree) => tree,

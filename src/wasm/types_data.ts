@@ -898,6 +898,11 @@ export type ProxyConfig = {
    */
   max_sessions: number,
   /**
+   * How long a request's headers may take to arrive, in milliseconds; a connection that
+   * sends none in time is closed (half-open connections cannot hold the proxy's descriptors).
+   */
+  header_timeout_ms: number,
+  /**
    * How long a request's body may take to arrive, in milliseconds; a client that declares a
    * body and stalls gets a 408 instead of holding its connection.
    */

@@ -504,6 +504,100 @@ fn claude_code_sub_agent(build: Build) {
     assert_eq!(sessions[0]["calls"].as_u64(), Some(counted as u64), "{report}");
 }
 
+/// The plan Claude Code's background-agent session writes with `TodoWrite`, by step: the list
+/// as first written, revised while the sub-agent runs, then once its answer came.
+const TODOS: [[(&str, &str); 2]; 3] = [
+    [("Read parser.py", "in_progress"), ("Fix the parser", "pending")],
+    [("Read parser.py", "completed"), ("Fix the parser", "in_progress")],
+    [("Read parser.py", "completed"), ("Fix the parser", "completed")],
+];
+
+fn todo_write(id: &str, todos: &[(&str, &str)]) -> Value {
+    let todos: Vec<Value> =
+        todos.iter().map(|(text, status)| json!({"content": text, "status": status, "activeForm": text})).collect();
+    json!({"type": "tool_use", "id": id, "name": "TodoWrite", "input": {"todos": todos}})
+}
+
+/// Claude Code 2.1 runs its sub-agent in the background (`run_in_background`, its `Agent`
+/// tool's default): the call returns at once, the agent revises its `TodoWrite` list while the
+/// sub-agent runs, and the answer comes later in a `<task-notification>`; then the list is all
+/// completed. One session; the sub-agent's branch closed and merged; the plan is the last list.
+fn claude_code_background_sub_agent(build: Build) {
+    let (work, home) = work_and_home(&format!("claude-code-background-{build:?}"));
+    let ids = AtomicUsize::new(0);
+    let upstream = Upstream::start(move |request: &Received| {
+        let body = request.json();
+        if request.path.contains("count_tokens") || request.method != "POST" {
+            return Reply::Json { status: 200, body: json!({"input_tokens": 1000}).to_string() };
+        }
+        let id = format!("msg_bg_{}", ids.fetch_add(1, Ordering::SeqCst));
+        let said = body["messages"].to_string();
+        let has = |needle: &str| said.contains(needle);
+        let blocks = if body["tools"].as_array().is_none_or(Vec::is_empty) {
+            vec![json!({"type": "text", "text": "Parser bug"})]
+        } else if body["messages"][0].to_string().contains(SUB_TASK) {
+            vec![json!({"type": "text", "text": "The parser fails at parser.py line 12."})]
+        } else if !has("toolu_todo1") {
+            vec![todo_write("toolu_todo1", &TODOS[0])]
+        } else if !has("toolu_bg") {
+            let input = json!({"description": "Find the bug", "prompt": SUB_TASK, "subagent_type": "general-purpose", "run_in_background": true});
+            vec![json!({"type": "tool_use", "id": "toolu_bg", "name": "Agent", "input": input})]
+        } else if !has("toolu_todo2") {
+            vec![todo_write("toolu_todo2", &TODOS[1])]
+        } else if !has("task-notification") {
+            vec![json!({"type": "text", "text": "The sub-agent is looking; I will wait for its answer."})]
+        } else if !has("toolu_todo3") {
+            vec![todo_write("toolu_todo3", &TODOS[2])]
+        } else {
+            vec![json!({"type": "text", "text": DONE})]
+        };
+        let usage = json!({"input_tokens": 1000, "output_tokens": 10});
+        Reply::Events { events: anthropic_events(&id, &blocks, usage), cut_after: None }
+    });
+    let proxy = Proxy::start_build(build, &work, &["--upstream", &upstream.url]);
+    let mut command = claude_code(&clients(), &work, &home, &proxy.url);
+    // `TodoWrite` rather than the task tools.
+    command.env("CLAUDE_CODE_ENABLE_TASKS", "0").env("CLAUDE_CODE_ENABLE_TODO_TOOLS", "1");
+    let output = command.args(["-p", "Fix the parser bug."]).output().unwrap();
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success() && stdout.contains(DONE), "Claude Code: {stdout}\nproxy log:\n{log}");
+    // Claude Code's own `Agent` tool runs sub-agents in the background on request.
+    let requests = upstream.requests();
+    let agent_tool = requests
+        .iter()
+        .flat_map(|r| r.json()["tools"].as_array().cloned().unwrap_or_default())
+        .find(|t| t["name"] == "Agent")
+        .expect("Claude Code offers its Agent tool");
+    assert!(agent_tool["input_schema"]["properties"]["run_in_background"].is_object(), "{agent_tool}");
+    let launched =
+        requests.iter().map(|r| r.json()["messages"].to_string()).find(|m| m.contains("Async agent launched"));
+    assert!(launched.is_some(), "the sub-agent ran in the background\n{log}");
+
+    let store = work.join(".trace");
+    let serve = ServeProcess::start(&store);
+    let report = serve.get("/api/stats");
+    let sessions = report["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{report}");
+    let caller = sessions[0]["trace_id"].as_str().unwrap().to_owned();
+    assert_eq!(sessions[0]["branches"].as_array().map(Vec::len), Some(1), "{report}");
+    let tree = &serve.get(&format!("/api/traces/{caller}"))["goal_tree"];
+    let goals: Vec<(&str, &str, &str)> = tree["goals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["type"].as_str().unwrap(), g["description"].as_str().unwrap(), g["status"].as_str().unwrap()))
+        .collect();
+    let plan: Vec<(&str, &str)> = goals.iter().filter(|g| g.0 == "normal").map(|g| (g.1, g.2)).collect();
+    assert_eq!(plan, TODOS[2], "the plan is the last TodoWrite: {tree}");
+    assert!(goals.contains(&("explore_start", "sub-agents: Find the bug", "completed")), "{tree}");
+    assert!(goals.iter().any(|g| g.0 == "explore_merge"), "{tree}");
+    let branch = &tree["branches"][0];
+    assert_eq!((branch["call_id"].as_str(), branch["status"].as_str()), (Some("toolu_bg"), Some("completed")));
+    assert!(branch["summary"].as_str().unwrap().contains("parser.py line 12"), "{tree}");
+}
+
 /// One line per message: its role and the start of its content (for failures).
 fn outline(messages: &[Value]) -> String {
     let line = |m: &Value| {
@@ -672,4 +766,10 @@ fn openai_sdk_session(build: Build) {
     assert!(!log.contains("e2eopenaikey"));
 }
 
-both_shells!(claude_code_session, claude_code_session_at_the_default_window, claude_code_sub_agent, openai_sdk_session);
+both_shells!(
+    claude_code_session,
+    claude_code_session_at_the_default_window,
+    claude_code_sub_agent,
+    claude_code_background_sub_agent,
+    openai_sdk_session
+);

@@ -746,48 +746,54 @@ fn a_first_save_cut_before_the_state_is_resumed_not_started_again() {
     assert_eq!(block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len(), on_disk, "nothing recorded twice");
 }
 
-/// The reply to a request of `history(turns)`: the assistant turn `history(turns + 1)` adds.
-fn reply_to(turns: usize) -> Value {
-    history(turns + 1)[2 + 2 * turns].clone()
-}
+/// `kill -9` at any file change (proptest is a native dev-dependency).
+#[cfg(not(target_arch = "wasm32"))]
+mod kills {
+    use super::*;
 
-/// A conversation of `STEPS` calls on `host`, killed (`lives` file changes into call `killed`,
-/// if given) and restarted, the agent retrying the call the kill cut: the bodies sent upstream
-/// from that call on, and the messages on disk at the end.
-fn run_killed(killed: Option<(usize, usize)>) -> (Vec<Value>, usize) {
-    const STEPS: usize = 5;
-    let host = FaultyHost::default();
-    let mut worker = Worker::new(host.clone(), Config::default(), false, Default::default());
-    let from = killed.map_or(1, |(step, _)| step);
-    for step in 1..from {
-        call(&worker, history(step), Some(reply_to(step)));
+    /// The reply to a request of `history(turns)`: the assistant turn `history(turns + 1)` adds.
+    fn reply_to(turns: usize) -> Value {
+        history(turns + 1)[2 + 2 * turns].clone()
     }
-    if let Some((step, lives)) = killed {
-        host.lives.set(Some(lives));
-        call(&worker, history(step), Some(reply_to(step)));
-        host.lives.set(None);
-        worker = Worker::new(host.clone(), Config::default(), false, Default::default());
-        block_on(worker.recover("proxy"));
+
+    /// A conversation of `STEPS` calls on `host`, killed (`lives` file changes into call `killed`,
+    /// if given) and restarted, the agent retrying the call the kill cut: the bodies sent upstream
+    /// from that call on, and the messages on disk at the end.
+    fn run_killed(killed: Option<(usize, usize)>) -> (Vec<Value>, usize) {
+        const STEPS: usize = 5;
+        let host = FaultyHost::default();
+        let mut worker = Worker::new(host.clone(), Config::default(), false, Default::default());
+        let from = killed.map_or(1, |(step, _)| step);
+        for step in 1..from {
+            call(&worker, history(step), Some(reply_to(step)));
+        }
+        if let Some((step, lives)) = killed {
+            host.lives.set(Some(lives));
+            call(&worker, history(step), Some(reply_to(step)));
+            host.lives.set(None);
+            worker = Worker::new(host.clone(), Config::default(), false, Default::default());
+            block_on(worker.recover("proxy"));
+        }
+        let sent = (from..=STEPS).map(|step| call(&worker, history(step), Some(reply_to(step)))).collect();
+        (sent, block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len())
     }
-    let sent = (from..=STEPS).map(|step| call(&worker, history(step), Some(reply_to(step)))).collect();
-    (sent, block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len())
-}
 
-proptest::proptest! {
-    #![proptest_config(proptest::test_runner::Config {
-        cases: std::env::var("FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(60),
-        failure_persistence: None,
-        rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed),
-        ..proptest::test_runner::Config::default()
-    })]
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: std::env::var("FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(60),
+            failure_persistence: None,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x5eed),
+            ..proptest::test_runner::Config::default()
+        })]
 
-    /// A `kill -9` at any file change of any call (a call makes 18-28), then a restart: the upstream gets exactly
-    /// what a proxy never killed sends, and nothing is recorded twice (#47).
-    #[test]
-    fn a_kill_at_any_write_sends_and_records_each_message_once(step in 1..5usize, lives in 0..30usize) {
-        let (unkilled, on_disk) = run_killed(None);
-        let (sent, messages) = run_killed(Some((step, lives)));
-        proptest::prop_assert_eq!(&sent[..], &unkilled[step - 1..], "killed {} changes into call {}", lives, step);
-        proptest::prop_assert_eq!(messages, on_disk, "killed {} changes into call {}", lives, step);
+        /// A `kill -9` at any file change of any call (a call makes 18-28), then a restart: the upstream gets exactly
+        /// what a proxy never killed sends, and nothing is recorded twice (#47).
+        #[test]
+        fn a_kill_at_any_write_sends_and_records_each_message_once(step in 1..5usize, lives in 0..30usize) {
+            let (unkilled, on_disk) = run_killed(None);
+            let (sent, messages) = run_killed(Some((step, lives)));
+            proptest::prop_assert_eq!(&sent[..], &unkilled[step - 1..], "killed {} changes into call {}", lives, step);
+            proptest::prop_assert_eq!(messages, on_disk, "killed {} changes into call {}", lives, step);
+        }
     }
 }

@@ -152,21 +152,9 @@ fn a_codex_update_plan_sequence_drives_goals_spans_and_attribution() {
 
 /// One tool call and its result, as an agent's session records them.
 fn call_and_result(engine: &Engine<TestHost>, id: &str, name: &str, args: &str, output: &str, failed: bool) {
-    use context_workbench::model::{ContentPart, ToolCall, ToolResult, ToolStatus};
-    let call = ToolCall { id: id.into(), name: name.into(), arguments: args.into() };
-    engine.record(MessageDraft::new(Role::Assistant, vec![ContentPart::ToolCall(call)])).unwrap();
+    use context_workbench::model::ToolStatus;
     let status = if failed { ToolStatus::Error } else { ToolStatus::Ok };
-    let result = ToolResult {
-        call_id: id.into(),
-        name: name.into(),
-        status,
-        output: output.into(),
-        stderr: None,
-        exit_code: None,
-    };
-    let mut draft = MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)]);
-    draft.tool_call_id = Some(id.into());
-    engine.record(draft).unwrap();
+    context_workbench_testing::record_tool_round(engine, (id, name, args), output, status);
 }
 
 fn plan(engine: &Engine<TestHost>) -> Vec<(String, GoalStatus)> {

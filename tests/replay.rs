@@ -9,7 +9,7 @@ use std::time::Instant;
 use context_workbench::Config;
 use context_workbench::config::Prices;
 use context_workbench::import::{Format, Trajectory, import};
-use context_workbench::model::{ContentPart, Message, MessageId, Role, ToolCall, ToolResult, ToolStatus};
+use context_workbench::model::{ContentPart, Message, MessageId, Role, ToolCall, ToolResult};
 use context_workbench::replay::{
     Compaction, CompactionConfig, LossCause, MASK_PLACEHOLDER, Mask, Prompt, RECALL_MARGIN, Raw, ReplaySession,
     Strategy, StrategyRun, TokenMemo, Totals, WireMessage, aggregate, common_prefix_tokens, family_configs,
@@ -36,17 +36,7 @@ fn call(id: &str, name: &str, arguments: &str) -> ContentPart {
 }
 
 fn result(id: &str, name: &str, output: &str) -> Message {
-    let mut m = message(
-        Role::Tool,
-        vec![ContentPart::ToolResult(ToolResult {
-            call_id: id.into(),
-            name: name.into(),
-            status: ToolStatus::Ok,
-            output: output.into(),
-            stderr: None,
-            exit_code: None,
-        })],
-    );
+    let mut m = message(Role::Tool, vec![ContentPart::ToolResult(ToolResult::ok(id, name, output))]);
     m.tool_call_id = Some(id.into());
     m
 }

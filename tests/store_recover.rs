@@ -5,7 +5,7 @@
 
 use context_workbench::config::Config;
 use context_workbench::engine::{Engine, MessageDraft};
-use context_workbench::host::{Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError};
+use context_workbench::host::Host;
 use context_workbench::model::Role;
 use context_workbench::store::recover::mark_interrupted;
 use context_workbench::store::{SessionEnd, layout};
@@ -48,54 +48,16 @@ fn a_killed_hosts_traces_are_marked_interrupted_and_a_cut_first_save_adopted() {
     assert!(block_on(mark_interrupted(&host, ".trace")).unwrap().is_empty());
 }
 
-/// A host on which another live process holds the owner locks of `held` traces.
-struct SharedStore {
-    files: TestHost,
-    held: Vec<&'static str>,
-}
-
-impl Host for SharedStore {
-    async fn complete(&self, request: CompletionRequest) -> Result<Completion, HostError> {
-        self.files.complete(request).await
-    }
-    async fn read_file(&self, path: &str) -> Result<FileContent, HostError> {
-        self.files.read_file(path).await
-    }
-    async fn stat(&self, path: &str) -> Result<Option<FileStat>, HostError> {
-        self.files.stat(path).await
-    }
-    async fn write_file(&self, path: &str, data: &str) -> Result<(), HostError> {
-        self.files.write_file(path, data).await
-    }
-    async fn append_file(&self, path: &str, data: &str) -> Result<(), HostError> {
-        self.files.append_file(path, data).await
-    }
-    async fn rename(&self, from: &str, to: &str) -> Result<(), HostError> {
-        self.files.rename(from, to).await
-    }
-    async fn remove(&self, path: &str) -> Result<(), HostError> {
-        self.files.remove(path).await
-    }
-    async fn list_dir(&self, path: &str) -> Result<Vec<DirEntry>, HostError> {
-        self.files.list_dir(path).await
-    }
-    fn now_ms(&self) -> u64 {
-        self.files.now_ms()
-    }
-    async fn try_lock(&self, path: &str) -> Result<bool, HostError> {
-        Ok(!self.held.iter().any(|id| path == format!(".trace/{id}/{}", layout::OWNER)))
-    }
-}
-
 #[test]
 fn traces_another_live_process_holds_are_left_as_they_are() {
     let host = saved(TestHost::default(), "theirs", "Fix the parser", None);
     let host = saved(host, "dead", "Write the docs", None);
     let host = saved(host, "cut", "Rename the module", None);
     block_on(host.remove(".trace/cut/meta.json")).unwrap();
-    let shared = SharedStore { files: host, held: vec!["theirs", "cut"] };
+    let owner = |id: &str| format!(".trace/{id}/{}", layout::OWNER);
+    let shared = host.held_by_another(&owner("theirs")).held_by_another(&owner("cut"));
     assert_eq!(block_on(mark_interrupted(&shared, ".trace")).unwrap(), ["dead"]);
-    assert_eq!(meta(&shared.files, "theirs")["status"], "running", "its owner is alive");
-    assert!(block_on(shared.files.stat(".trace/cut/meta.json")).unwrap().is_none(), "its first save goes on");
-    assert_eq!(meta(&shared.files, "dead")["status"], "interrupted");
+    assert_eq!(meta(&shared, "theirs")["status"], "running", "its owner is alive");
+    assert!(block_on(shared.stat(".trace/cut/meta.json")).unwrap().is_none(), "its first save goes on");
+    assert_eq!(meta(&shared, "dead")["status"], "interrupted");
 }

@@ -5,25 +5,13 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use context_workbench::goals::{BranchStatus, GoalStatus, GoalType};
-use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult, ToolStatus};
+use context_workbench::model::{Role, ToolStatus};
 use context_workbench::{Config, Engine, MessageDraft};
 use context_workbench_testing::TestHost;
 
 /// One tool call and its result, as Claude Code's requests give them.
 fn call_and_result(engine: &Engine<TestHost>, id: &str, name: &str, args: &str, output: &str) {
-    let call = ToolCall { id: id.into(), name: name.into(), arguments: args.into() };
-    engine.record(MessageDraft::new(Role::Assistant, vec![ContentPart::ToolCall(call)])).unwrap();
-    let result = ToolResult {
-        call_id: id.into(),
-        name: name.into(),
-        status: ToolStatus::Ok,
-        output: output.into(),
-        stderr: None,
-        exit_code: None,
-    };
-    let mut draft = MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)]);
-    draft.tool_call_id = Some(id.into());
-    engine.record(draft).unwrap();
+    context_workbench_testing::record_tool_round(engine, (id, name, args), output, ToolStatus::Ok);
 }
 
 fn todos(engine: &Engine<TestHost>, id: &str, read: &str, fix: &str) {

@@ -26,6 +26,25 @@ pub const FAILURE_NOTICE: &str = "Summary generation failed, keeping recent hist
 
 const REHYDRATE: &str = include_str!("../../prompts/rehydrate.md");
 
+/// One call's prompt as rewrites reshape it: the layers it is assembled with, and the notes
+/// and rewrites made for it so far.
+pub(super) struct Reshaping<'a> {
+    pub input: &'a CallInput,
+    pub rules: Option<&'a ProjectRules>,
+    pub notes: Vec<String>,
+    pub rewrites: Vec<RewriteRecord>,
+}
+
+impl Reshaping<'_> {
+    /// A rewrite made, with its notes (`with_notes`: they are not in already).
+    pub fn took(&mut self, record: RewriteRecord, with_notes: bool) {
+        if with_notes {
+            self.notes.extend(record.notes.iter().cloned());
+        }
+        self.rewrites.push(record);
+    }
+}
+
 impl<H: Host> Engine<H> {
     /// Assemble the next call's prompt, the goal tree's plan (and a todo reminder when one is
     /// due) leading the dynamic tail once the model has a plan (R2.2, R2.4, R6.10). A tail compaction runs when a trigger nominates one and
@@ -66,12 +85,12 @@ impl<H: Host> Engine<H> {
         let rules = self.project_rules().await;
         self.judge_first_sight(input, rules.as_ref());
         let assembly = self.assemble_now(input, rules.as_ref());
-        let mut notes = Vec::new();
-        let mut rewrites = Vec::new();
+        let mut call = Reshaping { input, rules: rules.as_ref(), notes: Vec::new(), rewrites: Vec::new() };
         let mut assembly = match self.agent_prompt_instead(input, rules.as_ref(), &assembly) {
             Some(agent) => agent,
-            None => self.rewrite_as_needed(input, rules.as_ref(), assembly, &mut notes, &mut rewrites).await,
+            None => self.rewrite_as_needed(&mut call, assembly).await,
         };
+        let Reshaping { mut notes, rewrites, .. } = call;
         if self.state.borrow().view.failed_compactions >= MAX_FAILED_COMPACTIONS {
             notes.push(format!("automatic compaction stopped after {MAX_FAILED_COMPACTIONS} failed attempts"));
         }
@@ -108,30 +127,22 @@ impl<H: Host> Engine<H> {
     /// The rewrites this call's prompt needs: a tail compaction when a trigger nominates one and
     /// the cost model lets it (or R4.4's threshold forces it, with the turns after it), then
     /// whatever brings a prompt still over the threshold under it ([`Engine::relieve`]).
-    async fn rewrite_as_needed(
-        &self,
-        input: &CallInput,
-        rules: Option<&ProjectRules>,
-        mut assembly: Assembly,
-        notes: &mut Vec<String>,
-        rewrites: &mut Vec<RewriteRecord>,
-    ) -> Assembly {
+    async fn rewrite_as_needed(&self, call: &mut Reshaping<'_>, mut assembly: Assembly) -> Assembly {
         let forced = self.wants_compaction(assembly.tokens);
         let triggers = self.nominate(forced);
         if !triggers.is_empty()
             && let Some(candidate) = self.build_candidate(&triggers).await
         {
-            let after = self.assemble_with(input, rules, Some(&candidate.block));
+            let after = self.assemble_with(call.input, call.rules, Some(&candidate.block));
             if let Some(record) = self.decide(candidate, &assembly.view.messages, &after.view.messages, forced) {
-                notes.extend(record.notes.iter().cloned());
-                rewrites.push(record);
+                call.took(record, true);
                 assembly = after;
                 if forced {
-                    assembly = self.compact_rest(input, rules, assembly, notes, rewrites).await;
+                    assembly = self.compact_rest(call, assembly).await;
                 }
             }
         }
-        self.relieve(input, rules, assembly, notes, rewrites).await
+        self.relieve(call, assembly).await
     }
 
     /// The agent's own prompt: `input`'s layers (system prompt, tools, the plan and tail) and

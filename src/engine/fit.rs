@@ -19,6 +19,7 @@
 use std::ops::Range;
 
 use super::Engine;
+use super::calls::Reshaping;
 use super::tail::BlockBudget;
 use crate::compress::focus::pointed_lines_of;
 use crate::compress::{CompressConfig, ToolOutput, compress_tool_output};
@@ -59,14 +60,7 @@ const LAST_RESORT: [Stage; 3] = [Stage::ForceTail, Stage::Merge(0.25), Stage::Bo
 impl<H: Host> Engine<H> {
     /// Bring a prompt over R4.4's threshold under it (every stage a rewrite with its cost, and
     /// its notes), and one over the window under the window whatever the configuration says.
-    pub(super) async fn relieve(
-        &self,
-        input: &CallInput,
-        rules: Option<&ProjectRules>,
-        mut assembly: Assembly,
-        notes: &mut Vec<String>,
-        rewrites: &mut Vec<RewriteRecord>,
-    ) -> Assembly {
+    pub(super) async fn relieve(&self, call: &mut Reshaping<'_>, mut assembly: Assembly) -> Assembly {
         let window = self.config.window as usize;
         let target = (self.config.compaction_trigger_tokens() as usize).min(window);
         let plan = STAGES.iter().map(|s| (*s, false)).chain(LAST_RESORT.iter().map(|s| (*s, true)));
@@ -76,16 +70,16 @@ impl<H: Host> Engine<H> {
                 continue;
             }
             let before = assembly.view.messages.clone();
-            let render = || self.assemble_now(input, rules).view.messages;
+            let render = || self.assemble_now(call.input, call.rules).view.messages;
             let record = match stage {
                 Stage::Merge(scale) => self.merge_blocks(&before, scale, last_resort, render).await,
                 Stage::Prune => self.prune().then(|| {
-                    notes.push("old tool outputs pruned".to_owned());
+                    call.notes.push("old tool outputs pruned".to_owned());
                     self.record_middle("prune", &before, &render())
                 }),
                 Stage::Summary => {
                     let (mechanism, compaction_notes) = self.compact().await;
-                    notes.extend(compaction_notes);
+                    call.notes.extend(compaction_notes);
                     mechanism.map(|(mechanism, output_tokens)| {
                         let mut record = self.record_middle(mechanism, &before, &render());
                         record.output_tokens = output_tokens;
@@ -102,20 +96,19 @@ impl<H: Host> Engine<H> {
                 }
                 Stage::ForceTail => match self.build_candidate_with(&[Trigger::Window], true).await {
                     Some(candidate) => {
-                        let after = self.assemble_with(input, rules, Some(&candidate.block)).view.messages;
+                        let after = self.assemble_with(call.input, call.rules, Some(&candidate.block)).view.messages;
                         let record = self.decide(candidate, &before, &after, true);
-                        notes.push("the prompt was over the window: the tail was compacted as a last resort".into());
+                        call.notes
+                            .push("the prompt was over the window: the tail was compacted as a last resort".into());
                         record
                     }
                     None => None,
                 },
             };
             if let Some(record) = record {
-                if !matches!(stage, Stage::Prune | Stage::Summary) {
-                    notes.extend(record.notes.iter().cloned());
-                }
-                rewrites.push(record);
-                assembly = self.assemble_now(input, rules);
+                // Pruning's and a summary's notes are in already.
+                call.took(record, !matches!(stage, Stage::Prune | Stage::Summary));
+                assembly = self.assemble_now(call.input, call.rules);
             }
         }
         assembly

@@ -4,13 +4,14 @@
 use std::ops::Range;
 
 use super::Engine;
+use super::calls::Reshaping;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::history::view::{RewritePosition, RewriteRecord, TailBlock};
 use crate::host::{Host, Progress};
 use crate::model::{Message, MessageId, Role, Trace};
 use crate::prompt::PromptMessage;
-use crate::prompt::assemble::{Assembly, CallInput, ProjectRules};
+use crate::prompt::assemble::Assembly;
 use crate::workbench::block::{fit_delta, neutralise_all, render_delta};
 use crate::workbench::cost::{RewriteCost, horizon};
 use crate::workbench::extractive::{self, Anchored};
@@ -372,24 +373,16 @@ impl<H: Host> Engine<H> {
     /// it in the uncompacted tail (the newest `keep_turns` kept), each compacted into a block of
     /// its own. The prompt is re-written from the first block on either way, so a block that is
     /// smaller than its turns costs nothing more now and less on every later call.
-    pub(super) async fn compact_rest(
-        &self,
-        input: &CallInput,
-        rules: Option<&ProjectRules>,
-        mut assembly: Assembly,
-        notes: &mut Vec<String>,
-        rewrites: &mut Vec<RewriteRecord>,
-    ) -> Assembly {
+    pub(super) async fn compact_rest(&self, call: &mut Reshaping<'_>, mut assembly: Assembly) -> Assembly {
         while let Some(candidate) = self.build_candidate(&[Trigger::Window]).await {
-            let after = self.assemble_with(input, rules, Some(&candidate.block));
+            let after = self.assemble_with(call.input, call.rules, Some(&candidate.block));
             if after.tokens >= assembly.tokens {
                 break;
             }
             let Some(record) = self.decide(candidate, &assembly.view.messages, &after.view.messages, true) else {
                 break;
             };
-            notes.extend(record.notes.iter().cloned());
-            rewrites.push(record);
+            call.took(record, true);
             assembly = after;
         }
         assembly

@@ -26,6 +26,8 @@ pub struct TestHost {
     progress: RefCell<Vec<Progress>>,
     events: RefCell<Vec<Event>>,
     now_ms: Cell<u64>,
+    /// Locks another live process holds ([`TestHost::held_by_another`]).
+    held: RefCell<Vec<String>>,
 }
 
 impl Default for TestHost {
@@ -37,6 +39,7 @@ impl Default for TestHost {
             progress: RefCell::default(),
             events: RefCell::default(),
             now_ms: Cell::new(TEST_EPOCH_MS),
+            held: RefCell::default(),
         }
     }
 }
@@ -72,6 +75,12 @@ impl TestHost {
     /// Every completion request received so far.
     pub fn requests(&self) -> Vec<CompletionRequest> {
         self.requests.borrow().clone()
+    }
+
+    /// Another live process holds the lock at `path`: [`Host::try_lock`] on it says no.
+    pub fn held_by_another(self, path: &str) -> Self {
+        self.held.borrow_mut().push(path.to_owned());
+        self
     }
 
     pub fn advance_clock(&self, ms: u64) {
@@ -164,6 +173,10 @@ impl Host for TestHost {
         self.now_ms.get()
     }
 
+    async fn try_lock(&self, path: &str) -> Result<bool, HostError> {
+        Ok(!self.held.borrow().iter().any(|held| held == path))
+    }
+
     fn progress(&self, update: &Progress) {
         self.progress.borrow_mut().push(update.clone());
     }
@@ -171,6 +184,24 @@ impl Host for TestHost {
     fn event(&self, event: &Event) {
         self.events.borrow_mut().push(event.clone());
     }
+}
+
+/// One tool call and its result (`output`, with `status`), recorded as an agent's session
+/// records them: the assistant's call, then the tool's message.
+pub fn record_tool_round<H: Host>(
+    engine: &context_workbench::Engine<H>,
+    (id, name, arguments): (&str, &str, &str),
+    output: &str,
+    status: context_workbench::model::ToolStatus,
+) {
+    use context_workbench::MessageDraft;
+    use context_workbench::model::{ContentPart, Role, ToolCall, ToolResult};
+    let call = ToolCall { id: id.into(), name: name.into(), arguments: arguments.into() };
+    engine.record(MessageDraft::new(Role::Assistant, vec![ContentPart::ToolCall(call)])).expect("the call recorded");
+    let result = ToolResult { status, ..ToolResult::ok(id, name, output) };
+    let mut draft = MessageDraft::new(Role::Tool, vec![ContentPart::ToolResult(result)]);
+    draft.tool_call_id = Some(id.into());
+    engine.record(draft).expect("the result recorded");
 }
 
 /// Serve one scripted HTTP response on 127.0.0.1 (a stand-in LLM endpoint); the handle

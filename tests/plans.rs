@@ -225,3 +225,55 @@ fn clines_focus_chain_on_any_tool_call_is_its_plan() {
         [("Read calc.py".to_owned(), GoalStatus::Completed), ("Fix the sign".to_owned(), GoalStatus::InProgress)]
     );
 }
+
+#[test]
+fn each_saved_call_keeps_the_plan_it_saw() {
+    use context_workbench::host::{Host, block_on};
+    use context_workbench::prompt::CallInput;
+    use context_workbench::store::query::TraceStore;
+    let (engine, _) = block_on(Engine::open(TestHost::default(), Config::default(), Some("run"))).unwrap();
+    engine.record(MessageDraft::text(Role::User, "fix calc.py")).unwrap();
+    let todos = |id: &str, read: &str, fix: &str| {
+        let args = format!(
+            r#"{{"todos":[{{"content":"Read calc.py","status":"{read}","activeForm":"Reading"}},{{"content":"Fix the sign","status":"{fix}","activeForm":"Fixing"}}]}}"#
+        );
+        context_workbench_testing::record_tool_round(
+            &engine,
+            (id, "TodoWrite", &args),
+            "Todos modified.",
+            ToolStatus::Ok,
+        );
+    };
+    let call = || block_on(engine.prepare_call(&CallInput::default())).unwrap();
+    todos("t1", "in_progress", "pending");
+    call();
+    context_workbench_testing::record_tool_round(
+        &engine,
+        ("b1", "Bash", r#"{"command":"ls"}"#),
+        "calc.py",
+        ToolStatus::Ok,
+    );
+    call();
+    todos("t2", "completed", "completed");
+    call();
+    let store = TraceStore::new(engine.host(), ".trace").unwrap();
+    let seen = |call: u64| -> Vec<(String, String)> {
+        let page = block_on(store.prompt("run", Some(call))).unwrap();
+        let plan = page.plan.unwrap_or_else(|| panic!("call {call} has its plan: {:?}", page.notes));
+        let goals = plan["goals"].as_array().unwrap().iter();
+        let items = goals.filter(|g| matches!(g["description"].as_str(), Some("Read calc.py" | "Fix the sign")));
+        items.map(|g| (g["description"].as_str().unwrap().into(), g["status"].as_str().unwrap().into())).collect()
+    };
+    let at_first =
+        vec![("Read calc.py".to_owned(), "in_progress".to_owned()), ("Fix the sign".into(), "pending".into())];
+    assert_eq!(seen(1), at_first);
+    assert_eq!(seen(2), at_first, "a call whose plan did not change has the one before it");
+    assert_eq!(
+        seen(3),
+        [("Read calc.py".to_owned(), "completed".to_owned()), ("Fix the sign".into(), "completed".into())]
+    );
+    let lines = block_on(engine.host().read_file(".trace/run/prompts.jsonl")).unwrap().text;
+    let kept: Vec<bool> =
+        lines.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["plan"].is_object()).collect();
+    assert_eq!(kept, [true, false, true], "a plan is kept once, when it changed");
+}

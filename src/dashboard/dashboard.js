@@ -238,7 +238,7 @@ async function sessionView(traceId, selected, generation) {
       '; its calls are counted in that session.') : session ? totalsLine(session) : el('p', {}, 'No call recorded yet.'),
     !caller && session?.branches.length ? el('p', {}, 'Sub-agents it ran: ', ...session.branches.flatMap((id, i) => [i ? ', ' : '', sessionLink(id, id)])) : '',
     chartPanel(traceId, main, pick),
-    planPanel(detail.goal_tree, pick, main.at(-1)?.call),
+    planPanel(detail.goal_tree, pick, main.at(-1)?.call, prompt.plan),
     compactionsPanel(traceId, compactions),
     promptPanel(traceId, prompt, pick, main.at(-1)?.call),
     ...[...known.notes, ...detail.notes ?? []].map((n) => el('p', { class: 'hint' }, `Note: ${n}`)),
@@ -276,8 +276,10 @@ function cutShort(call) {
   return call.notes.at(-1) ?? (call.status >= 400 ? `status ${call.status}` : 'no whole reply');
 }
 
-/** The plan: the session's as it is now (the store keeps the goal tree, not one per call). */
-function planPanel(tree, pick, newest) {
+/** The plan: as the picked call saw it (`seen`, kept with its prompt), else as it is now. */
+function planPanel(now, pick, newest, seen) {
+  const earlier = pick !== undefined && pick !== newest;
+  const tree = earlier && seen ? seen : now;
   const children = (parent) => tree.goals.filter((g) => (g.parent_id ?? null) === parent && !g.branch_id);
   const list = (parent) => {
     const goals = children(parent);
@@ -301,8 +303,9 @@ function planPanel(tree, pick, newest) {
   const phase = phaseText(tree);
   return el('section', { class: 'panel plan', id: 'plan', 'aria-label': 'Plan' },
     el('h2', {}, 'Plan', phase ? el('span', { class: 'phase', id: 'phase' }, ` · ${phase}`) : null),
-    pick !== undefined && pick !== newest
-      ? el('p', { class: 'hint', id: 'plan-when' }, `The plan as it is now, after call ${newest}; the store keeps no plan per call, so call ${pick}'s is not shown.`)
+    earlier
+      ? el('p', { class: 'hint', id: 'plan-when' }, seen ? `The plan as call ${pick} saw it.`
+        : `The plan as it is now, after call ${newest}: call ${pick} was saved before calls kept their plan.`)
       : null,
     roots ?? el('p', { class: 'hint' }, "No plan yet: it follows the agent's own plan tool (TodoWrite, its task tools, update_plan, write_todos) as the agent uses it."),
     revisions.length ? el('ul', { class: 'revisions', 'aria-label': 'Plan revisions' }, ...revisions) : null);

@@ -15,7 +15,7 @@ use super::branches::BranchContext;
 use super::snapshot::{EngineSnapshot, NewPart, Parts, SavedParts};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::goals::{Branch, EventLog, GoalTree};
+use crate::goals::{Branch, EventLog, GoalStats, GoalTree};
 use crate::host::Host;
 use crate::model::{GoalId, Message, TraceId, tool_calls_by_id};
 use crate::store::jsonl::{self, TORN_END};
@@ -23,6 +23,7 @@ use crate::store::layout::{self, TraceDir};
 use crate::store::load::{
     parse_json, read_events, read_goal_tree, read_lines, read_messages, read_meta, read_optional,
 };
+use crate::store::query::GoalTreeView;
 use crate::store::records::{
     AgentSnapshot, BRANCH_OF_KEY, BranchMeta, CONTINUES_KEY, CallPrompt, FALLBACKS_KEY, LogEntry, Part,
     STORE_FORMAT_VERSION, TraceMeta,
@@ -60,6 +61,8 @@ struct Saved {
     rewrites: usize,
     /// The number of the newest call whose prompt is in `prompts.jsonl`.
     prompt_call: u64,
+    /// The hash of the plan that call saw ([`plan_at_call`]).
+    prompt_plan: Option<u64>,
     /// Hash of the text last written to each replaced file.
     replaced: BTreeMap<String, u64>,
     /// The current goal of the newest snapshot; `None` before the first.
@@ -89,7 +92,8 @@ enum Mark {
     BranchLogged,
     Events(u64),
     Rewrites(usize),
-    PromptCall(u64),
+    /// A call's prompt, and the hash of the plan it saw.
+    PromptCall(u64, Option<u64>),
     Replaced(u64),
     Snapshot(Option<GoalId>),
     Parts(Vec<NewPart>),
@@ -358,6 +362,8 @@ impl<H: Host> Engine<H> {
         // After the parts it names.
         if let Some(prompt) = state.last_prompt.as_ref().filter(|p| p.call > saved.prompt_call) {
             let (messages, tools) = snapshot.prompt_parts();
+            let seen = tree.map(plan_at_call);
+            let hash = seen.as_ref().map(|plan| hash_of(&plan.to_string()));
             let line = CallPrompt {
                 call: prompt.call,
                 tokens: prompt.tokens,
@@ -369,8 +375,9 @@ impl<H: Host> Engine<H> {
                 cost: prompt.cost,
                 messages: messages.to_vec(),
                 tools: tools.to_owned(),
+                plan: seen.filter(|_| hash != saved.prompt_plan),
             };
-            plan.append(dir.file(layout::PROMPTS), &[line], Mark::PromptCall(prompt.call));
+            plan.append(dir.file(layout::PROMPTS), &[line], Mark::PromptCall(prompt.call, hash));
         }
         plan.writes
     }
@@ -586,7 +593,7 @@ impl Saved {
             Mark::BranchLogged => {}
             Mark::Events(id) => self.events = id,
             Mark::Rewrites(n) => self.rewrites = n,
-            Mark::PromptCall(call) => self.prompt_call = call,
+            Mark::PromptCall(call, plan) => (self.prompt_call, self.prompt_plan) = (call, plan),
             Mark::Replaced(hash) => {
                 self.replaced.insert(path, hash);
             }
@@ -636,6 +643,17 @@ fn check_sequence(messages: &[Message], dir: &str) -> Result<()> {
 }
 
 /// A note suggesting to ignore the trace root, when `.gitignore` exists and does not.
+/// The plan a call saw: the goal tree as the API shows it, its goals' stats left out (they
+/// change with every message; the plan does not).
+fn plan_at_call(tree: &GoalTree) -> Value {
+    let mut view = GoalTreeView::from(tree);
+    for goal in &mut view.goals {
+        goal.self_stats = GoalStats::default();
+        goal.cumulative_stats = GoalStats::default();
+    }
+    serde_json::to_value(view).unwrap_or_default()
+}
+
 fn hash_of(text: &str) -> u64 {
     xxhash_rust::xxh3::xxh3_64(text.as_bytes())
 }

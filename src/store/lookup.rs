@@ -40,11 +40,15 @@ pub struct Original {
     pub text: String,
 }
 
-/// `{"trace_id", "prompt", "notes"?}`: a call's prompt as the model received it.
+/// `{"trace_id", "prompt", "plan"?, "notes"?}`: a call's prompt as the model received it, and
+/// for a saved call the plan it saw (the goal tree as the API shows it, without stats; none
+/// for a call saved before calls kept their plan).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PromptPage {
     pub trace_id: String,
     pub prompt: Option<Assembly>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
 }
@@ -99,32 +103,43 @@ impl<H: Host> TraceStore<'_, H> {
         let dir = TraceDir::new(&self.root, trace_id)?;
         read_meta(self.host, &dir, trace_id).await?;
         let mut notes = Vec::new();
-        let prompt = match call {
+        let (prompt, plan) = match call {
             Some(call) => self.saved_prompt(&dir, call, &mut notes).await?,
             None => {
                 let path = dir.file(layout::PROMPT);
-                match read_optional(self.host, &path).await? {
+                let prompt = match read_optional(self.host, &path).await? {
                     None => None,
                     Some(text) => parse_json::<Assembly>(&path, &text).map_err(|e| notes.push(e.to_string())).ok(),
-                }
+                };
+                (prompt, None)
             }
         };
-        Ok(PromptPage { trace_id: trace_id.to_owned(), prompt, notes })
+        Ok(PromptPage { trace_id: trace_id.to_owned(), prompt, plan, notes })
     }
 
-    /// `call`'s line of `prompts.jsonl` with its parts put back; none, with a note, when it
-    /// has none or a part is missing.
-    async fn saved_prompt(&self, dir: &TraceDir, call: u64, notes: &mut Vec<String>) -> Result<Option<Assembly>> {
+    /// `call`'s line of `prompts.jsonl` with its parts put back, and the plan it saw (the
+    /// newest kept at or before it); no prompt, with a note, when it has none or a part is
+    /// missing.
+    async fn saved_prompt(
+        &self,
+        dir: &TraceDir,
+        call: u64,
+        notes: &mut Vec<String>,
+    ) -> Result<(Option<Assembly>, Option<Value>)> {
+        let mut lines = self.prompt_lines(dir).await?;
+        lines.retain(|l| l.call <= call);
+        let plan = lines.iter().rev().find_map(|l| l.plan.clone());
         // The last line of a call counts (a save retried after a cut write appends it again).
-        let Some(line) = self.prompt_lines(dir).await?.into_iter().rev().find(|l| l.call == call) else {
+        let Some(line) = lines.into_iter().rev().find(|l| l.call == call) else {
             notes.push(format!(
                 "call {call} has no saved prompt: a side call, a call sent unmanaged, or one saved before {} existed",
                 layout::PROMPTS
             ));
-            return Ok(None);
+            return Ok((None, plan));
         };
         let parts = self.parts(dir, &line.part_ids().collect()).await?;
-        Ok(line.put_back(&parts).map_err(|e| notes.push(format!("the prompt of call {call} cannot be read: {e}"))).ok())
+        let prompt = line.put_back(&parts);
+        Ok((prompt.map_err(|e| notes.push(format!("the prompt of call {call} cannot be read: {e}"))).ok(), plan))
     }
 
     /// The lines of a trace's `prompts.jsonl` that can be read, in order.

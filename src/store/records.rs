@@ -151,6 +151,11 @@ pub struct CallPrompt {
     pub cost: CallCost,
     pub messages: Vec<String>,
     pub tools: String,
+    /// The plan as this call saw it (the main line's goal tree as the API shows it, without
+    /// its stats), when it changed since the call saved before: a call's plan is the newest
+    /// at or before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<serde_json::Value>,
 }
 
 impl CallPrompt {

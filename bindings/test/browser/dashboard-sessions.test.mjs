@@ -166,12 +166,15 @@ test('three sessions of one project on the dashboard, at 1,400 and 900 px', { sk
     await page.click('#prompt summary');
     await page.waitForSelector('#prompt .msg.compressed'); // the prompt opens on demand
 
-    // The call cut short, picked: its detail says so, and the plan shown is said to be the
-    // session's plan now, not that call's.
+    // The call cut short, picked: its detail says so, and the plan is the one that call saw (its
+    // first item under way), not the finished plan the session page shows.
+    assert.match(await page.textContent('#plan'), /Run the tests \(completed/);
     await page.goto(`${base}#/session/${encodeURIComponent(cutTrace)}/call/${cut.call}`);
     await page.waitForFunction((n) => document.querySelector('#call-detail')?.textContent.startsWith(`Call ${n}:`), cut.call);
     assert.match(await page.textContent('#call-detail'), /its reply was cut short/);
-    assert.match(await page.textContent('#plan'), /as it is now, after call \d+; the store keeps no plan per call/);
+    assert.match(await page.textContent('#plan'), new RegExp(`The plan as call ${cut.call} saw it`));
+    assert.match(await page.textContent('#plan'), /Read the code \(in_progress/);
+    assert.match(await page.textContent('#plan'), /Run the tests \(pending/);
     await page.screenshot({ path: path.join(shots, 'dashboard-1400-session-cut-call.png'), fullPage: true });
 
     const small = titled(SESSIONS[0].task);

@@ -89,11 +89,12 @@ test('a Claude Code session: its todo items are the DAG, the chart is drawn, blo
   const raw = (await page.$$('#raw .msg.raw')).length;
   assert.ok(raw > expected.calls, `${raw} raw messages shown`);
   // The page explains itself in plain words (#19): legends, no edge that claims "0 msgs", no
-  // jargon in empty states, no "0 compressed block(s)". The sub-agents started under a goal make
-  // a second level, so the DAG offers its level switch.
+  // jargon in empty states, no "0 compressed block(s)". The agent's own sub-agents sit beside its
+  // todo items (#47: so the list keeps driving the plan while they run), so the plan has one
+  // level and the DAG no level switch.
   assert.match(await page.textContent('#chart-legend'), /rewrote earlier prompt/);
   assert.match(await page.textContent('#dag-legend'), /abandoned/);
-  assert.ok(await page.$('#dag .dag-levels'), 'a two-level plan has a level switch');
+  assert.equal(await page.$('#dag .dag-levels'), null, 'a one-level plan has no level switch');
   assert.ok((await text(page, '#dag .dag-edge')).every((t) => !/^0 msgs/.test(t)), 'no empty edges');
   await page.click('#chart rect.bar[data-call="0"]');
   assert.match(await page.textContent('#prompt .call-head'), /recorded so far, none compacted into blocks yet$/);

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::compress::CompressConfig;
 use crate::error::{Error, Result};
-use crate::goals::GoalConfig;
+use crate::goals::{GoalConfig, is_utc_day};
+use crate::proxy::dollars::ModelPrices;
 use crate::tokens::Encoding;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -34,6 +35,9 @@ pub struct Config {
     pub read_tool: Option<String>,
     /// Relative prices per token, used by the cache cost model (R5.5) and the replay.
     pub prices: Prices,
+    /// Dollar prices by model, added to or put in place of the engine's table
+    /// ([`crate::proxy::dollars`]): what `workbench stats`, the dashboard and the editor report.
+    pub model_prices: ModelPrices,
     /// The prune stage (R4.7).
     pub prune: PruneConfig,
     /// Tool-output compression limits and tool-name mapping (R3.2).
@@ -61,6 +65,7 @@ impl Default for Config {
             rehydrate_tokens: 8_000,
             read_tool: None,
             prices: Prices::default(),
+            model_prices: ModelPrices::default(),
             prune: PruneConfig::default(),
             compress: CompressConfig::default(),
             workbench: WorkbenchConfig::default(),
@@ -347,6 +352,21 @@ impl Config {
         }
         if self.max_prompt_tokens.is_some_and(|cap| cap == 0 || cap > self.window) {
             return bad("max_prompt_tokens", "must be positive and at most `window`");
+        }
+        let m = &self.model_prices;
+        if m.read_on.as_deref().is_some_and(|day| !is_utc_day(day)) {
+            return bad("model_prices.read_on", "must be a day as YYYY-MM-DD");
+        }
+        for (model, p) in &m.models {
+            if [p.input, p.cache_read, p.cache_write, p.cache_write_1h, p.output]
+                .iter()
+                .any(|v| !(v.is_finite() && *v >= 0.0))
+            {
+                return bad(
+                    &format!("model_prices.models.{model}"),
+                    "must have prices of zero or more (USD per million tokens)",
+                );
+            }
         }
         let c = &self.compress;
         if !(c.budget_share > 0.0 && c.budget_share <= 1.0) {

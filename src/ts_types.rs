@@ -58,6 +58,7 @@ fn generate() -> String {
         crate::js_forms::PromptFormat,
         crate::js_forms::GoalPlan,
         crate::proxy::stats::Rated<'static>,
+        crate::proxy::dollars::CallDollars,
         crate::proxy::Event,
         crate::proxy::Effect,
     );
@@ -234,10 +235,17 @@ fn assert_same_fields(name: &str, declared: &BTreeMap<String, (bool, String)>, r
 fn the_proxy_call_record_declaration_matches_its_rust_type() {
     use crate::proxy::reply::ProviderUsage;
     use crate::proxy::session::CallRecord;
-    let usage = ProviderUsage { input_tokens: 1, cache_read_tokens: 2, cache_write_tokens: 3, output_tokens: 4 };
+    let usage = ProviderUsage {
+        input_tokens: 1,
+        cache_read_tokens: 2,
+        cache_write_tokens: 3,
+        cache_write_1h_tokens: 1,
+        output_tokens: 4,
+    };
     let full = CallRecord {
         first_changed_byte: Some(1),
         cost: Some(crate::workbench::cost::CallCost::default()),
+        dollars: Some(crate::proxy::dollars::CallDollars { note: Some("estimated".into()), ..Default::default() }),
         status: Some(200),
         usage: Some(usage),
         side_call: true,
@@ -245,7 +253,11 @@ fn the_proxy_call_record_declaration_matches_its_rust_type() {
     };
     let record = declared("ProxyCallRecord");
     assert_same_fields("ProxyCallRecord", &record, &serialized_keys(&full, &CallRecord::default()));
-    assert_same_fields("ProxyCallRecord.usage", &members(&record["usage"].1), &serialized_keys(&usage, &usage));
+    assert_same_fields(
+        "ProxyCallRecord.usage",
+        &members(&record["usage"].1),
+        &serialized_keys(&usage, &ProviderUsage { cache_write_1h_tokens: 0, ..usage }),
+    );
 }
 
 #[test]

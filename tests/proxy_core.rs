@@ -213,7 +213,13 @@ fn a_session_records_only_what_is_new_and_the_reply_the_agent_kept() {
     let reply = ReplyOutcome {
         completed: true,
         parts: vec![ContentPart::Text { text: "Step 1.".into() }],
-        usage: Some(ProviderUsage { input_tokens: 10, cache_read_tokens: 90, cache_write_tokens: 5, output_tokens: 3 }),
+        usage: Some(ProviderUsage {
+            input_tokens: 10,
+            cache_read_tokens: 90,
+            cache_write_tokens: 5,
+            cache_write_1h_tokens: 0,
+            output_tokens: 3,
+        }),
         ..ReplyOutcome::default()
     };
     let record = block_on(session.finish(200, reply));

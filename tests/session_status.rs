@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use context_workbench::config::{Config, Prices};
+use context_workbench::config::Config;
 use context_workbench::engine::Engine;
 use context_workbench::host::block_on;
 use context_workbench::model::{ContentPart, ToolCall};
@@ -46,7 +46,7 @@ fn statuses(host: &TestHost) -> [String; 4] {
     let detail = block_on(store.trace("s1")).unwrap().trace.status;
     let live = block_on(LiveTraces::new(host, ".trace").unwrap().summary("s1", None)).unwrap().unwrap().meta.status;
     let (traces, _) = block_on(read_traces(&store)).unwrap();
-    let report = stats(&traces, &Prices::default(), None);
+    let report = stats(&traces, None);
     [listed, detail, live, report.sessions[0].status.clone()]
 }
 

@@ -34,13 +34,12 @@ export function normalizeWorkspacePath(path: string): string {
 }
 
 /**
- * What the calls of one proxied trace (its `calls.jsonl` records, in order) cost and saved at
- * `prices`, by the engine's cost model (`workbench stats` counts the same): each prompt's cached
- * part at `cache_read`, the rest at `cache_write`; the agent's own prompt cached up to its previous
- * one; a side call at the same uncached cost on both sides.
+ * What the calls of one proxied trace (its `calls.jsonl` records, in order) cost and saved, in
+ * dollars as the proxy recorded each call, with the words every view shows (`saving_text`,
+ * `saving_brief`): `workbench stats` counts the same.
  */
-export function callTotals(calls: ProxyCallRecord[], prices: Prices): CallTotals {
-  return fromEngine(() => wasmCallTotals(calls, prices));
+export function callTotals(calls: ProxyCallRecord[]): CallTotals {
+  return fromEngine(() => wasmCallTotals(calls));
 }
 
 /** Read from the loaded engine; before `init()` has finished, `not_loaded`. */

@@ -4,7 +4,7 @@
 // files are notes in the answers.
 import { TraceQuery } from './wasm/context_workbench.js';
 import type { BranchDetail, EventsPage, GoalMessages, Host, Message, TraceDetail, TraceList } from './types.js';
-import type { Prices, SessionState, SessionSummary } from './wasm/context_workbench.js';
+import type { SessionState, SessionSummary } from './wasm/context_workbench.js';
 
 export type { SessionState, SessionSummary };
 import { ContextWorkbenchError, guarded, guardedAsync } from './errors.js';
@@ -57,9 +57,9 @@ export class TraceStore {
   sessionSummary(traceId: string, since?: string): Promise<SessionSummary | null> { return this.#use((q) => q.sessionSummary(traceId, since)); }
   /** A trace's plan, the proxy's call records and the newest prompt; damage is a note. */
   sessionState(traceId: string, since?: string): Promise<SessionState | null> { return this.#use((q) => q.sessionState(traceId, since)); }
-  /** The query API's answer to `method path?query` (every REST route of `workbench serve`, its checks and errors), costs at `prices`. */
-  answer(method: string, path: string, query: string, prices: Prices): Promise<{ status: number; body: string }> {
-    return this.#use((q) => q.answer(method, path, query, prices));
+  /** The query API's answer to `method path?query` (every REST route of `workbench serve`, its checks and errors). */
+  answer(method: string, path: string, query: string): Promise<{ status: number; body: string }> {
+    return this.#use((q) => q.answer(method, path, query));
   }
 
   /** One message of the main line by its id (`m000012`), `null` when there is none. */

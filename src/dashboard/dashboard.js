@@ -4,7 +4,7 @@
 // proxy's /workbench/), and draws with the view modules beside it, which the playground imports
 // too. Opened with `?folder` from a static server of the repository (the playground links to
 // it), it asks the same API of a trace store folder picked in the browser instead (`folder.js`).
-import { el, kilo, savingPercent } from './dom.js';
+import { el, kilo, usd } from './dom.js';
 import { renderChart } from './chart.js';
 import { flatten, textBlock } from './views.js';
 
@@ -14,18 +14,11 @@ const PAGE_ROWS = 100;
 const view = document.getElementById('view');
 const status = document.getElementById('status');
 const liveLine = document.getElementById('live');
-const price = document.getElementById('price');
 const underProxy = location.pathname.startsWith('/workbench/');
 /** `?folder`: no server, the API of a folder picked here; `folder.api` once one is open. */
 const folder = new URLSearchParams(location.search).has('folder') ? { api: undefined, files: 0 } : undefined;
 const state = { timer: 0, generation: 0, focusKey: '', shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map(), prompts: new Map(), compactions: undefined, openPrompts: new Set() };
 
-price.value = localStorage.getItem('workbench.price') ?? price.value;
-price.addEventListener('change', () => {
-  localStorage.setItem('workbench.price', price.value);
-  state.shown = '';
-  route();
-});
 document.getElementById('search').addEventListener('submit', (event) => {
   event.preventDefault();
   const hash = `#/search/${encodeURIComponent(document.getElementById('q').value.trim())}`;
@@ -132,10 +125,6 @@ function show(generation, key, build) {
   if (again) again.focus();
 }
 
-const dollars = (units) => {
-  const value = (units * Number(price.value || 0)) / 1e6;
-  return `$${value < 10 ? value.toFixed(3) : value.toFixed(2)}`;
-};
 const plural = (n, word) => `${n.toLocaleString('en')} ${word}${n === 1 ? '' : 's'}`;
 const percent = (share) => (share === null || share === undefined ? '–' : `${Math.round(share * 100)}%`);
 const when = (ms) => (ms ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : '–');
@@ -145,9 +134,10 @@ function totalsLine(t) {
   return el('p', { class: 'totals' },
     `${plural(t.sessions, 'session')}, ${plural(t.calls, 'call')} (${plural(t.side_calls, 'side call')}): `
     + `the agents sent ${kilo(t.client_tokens)} prompt tokens, the provider received ${kilo(t.prompt_tokens)}; `
-    + `cost ${dollars(t.cost)} instead of ${dollars(t.agent_cost)}, `,
-    el('span', { class: 'saving' }, `saving ${savingPercent(t.saving)}`),
-    `; provider's cached share ${percent(t.cached_share)} (the engine expected ${percent(t.expected_cached_share)}).`);
+    + 'cost ',
+    el('span', { class: 'saving' }, t.saving_text),
+    `; provider's cached share ${percent(t.cached_share)} (the engine expected ${percent(t.expected_cached_share)}).`,
+    t.cache_note ? el('span', { class: 'hint' }, ` Why none: ${t.cache_note}.`) : '');
 }
 
 function emptyState() {
@@ -173,8 +163,7 @@ const COLUMNS = [
   ['client_tokens', 'Agent sent', (s) => kilo(s.client_tokens), true],
   ['prompt_tokens', 'Provider got', (s) => kilo(s.prompt_tokens), true],
   ['cached_share', 'Cached (expected)', (s) => `${percent(s.cached_share)} (${percent(s.expected_cached_share)})`, true],
-  ['cost', 'Cost', (s) => dollars(s.cost), true],
-  ['saving', 'Saving', (s) => savingPercent(s.saving), true],
+  ['saving_usd', 'Cost, and what it saved', (s) => s.saving_text, true],
 ];
 
 async function listView(generation) {
@@ -195,7 +184,10 @@ async function listView(generation) {
     const rows = picked.slice(0, state.rows).map((s) => el('tr', { 'data-trace': s.trace_id }, ...COLUMNS.map(([, , cell, numeric]) => el('td', { class: numeric ? 'n' : '' }, cell(s)))));
     const dayRows = report.days.map((d) => el('tr', {}, el('td', {}, d.day), el('td', {}, d.agent || '–'), el('td', { class: 'n' }, String(d.sessions)),
       el('td', { class: 'n' }, String(d.calls)), el('td', { class: 'n' }, kilo(d.client_tokens)), el('td', { class: 'n' }, kilo(d.prompt_tokens)),
-      el('td', { class: 'n' }, dollars(d.cost)), el('td', { class: 'n' }, savingPercent(d.saving))));
+      el('td', { class: 'n' }, d.saving_text)));
+    const modelRows = report.models.map((m) => el('tr', {}, el('td', {}, m.model || '–'), el('td', { class: 'n' }, String(m.sessions)),
+      el('td', { class: 'n' }, String(m.calls + m.side_calls)), el('td', { class: 'n' }, kilo(m.client_tokens)), el('td', { class: 'n' }, kilo(m.prompt_tokens)),
+      el('td', { class: 'n' }, m.saving_text)));
     return [totalsLine(report.total),
       el('div', { class: 'filters' }, filter('Agent', state.agent, agents, (v) => { state.agent = v; }), filter('Day', state.day, days, (v) => { state.day = v; })),
       el('table', { id: 'sessions' }, el('caption', { class: 'hint' }, `${rows.length} of ${picked.length} sessions shown`
@@ -204,8 +196,11 @@ async function listView(generation) {
       picked.length > rows.length ? el('button', { type: 'button', id: 'more', 'data-focus-key': 'more', onclick: () => { state.rows += PAGE_ROWS; route(); } },
         `Show ${Math.min(PAGE_ROWS, picked.length - rows.length)} more`) : null,
       el('h2', {}, 'By day and agent'),
-      el('table', { id: 'days' }, el('thead', {}, el('tr', {}, ...['Day', 'Agent', 'Sessions', 'Calls', 'Agent sent', 'Provider got', 'Cost', 'Saving']
-        .map((h, i) => el('th', { scope: 'col', class: i > 1 ? 'n' : '' }, h)))), el('tbody', {}, ...dayRows))];
+      el('table', { id: 'days' }, el('thead', {}, el('tr', {}, ...['Day', 'Agent', 'Sessions', 'Calls', 'Agent sent', 'Provider got', 'Cost, and what it saved']
+        .map((h, i) => el('th', { scope: 'col', class: i > 1 ? 'n' : '' }, h)))), el('tbody', {}, ...dayRows)),
+      el('h2', {}, 'By model'),
+      el('table', { id: 'models' }, el('thead', {}, el('tr', {}, ...['Model', 'Sessions', 'Calls', 'Agent sent', 'Provider got', 'Cost, and what it saved']
+        .map((h, i) => el('th', { scope: 'col', class: i > 0 ? 'n' : '' }, h)))), el('tbody', {}, ...modelRows))];
   });
   live(`Live: updated ${new Date().toLocaleTimeString()}.`);
 }
@@ -220,14 +215,14 @@ async function sessionView(traceId, selected, generation) {
   if (known.list.length === from) known.list.push(...page.calls); // not when another poll added them meanwhile
   known.notes = page.notes ?? [];
   // The sums over every session are read again only when this one's calls changed.
-  const seen = `${traceId}:${known.list.length}:${price.value}`;
+  const seen = `${traceId}:${known.list.length}`;
   if (state.report?.seen !== seen) state.report = { seen, report: await api('api/stats') };
   const { report } = state.report;
   const session = report.sessions.find((s) => s.trace_id === traceId || s.earlier.includes(traceId) || s.branches.includes(traceId));
   const caller = detail.trace.branch_of;
   const main = known.list.filter((c) => !c.side_call);
   const pick = selected ?? main.at(-1)?.call;
-  show(generation, JSON.stringify([session, detail, known.list.length, known.notes, prompt.prompt?.call, prompt.prompt?.tokens, prompt.prompt?.first_changed_byte, compactions.compactions.length, pick, price.value]), () => [
+  show(generation, JSON.stringify([session, detail, known.list.length, known.notes, prompt.prompt?.call, prompt.prompt?.tokens, prompt.prompt?.first_changed_byte, compactions.compactions.length, pick]), () => [
     el('h2', {}, detail.trace.mission || traceId),
     el('p', {}, `${session?.agent || 'an agent'} · ${detail.trace.status} · started ${when(detail.trace.created_at)} · last active ${when(detail.trace.updated_at)} · trace `,
       el('code', {}, traceId), session?.earlier.length ? ` (continues ${session.earlier.join(' → ')}: the agent compacted its own history)` : '',
@@ -256,8 +251,8 @@ function chartPanel(traceId, calls, pick) {
     + `(${call.new_messages} new of ${call.messages} messages), the provider got ${call.prompt_tokens.toLocaleString('en')}, `
     + `${call.expected_cached_tokens.toLocaleString('en')} expected from its cache`
     + (call.usage ? `, ${(call.usage.cache_read_tokens ?? 0).toLocaleString('en')} reported read from it` : '')
-    + (call.cost ? `; it cost ${dollars(call.cost.sent_cost)} where the agent's own prompt would have cost `
-      + `${dollars(call.cost.agent_cost)} (the session so far: ${dollars(call.cost.sent_total)} against ${dollars(call.cost.agent_total)})` : '')
+    + (call.dollars ? `; it cost ${usd(call.dollars.sent)} where the agent's own request would have cost ${usd(call.dollars.agent)} `
+      + `(${call.dollars.priced_as} at prices read ${call.dollars.prices_read_on}${call.dollars.note ? `; ${call.dollars.note}` : ''})` : '')
     + (call.rewrites.length ? `; rewrote earlier prompt: ${call.rewrites.join(', ')}` : '')
     + (call.managed ? '' : '; sent unmanaged')
     + (cutShort(call) ? '; its reply was cut short' : '')

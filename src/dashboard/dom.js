@@ -22,10 +22,9 @@ export function kilo(n) {
   return `${(n / size).toFixed(1)}${unit}`;
 }
 
-/** A saving as the share saved, as `workbench stats` prints it: `35%` cheaper, `−4%` dearer,
- * `0%`, `–` unknown; half a percent rounds away from zero. */
-export function savingPercent(share) {
-  if (share === null || share === undefined) return '–';
-  const p = Math.sign(share) * Math.round(Math.abs(share) * 100);
-  return p < 0 ? `−${-p}%` : `${p}%`;
+/** A sum in dollars as the engine writes it (`proxy::stats::usd`; the same cases as its test):
+ * `$0.0042`, `$0.139`, `$12.40`, the sign left to the words around it. */
+export function usd(value) {
+  const abs = Math.abs(value);
+  return `$${abs.toFixed(abs < 0.01 ? 4 : abs < 10 ? 3 : 2)}`;
 }

@@ -2,7 +2,7 @@
 // thread: the package's TraceStore over a read-only host of the picked files, each read when a
 // route needs it. Nothing leaves the browser and nothing is written. It imports the npm package's
 // build (`bindings/dist/`), so the page is served from the repository's root.
-import { TraceStore, defaultConfig, pickedFolderHost } from '../../bindings/dist/web.js';
+import { TraceStore, pickedFolderHost } from '../../bindings/dist/web.js';
 
 let opened;
 
@@ -15,8 +15,8 @@ self.onmessage = async ({ data }) => {
       await opened;
       self.postMessage({ id: data.id, status: 200, body: '{}' });
     } else {
-      const { store, prices } = await opened;
-      self.postMessage({ id: data.id, ...(await store.answer('GET', data.path, data.query, prices)) });
+      const { store } = await opened;
+      self.postMessage({ id: data.id, ...(await store.answer('GET', data.path, data.query)) });
     }
   } catch (error) {
     const body = JSON.stringify({ error: { code: error?.code ?? 'internal', message: error?.message ?? String(error) } });
@@ -30,5 +30,5 @@ async function open(files) {
   const workspace = files.some(([path]) => path.startsWith('.trace/'));
   const picked = workspace ? files : files.map(([path, file]) => [`.trace/${path}`, file]);
   const store = await TraceStore.create(pickedFolderHost(picked), { root: '.trace' });
-  return { store, prices: defaultConfig().prices };
+  return { store };
 }

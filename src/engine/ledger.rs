@@ -225,6 +225,7 @@ impl<H: Host> Engine<H> {
             agent_total: ledger.agent_total,
             sent_total: ledger.sent_total,
             cache_ttl: lifetimes.sent,
+            agent_cache_ttl: lifetimes.agent,
             ttl_saving,
             ttl_saving_total: ledger.ttl_saving_total,
         }

@@ -23,6 +23,7 @@ mod agents;
 mod anthropic;
 pub mod args;
 pub mod conversation;
+pub mod dollars;
 pub mod errors;
 pub mod exchange;
 pub mod gateway;

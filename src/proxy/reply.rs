@@ -26,7 +26,14 @@ pub struct ProviderUsage {
     pub cache_read_tokens: u64,
     /// Prompt tokens written to the cache (`cache_creation_input_tokens`; OpenAI reports none).
     pub cache_write_tokens: u64,
+    /// Those of them written for an hour (`cache_creation.ephemeral_1h_input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_1h_tokens: u64,
     pub output_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ProviderUsage {
@@ -38,6 +45,7 @@ impl ProviderUsage {
             input_tokens: prompt.saturating_sub(cached),
             cache_read_tokens: cached,
             cache_write_tokens: 0,
+            cache_write_1h_tokens: 0,
             output_tokens: output,
         }
     }
@@ -359,6 +367,9 @@ impl ReplyReader {
         set("cache_read_input_tokens", &mut total.cache_read_tokens);
         set("cache_creation_input_tokens", &mut total.cache_write_tokens);
         set("output_tokens", &mut total.output_tokens);
+        if let Some(n) = usage.pointer("/cache_creation/ephemeral_1h_input_tokens").and_then(Value::as_u64) {
+            total.cache_write_1h_tokens = n;
+        }
     }
 
     fn openai_chunk(&mut self, data: &Value) {

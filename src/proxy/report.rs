@@ -2,7 +2,9 @@
 //! words from `workbench proxy` and from the npm package's proxy. Keys never reach them: a line
 //! is built from a call's record, the route and numbers only.
 
+use super::dollars::CostBasis;
 use super::session::CallRecord;
+use super::stats::{self, saving_words};
 
 /// The running totals under the log lines.
 #[derive(Debug, Default, Clone)]
@@ -11,6 +13,8 @@ pub struct Totals {
     managed: u64,
     client_tokens: u64,
     prompt_tokens: u64,
+    /// Every recorded call's dollars, as `workbench stats` sums them.
+    calls: stats::Totals,
 }
 
 impl Totals {
@@ -22,6 +26,7 @@ impl Totals {
     /// Count a call with a record.
     pub fn add_call(&mut self, record: &CallRecord) {
         self.requests += 1;
+        self.calls.add(&stats::Totals::of_calls([record]));
         if record.managed {
             self.managed += 1;
             self.client_tokens += record.client_tokens as u64;
@@ -29,12 +34,17 @@ impl Totals {
         }
     }
 
-    /// `N requests, M managed: A prompt tokens from the agents, B sent (X% fewer)`.
+    /// `N requests, M managed: A prompt tokens from the agents, B sent (X% fewer); cost $S instead
+    /// of $A: $D saved (P%)`.
     pub fn progress(&self) -> String {
         let saved = share(self.client_tokens.saturating_sub(self.prompt_tokens), self.client_tokens);
         format!(
-            "{} requests, {} managed: {} prompt tokens from the agents, {} sent ({saved} fewer)",
-            self.requests, self.managed, self.client_tokens, self.prompt_tokens
+            "{} requests, {} managed: {} prompt tokens from the agents, {} sent ({saved} fewer); cost {}",
+            self.requests,
+            self.managed,
+            self.client_tokens,
+            self.prompt_tokens,
+            saving_words(&self.calls)
         )
     }
 }
@@ -79,6 +89,11 @@ pub fn describe(who: &str, record: &CallRecord) -> String {
             line.push_str(&format!(", status {status}{}", if record.completed { "" } else { " (incomplete)" }))
         }
         None => line.push_str(", no reply"),
+    }
+    match &record.dollars {
+        Some(d) if d.basis == CostBasis::NoModel => line.push_str(", cost nothing (no model answered)"),
+        Some(_) => line.push_str(&format!(", cost {}", saving_words(&stats::Totals::of_calls([record])))),
+        None => {}
     }
     for note in &record.notes {
         line.push_str("; ");

@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::dollars::{CallDollars, price_call};
 use super::reply::{ProviderUsage, ReplyOutcome};
 use super::request::{ClientMessage, ClientRequest, draft};
 use super::route::Format;
@@ -90,6 +91,10 @@ pub struct CallRecord {
     /// prefix cache would serve each, and the session's running totals (managed calls only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<CallCost>,
+    /// The call in dollars beside the agent's own request ([`super::dollars`]); absent for a
+    /// model without a price (a note says so) and in records written before dollars were kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dollars: Option<CallDollars>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
     pub completed: bool,
@@ -489,6 +494,7 @@ impl<H: Host> ProxySession<H> {
         record.call = self.calls;
         record.at_ms = self.engine.host().now_ms();
         record.side_call = true;
+        self.price(&mut record);
         let line = self.line_of(&record);
         (record, line)
     }
@@ -501,8 +507,17 @@ impl<H: Host> ProxySession<H> {
         Some((format!("{dir}/{CALLS_FILE}"), format!("{line}\n")))
     }
 
-    /// Append `record` to the trace's `calls.jsonl`; a failure is a note on it.
+    /// Price `record` in dollars; a model without a price is a note on it.
+    fn price(&self, record: &mut CallRecord) {
+        match price_call(record, &self.engine.config().model_prices) {
+            Ok(dollars) => record.dollars = Some(dollars),
+            Err(why) => record.notes.push(why),
+        }
+    }
+
+    /// Price `record` and append it to the trace's `calls.jsonl`; a failure is a note on it.
     async fn save_record(&self, record: &mut CallRecord) {
+        self.price(record);
         if let Some((path, line)) = self.line_of(record)
             && let Err(e) = self.engine.host().append_file(&path, &line).await
         {

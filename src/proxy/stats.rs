@@ -1,26 +1,26 @@
 //! What the proxy's sessions cost and saved, from their `calls.jsonl` (`workbench stats`): per
 //! session (a conversation the agent compacted itself is one session of several traces), per
-//! day and agent, and in all. Pure but for [`read_traces`], which reads a store through its host.
+//! day and agent, per model, and in all. Pure but for [`read_traces`], which reads a store
+//! through its host.
 //!
-//! The cost model is the replay's (R10): each prompt's cached tokens at `cache_read`, the rest
-//! written at `cache_write`; replies cost the same either way and are left out. Upstream, the
-//! cached part is the engine's expected one; the agent's own prompt grows by appending, so its
-//! cached part is its previous call's prompt. A side call went upstream as the agent sent it:
-//! the same uncached cost on both sides.
+//! One basis: each call's dollars as the proxy recorded them ([`CallDollars`]: the sent request
+//! from the upstream's reported usage, or estimated and marked so; the agent's own request
+//! beside it; nothing for a call no model answered). A saving is always the agent's own minus
+//! what was sent, and [`saving_words`] says it the same way in every view.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::dollars::CostBasis;
 use super::session::CallRecord;
-use crate::config::Prices;
 use crate::goals::utc_day;
 use crate::host::Host;
-use crate::replay::cost;
 use crate::store::{TraceMeta, TraceStore};
 
-/// Sums over calls; a trace's, a session's, a day's or everything's. Its serde form adds the
-/// ratios ([`Totals::saving`] and the cached shares), so no reader computes them again.
+/// Sums over calls; a trace's, a session's, a day's, a model's or everything's. Its serde form
+/// adds the ratios and the words ([`Totals::saving`], [`saving_words`], the cached shares), so
+/// no reader computes them again.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 #[serde(remote = "Self")]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -39,9 +39,18 @@ pub struct Totals {
     pub cache_read_tokens: u64,
     /// What the engine expected the provider to read from its cache, over the main calls.
     pub expected_cached_tokens: u64,
-    /// The prompts' cost upstream and the agent's own, in uncached-input-token units at the prices.
-    pub cost: f64,
-    pub agent_cost: f64,
+    /// USD: what was sent and what the agent's own requests would have cost, over the priced
+    /// calls.
+    pub sent_usd: f64,
+    pub agent_usd: f64,
+    /// What the cache lifetimes the engine chose saved against 5-minute breakpoints only, in USD.
+    pub ttl_saving_usd: f64,
+    /// Calls priced from the engine's counts (no usable usage reported), calls without a price
+    /// (a model the price table lacks, a record older than the dollars), and calls no model
+    /// answered (no reply, or not a success: they cost nothing).
+    pub estimated_calls: usize,
+    pub unpriced_calls: usize,
+    pub no_model_calls: usize,
 }
 
 /// What calls cost and saved: the sums of [`Totals`] and their ratios (its serde form).
@@ -52,30 +61,120 @@ pub(crate) struct Rated<'a> {
     #[serde(flatten, serialize_with = "Totals::serialize")]
     #[cfg_attr(test, ts(flatten))]
     sums: &'a Totals,
+    /// The agent's own cost less what was sent, in USD (negative: dearer).
+    saving_usd: f64,
     /// [`Totals::saving`].
     saving: f64,
+    /// [`saving_words`], and its part a status bar shows ([`saving_brief`]).
+    saving_text: String,
+    saving_brief: String,
     /// [`Totals::cached_share`].
     cached_share: Option<f64>,
     /// [`Totals::expected_cached_share`].
     expected_cached_share: Option<f64>,
+    /// [`cache_note`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_note: Option<&'static str>,
 }
 
 impl Serialize for Totals {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let rated = Rated {
             sums: self,
+            saving_usd: self.agent_usd - self.sent_usd,
             saving: self.saving(),
+            saving_text: saving_words(self),
+            saving_brief: saving_brief(self),
             cached_share: self.cached_share(),
             expected_cached_share: self.expected_cached_share(),
+            cache_note: cache_note(self.cache_read_tokens, self.reported_calls, self.expected_cached_tokens),
         };
         rated.serialize(serializer)
     }
 }
 
+/// Why the provider may have read nothing from its cache where the engine expected it to, when
+/// it reported usage and read nothing.
+pub fn cache_note(cache_read_tokens: u64, reported_calls: usize, expected_cached_tokens: u64) -> Option<&'static str> {
+    (reported_calls > 0 && cache_read_tokens == 0 && expected_cached_tokens > 0).then_some(
+        "the provider reported no cache reads: an upstream that does not cache (or does not report it), \
+         prefixes under its minimum cacheable length (1,024 tokens on most Claude models), or a cache that lapsed between calls",
+    )
+}
+
+/// A sum in dollars as every view writes it: `$0.0042`, `$0.139`, `$12.40`.
+pub fn usd(value: f64) -> String {
+    let abs = value.abs();
+    let digits = if abs < 0.01 {
+        4
+    } else if abs < 10.0 {
+        3
+    } else {
+        2
+    };
+    format!("${abs:.digits$}")
+}
+
+/// The share saved as a percentage: `35%` cheaper, `−4%` dearer, `0%`; half a percent rounds
+/// away from zero.
+pub fn percent_saved(share: f64) -> String {
+    let p = (share * 100.0).round() as i64;
+    if p < 0 { format!("−{}%", -p) } else { format!("{p}%") }
+}
+
+/// What `totals` cost and saved, in the words of every view (the terminal, the dashboard, the
+/// editor): `$0.139 instead of $0.634: $0.495 saved (78%)`, `… $0.012 more (−4%)`, with the calls
+/// estimated or left unpriced named.
+pub fn saving_words(totals: &Totals) -> String {
+    if totals.priced_calls() == 0 {
+        return saving_brief(totals);
+    }
+    let mut words = format!("{} instead of {}: {}", usd(totals.sent_usd), usd(totals.agent_usd), saving_brief(totals));
+    let mut marks = Vec::new();
+    // Half a hundredth of a cent and less is not worth a word.
+    if totals.ttl_saving_usd.abs() >= 0.00005 {
+        let (amount, word) = (usd(totals.ttl_saving_usd), if totals.ttl_saving_usd < 0.0 { "cost" } else { "saved" });
+        marks.push(format!("1-hour cache lifetimes {word} {amount} of it"));
+    }
+    if totals.estimated_calls > 0 {
+        marks.push(format!("{} estimated", calls(totals.estimated_calls)));
+    }
+    if totals.unpriced_calls > 0 {
+        marks.push(format!("{} without a price left out", calls(totals.unpriced_calls)));
+    }
+    if !marks.is_empty() {
+        words.push_str(&format!(" [{}]", marks.join("; ")));
+    }
+    words
+}
+
+/// The saving alone: `$0.495 saved (78%)`, `$0.012 more (−4%)`; `nothing spent yet`, or `not
+/// priced: …` when no call was priced.
+pub fn saving_brief(totals: &Totals) -> String {
+    if totals.priced_calls() == 0 {
+        return match totals.unpriced_calls {
+            0 => "nothing spent yet".to_owned(),
+            n => format!("not priced: {} without a price", calls(n)),
+        };
+    }
+    let saved = totals.agent_usd - totals.sent_usd;
+    let word = if saved < 0.0 { "more" } else { "saved" };
+    format!("{} {word} ({})", usd(saved), percent_saved(totals.saving()))
+}
+
+fn calls(n: usize) -> String {
+    format!("{n} call{}", if n == 1 { "" } else { "s" })
+}
+
 impl Totals {
-    /// 1 − cost / the agent's own cost (0 when the agent's cost nothing).
+    /// Calls with dollars: answered by a model whose price is known.
+    pub fn priced_calls(&self) -> usize {
+        (self.calls + self.side_calls).saturating_sub(self.unpriced_calls + self.no_model_calls)
+    }
+
+    /// The share of the agent's own cost saved: 1 − sent / agent (0 when the agent's cost nothing).
     pub fn saving(&self) -> f64 {
-        if self.agent_cost > 0.0 { 1.0 - self.cost / self.agent_cost } else { 0.0 }
+        if self.agent_usd > 0.0 { 1.0 - self.sent_usd / self.agent_usd } else { 0.0 }
     }
 
     /// The provider's reported cache reads over its reported prompt tokens, when any were reported.
@@ -89,7 +188,7 @@ impl Totals {
         (self.prompt_tokens > 0).then(|| self.expected_cached_tokens as f64 / self.prompt_tokens as f64)
     }
 
-    fn add(&mut self, other: &Totals) {
+    pub fn add(&mut self, other: &Totals) {
         self.sessions += other.sessions;
         self.calls += other.calls;
         self.side_calls += other.side_calls;
@@ -99,49 +198,44 @@ impl Totals {
         self.reported_prompt_tokens += other.reported_prompt_tokens;
         self.cache_read_tokens += other.cache_read_tokens;
         self.expected_cached_tokens += other.expected_cached_tokens;
-        self.cost += other.cost;
-        self.agent_cost += other.agent_cost;
+        self.sent_usd += other.sent_usd;
+        self.agent_usd += other.agent_usd;
+        self.ttl_saving_usd += other.ttl_saving_usd;
+        self.estimated_calls += other.estimated_calls;
+        self.unpriced_calls += other.unpriced_calls;
+        self.no_model_calls += other.no_model_calls;
     }
 
-    /// One trace's calls, in order, priced at `prices`. A call no model answered (the upstream
-    /// was unreachable or failed) counts as a call and costs nothing; a managed call's cost is
-    /// the engine's own ([`CallCost`](crate::workbench::cost::CallCost), at the engine's prices),
-    /// and an older record's is estimated from its counts.
-    pub fn of_trace(calls: &[CallRecord], prices: &Prices) -> Totals {
+    /// Calls' sums, each as recorded. A call no model answered counts as a call and costs
+    /// nothing.
+    pub fn of_calls<'a>(calls: impl IntoIterator<Item = &'a CallRecord>) -> Totals {
         let mut totals = Totals { sessions: 1, ..Totals::default() };
-        let mut previous = 0;
         for call in calls {
-            if call.status.is_some_and(|status| !(200..300).contains(&status)) {
-                totals.calls += usize::from(!call.side_call);
-                totals.side_calls += usize::from(call.side_call);
+            totals.calls += usize::from(!call.side_call);
+            totals.side_calls += usize::from(call.side_call);
+            if !call.status.is_some_and(|status| (200..300).contains(&status)) {
+                totals.no_model_calls += 1;
                 continue;
             }
-            let (client, prompt) = (call.client_tokens as u64, call.prompt_tokens as u64);
-            totals.client_tokens += client;
-            totals.prompt_tokens += prompt;
+            match &call.dollars {
+                Some(dollars) => {
+                    totals.sent_usd += dollars.sent;
+                    totals.agent_usd += dollars.agent;
+                    totals.ttl_saving_usd += dollars.ttl_saving;
+                    totals.estimated_calls += usize::from(dollars.basis == CostBasis::Estimated);
+                }
+                None => totals.unpriced_calls += 1,
+            }
+            totals.client_tokens += call.client_tokens as u64;
+            totals.prompt_tokens += call.prompt_tokens as u64;
             if let Some(usage) = call.usage {
                 totals.reported_calls += 1;
                 totals.reported_prompt_tokens += usage.prompt_tokens();
                 totals.cache_read_tokens += usage.cache_read_tokens;
             }
-            if call.side_call {
-                totals.side_calls += 1;
-                totals.cost += cost(prices, 0, prompt as usize, 0);
-                totals.agent_cost += cost(prices, 0, client as usize, 0);
-                continue;
+            if !call.side_call {
+                totals.expected_cached_tokens += call.expected_cached_tokens.min(call.prompt_tokens) as u64;
             }
-            totals.calls += 1;
-            let cached = (call.expected_cached_tokens as u64).min(prompt);
-            totals.expected_cached_tokens += cached;
-            let agent_cached = previous.min(client);
-            previous = client;
-            if let Some(engine) = &call.cost {
-                totals.cost += engine.sent_cost;
-                totals.agent_cost += engine.agent_cost;
-                continue;
-            }
-            totals.cost += cost(prices, cached as usize, (prompt - cached) as usize, 0);
-            totals.agent_cost += cost(prices, agent_cached as usize, (client - agent_cached) as usize, 0);
         }
         totals
     }
@@ -168,6 +262,9 @@ pub struct SessionStats {
     pub day: String,
     #[serde(flatten)]
     pub totals: Totals,
+    /// Its sums by the model each call named.
+    #[serde(skip)]
+    pub models: BTreeMap<String, Totals>,
 }
 
 /// A day's and an agent's sums.
@@ -179,13 +276,23 @@ pub struct DayStats {
     pub totals: Totals,
 }
 
-/// Every session, the days, and everything.
+/// A model's sums (`sessions`: those that called it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelStats {
+    pub model: String,
+    #[serde(flatten)]
+    pub totals: Totals,
+}
+
+/// Every session, the days, the models, and everything.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StatsReport {
     /// Most recently active first.
     pub sessions: Vec<SessionStats>,
     /// By day (newest first), then agent.
     pub days: Vec<DayStats>,
+    /// By model, in name order.
+    pub models: Vec<ModelStats>,
     pub total: Totals,
     /// What could not be read (a trace, a line), when the report was read from a store.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -222,7 +329,7 @@ pub async fn read_traces<H: Host>(store: &TraceStore<'_, H>) -> crate::Result<(V
 
 /// The report over `traces` (those without calls are not the proxy's and are left out), of
 /// sessions last active on `since` (a UTC `YYYY-MM-DD`) or later.
-pub fn stats(traces: &[TraceCalls], prices: &Prices, since: Option<&str>) -> StatsReport {
+pub fn stats(traces: &[TraceCalls], since: Option<&str>) -> StatsReport {
     let proxied: BTreeMap<&str, &TraceCalls> =
         traces.iter().filter(|t| !t.calls.is_empty()).map(|t| (t.meta.trace_id.as_str(), t)).collect();
     // A trace another one continues is that one's earlier part.
@@ -240,20 +347,25 @@ pub fn stats(traces: &[TraceCalls], prices: &Prices, since: Option<&str>) -> Sta
     let mut sessions: Vec<SessionStats> = proxied
         .values()
         .filter(|t| !continued.contains(t.meta.trace_id.as_str()) && !sub_agents.contains(t.meta.trace_id.as_str()))
-        .map(|newest| session(newest, &proxied, &branches, prices))
+        .map(|newest| session(newest, &proxied, &branches))
         .filter(|s| since.is_none_or(|day| s.day.as_str() >= day))
         .collect();
     sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.trace_id.cmp(&b.trace_id)));
     let mut days: BTreeMap<(String, String), Totals> = BTreeMap::new();
+    let mut models: BTreeMap<String, Totals> = BTreeMap::new();
     let mut total = Totals::default();
     for s in &sessions {
         days.entry((s.day.clone(), s.agent.clone())).or_default().add(&s.totals);
+        for (model, totals) in &s.models {
+            models.entry(model.clone()).or_default().add(totals);
+        }
         total.add(&s.totals);
     }
+    let models = models.into_iter().map(|(model, totals)| ModelStats { model, totals }).collect();
     let mut days: Vec<DayStats> =
         days.into_iter().map(|((day, agent), totals)| DayStats { day, agent, totals }).collect();
     days.sort_by(|a, b| b.day.cmp(&a.day).then_with(|| a.agent.cmp(&b.agent)));
-    StatsReport { sessions, days, total, notes: Vec::new() }
+    StatsReport { sessions, days, models, total, notes: Vec::new() }
 }
 
 /// The session whose newest trace is `newest`, its earlier parts followed back (each once), with
@@ -262,7 +374,6 @@ fn session(
     newest: &TraceCalls,
     proxied: &BTreeMap<&str, &TraceCalls>,
     branches: &BTreeMap<&str, Vec<&TraceCalls>>,
-    prices: &Prices,
 ) -> SessionStats {
     let mut parts = vec![newest];
     while let Some(earlier) = parts.last().and_then(|t| t.meta.continues.as_deref()).and_then(|id| proxied.get(id)) {
@@ -281,11 +392,13 @@ fn session(
         ran.extend(of(branch));
         next += 1;
     }
-    let mut totals = Totals::default();
-    for part in parts.iter().chain(&ran) {
-        totals.add(&Totals::of_trace(&part.calls, prices));
+    let calls: Vec<&CallRecord> = parts.iter().chain(&ran).flat_map(|part| &part.calls).collect();
+    let totals = Totals::of_calls(calls.iter().copied());
+    let mut models: BTreeMap<String, Vec<&CallRecord>> = BTreeMap::new();
+    for call in &calls {
+        models.entry(call.model.clone()).or_default().push(call);
     }
-    totals.sessions = 1;
+    let models = models.into_iter().map(|(model, calls)| (model, Totals::of_calls(calls))).collect();
     let first = parts[0];
     let agent = parts.iter().flat_map(|p| &p.calls).map(|c| c.agent.as_str()).find(|a| !a.is_empty());
     SessionStats {
@@ -299,6 +412,7 @@ fn session(
         updated_at: newest.meta.updated_at,
         day: utc_day(newest.meta.updated_at),
         totals,
+        models,
     }
 }
 
@@ -326,6 +440,7 @@ fn caller<'a>(trace: &'a TraceCalls, proxied: &BTreeMap<&str, &'a TraceCalls>) -
 mod tests {
     use super::*;
     use crate::proxy::ProviderUsage;
+    use crate::proxy::dollars::CallDollars;
 
     fn meta(id: &str, updated_at: u64, continues: Option<&str>) -> TraceMeta {
         TraceMeta {
@@ -363,7 +478,7 @@ mod tests {
             TraceCalls { meta: branch("y", "x"), calls: one() },
             TraceCalls { meta: branch("z", "gone"), calls: one() },
         ];
-        let report = stats(&traces, &Prices::default(), None);
+        let report = stats(&traces, None);
         let mut ids: Vec<(&str, Vec<&str>)> = report
             .sessions
             .iter()
@@ -379,39 +494,98 @@ mod tests {
     fn call(client: usize, prompt: usize, cached: usize, side: bool) -> CallRecord {
         CallRecord {
             agent: "Claude Code 2.1.328".into(),
+            model: "claude-sonnet-4-5".into(),
             client_tokens: client,
             prompt_tokens: prompt,
             expected_cached_tokens: cached,
             side_call: side,
+            status: Some(200),
             usage: Some(ProviderUsage { input_tokens: 100, cache_read_tokens: 300, ..ProviderUsage::default() }),
+            dollars: Some(CallDollars {
+                agent: client as f64 / 1e4,
+                sent: prompt as f64 / 1e4,
+                ..CallDollars::default()
+            }),
             ..CallRecord::default()
         }
     }
 
     #[test]
-    fn the_engines_own_costs_count_and_a_call_no_model_answered_costs_nothing() {
-        let engine = crate::workbench::cost::CallCost { agent_cost: 900.0, sent_cost: 400.0, ..Default::default() };
-        let priced = CallRecord { status: Some(200), cost: Some(engine), ..call(1000, 800, 0, false) };
-        let unanswered = CallRecord { status: Some(502), ..call(5000, 5000, 0, false) };
-        let totals = Totals::of_trace(&[priced, unanswered], &Prices::default());
-        assert_eq!((totals.calls, totals.client_tokens, totals.prompt_tokens), (2, 1000, 800));
-        assert!((totals.cost - 400.0).abs() < 1e-9 && (totals.agent_cost - 900.0).abs() < 1e-9, "{totals:?}");
+    fn the_recorded_dollars_count_and_a_call_no_model_answered_costs_nothing() {
+        let estimated = CallDollars { basis: CostBasis::Estimated, agent: 0.2, sent: 0.1, ..CallDollars::default() };
+        let calls = [
+            call(1000, 800, 0, false),
+            CallRecord { dollars: Some(estimated), ..call(2000, 1000, 0, false) },
+            CallRecord { status: Some(502), dollars: None, ..call(5000, 5000, 0, false) },
+            CallRecord { status: None, dollars: None, ..call(5000, 5000, 0, false) },
+            CallRecord { model: "house-model".into(), dollars: None, ..call(100, 100, 0, false) },
+        ];
+        let t = Totals::of_calls(&calls);
+        assert_eq!((t.calls, t.client_tokens, t.prompt_tokens), (5, 3100, 1900));
+        assert_eq!((t.estimated_calls, t.unpriced_calls, t.no_model_calls), (1, 1, 2));
+        assert!((t.sent_usd - 0.18).abs() < 1e-9 && (t.agent_usd - 0.3).abs() < 1e-9, "{t:?}");
+        assert_eq!(
+            saving_words(&t),
+            "$0.180 instead of $0.300: $0.120 saved (40%) [1 call estimated; 1 call without a price left out]"
+        );
+        let dearer = Totals { sent_usd: 0.0052, agent_usd: 0.005, calls: 1, ..Totals::default() };
+        assert_eq!(saving_words(&dearer), "$0.0052 instead of $0.0050: $0.0002 more (−4%)");
+        let lasting = Totals { ttl_saving_usd: 0.5, ..dearer };
+        assert_eq!(
+            saving_words(&lasting),
+            "$0.0052 instead of $0.0050: $0.0002 more (−4%) [1-hour cache lifetimes saved $0.500 of it]"
+        );
+        let unreached = Totals::of_calls(&calls[2..4]);
+        assert_eq!(saving_words(&unreached), "nothing spent yet");
+    }
+
+    /// The same cases as the dashboard's and the editor's tests: a saving reads the same
+    /// everywhere.
+    #[test]
+    fn a_saving_reads_the_same_everywhere() {
+        let cases = [
+            (0.78, "78%"),
+            (0.125, "13%"),
+            (0.0, "0%"),
+            (-0.004, "0%"),
+            (-0.04, "−4%"),
+            (-0.125, "−13%"),
+            (1.0, "100%"),
+        ];
+        for (share, text) in cases {
+            assert_eq!(percent_saved(share), text, "{share}");
+        }
+        let sums = [
+            (0.0042, "$0.0042"),
+            (0.139, "$0.139"),
+            (12.4, "$12.40"),
+            (-0.012, "$0.012"),
+            (0.0, "$0.0000"),
+            (9.9996, "$10.000"),
+        ];
+        for (value, text) in sums {
+            assert_eq!(usd(value), text, "{value}");
+        }
+        let t = Totals { calls: 1, sent_usd: 12.4, agent_usd: 10.0, ..Totals::default() };
+        assert_eq!(saving_brief(&t), "$2.400 more (−24%)");
     }
 
     #[test]
-    fn sessions_days_and_totals_follow_the_cost_model() {
+    fn sessions_days_models_and_totals_add_up() {
         const DAY: u64 = 86_400_000;
-        let prices = Prices::default();
         let traces = vec![
             TraceCalls { meta: meta("a", 20_000 * DAY, None), calls: vec![call(1000, 1000, 0, false)] },
             TraceCalls {
                 meta: meta("a-2", 20_000 * DAY + 5, Some("a")),
-                calls: vec![call(3000, 2000, 1000, false), call(400, 400, 0, true)],
+                calls: vec![
+                    CallRecord { model: "gpt-4o".into(), ..call(3000, 2000, 1000, false) },
+                    call(400, 400, 0, true),
+                ],
             },
             TraceCalls { meta: meta("b", 20_001 * DAY, None), calls: vec![call(500, 500, 0, false)] },
             TraceCalls { meta: meta("own", 20_001 * DAY, None), calls: vec![] },
         ];
-        let report = stats(&traces, &prices, None);
+        let report = stats(&traces, None);
         let ids: Vec<(&str, &[String])> =
             report.sessions.iter().map(|s| (s.trace_id.as_str(), &s.earlier[..])).collect();
         assert_eq!(ids, [("b", &[][..]), ("a-2", &["a".to_owned()][..])]);
@@ -421,21 +595,30 @@ mod tests {
             (a.totals.calls, a.totals.side_calls, a.totals.client_tokens, a.totals.prompt_tokens),
             (2, 1, 4400, 3400)
         );
-        // Upstream: 1.25×1000; 0.1×1000 + 1.25×1000; the side call 1.25×400 on both sides.
-        assert!((a.totals.cost - (1250.0 + 1350.0 + 500.0)).abs() < 1e-9, "{}", a.totals.cost);
-        // The agent's own: each trace's first prompt uncached: 1.25×1000; 1.25×3000; 1.25×400.
-        assert!((a.totals.agent_cost - (1250.0 + 3750.0 + 500.0)).abs() < 1e-9, "{}", a.totals.agent_cost);
+        assert!((a.totals.sent_usd - 0.34).abs() < 1e-9 && (a.totals.agent_usd - 0.44).abs() < 1e-9, "{a:?}");
         assert_eq!(a.totals.cached_share(), Some(0.75));
         assert_eq!(report.days.iter().map(|d| d.day.as_str()).collect::<Vec<_>>(), ["2024-10-05", "2024-10-04"]);
+        let models: Vec<(&str, usize, u64)> = report
+            .models
+            .iter()
+            .map(|m| (m.model.as_str(), m.totals.calls + m.totals.side_calls, m.totals.client_tokens))
+            .collect();
+        assert_eq!(models, [("claude-sonnet-4-5", 3, 1900), ("gpt-4o", 1, 3000)]);
+        assert_eq!(report.models.iter().map(|m| m.totals.sessions).collect::<Vec<_>>(), [2, 1]);
         assert_eq!((report.total.sessions, report.total.calls, report.total.client_tokens), (2, 3, 4900));
-        let since = stats(&traces, &prices, Some("2024-10-05"));
+        let since = stats(&traces, Some("2024-10-05"));
         assert_eq!(since.sessions.len(), 1);
         assert_eq!(since.total.client_tokens, 500);
-        // The serde form: a session's sums flattened beside its own fields, and their ratios.
+        // The serde form: a session's sums flattened beside its own fields, their ratios and words.
         let json = serde_json::to_value(a).unwrap();
         assert_eq!((json["trace_id"].as_str(), json["calls"].as_u64()), (Some("a-2"), Some(2)));
         assert_eq!(json["cached_share"].as_f64(), Some(0.75));
         assert_eq!(json["saving"].as_f64(), Some(a.totals.saving()));
-        assert!(json["expected_cached_share"].is_f64() && json.get("totals").is_none(), "{json}");
+        assert_eq!(json["saving_text"].as_str(), Some(saving_words(&a.totals).as_str()));
+        assert!((json["saving_usd"].as_f64().unwrap() - 0.1).abs() < 1e-9, "{json}");
+        assert!(
+            json["expected_cached_share"].is_f64() && json.get("totals").is_none() && json.get("models").is_none(),
+            "{json}"
+        );
     }
 }

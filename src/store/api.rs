@@ -13,7 +13,6 @@ use serde_json::json;
 use super::layout::check_id;
 use super::lookup::{Needle, message_ids};
 use super::query::TraceStore;
-use crate::config::Prices;
 use crate::error::{Error, Result};
 use crate::host::Host;
 use crate::proxy::stats::{StatsReport, read_traces, stats};
@@ -96,14 +95,8 @@ enum Route {
 }
 
 /// The answer to `method path?query` (`path` as it came, percent-encoded; `query` without its
-/// `?`), read from `store` and priced at `prices`.
-pub async fn answer<H: Host>(
-    store: &TraceStore<'_, H>,
-    prices: &Prices,
-    method: &str,
-    path: &str,
-    query: &str,
-) -> ApiReply {
+/// `?`), read from `store`.
+pub async fn answer<H: Host>(store: &TraceStore<'_, H>, method: &str, path: &str, query: &str) -> ApiReply {
     let route = match route(path, query) {
         Ok(Some(route)) => route,
         Ok(None) => return ApiReply::no_route(path),
@@ -112,13 +105,13 @@ pub async fn answer<H: Host>(
     if !matches!(method, "GET" | "HEAD") {
         return ApiReply::error(405, "method_not_allowed", &format!("{path} answers GET, not {method}"));
     }
-    match read(store, prices, route).await {
+    match read(store, route).await {
         Ok(reply) => reply,
         Err(e) => ApiReply::store_failure(&e),
     }
 }
 
-async fn read<H: Host>(store: &TraceStore<'_, H>, prices: &Prices, route: Route) -> Result<ApiReply> {
+async fn read<H: Host>(store: &TraceStore<'_, H>, route: Route) -> Result<ApiReply> {
     Ok(match route {
         Route::Traces => ApiReply::json(&store.list_traces().await?),
         Route::Trace(id) => ApiReply::json(&store.trace(&id).await?),
@@ -144,7 +137,7 @@ async fn read<H: Host>(store: &TraceStore<'_, H>, prices: &Prices, route: Route)
         Route::Originals { trace_id, ids } => ApiReply::json(&store.originals(&trace_id, &ids).await?),
         Route::Stats { since } => {
             let (traces, notes) = read_traces(store).await?;
-            ApiReply::json(&StatsReport { notes, ..stats(&traces, prices, since.as_deref()) })
+            ApiReply::json(&StatsReport { notes, ..stats(&traces, since.as_deref()) })
         }
         Route::Search { needle, limit } => ApiReply::json(&store.search(&needle, limit).await?),
     })

@@ -7,7 +7,7 @@ use wasm_bindgen::prelude::*;
 
 use super::convert::{from_js, js, to_js_value};
 use super::engine::config_from_js;
-use crate::config::{Config, Prices};
+use crate::config::Config;
 use crate::proxy::CallRecord;
 use crate::proxy::stats::Totals;
 use crate::store::STORE_FORMAT_VERSION;
@@ -33,14 +33,12 @@ pub fn resolve_config(
     to_js_value(&js(config_from_js(config))?)
 }
 
-/// What the calls of one proxied trace (its `calls.jsonl` records, in order) cost and saved at
-/// `prices`, as `workbench stats` counts them.
+/// What the calls of one proxied trace (its `calls.jsonl` records, in order) cost and saved, as
+/// `workbench stats` counts them.
 #[wasm_bindgen(js_name = callTotals, unchecked_return_type = "CallTotals")]
 pub fn call_totals(
     #[wasm_bindgen(unchecked_param_type = "ProxyCallRecord[]")] calls: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Prices")] prices: JsValue,
 ) -> Result<JsValue, JsValue> {
     let calls: Vec<CallRecord> = from_js(calls, "calls")?;
-    let prices: Prices = from_js(prices, "prices")?;
-    to_js_value(&Totals::of_trace(&calls, &prices))
+    to_js_value(&Totals::of_calls(&calls))
 }

@@ -8,7 +8,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
 use super::ContextEngine;
-use super::convert::{from_js, js, to_js_value};
+use super::convert::{js, to_js_value};
 use super::engine::config_from_js;
 use super::error::to_js_error;
 use super::host::JsHost;
@@ -132,23 +132,14 @@ impl TraceQuery {
     }
 
     /// The query API's answer to `method path?query` (`store::api`: every REST route, its checks
-    /// and its errors, as a status and a body), costs priced at `prices`; it rejects only prices
-    /// it cannot read.
+    /// and its errors, as a status and a body).
     #[wasm_bindgen(unchecked_return_type = "Promise<{ status: number; body: string }>")]
-    pub fn answer(
-        &self,
-        method: String,
-        path: String,
-        query: String,
-        #[wasm_bindgen(unchecked_param_type = "Prices")] prices: JsValue,
-    ) -> Promise {
-        let prices = from_js::<crate::config::Prices>(prices, "prices");
+    pub fn answer(&self, method: String, path: String, query: String) -> Promise {
         let (host, root) = (Rc::clone(&self.host), self.root.clone());
         future_to_promise(async move {
-            let reply = match (prices, TraceStore::new(&*host, &root)) {
-                (Ok(prices), Ok(store)) => crate::store::api::answer(&store, &prices, &method, &path, &query).await,
-                (Err(e), _) => return Err(e),
-                (_, Err(e)) => crate::store::api::ApiReply::store_failure(&e),
+            let reply = match TraceStore::new(&*host, &root) {
+                Ok(store) => crate::store::api::answer(&store, &method, &path, &query).await,
+                Err(e) => crate::store::api::ApiReply::store_failure(&e),
             };
             to_js_value(&reply)
         })

@@ -73,8 +73,10 @@ export interface ProxyCallRecord {
   /** Prompt tokens the upstream received. */ prompt_tokens: number; expected_cached_tokens: number;
   first_changed_byte?: number; rewrites: string[];
   /** The engine's price of this call beside the agent's own request's, and the session's totals (managed calls). */
-  cost?: CallCost; status?: number; completed: boolean;
-  usage?: { input_tokens: number; cache_read_tokens: number; cache_write_tokens: number; output_tokens: number };
+  cost?: CallCost;
+  /** The call in dollars beside the agent's own request (absent: a model without a price, or an older record). */
+  dollars?: CallDollars; status?: number; completed: boolean;
+  usage?: { input_tokens: number; cache_read_tokens: number; cache_write_tokens: number; cache_write_1h_tokens?: number; output_tokens: number };
   notes: string[];
   /** A side call of the session's agent (a title, a classifier's check): sent as it came, counted here; `call` is the session's call it came after. */
   side_call?: boolean;

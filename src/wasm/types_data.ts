@@ -183,10 +183,31 @@ export type CallCost = {
    */
   cache_ttl: CacheTtl,
   /**
+   * The lifetime the agent's own breakpoints asked for (the provider's default when none).
+   */
+  agent_cache_ttl: CacheTtl,
+  /**
    * What the sent prompt would have cost more with 5-minute breakpoints only (negative: the
    * 1-hour choice cost more), this call and the session's total.
    */
   ttl_saving: number, ttl_saving_total: number,
+};
+
+/**
+ * One call in dollars: the agent's own request and what was sent (the same request for a call
+ * the engine did not manage), and the prices used.
+ */
+export type CallDollars = {
+  agent: number, sent: number, basis: CostBasis,
+  /**
+   * The price row (a model name) and the day its prices were read.
+   */
+  priced_as: string, prices_read_on: string,
+  /**
+   * What the cache lifetime the engine chose saved against 5-minute breakpoints only
+   * ([`CallCost::ttl_saving`] at this model's input price; negative: it cost more).
+   */
+  ttl_saving?: number, note?: string | null,
 };
 
 /**
@@ -234,9 +255,17 @@ export type CallInput = {
  */
 export type CallTotals = {
   /**
+   * The agent's own cost less what was sent, in USD (negative: dearer).
+   */
+  saving_usd: number,
+  /**
    * [`Totals::saving`].
    */
   saving: number,
+  /**
+   * [`saving_words`], and its part a status bar shows ([`saving_brief`]).
+   */
+  saving_text: string, saving_brief: string,
   /**
    * [`Totals::cached_share`].
    */
@@ -244,7 +273,11 @@ export type CallTotals = {
   /**
    * [`Totals::expected_cached_share`].
    */
-  expected_cached_share: number | null, sessions: number, calls: number, side_calls: number,
+  expected_cached_share: number | null,
+  /**
+   * [`cache_note`].
+   */
+  cache_note: string | null, sessions: number, calls: number, side_calls: number,
   /**
    * Prompt tokens the agent sent and the upstream received (the engine's counts).
    */
@@ -259,9 +292,20 @@ export type CallTotals = {
    */
   expected_cached_tokens: number,
   /**
-   * The prompts' cost upstream and the agent's own, in uncached-input-token units at the prices.
+   * USD: what was sent and what the agent's own requests would have cost, over the priced
+   * calls.
    */
-  cost: number, agent_cost: number,
+  sent_usd: number, agent_usd: number,
+  /**
+   * What the cache lifetimes the engine chose saved against 5-minute breakpoints only, in USD.
+   */
+  ttl_saving_usd: number,
+  /**
+   * Calls priced from the engine's counts (no usable usage reported), calls without a price
+   * (a model the price table lacks, a record older than the dollars), and calls no model
+   * answered (no reply, or not a success: they cost nothing).
+   */
+  estimated_calls: number, unpriced_calls: number, no_model_calls: number,
 };
 
 /**
@@ -424,6 +468,11 @@ export type CompressedTurns = {
  * One part of a message's content.
  */
 export type ContentPart = { "type": "text", text: string, } | { "type": "reasoning", text: string, signature?: string, } | { "type": "tool_call" } & ToolCall | { "type": "tool_result" } & ToolResult | { "type": "opaque" } & OpaquePart;
+
+/**
+ * How a call's dollars were found.
+ */
+export type CostBasis = "reported" | "estimated" | "no_model";
 
 export type DirEntry = { name: string, isDir: boolean, };
 
@@ -766,6 +815,33 @@ export type MessageInput = { role: Role, content: string | Array<ContentPart>, g
 export type MessagePreview = { message_id: string, role: Role, content: string, created_at: number, };
 
 /**
+ * One model's list prices, USD per million tokens.
+ */
+export type ModelPrice = {
+  input: number, cache_read: number,
+  /**
+   * A cache write with the provider's default lifetime (5 minutes at Anthropic; OpenAI and
+   * Gemini charge none: the input price).
+   */
+  cache_write: number,
+  /**
+   * A cache write for an hour (Anthropic's `"ttl": "1h"`).
+   */
+  cache_write_1h: number, output: number,
+};
+
+/**
+ * Prices the configuration adds to the engine's table or puts in place of its rows, by model
+ * name without its date suffix (`claude-sonnet-4-5`, `gpt-4.1`), and the day they were read.
+ */
+export type ModelPrices = {
+  /**
+   * `YYYY-MM-DD`; the figures priced by these rows say it.
+   */
+  read_on: string | null, models: { [key in string]: ModelPrice },
+};
+
+/**
  * A provider's content block kept as it came: never read, never rewritten, counted by `tokens`.
  */
 export type OpaquePart = {
@@ -1034,6 +1110,11 @@ export type ResolvedConfig = {
    * Relative prices per token, used by the cache cost model (R5.5) and the replay.
    */
   prices: Prices,
+  /**
+   * Dollar prices by model, added to or put in place of the engine's table
+   * ([`crate::proxy::dollars`]): what `workbench stats`, the dashboard and the editor report.
+   */
+  model_prices: ModelPrices,
   /**
    * The prune stage (R4.7).
    */

@@ -87,6 +87,9 @@ pub struct CallCost {
     /// agent's own).
     #[serde(default)]
     pub cache_ttl: CacheTtl,
+    /// The lifetime the agent's own breakpoints asked for (the provider's default when none).
+    #[serde(default)]
+    pub agent_cache_ttl: CacheTtl,
     /// What the sent prompt would have cost more with 5-minute breakpoints only (negative: the
     /// 1-hour choice cost more), this call and the session's total.
     #[serde(default)]

@@ -26,7 +26,7 @@ export class ScriptedAgent {
     const response = await fetch(`${this.baseUrl}/v1/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': 'sk-e2e-not-a-key', 'anthropic-version': '2023-06-01', 'user-agent': this.userAgent, 'x-session-id': this.sessionId },
-      body: JSON.stringify({ model: 'claude-scripted', max_tokens: 1024, stream: true, system: [{ type: 'text', text: this.system }], tools: CLAUDE_TOOLS, messages: this.messages }),
+      body: JSON.stringify({ model: 'claude-sonnet-4-5-20250929', max_tokens: 1024, stream: true, system: [{ type: 'text', text: this.system }], tools: CLAUDE_TOOLS, messages: this.messages }),
     });
     const text = await response.text();
     if (response.status !== 200) throw new Error(`the proxy answered ${response.status}: ${text.slice(0, 300)}`);

@@ -4,20 +4,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { type Host, type ProxyCallRecord, type TraceMeta, ContextEngine, defaultConfig, init } from 'context-workbench';
+import { type Host, type ProxyCallRecord, type TraceMeta, ContextEngine, init } from 'context-workbench';
 import { idsOfRange } from '../src/live/rawRange';
-import { pricesOf, savingPercent, savingsLines, savingsOf } from '../src/live/savings';
+import { savingsLines, savingsOf } from '../src/live/savings';
 import { type SessionEntry, agentName, autoFollowed, byRecency, sessionItem, shortTime, trimmedMission } from '../src/live/sessionList';
 import { preparedOf, sessionHead, sessionStatus } from '../src/live/sessionViews';
 import { TraceReader } from '../src/live/traceReader';
 import { renderPrompt } from '../src/views/promptText';
 import { callLine, messageFile, meta, nodeFsHost, tempTraceFolder, traceStore, write } from './traceFolderFiles';
 
-// Three calls, figures computed by hand below.
+// Three calls, figures computed by hand below; their dollars as the proxy recorded them.
+const dollars = (sent: number, agent: number, basis = 'reported') => ({ dollars: { sent, agent, basis, priced_as: 'claude-sonnet-4-5', prices_read_on: '2025-10-15' } });
 const CALLS = [
-  callLine(1, { client_tokens: 1000, prompt_tokens: 1000, expected_cached_tokens: 0, usage: { input_tokens: 1000, cache_read_tokens: 0, cache_write_tokens: 0, output_tokens: 50 } }),
-  callLine(2, { client_tokens: 3000, prompt_tokens: 2000, expected_cached_tokens: 1000, usage: { input_tokens: 200, cache_read_tokens: 1000, cache_write_tokens: 800, output_tokens: 50 } }),
-  callLine(3, { client_tokens: 6000, prompt_tokens: 2500, expected_cached_tokens: 1500, rewrites: ['tail_compaction 4..9'] }),
+  callLine(1, { client_tokens: 1000, prompt_tokens: 1000, expected_cached_tokens: 0, usage: { input_tokens: 1000, cache_read_tokens: 0, cache_write_tokens: 0, output_tokens: 50 }, ...dollars(0.004, 0.004) }),
+  callLine(2, { client_tokens: 3000, prompt_tokens: 2000, expected_cached_tokens: 1000, usage: { input_tokens: 200, cache_read_tokens: 1000, cache_write_tokens: 800, output_tokens: 50 }, ...dollars(0.003, 0.008) }),
+  callLine(3, { client_tokens: 6000, prompt_tokens: 2500, expected_cached_tokens: 1500, rewrites: ['tail_compaction 4..9'], ...dollars(0.005, 0.012, 'estimated') }),
 ].join('\n') + '\n';
 
 /** The records of a calls.jsonl text, as the engine hands them over. */
@@ -54,45 +55,33 @@ test('calls.jsonl through the engine: a line still being written waits for the n
   assert.deepEqual(calls[2].rewrites, ['tail_compaction 4..9']);
 });
 
-test('what it saved, by hand: tokens sent vs received, the cached share the provider reported, the cost at the prices', async () => {
+test('what it saved, by hand: tokens sent vs received, the cached share the provider reported, the dollars recorded, in the engine\'s words', async () => {
   await init();
-  const defaults = defaultConfig().prices;
-  const s = savingsOf(records(CALLS), defaults);
-  assert.equal(s.sentTokens, 10_000);
-  assert.equal(s.upstreamTokens, 5_500);
-  assert.ok(Math.abs(s.tokenSaving - 0.45) < 1e-12, String(s.tokenSaving));
+  const s = savingsOf(records(CALLS));
+  assert.deepEqual([s.client_tokens, s.prompt_tokens], [10_000, 5_500]);
   // (0 + 1000) read from the cache of (1000) + (200 + 1000 + 800) reported prompt tokens; call 3 reported none.
-  assert.equal(s.cachedShare, 1000 / 3000);
-  assert.equal(s.reportedCalls, 2);
-  // The engine's default prices: cache read 0.1, cache write 1.25 per uncached input token.
-  assert.deepEqual([defaults.cache_read, defaults.cache_write], [0.1, 1.25]);
-  // Upstream: 1.25×1000; 0.1×1000 + 1.25×1000; 0.1×1500 + 1.25×1000.
-  assert.equal(s.cost, 1250 + 1350 + 1400);
-  // The agent's own: 1.25×1000; 0.1×1000 + 1.25×2000; 0.1×3000 + 1.25×3000.
-  assert.equal(s.agentCost, 1250 + 2600 + 4050);
-  assert.equal(savingPercent(s.costSaving), 'saving 49%');
-  assert.deepEqual(savingsLines(s, defaults), [
-    'Prompt tokens: the agent sent 10000, the upstream received 5500 (saving 45%) over 3 calls',
+  assert.equal(s.cached_share, 1000 / 3000);
+  assert.equal(s.reported_calls, 2);
+  assert.ok(Math.abs(s.sent_usd - 0.012) < 1e-12 && Math.abs(s.agent_usd - 0.024) < 1e-12, JSON.stringify(s));
+  assert.equal(s.saving_brief, '$0.012 saved (50%)');
+  assert.deepEqual(savingsLines(s), [
+    'Prompt tokens: the agent sent 10000, the upstream received 5500 (45% fewer) over 3 calls',
     'Cached: 33% of the prompt tokens, as the provider reported (2 of 3 calls)',
-    "Cost: 4000 against 7900 for the agent's own prompts (saving 49%), in uncached input tokens at cache read 0.1, cache write 1.25",
+    'Cost: $0.012 instead of $0.024: $0.012 saved (50%) [1 call estimated]',
   ]);
-  // Other prices change the cost, not the tokens; a configuration the engine refuses keeps its defaults, and says why.
-  const dear = pricesOf({ prices: { cache_write: 2 } });
-  assert.deepEqual(dear, { prices: { ...defaults, cache_write: 2 } });
-  assert.equal(savingsOf(records(CALLS), dear.prices).cost, 2000 + 2100 + 2150);
-  const refused = pricesOf({ prices: { cache_write: 2, output: 'x' } });
-  assert.deepEqual(refused.prices, defaults);
-  assert.match(refused.problem ?? '', /prices\.output/);
-  assert.equal(savingsOf([], defaults).tokenSaving, 0);
-  assert.equal(savingPercent(-0.04), 'saving −4%');
-  assert.match(savingsLines(savingsOf(records(callLine(1) + '\n'), defaults), defaults)[1], /not reported/);
+  assert.deepEqual(savingsLines(savingsOf([])), ['No call has gone through the proxy yet.']);
+  assert.match(savingsLines(savingsOf(records(callLine(1) + '\n')))[1], /not reported/);
+  // A record without dollars (a model without a price) is left out of them, and said so.
+  assert.match(savingsLines(savingsOf(records(callLine(1) + '\n')))[2], /^Cost: not priced: 1 call without a price$/);
+  // Dearer than the agent's own: the same words with the sign.
+  assert.equal(savingsOf(records(callLine(1, dollars(0.0052, 0.005)) + '\n')).saving_brief, '$0.0002 more (−4%)');
   // A side call (a title) costs the same on both sides and leaves the agent's prompt cache alone.
-  const side = callLine(1, { client_tokens: 400, prompt_tokens: 400, expected_cached_tokens: 0, side_call: true, managed: false });
+  const side = callLine(1, { client_tokens: 400, prompt_tokens: 400, expected_cached_tokens: 0, side_call: true, managed: false, ...dollars(0.001, 0.001) });
   const [one, ...rest] = CALLS.trim().split('\n');
-  const withSide = savingsOf(records([one, side, ...rest].join('\n')), defaults);
-  assert.deepEqual([withSide.calls, withSide.sideCalls, withSide.sentTokens], [3, 1, 10_400]);
-  assert.deepEqual([withSide.cost, withSide.agentCost], [s.cost + 500, s.agentCost + 500]);
-  assert.match(savingsLines(withSide, defaults)[0], /over 3 calls and 1 side call$/);
+  const withSide = savingsOf(records([one, side, ...rest].join('\n')));
+  assert.deepEqual([withSide.calls, withSide.side_calls, withSide.client_tokens], [3, 1, 10_400]);
+  assert.ok(Math.abs(withSide.saving_usd - s.saving_usd) < 1e-12);
+  assert.match(savingsLines(withSide)[0], /over 3 calls and 1 side call$/);
 });
 
 test('sessions are named by agent, first user message and time; the newest proxied one is followed', () => {
@@ -142,7 +131,7 @@ test('a conversation the agent compacted itself is one session: its traces are p
   });
   assert.equal(autoFollowed(list)?.traceId, 's-3');
   assert.deepEqual(byRecency(sessions), sessions, 'a list of sessions is its own list');
-  const head = sessionHead({ entry: chain, calls: [], problems: [], signature: '' }, defaultConfig().prices);
+  const head = sessionHead({ entry: chain, calls: [], problems: [], signature: '' });
   assert.equal(head[1], 'Continues s → s-2: the agent compacted its own history where this trace starts');
 });
 
@@ -221,27 +210,27 @@ test('the trace folder: sessions listed (a newer one and a damaged one with why)
   assert.equal(reader.rawText('s1', 'm000000'), 'Fix the failing test');
   assert.match(reader.rawText('s1', 'm000002..m000003') ?? '', /^──── raw#m000002 · tool ────\n[\s\S]*line\n[\s\S]*──── raw#m000003 · assistant ────\nDone reading\.$/);
   // The Prompt View renders it with the session's figures at its head, the compaction block marked.
-  const prices = defaultConfig().prices;
-  const head = sessionHead(detail, prices);
+  const head = sessionHead(detail);
   assert.match(head[0], /^Session s1, updated /);
   const rendered = renderPrompt(preparedOf(detail.prompt!), (s) => reader.rawText('s1', s), 'Prompt', head);
-  assert.match(rendered.text, /^# Prompt\n# Session s1, updated .*\n# Prompt tokens: the agent sent 10000, the upstream received 5500 \(saving 45%\)/);
+  assert.match(rendered.text, /^# Prompt\n# Session s1, updated .*\n# Prompt tokens: the agent sent 10000, the upstream received 5500 \(45% fewer\)/);
   assert.match(rendered.text, /──── 3 · user · history · compaction of raw#m000002\.\.m000003 · \d+ characters compressed to \d+ ────/);
   assert.match(rendered.text, /tools offered: Read/);
   assert.deepEqual(rendered.blocks.map((b) => [b.source, b.compressed]), [['m000000', false], ['m000002..m000003', true]]);
-  const status = sessionStatus(detail, prices);
+  const status = sessionStatus(detail);
   // The last call: 2500 sent upstream, no usage reported, so the engine's expected 1500 cached.
-  assert.equal(status.text, '2.5k sent · saving 45% · 60% cached');
+  assert.equal(status.text, '2.5k sent · $0.012 saved (50%) · 60% cached');
+  assert.match(status.tooltip, /\nCost: \$0\.012 instead of \$0\.024: \$0\.012 saved \(50%\) \[1 call estimated\]\n/);
   assert.match(status.tooltip, /^Following: claude-cli 2\.1\.328 · Fix the failing test\n/);
   // Nothing changed: the same signature, from a stat per file.
   assert.equal((await reader.detail(s1)).signature, detail.signature);
-  // A call lands: the signature changes and the figures follow (1 − 8100/17000 = 52%); a half-written line waits.
-  write(base, 's1/calls.jsonl', `${CALLS}${callLine(4, { client_tokens: 7000, prompt_tokens: 2600, expected_cached_tokens: 2500 })}\n${callLine(5).slice(0, 40)}`);
+  // A call lands: the signature changes and the figures follow ($0.014 against $0.034); a half-written line waits.
+  write(base, 's1/calls.jsonl', `${CALLS}${callLine(4, { client_tokens: 7000, prompt_tokens: 2600, expected_cached_tokens: 2500, ...dollars(0.002, 0.01) })}\n${callLine(5).slice(0, 40)}`);
   const grown = await reader.detail(s1);
   assert.notEqual(grown.signature, detail.signature);
   assert.equal(grown.calls.length, 4);
   assert.deepEqual(grown.problems, []);
-  assert.equal(sessionStatus(grown, prices).text, '2.6k sent · saving 52% · 96% cached');
+  assert.equal(sessionStatus(grown).text, '2.6k sent · $0.020 saved (59%) · 96% cached');
   // Damage in the followed session is named; what can be read is still shown.
   write(base, 's1/goal.json', '{"goals": [');
   const damaged = await reader.detail(s1);

@@ -8,19 +8,18 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { dashboardAsset, dashboardRefusal } from '../wasm/context_workbench.js';
 import { asWorkbenchError, guarded } from '../errors.js';
 import type { EnginePool } from './pool.js';
-import type { Prices } from '../wasm/context_workbench.js';
 
 export class Dashboard {
   #thread: Promise<EnginePool> | undefined;
 
   /** The dashboard of the trace root `root`; `startThread` starts the thread its answers are read on. */
-  constructor(private readonly root: string, private readonly prices: Prices, private readonly startThread: () => Promise<EnginePool>) {}
+  constructor(private readonly root: string, private readonly startThread: () => Promise<EnginePool>) {}
 
   /** The query API's answer, read on the dashboard's thread (started again after a failure). */
   async #answer(method: string, path: string, query: string): Promise<{ status: number; body: string }> {
     const thread = this.#thread ??= this.startThread();
     try {
-      return await (await thread).call(0, 'answer', this.root, method, path, query, this.prices);
+      return await (await thread).call(0, 'answer', this.root, method, path, query);
     } catch (error) {
       if (this.#thread === thread) this.#thread = undefined;
       void thread.then((pool) => pool.terminate(), () => {});

@@ -8,7 +8,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { mkdir, realpath } from 'node:fs/promises';
-import { type Prices, type ProxyExchange, ProxyGateway, dashboardPath, proxyStoreLocation } from '../wasm/context_workbench.js';
+import { type ProxyExchange, ProxyGateway, dashboardPath, proxyStoreLocation } from '../wasm/context_workbench.js';
 import { ContextWorkbenchError, asWorkbenchError, guarded } from '../errors.js';
 import { ensureEncoding } from '../init.js';
 import type { Config, ProxyCallRecord } from '../types.js';
@@ -70,7 +70,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
     gateway.free();
     throw error;
   }
-  const dashboard = new Dashboard(root, (gateway.config() as { prices: Prices }).prices,
+  const dashboard = new Dashboard(root,
     () => EnginePool.start(threadData, { ...options.engineThreads, count: 1 }));
   // Before any request: what a killed proxy left running is marked interrupted.
   const recovered = await pool.call<string | undefined>(0, 'recover');

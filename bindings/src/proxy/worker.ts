@@ -4,7 +4,7 @@
 // `{ id, op, args }` (an operation below) and gets `{ id, result }` or `{ id, error }`.
 import { parentPort, workerData } from 'node:worker_threads';
 import '../platform-node.js';
-import { type Prices, ProxyWorker } from '../wasm/context_workbench.js';
+import { ProxyWorker } from '../wasm/context_workbench.js';
 import { asWorkbenchError } from '../errors.js';
 import { guardHost } from '../host.js';
 import { nodeFsHost } from '../hosts/node-fs.js';
@@ -26,8 +26,8 @@ const operations: Record<string, (...args: never[]) => unknown> = {
   recordSideCall: (...args: Parameters<ProxyWorker['recordSideCall']>) => engines.recordSideCall(...args),
   close: (key: string) => engines.close(key),
   closeAll: () => engines.closeAll(),
-  answer: async (root: string, method: string, path: string, query: string, prices: Prices) =>
-    (await (store ??= TraceStore.create(files, { root }))).answer(method, path, query, prices),
+  answer: async (root: string, method: string, path: string, query: string) =>
+    (await (store ??= TraceStore.create(files, { root }))).answer(method, path, query),
 };
 
 parentPort!.on('message', async ({ id, op, args }: { id: number; op: string; args: never[] }) => {

@@ -94,31 +94,23 @@ async function scriptedUpstream() {
 /** Start `workbench ARGS` in `cwd`; resolves with the process and its first `lines` stdout lines. */
 const startWorkbench = (args, cwd, lines) => startProcess(WORKBENCH, args, cwd, lines);
 
-/** The saving of a trace's calls as its `calls.jsonl` says, summed here independently of the engine. */
+/** A sum in dollars as the engine writes it, written again here. */
+const dollarsText = (value) => { const abs = Math.abs(value); return `$${abs.toFixed(abs < 0.01 ? 4 : abs < 10 ? 3 : 2)}`; };
+
+/** What the page must say a trace's calls cost and saved: the dollars its `calls.jsonl` records,
+ * summed here independently of the engine (side calls are priced from counts: estimated). */
 function savingOf(records) {
-  let cost = 0;
-  let agent = 0;
-  let previous = 0;
+  let [sent, agent, estimated] = [0, 0, 0];
   for (const c of records) {
-    if (c.status != null && (c.status < 200 || c.status >= 300)) continue; // no model answered: no cost
-    if (c.side_call) {
-      cost += PRICES.cache_write * c.prompt_tokens;
-      agent += PRICES.cache_write * c.client_tokens;
-      continue;
-    }
-    const agentCached = Math.min(previous, c.client_tokens);
-    previous = c.client_tokens;
-    if (c.cost) {
-      // A managed call: the engine's own price of its prompt and of the agent's.
-      cost += c.cost.sent_cost;
-      agent += c.cost.agent_cost;
-      continue;
-    }
-    const cached = Math.min(c.expected_cached_tokens, c.prompt_tokens);
-    cost += PRICES.cache_read * cached + PRICES.cache_write * (c.prompt_tokens - cached);
-    agent += PRICES.cache_read * agentCached + PRICES.cache_write * (c.client_tokens - agentCached);
+    if (c.status == null || c.status < 200 || c.status >= 300) continue; // no model answered: no cost
+    sent += c.dollars.sent;
+    agent += c.dollars.agent;
+    if (c.dollars.basis === 'estimated') estimated += 1;
   }
-  return 1 - cost / agent;
+  const saved = agent - sent;
+  const share = Math.round((agent > 0 ? 1 - sent / agent : 0) * 100);
+  const marks = estimated ? ` [${estimated} call${estimated === 1 ? '' : 's'} estimated]` : '';
+  return `${dollarsText(sent)} instead of ${dollarsText(agent)}: ${dollarsText(saved)} ${saved < 0 ? 'more' : 'saved'} (${share < 0 ? `−${-share}` : share}%)${marks}`;
 }
 
 /** The one proxied trace under `store` and its call records. */
@@ -163,7 +155,7 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     assert.deepEqual(await violations(page), []);
 
     upstream.release(0);
-    claude = spawn('node', [CLAUDE, '-p', TASK, '--allowedTools', 'Bash,TodoWrite'], {
+    claude = spawn('node', [CLAUDE, '-p', TASK, '--allowedTools', 'Bash,TodoWrite', '--model', 'claude-sonnet-4-5-20250929'], {
       cwd: work,
       env: { ...process.env, HOME: home, ANTHROPIC_BASE_URL: dashboard.replace('/workbench/', ''), ANTHROPIC_API_KEY: 'sk-ant-api03-dashboardtest0123456789abcdefghijklmnopqrstuvwxyzABCD', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_ENABLE_TASKS: '0', ANTHROPIC_AUTH_TOKEN: '' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -206,7 +198,8 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     const { traceId, records } = callsOf(path.join(work, '.trace'));
     const mainCalls = records.filter((r) => !r.side_call).length;
     await page.waitForFunction((n) => document.querySelectorAll('#chart rect.bar').length === n, mainCalls, { timeout: 30_000 });
-    const saving = `saving ${Math.round(savingOf(records) * 100)}%`;
+    const saving = savingOf(records);
+    assert.match(saving, / saved \(\d+%\)/, 'the engine saved money');
     await page.waitForFunction((s) => document.querySelector('.totals .saving')?.textContent === s, saving, { timeout: 10_000 });
     assert.ok(records.some((r) => r.rewrites.length > 0), 'the window is small enough that the engine compacts');
     // The chart takes the arrow keys: the call before the newest.
@@ -307,7 +300,7 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
         const row = page.locator('#sessions tbody tr').first();
         await row.waitFor();
         assert.match(await row.textContent(), new RegExp(TASK), name);
-        assert.equal(await page.textContent('.totals .saving'), `saving ${Math.round(savingOf(records) * 100)}%`, name);
+        assert.equal(await page.textContent('.totals .saving'), savingOf(records), name);
         assert.match(await page.textContent('#live'), liveLine, name);
         if (name === 'workbench serve') await page.screenshot({ path: path.join(artifacts, 'dashboard-sessions.png') });
         if (server.picks) await page.screenshot({ path: path.join(artifacts, 'dashboard-folder.png') });

@@ -183,13 +183,13 @@ pub fn main() -> ExitCode {
             replay::run(&config, args)
         }
         Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),
-        Command::Serve { root, port } => serve::run(&root, port, config.prices),
+        Command::Serve { root, port } => serve::run(&root, port),
         Command::Proxy { args } => {
             proxy::run(config, proxy::GlobalLlm { url: cli.llm_url, model: cli.llm_model }, args)
         }
         Command::Dump { root, trace, json } => dump::run(&config, &root, trace.as_deref(), json),
         Command::Prompt { root, trace, call, json } => prompt::run(&root, trace.as_deref(), call, json),
-        Command::Stats { root, since, json } => stats::run(&config, &root, since.as_deref(), json),
+        Command::Stats { root, since, json } => stats::run(&root, since.as_deref(), json),
     }
 }
 

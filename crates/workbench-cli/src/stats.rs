@@ -6,13 +6,12 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use context_workbench::Config;
 use context_workbench::goals::is_utc_day;
-use context_workbench::proxy::stats::{StatsReport, Totals, TraceCalls, read_traces, stats};
+use context_workbench::proxy::stats::{StatsReport, Totals, TraceCalls, read_traces, saving_words, stats};
 use context_workbench::store::TraceStore;
 use workbench_cli::native::{NativeHost, WorkspaceFs};
 
-pub fn run(config: &Config, root: &Path, since: Option<&str>, json: bool) -> ExitCode {
+pub fn run(root: &Path, since: Option<&str>, json: bool) -> ExitCode {
     if let Some(day) = since.filter(|d| !is_utc_day(d)) {
         eprintln!("workbench: stats: --since {day}: expected a day as YYYY-MM-DD (UTC)");
         return ExitCode::from(2);
@@ -24,13 +23,13 @@ pub fn run(config: &Config, root: &Path, since: Option<&str>, json: bool) -> Exi
             return ExitCode::from(2);
         }
     };
-    let report = stats(&traces, &config.prices, since);
+    let report = stats(&traces, since);
     if json {
         println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
     } else if let Some(day) = since.filter(|_| report.sessions.is_empty()) {
-        print!("{}", none_since(&stats(&traces, &config.prices, None), root, day));
+        print!("{}", none_since(&stats(&traces, None), root, day));
     } else {
-        print!("{}", table(&report, config, root));
+        print!("{}", table(&report, root));
     }
     ExitCode::SUCCESS
 }
@@ -46,8 +45,7 @@ async fn read(root: &Path) -> Result<Vec<TraceCalls>, String> {
 }
 
 /// The terminal's table.
-fn table(report: &StatsReport, config: &Config, root: &Path) -> String {
-    let prices = &config.prices;
+fn table(report: &StatsReport, root: &Path) -> String {
     let mut out = String::new();
     if report.sessions.is_empty() {
         out.push_str(&format!(
@@ -57,10 +55,8 @@ fn table(report: &StatsReport, config: &Config, root: &Path) -> String {
         return out;
     }
     out.push_str(&format!(
-        "Sessions in {} (cost in uncached input tokens at cache read {}, cache write {}):\n",
-        root.display(),
-        prices.cache_read,
-        prices.cache_write
+        "Sessions in {} (USD at each model's list prices: what was sent instead of the agent's own requests):\n",
+        root.display()
     ));
     out.push_str(&row("day", "agent", "title", "status", FIGURES));
     for s in &report.sessions {
@@ -70,6 +66,10 @@ fn table(report: &StatsReport, config: &Config, root: &Path) -> String {
     out.push_str("By day and agent:\n");
     for d in &report.days {
         out.push_str(&row(&d.day, &d.agent, &sessions(&d.totals), "", &figures(&d.totals)));
+    }
+    out.push_str("By model:\n");
+    for m in &report.models {
+        out.push_str(&row("", &m.model, &sessions(&m.totals), "", &figures(&m.totals)));
     }
     out.push_str(&row("all", "", &sessions(&report.total), "", &figures(&report.total)));
     out
@@ -96,21 +96,13 @@ fn sessions(t: &Totals) -> String {
     format!("{} session{}", t.sessions, if t.sessions == 1 { "" } else { "s" })
 }
 
-const FIGURES: &str = "calls (+side)  agent sent → upstream  cached  cost (agent's own)  saving";
+const FIGURES: &str = "calls (+side)  agent sent → upstream  cached  cost";
 
 fn figures(t: &Totals) -> String {
     let calls = if t.side_calls > 0 { format!("{} (+{})", t.calls, t.side_calls) } else { t.calls.to_string() };
     let tokens = format!("{} → {}", grouped(t.client_tokens), grouped(t.prompt_tokens));
     let cached = t.cached_share().map_or("-".to_owned(), |s| format!("{:.0}%", s * 100.0));
-    let cost = format!("{} ({})", grouped(t.cost.round() as u64), grouped(t.agent_cost.round() as u64));
-    format!("{calls:<13}  {tokens:<21}  {cached:>6}  {cost:<18}  {:>6}", saving(t.saving()))
-}
-
-/// A saving as the dashboard says it (`savingPercent` in `src/dashboard/dom.js`): the share
-/// saved, `35%` cheaper, `−4%` dearer, `0%`; half a percent rounds away from zero.
-fn saving(share: f64) -> String {
-    let p = (share * 100.0).round() as i64;
-    if p < 0 { format!("−{}%", -p) } else { format!("{p}%") }
+    format!("{calls:<13}  {tokens:<21}  {cached:>6}  {}", saving_words(t))
 }
 
 fn grouped(n: u64) -> String {
@@ -126,27 +118,4 @@ fn clip(text: &str, max: usize) -> String {
     let mut cut: String = line.chars().take(max - 1).collect();
     cut.push('…');
     cut
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The same cases as the dashboard's (`bindings/test/dashboard-format.test.mjs`): a saving
-    /// reads the same in the terminal and on the page.
-    #[test]
-    fn a_saving_reads_as_the_dashboard_says_it() {
-        let cases = [
-            (0.78, "78%"),
-            (0.125, "13%"),
-            (0.0, "0%"),
-            (-0.004, "0%"),
-            (-0.04, "−4%"),
-            (-0.125, "−13%"),
-            (1.0, "100%"),
-        ];
-        for (share, text) in cases {
-            assert_eq!(saving(share), text, "{share}");
-        }
-    }
 }

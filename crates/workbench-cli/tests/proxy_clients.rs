@@ -127,7 +127,9 @@ fn scripted_claude_upstream(work: &Path) -> (Upstream, std::sync::Arc<AtomicUsiz
         let mut previous = previous.lock().unwrap();
         let cached = cached_tokens(previous.as_deref(), &text, &counter).min(total);
         *previous = Some(text);
-        let usage = json!({"input_tokens": total - cached, "cache_read_input_tokens": cached, "cache_creation_input_tokens": total - cached, "output_tokens": 40});
+        // As Anthropic reports it: the prompt is what was read from the cache and what was written
+        // to it (the engine's breakpoints end the prompt: no input after them).
+        let usage = json!({"input_tokens": 0, "cache_read_input_tokens": cached, "cache_creation_input_tokens": total - cached, "output_tokens": 40});
         let n = next_step(&body);
         served_by_upstream.fetch_max(n, Ordering::SeqCst);
         let blocks = match session::step(n, &script_dir) {
@@ -179,6 +181,109 @@ fn claude_code_session_at_the_default_window(build: Build) {
     let records = main_calls(&store, &traces[0]);
     assert!(records.len() > session::steps(&work), "{} calls\n{log}", records.len());
     never_dearer_than_the_agents_own(&records, &log);
+}
+
+/// The model the dollars are asked of (one the engine's price table knows).
+const PRICED_MODEL: &str = "claude-sonnet-4-5-20250929";
+
+/// Issue 48: the saving in dollars reads the same in `workbench stats` (its table and `--json`),
+/// the dashboard's API (whose `saving_text` the page shows) and the npm package's `callTotals`
+/// (what the editor's status bar and Prompt View show), and equals the sum over `calls.jsonl`;
+/// the sent side is priced from the upstream's reported usage. A session whose upstream could not
+/// be reached costs nothing.
+fn claude_code_dollars(build: Build) {
+    let (work, home) = work_and_home(&format!("claude-code-dollars-{build:?}"));
+    session::workspace(&work);
+    let (upstream, _) = scripted_claude_upstream(&work);
+    // A window small enough that the engine compacts.
+    let proxy = Proxy::start_build(build, &work, &["--upstream", &upstream.url, "--window", "60000"]);
+    let args = ["-p", TASK, "--allowedTools", session::ALLOWED_TOOLS, "--model", PRICED_MODEL];
+    let output = claude_code(&clients(), &work, &home, &proxy.url).args(args).output().expect("run Claude Code");
+    let (status, log) = proxy.stop();
+    assert!(status.success() && String::from_utf8_lossy(&output.stdout).contains(DONE), "{log}");
+    assert!(log.contains(", cost $"), "every call's log line says its dollars\n{log}");
+    // A second session, against an upstream nobody listens on.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let nowhere = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let proxy = Proxy::start_build(build, &work, &["--upstream", &nowhere]);
+    let output = claude_code(&clients(), &work, &home, &proxy.url)
+        .env("CLAUDE_CODE_MAX_RETRIES", "0")
+        .args(["-p", "Say hello.", "--model", PRICED_MODEL])
+        .output()
+        .expect("run Claude Code");
+    let (_, unreachable_log) = proxy.stop();
+    assert!(!String::from_utf8_lossy(&output.stdout).contains(DONE), "{unreachable_log}");
+    assert!(unreachable_log.contains("cost nothing (no model answered)"), "{unreachable_log}");
+
+    // calls.jsonl, summed here.
+    let store = work.join(".trace");
+    let traces = trace_dirs(&store);
+    assert_eq!(traces.len(), 2, "{traces:?}");
+    let of = |trace: &str| -> (f64, f64, Vec<Value>) {
+        let records = calls(&store, trace);
+        let sum = |side: &str| records.iter().map(|r| r["dollars"][side].as_f64().unwrap_or(0.0)).sum();
+        (sum("sent"), sum("agent"), records)
+    };
+    let (main, dead): (Vec<&String>, Vec<&String>) = traces.iter().partition(|t| of(t).1 > 0.0);
+    assert_eq!((main.len(), dead.len()), (1, 1), "one session spent, one reached no model");
+    let (sent, agent, records) = of(main[0]);
+    assert!(
+        records.iter().filter(|r| r["side_call"] != true).all(|r| r["dollars"]["basis"] == "reported"),
+        "{records:?}"
+    );
+    assert!(records.iter().all(|r| r["dollars"]["priced_as"] == "claude-sonnet-4-5"), "{records:?}");
+    assert!(sent > 0.0 && sent < agent, "the engine's requests cost less: {sent} against {agent}");
+    let (_, _, dead_records) = of(dead[0]);
+    assert!(
+        !dead_records.is_empty() && dead_records.iter().all(|r| r["dollars"]["basis"] == "no_model"),
+        "{dead_records:?}"
+    );
+
+    // `workbench stats --json`: the same sums, and the words.
+    let stats = |args: &[&str]| {
+        let output =
+            Command::new(env!("CARGO_BIN_EXE_workbench")).arg("stats").arg(&store).args(args).output().unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let report: Value = serde_json::from_str(&stats(&["--json"])).unwrap();
+    let total = &report["total"];
+    assert!((total["sent_usd"].as_f64().unwrap() - sent).abs() < 1e-9, "{total}");
+    assert!((total["agent_usd"].as_f64().unwrap() - agent).abs() < 1e-9, "{total}");
+    assert!((total["saving_usd"].as_f64().unwrap() - (agent - sent)).abs() < 1e-9, "{total}");
+    let words = total["saving_text"].as_str().unwrap().to_owned();
+    assert!(words.contains(" saved (") && !words.contains('−'), "{words}");
+    let session_of =
+        |trace: &str| report["sessions"].as_array().unwrap().iter().find(|s| s["trace_id"] == trace).unwrap().clone();
+    assert_eq!(session_of(dead[0])["saving_text"], "nothing spent yet");
+    assert_eq!(
+        (session_of(dead[0])["sent_usd"].as_f64(), session_of(dead[0])["no_model_calls"].as_u64() > Some(0)),
+        (Some(0.0), true)
+    );
+    assert_eq!(session_of(main[0])["saving_text"], words.as_str(), "one spending session: its words are the total's");
+    // Its table says the same words.
+    let table = stats(&[]);
+    assert!(table.lines().any(|l| l.trim_start().starts_with("all") && l.ends_with(&words)), "{table}");
+    // The dashboard's API, the page's source.
+    let serve = ServeProcess::start(&store);
+    assert_eq!(serve.get("/api/stats")["total"]["saving_text"], words.as_str());
+    // The npm package's totals of the trace's calls, as the editor shows them.
+    let script = format!(
+        "import {{ init, callTotals }} from {:?}; import {{ readFileSync }} from 'node:fs'; await init(); \
+         const calls = readFileSync(process.argv[1], 'utf8').trim().split('\\n').map((l) => JSON.parse(l)); \
+         const t = callTotals(calls); console.log(JSON.stringify([t.saving_text, t.saving_brief]));",
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bindings/dist/node.js").to_string_lossy()
+    );
+    let editor = Command::new("node")
+        .args(["--input-type=module", "-e", &script])
+        .arg(store.join(main[0]).join("calls.jsonl"))
+        .output()
+        .unwrap();
+    assert!(editor.status.success(), "{}", String::from_utf8_lossy(&editor.stderr));
+    let (text, brief): (String, String) = serde_json::from_slice(&editor.stdout).unwrap();
+    assert_eq!(text, words);
+    assert!(words.ends_with(&brief) || words.contains(&format!(": {brief}")), "{words} / {brief}");
 }
 
 /// Claude Code runs a long session through the proxy (each shell: see `both_shells!`), with its
@@ -768,6 +873,7 @@ fn openai_sdk_session(build: Build) {
 
 both_shells!(
     claude_code_session,
+    claude_code_dollars,
     claude_code_session_at_the_default_window,
     claude_code_sub_agent,
     claude_code_background_sub_agent,

@@ -11,7 +11,6 @@ import type { GoalPlanView } from '../views/goalPlanView';
 import type { PromptDocuments } from '../views/promptDocument';
 import type { PromptStatusBar } from '../views/statusBar';
 import type { OpenTraceStore } from './openTraceStore';
-import { pricesOf } from './savings';
 import { type SessionEntry, autoFollowed, byRecency } from './sessionList';
 import { preparedOf, sessionHead, sessionStatus, sessionTitle } from './sessionViews';
 import { type SessionDetail, TraceReader } from './traceReader';
@@ -187,20 +186,18 @@ export class LiveSessions implements vscode.Disposable {
   }
 
   private push(detail: SessionDetail): void {
-    const { prices, problem } = pricesOf(readSettings().engine);
-    if (problem) this.tell(`prices ${problem}`, `Context Workbench: the engine's default prices are used: contextWorkbench.engine is refused (${problem})`);
     const { entry } = detail;
     const title = sessionTitle(entry);
     const tree = detail.goal ?? { mission: entry.meta?.mission ?? '', goals: [] };
     this.parts.plan.update(tree, {});
     this.parts.onPlan(tree);
-    const head = sessionHead(detail, prices);
+    const head = sessionHead(detail);
     if (detail.prompt) {
       this.parts.prompts.update(preparedOf(detail.prompt), `Prompt of the newest call of ${title}`, head);
     } else {
       this.parts.prompts.clear([`# ${title}`, ...head.map((l) => `# ${l}`), '# This trace holds no prompt.json: the prompt of its newest call was not saved.'].join('\n'));
     }
-    const { text, tooltip } = sessionStatus(detail, prices);
+    const { text, tooltip } = sessionStatus(detail);
     this.parts.status.show(text, tooltip);
     if (this.shown !== entry.traceId) this.parts.output.appendLine(`Context Workbench: following ${title} (${entry.traceId})`);
     this.shown = entry.traceId;

@@ -3,7 +3,7 @@
 import type { Assembly } from 'context-workbench';
 import type { PreparedCall } from '../engine/engineApi';
 import { compactCount } from '../views/statusText';
-import { type Prices, savingPercent, savingsLines, savingsOf } from './savings';
+import { savingsLines, savingsOf } from './savings';
 import { type SessionEntry, agentName, missionOf, shortTime, trimmedMission } from './sessionList';
 import type { SessionDetail } from './traceReader';
 
@@ -26,26 +26,26 @@ export function sessionTitle(entry: SessionEntry): string {
 }
 
 /** The lines above the prompt (and in the tooltip): the session and, for a proxied one, what it saved. */
-export function sessionHead(detail: SessionDetail, prices: Prices): string[] {
+export function sessionHead(detail: SessionDetail): string[] {
   const { entry } = detail;
   const when = entry.meta ? `, updated ${shortTime(entry.meta.updated_at)}` : '';
   const lines = [`Session ${entry.traceId}${when}`];
   // The boundary: where the agent compacted its own history and the proxy went on in this trace.
   if (entry.earlier?.length) lines.push(`Continues ${entry.earlier.map((e) => e.traceId).join(' → ')}: the agent compacted its own history where this trace starts`);
-  if (entry.proxied) lines.push(...savingsLines(savingsOf(detail.calls, prices), prices));
+  if (entry.proxied) lines.push(...savingsLines(savingsOf(detail.calls)));
   return lines;
 }
 
-export function sessionStatus(detail: SessionDetail, prices: Prices): { text: string; tooltip: string } {
+export function sessionStatus(detail: SessionDetail): { text: string; tooltip: string } {
   const { entry, calls, prompt } = detail;
-  const head = sessionHead(detail, prices);
+  const head = sessionHead(detail);
   const tooltip = [`Following: ${sessionTitle(entry)}`, ...head, 'Click to see the prompt.'].join('\n');
   const last = [...calls].reverse().find((c) => !c.side_call);
   if (entry.proxied && last) {
-    const s = savingsOf(calls, prices);
+    const s = savingsOf(calls);
     const reported = last.usage ? last.usage.input_tokens + last.usage.cache_read_tokens + last.usage.cache_write_tokens : 0;
     const share = reported > 0 ? last.usage!.cache_read_tokens / reported : last.prompt_tokens > 0 ? last.expected_cached_tokens / last.prompt_tokens : 0;
-    return { text: `${compactCount(last.prompt_tokens)} sent · ${savingPercent(s.tokenSaving)} · ${Math.round(share * 100)}% cached`, tooltip };
+    return { text: `${compactCount(last.prompt_tokens)} sent · ${s.saving_brief} · ${Math.round(share * 100)}% cached`, tooltip };
   }
   if (prompt) {
     const share = prompt.tokens > 0 ? Math.round((100 * Math.min(prompt.expected_cached_tokens, prompt.tokens)) / prompt.tokens) : 0;

@@ -100,7 +100,7 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
         }
         println!("{}", gateway.banner(&address));
         // The dashboard under a path no provider's API uses; everything else is the agents'.
-        let (dashboard, dashboard_stopping) = crate::serve::dashboard(&store_dir, config.prices.clone())?;
+        let (dashboard, dashboard_stopping) = crate::serve::dashboard(&store_dir)?;
         let router = axum::Router::new()
             .nest_service(DASHBOARD_PATH, dashboard)
             .fallback(handler::handle)

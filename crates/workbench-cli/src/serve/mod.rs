@@ -18,7 +18,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use context_workbench::config::Prices;
 use context_workbench::store::TraceStore;
 use workbench_cli::native::{NativeHost, WorkspaceFs};
 
@@ -30,7 +29,6 @@ use feeds::Feeds;
 pub struct AppState {
     fs: WorkspaceFs,
     /// What the dashboard's costs are priced at.
-    prices: Arc<Prices>,
     feeds: Arc<Feeds>,
     /// Turns true when the server is stopping. Only watchers subscribe, so it knows when the
     /// last one has closed.
@@ -38,17 +36,17 @@ pub struct AppState {
 }
 
 impl AppState {
-    fn new(fs: WorkspaceFs, prices: Prices) -> AppState {
+    fn new(fs: WorkspaceFs) -> AppState {
         let stopping = Arc::new(tokio::sync::watch::Sender::new(false));
-        AppState { feeds: Feeds::new(fs.clone()), fs, prices: Arc::new(prices), stopping }
+        AppState { feeds: Feeds::new(fs.clone()), fs, stopping }
     }
 }
 
 /// The query API and the dashboard over the traces under `store`, for `workbench proxy` to
 /// serve under its own address, and what tells its watchers the server is stopping.
-pub fn dashboard(store: &Path, prices: Prices) -> Result<(axum::Router, Stopping), String> {
+pub fn dashboard(store: &Path) -> Result<(axum::Router, Stopping), String> {
     let fs = WorkspaceFs::new(store).map_err(|e| format!("trace root {}: {e}", store.display()))?;
-    let state = AppState::new(fs, prices);
+    let state = AppState::new(fs);
     let stopping = Stopping(Arc::clone(&state.stopping));
     Ok((routes::router(state), stopping))
 }
@@ -65,8 +63,8 @@ impl Stopping {
 /// How long watchers get to send their Close frames once the server is stopping.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
-pub fn run(root: &Path, port: u16, prices: Prices) -> ExitCode {
-    match serve(root, port, prices) {
+pub fn run(root: &Path, port: u16) -> ExitCode {
+    match serve(root, port) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("workbench: serve: {message}");
@@ -75,7 +73,7 @@ pub fn run(root: &Path, port: u16, prices: Prices) -> ExitCode {
     }
 }
 
-fn serve(root: &Path, port: u16, prices: Prices) -> Result<(), String> {
+fn serve(root: &Path, port: u16) -> Result<(), String> {
     let fs = WorkspaceFs::new(root).map_err(|e| format!("trace root {}: {e}", root.display()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(async {
@@ -86,7 +84,7 @@ fn serve(root: &Path, port: u16, prices: Prices) -> Result<(), String> {
         let mut signal = crate::signal::StopSignal::listen()?;
         let mut stdout = std::io::stdout();
         writeln!(stdout, "http://{address}").and_then(|()| stdout.flush()).map_err(|e| e.to_string())?;
-        let state = AppState::new(fs, prices);
+        let state = AppState::new(fs);
         let stop = Arc::clone(&state.stopping);
         axum::serve(listener, routes::router(state))
             .with_graceful_shutdown(async move {

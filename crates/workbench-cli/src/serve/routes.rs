@@ -44,11 +44,9 @@ async fn query_api(State(state): State<AppState>, request: Request) -> Response 
     let method = request.method().as_str().to_owned();
     let path = request.uri().path().to_owned();
     let query = request.uri().query().unwrap_or("").to_owned();
-    let prices = std::sync::Arc::clone(&state.prices);
-    let reply =
-        read_store(&state.fs, move |store| Ok(pollster::block_on(api::answer(store, &prices, &method, &path, &query))))
-            .await
-            .unwrap_or_else(|e| ApiReply::error(e.status.as_u16(), e.code, &e.message));
+    let reply = read_store(&state.fs, move |store| Ok(pollster::block_on(api::answer(store, &method, &path, &query))))
+        .await
+        .unwrap_or_else(|e| ApiReply::error(e.status.as_u16(), e.code, &e.message));
     reply_response(reply)
 }
 

@@ -919,6 +919,12 @@ export type ProxyConfig = {
    * `x-workbench: off`.
    */
   manage: boolean,
+  /**
+   * An OpenTelemetry collector's OTLP/HTTP address (`http://localhost:4318`, its traces at
+   * `/v1/traces`, or the traces URL itself): one span per call is exported there
+   * (docs/telemetry.md). Empty: none. `--otlp URL` overrides it.
+   */
+  otlp: string,
 };
 
 export type PruneConfig = {

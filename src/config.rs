@@ -108,6 +108,10 @@ pub struct ProxyConfig {
     /// as its agent sent it (logged as unmanaged). One request is left unmanaged by its header
     /// `x-workbench: off`.
     pub manage: bool,
+    /// An OpenTelemetry collector's OTLP/HTTP address (`http://localhost:4318`, its traces at
+    /// `/v1/traces`, or the traces URL itself): one span per call is exported there
+    /// (docs/telemetry.md). Empty: none. `--otlp URL` overrides it.
+    pub otlp: String,
 }
 
 impl Default for ProxyConfig {
@@ -121,6 +125,7 @@ impl Default for ProxyConfig {
             body_timeout_ms: 60_000,
             shutdown_grace_ms: 5_000,
             manage: true,
+            otlp: String::new(),
         }
     }
 }

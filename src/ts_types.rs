@@ -61,6 +61,7 @@ fn generate() -> String {
         crate::proxy::dollars::CallDollars,
         crate::proxy::Event,
         crate::proxy::Effect,
+        crate::proxy::telemetry::CallSpan,
     );
     let mut text = String::from(
         "// Generated from the Rust types by src/ts_types.rs (ts-rs): do not edit.\n\

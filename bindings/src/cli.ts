@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `context-workbench proxy [--port N] [--upstream URL]... [--store DIR] [--window N] [--config FILE]`:
+// `context-workbench proxy [--port N] [--upstream URL]... [--store DIR] [--window N] [--config FILE] [--otlp URL]`:
 // `workbench proxy` from the npm package. The flags, their usage text, the config file's format and
 // every line printed are the engine's, as in `workbench proxy`: the address and the lines to paste on
 // stdout, one log line per request on stderr (and a progress line on a terminal). The first Ctrl-C or
@@ -13,7 +13,7 @@ import { type RunningProxy, startProxy } from './proxy/index.js';
 import type { Config } from './types.js';
 
 interface ProxyFlags {
-  port: number; upstream: string[]; store: string; window?: number; config?: string;
+  port: number; upstream: string[]; store: string; window?: number; config?: string; otlp?: string;
   llm_url?: string; llm_model?: string; help: boolean;
 }
 
@@ -50,7 +50,7 @@ async function main(argv: string[]): Promise<number> {
     if (terminal && running) process.stderr.write(`\r\x1b[K${line}\n${running.progress()}`);
     else process.stderr.write(`${line}\n`);
   };
-  running = await startProxy({ port: flags.port, upstream: flags.upstream, store: flags.store, window: flags.window, config, log });
+  running = await startProxy({ port: flags.port, upstream: flags.upstream, store: flags.store, window: flags.window, config, otlp: flags.otlp, log });
   const proxy = running;
   // The signals are taken over before the address is announced, so one that comes at once stops it cleanly.
   const stopped = new Promise<void>((resolve) => {

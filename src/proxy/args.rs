@@ -44,6 +44,7 @@ pub fn usage(shell: Shell) -> String {
 /// The flags and what they do, after `usage: PROGRAM `.
 const USAGE_HEAD: &str = "\
 proxy [--port N] [--upstream URL | NAME=URL]... [--store DIR] [--window N] [--config FILE]
+      [--otlp URL]
 
 Puts the Context Workbench engine in front of an agent that speaks Anthropic Messages, OpenAI
 Chat Completions, OpenAI Responses or Gemini (Claude Code, Codex, Gemini CLI, Cline, OpenCode,
@@ -58,6 +59,8 @@ trace store.
   --store DIR       the trace root every session is saved under (default .trace)
   --window N        the model's context window in tokens (default: the config's window, 200000)
   --config FILE     the engine's configuration, TOML (or JSON when it ends in .json)
+  --otlp URL        export one OpenTelemetry span per call to this OTLP/HTTP collector
+                    (http://localhost:4318; overrides the config's proxy.otlp)
 ";
 
 /// The native CLI's LLM flags (the npm package's proxy has the embedded compactor only).
@@ -82,6 +85,8 @@ pub struct ProxyArgs {
     pub store: String,
     pub window: Option<u32>,
     pub config: Option<String>,
+    /// The OTLP/HTTP collector (`--otlp`), over the config's `proxy.otlp`.
+    pub otlp: Option<String>,
     pub llm_url: Option<String>,
     pub llm_model: Option<String>,
     pub help: bool,
@@ -95,6 +100,7 @@ impl Default for ProxyArgs {
             store: ".trace".into(),
             window: None,
             config: None,
+            otlp: None,
             llm_url: None,
             llm_model: None,
             help: false,
@@ -114,6 +120,7 @@ impl ProxyArgs {
                 Long("store") => parsed.store = value(&mut parser)?,
                 Long("window") => parsed.window = Some(number("--window", &value(&mut parser)?, 1, u32::MAX.into())?),
                 Long("config") => parsed.config = Some(value(&mut parser)?),
+                Long("otlp") => parsed.otlp = Some(value(&mut parser)?),
                 Long("llm-url") => parsed.llm_url = Some(value(&mut parser)?),
                 Long("llm-model") => parsed.llm_model = Some(value(&mut parser)?),
                 Short('h') | Long("help") => parsed.help = true,

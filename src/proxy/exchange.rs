@@ -224,6 +224,12 @@ impl Exchange {
         self.route
     }
 
+    /// The span of this exchange's call `record` (its session's trace id on it), whose reply
+    /// ended at `end_ms`: what `--otlp` exports.
+    pub fn span(&self, record: &CallRecord, end_ms: u64) -> super::telemetry::CallSpan {
+        super::telemetry::call_span(record, &record.trace_id, self.route.provider(), end_ms)
+    }
+
     /// A managed exchange's conversation.
     pub fn key(&self) -> Option<&SessionKey> {
         self.key.as_ref()

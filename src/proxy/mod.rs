@@ -17,7 +17,8 @@
 //!    builds the upstream's body ([`ProxySession::prepare`]).
 //! 3. A [`ReplyPump`] reads the reply as it passes to the agent; [`Worker::finish`] reports its
 //!    usage and keeps it; [`Worker::close`] saves the sessions. Every log line is the
-//!    [`Gateway`]'s ([`report`]).
+//!    [`Gateway`]'s ([`report`]); with `--otlp`, the shell exports each call as the span
+//!    [`telemetry::call_span`] describes.
 
 mod agents;
 mod anthropic;
@@ -40,6 +41,7 @@ pub mod sse;
 pub mod stats;
 mod subagents;
 pub mod table;
+pub mod telemetry;
 pub mod upstreams;
 pub mod wire;
 pub mod worker;

@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::proxy::args::{ProxyArgs, Shell, StoreLocation, config_from_file, usage};
 use crate::proxy::gateway::{passes_to_agent, passes_to_upstream};
-use crate::proxy::{Effect, Event, Exchange, Gateway, RequestHead, SessionKey, SessionTable, Upstreams};
+use crate::proxy::{CallRecord, Effect, Event, Exchange, Gateway, RequestHead, SessionKey, SessionTable, Upstreams};
 use crate::tokens::require_ranks;
 
 /// The proxy's decisions for the JS server's own thread: every request's [`Exchange`] and the
@@ -162,6 +162,18 @@ impl ProxyExchange {
         self.exchange.key().map(SessionKey::name)
     }
 
+    /// The span `--otlp` exports for this exchange's call `record` (with its session's
+    /// `trace_id`), whose reply ended at `endMs` (ms since the epoch).
+    #[wasm_bindgen(unchecked_return_type = "CallSpan")]
+    pub fn span(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ProxyCallRecord & { trace_id: string }")] record: JsValue,
+        #[wasm_bindgen(js_name = endMs)] end_ms: f64,
+    ) -> Result<JsValue, JsValue> {
+        let record: CallRecord = from_js(record, "record")?;
+        to_js_value(&self.exchange.span(&record, end_ms as u64))
+    }
+
     /// The name the key's traces start with: the conversations of one base run on one worker.
     #[wasm_bindgen(getter, js_name = traceBase)]
     pub fn trace_base(&self) -> Option<String> {
@@ -170,7 +182,7 @@ impl ProxyExchange {
 }
 
 /// The proxy's flags, as `workbench proxy` reads them: `{ port, upstream, store, window?,
-/// config?, llm_url?, llm_model?, help }`. Throws `invalid_input` with the flag and why.
+/// config?, otlp?, llm_url?, llm_model?, help }`. Throws `invalid_input` with the flag and why.
 #[wasm_bindgen(js_name = parseProxyArgs)]
 pub fn parse_proxy_args(args: Vec<String>) -> Result<JsValue, JsValue> {
     #[derive(Serialize)]
@@ -182,6 +194,8 @@ pub fn parse_proxy_args(args: Vec<String>) -> Result<JsValue, JsValue> {
         window: Option<u32>,
         #[serde(skip_serializing_if = "Option::is_none")]
         config: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        otlp: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         llm_url: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -195,6 +209,7 @@ pub fn parse_proxy_args(args: Vec<String>) -> Result<JsValue, JsValue> {
         store: a.store,
         window: a.window,
         config: a.config,
+        otlp: a.otlp,
         llm_url: a.llm_url,
         llm_model: a.llm_model,
         help: a.help,
@@ -260,4 +275,22 @@ pub fn dashboard_refusal_js(host: &str, origin: Option<String>) -> Option<String
 
 pub(super) fn invalid(message: String) -> JsValue {
     to_js_error(Error::InvalidInput(message))
+}
+
+/// The collector's traces URL for `url` (`--otlp`, or the config's `proxy.otlp`); `undefined`
+/// when it is empty. Throws `invalid_input` saying what is wrong with it.
+#[wasm_bindgen(js_name = otlpTracesUrl)]
+pub fn otlp_traces_url(url: &str) -> Result<Option<String>, JsValue> {
+    crate::proxy::telemetry::traces_url(url).map_err(|message| js_error("invalid_input", &message))
+}
+
+/// The log lines of `--otlp`: at start (`exported` undefined), and at stop with how many of the
+/// `ended` spans were exported.
+#[wasm_bindgen(js_name = otlpLine)]
+pub fn otlp_line(url: &str, ended: Option<f64>, exported: Option<f64>) -> String {
+    use crate::proxy::telemetry::{start_line, stop_line};
+    match (ended, exported) {
+        (Some(ended), Some(exported)) => stop_line(Shell::Npm, url, ended as u64, exported as u64),
+        _ => start_line(Shell::Npm, url),
+    }
 }

@@ -251,6 +251,38 @@ export type CallInput = {
 };
 
 /**
+ * A finished span to export: a child of its session (`parent_span_id`, a span never exported
+ * itself), so every call of a session shares one trace.
+ */
+export type CallSpan = {
+  /**
+   * `chat MODEL`, as the GenAI conventions name an inference span.
+   */
+  name: string,
+  /**
+   * 32 lowercase hex digits, derived from the session's trace id.
+   */
+  trace_id: string,
+  /**
+   * 16 lowercase hex digits, derived from the session's trace id.
+   */
+  parent_span_id: string,
+  /**
+   * Milliseconds since the Unix epoch, by the host's clock.
+   */
+  start_ms: number, end_ms: number,
+  /**
+   * Why the call failed (a status other than 2xx, a reply cut short), for the span's
+   * error status; `None`: it succeeded.
+   */
+  error: string | null,
+  /**
+   * In a fixed order.
+   */
+  attributes: Array<[string, SpanValue]>,
+};
+
+/**
  * What calls cost and saved: the sums of [`Totals`] and their ratios (its serde form).
  */
 export type CallTotals = {
@@ -995,6 +1027,12 @@ export type ProxyConfig = {
    * `x-workbench: off`.
    */
   manage: boolean,
+  /**
+   * An OpenTelemetry collector's OTLP/HTTP address (`http://localhost:4318`, its traces at
+   * `/v1/traces`, or the traces URL itself): one span per call is exported there
+   * (docs/telemetry.md). Empty: none. `--otlp URL` overrides it.
+   */
+  otlp: string,
 };
 
 export type PruneConfig = {
@@ -1223,6 +1261,11 @@ export type Span = { id: SpanId, goal: string, start: MessageId, end?: MessageId
  * A span marked by the orchestrator (R5.7).
  */
 export type SpanId = string;
+
+/**
+ * One attribute's value, typed as OTLP types it.
+ */
+export type SpanValue = boolean | number | number | string | Array<string>;
 
 /**
  * The board: every delta applied in order.

@@ -144,7 +144,14 @@ export class Call {
         res.end();
         return;
       case 'called':
-        if (this.#finished) proxy.called(this.#finished.trace_id, this.#finished.record);
+        if (this.#finished) {
+          proxy.called(this.#finished.trace_id, this.#finished.record);
+          try {
+            proxy.telemetry?.export(this.exchange.span({ ...this.#finished.record, trace_id: this.#finished.trace_id }, Date.now()));
+          } catch {
+            // A span that cannot be made is not exported; the call is answered and recorded.
+          }
+        }
         return;
       case 'close':
         res.destroy();

@@ -8,13 +8,14 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { mkdir, realpath } from 'node:fs/promises';
-import { type ProxyExchange, ProxyGateway, dashboardPath, proxyStoreLocation } from '../wasm/context_workbench.js';
+import { type ProxyExchange, ProxyGateway, dashboardPath, otlpTracesUrl, proxyStoreLocation } from '../wasm/context_workbench.js';
 import { ContextWorkbenchError, asWorkbenchError, guarded } from '../errors.js';
 import { ensureEncoding } from '../init.js';
 import type { Config, ProxyCallRecord } from '../types.js';
 import { Dashboard } from './dashboard.js';
 import { EnginePool, type EngineThreads } from './pool.js';
 import { Call } from './exchange.js';
+import type { Telemetry } from './telemetry.js';
 import { Upstream } from './upstream.js';
 
 export interface ProxyOptions {
@@ -34,6 +35,8 @@ export interface ProxyOptions {
   log?: (line: string) => void;
   /** Each call's record, with its session's trace id, once it is recorded and its reply has ended. */
   onCall?: (call: { traceId: string; record: ProxyCallRecord }) => void;
+  /** An OpenTelemetry collector's OTLP/HTTP address: one span per call is exported there (overrides `config.proxy.otlp`). */
+  otlp?: string;
   /** The engine threads: how many, and where their script and the engine are when a bundler moved them. */
   engineThreads?: EngineThreads;
 }
@@ -75,6 +78,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   // Before any request: what a killed proxy left running is marked interrupted.
   const recovered = await pool.call<string | undefined>(0, 'recover');
   const proxy = new Proxy(gateway, pool, dashboard, safely(options.log ?? ((line) => process.stderr.write(`${line}\n`))), options.onCall);
+  const otlp = guarded(() => otlpTracesUrl(options.otlp ?? ((gateway.config() as Required<Config>).proxy as { otlp: string }).otlp));
+  // The SDK is loaded only when spans are exported.
+  if (otlp !== undefined) proxy.telemetry = new (await import('./telemetry.js')).Telemetry(otlp);
   // Headers that do not arrive in time cost the connection (Node checks at its interval).
   const headersTimeout = ((gateway.config() as Required<Config>).proxy as { header_timeout_ms: number }).header_timeout_ms;
   const server = createServer({ headersTimeout, requestTimeout: Math.max(300_000, headersTimeout), connectionsCheckingInterval: Math.min(30_000, Math.max(100, headersTimeout / 4)) },
@@ -98,6 +104,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   const storeDir = path.join(workspace, root);
   proxy.log(gateway.startLine(url, storeDir));
   if (recovered) proxy.log(recovered);
+  if (proxy.telemetry) proxy.log(proxy.telemetry.startLine());
   let closing: Promise<void> | undefined;
   return {
     url,
@@ -133,6 +140,8 @@ export class Proxy {
   #cutAt = Infinity;
   readonly upstream: Upstream;
   readonly graceMs: number;
+  /** `otlp`'s exporter. */
+  telemetry: Telemetry | undefined;
 
   constructor(private readonly gateway: ProxyGateway, readonly pool: EnginePool, private readonly dashboard: Dashboard, readonly log: (line: string) => void,
     private readonly onCall?: ProxyOptions['onCall']) {
@@ -240,6 +249,7 @@ export class Proxy {
     const failures = (await Promise.all([...Array(this.pool.size).keys()].map((thread) =>
       this.pool.call<string[]>(thread, 'closeAll').catch((error) => [asWorkbenchError(error).message])))).flat();
     for (const line of this.gateway.closingLines(failures)) this.log(line);
+    if (this.telemetry) this.log(await this.telemetry.stop());
     await Promise.all([this.pool.terminate(), this.dashboard.dispose()]);
     this.gateway.free();
   }

@@ -17,6 +17,7 @@ use tokio::sync::{oneshot, watch};
 
 use super::log::Log;
 use super::sessions::{Registry, Turn};
+use super::telemetry::{Telemetry, now_ms};
 use super::upstream::{AgentBody, Upstream, UpstreamBody};
 
 /// What every request shares.
@@ -25,6 +26,8 @@ pub struct App {
     pub upstream: Upstream,
     pub registry: Registry,
     pub log: Log,
+    /// `--otlp`'s exporter.
+    pub telemetry: Option<Telemetry>,
     stopping: AtomicBool,
     /// Requests whose reply has not ended.
     in_flight: Arc<AtomicUsize>,
@@ -33,10 +36,19 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(gateway: Arc<Gateway>, upstream: Upstream, registry: Registry) -> App {
+    pub fn new(gateway: Arc<Gateway>, upstream: Upstream, registry: Registry, telemetry: Option<Telemetry>) -> App {
         let log = Log::new(Arc::clone(&gateway));
         let (cut, _) = watch::channel(false);
-        App { gateway, upstream, registry, log, stopping: AtomicBool::new(false), in_flight: Arc::default(), cut }
+        App {
+            gateway,
+            upstream,
+            registry,
+            log,
+            telemetry,
+            stopping: AtomicBool::new(false),
+            in_flight: Arc::default(),
+            cut,
+        }
     }
 
     /// No new request is taken from now on.
@@ -247,7 +259,12 @@ impl Call {
                 self.to_agent = None;
                 Flow::Go
             }
-            Effect::Called { .. } => Flow::Go,
+            Effect::Called { record } => {
+                if let Some(telemetry) = &app.telemetry {
+                    telemetry.export(self.exchange.span(&record, now_ms()));
+                }
+                Flow::Go
+            }
             Effect::Done => Flow::Over,
         }
     }

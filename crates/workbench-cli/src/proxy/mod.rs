@@ -2,7 +2,8 @@
 //! library's (`context_workbench::proxy`: the flags, the gateway, each request's exchange, the
 //! session table, the log lines); this is the native I/O around them: the server carrying out
 //! each exchange's effects (`handler.rs`), its connections (`connections.rs`), the upstream client
-//! (`upstream.rs`), the sessions' threads (`sessions.rs`), the log (`log.rs`) and the shutdown:
+//! (`upstream.rs`), the sessions' threads (`sessions.rs`), the log (`log.rs`), the spans of
+//! `--otlp` (`telemetry.rs`) and the shutdown:
 //! the first Ctrl-C or SIGTERM stops new requests and gives those in flight
 //! `proxy.shutdown_grace_ms`, then cuts them short; a second signal cuts at once; every session
 //! is saved, exit 0.
@@ -11,6 +12,7 @@ mod connections;
 mod handler;
 mod log;
 mod sessions;
+mod telemetry;
 mod upstream;
 
 use std::net::Ipv4Addr;
@@ -66,6 +68,9 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
         }
         None => config,
     };
+    let otlp = context_workbench::proxy::telemetry::traces_url(args.otlp.as_deref().unwrap_or(&config.proxy.otlp))?;
+    // Before the runtime: the exporter's blocking client must not live on it.
+    let telemetry = otlp.as_deref().map(telemetry::Telemetry::start).transpose()?;
     let upstreams = Upstreams::from_flags(&args.upstream)?;
     let location = store_location(Path::new(&args.store))?;
     let config = location.session_config(config, args.window).map_err(|e| e.to_string())?;
@@ -92,11 +97,15 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
             Arc::clone(&gateway),
             Upstream::new(timeout)?,
             Registry::new(setup, config.proxy.max_sessions as usize),
+            telemetry,
         ));
         let signal = StopSignal::listen()?;
         app.log.line(&gateway.start_line(&address, &store_dir.display().to_string()));
         if let Some(line) = recovered {
             app.log.line(&line);
+        }
+        if let Some(url) = &otlp {
+            app.log.line(&context_workbench::proxy::telemetry::start_line(Shell::Native, url));
         }
         println!("{}", gateway.banner(&address));
         // The dashboard under a path no provider's API uses; everything else is the agents'.
@@ -112,6 +121,11 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
         app.log.line(&app.gateway.stopping_line());
         for failure in app.registry.close_all().await {
             app.log.line(&app.gateway.unsaved_line(&failure));
+        }
+        let exporting = Arc::clone(&app);
+        let stopped = tokio::task::spawn_blocking(move || exporting.telemetry.as_ref().map(|t| t.stop())).await;
+        if let Ok(Some(line)) = stopped {
+            app.log.line(&line);
         }
         Ok(())
     })

@@ -6,12 +6,14 @@
 // Start-up: to the first token count (load and compile the .wasm, start an engine on a memory
 // host, count 'hello world': an estimate unless the o200k_base ranks are already in), and on to
 // exact counts (the ranks loaded in the background): in Node from init() in a fresh process
-// per round; in headless Chromium from the first byte of the page (bench/startup.html) in a fresh
-// browser context per round (cold: nothing cached) and once more after a reload (warm: the .wasm
-// revalidated, the rank file from the HTTP cache). Medians over the rounds, with the split
-// between the .wasm and the ranks. Then what the page downloaded before its first count (gzip -9
-// of each file it fetched, as the server sends them) and the .vsix. Each row says its goal and
-// whether it holds. Then the engine's latency in wasm: the longest shared trajectory replayed
+// per round; in headless Chromium from the first byte of the page (bench/startup.html, whose head
+// preloads the .wasm and the modules as docs/npm.md advises) in a fresh browser context per round
+// (cold: nothing cached) and once more after a reload (warm: the .wasm and modules revalidated,
+// 304, the rank file from the HTTP cache); the same page without its preload hints too. Medians
+// over the rounds, with the split between the .wasm and the ranks. Then what the page downloaded
+// before its first count (gzip -9 of each file it fetched, as the server sends them) and the
+// .vsix. Each row says its goal, whether it holds and the load average (1 minute) when it was
+// measured. Then the engine's latency in wasm: the longest shared trajectory replayed
 // call by call through ReplaySession in Node (record + prepare_call per call, as the playground
 // runs it).
 import { execFileSync } from 'node:child_process';
@@ -69,6 +71,7 @@ function node() {
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--once'], { encoding: 'utf8' });
     runs.push(JSON.parse(out.trim().split('\n').at(-1)));
   }
+  runs.load = loadavg()[0];
   return runs;
 }
 
@@ -82,15 +85,27 @@ async function pageStart(page) {
   };
 }
 
-async function chromium() {
+const PAGE = '/bindings/bench/startup.html';
+const HINT = /<link rel="(?:module)?preload" href="([^"]+)"[^>]*>\n/g;
+
+/** Cold and warm rounds of the page, with its preload hints or (`plain`) without. */
+async function chromium(plain) {
   const chrome = await startBrowser();
   const cold = [];
   const warm = [];
   try {
+    // The server compresses a file on its first request, as a deployment does once, beforehand.
+    await page0(chrome);
     for (let i = 0; i < ROUNDS; i++) {
       const context = await chrome.browser.newContext();
+      if (plain) {
+        await context.route(`**${PAGE}`, async (route) => {
+          const response = await route.fetch();
+          await route.fulfill({ response, body: (await response.text()).replace(HINT, '') });
+        });
+      }
       const page = await context.newPage();
-      await page.goto(`${chrome.url}/bindings/bench/startup.html`);
+      await page.goto(`${chrome.url}${PAGE}`);
       cold.push(await pageStart(page));
       await page.reload();
       warm.push(await pageStart(page));
@@ -99,7 +114,22 @@ async function chromium() {
   } finally {
     await chrome.close();
   }
-  return { cold, warm };
+  return { cold, warm, load: loadavg()[0] };
+}
+
+async function page0(chrome) {
+  const context = await chrome.browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${chrome.url}${PAGE}`);
+  await pageStart(page);
+  await context.close();
+}
+
+/** Files the page fetched before its first count that its head does not preload: the hints are stale. */
+function unhinted(resources) {
+  const hinted = new Set([...readFileSync(new URL('bench/startup.html', bindings), 'utf8').matchAll(HINT)]
+    .map(([, href]) => new URL(href, `http://h${PAGE}`).pathname));
+  return resources.filter((r) => !hinted.has(r) && !/\.(ranks|tiktoken)$/.test(r));
 }
 
 /** gzip -9 of every file the cold page fetched before its first count, and the page itself. */
@@ -111,29 +141,35 @@ function download(resources) {
 
 const verdict = (ok) => (ok ? 'ok' : 'MISSED');
 /** A row: the .wasm ready, then `column` (the first count or exact counts) against its goal. */
-const timeRow = (name, runs, column, goal) => {
+const timeRow = (name, runs, column, goal, load) => {
   const m = (k) => median(runs.map((r) => r[k]));
   if (runs.some((r) => r.tokens !== 2 || r.exactTokens !== 2)) throw new Error(`${name}: 'hello world' did not count 2 tokens`);
   const estimated = runs.filter((r) => r.estimated).length;
   const cell = (v) => `${v.toFixed(0).padStart(6)} ms`;
   const how = column === 'first' ? `  (estimated in ${estimated}/${runs.length})` : '';
-  const against = goal === undefined ? '' : `   ≤ ${goal} ms  ${verdict(m(column) <= goal)}`;
-  return `${name.padEnd(38)}${cell(m('wasm'))}${cell(m(column))}${against}${how}`;
+  const against = (goal === undefined ? '' : `≤ ${goal} ms  ${verdict(m(column) <= goal)}`).padEnd(17);
+  return `${name.padEnd(38)}${cell(m('wasm'))}${cell(m(column))}   ${against}load ${load.toFixed(1)}${how}`;
 };
 
 console.log(`context-workbench start-up; medians of ${ROUNDS} rounds; ${new Date().toISOString().slice(0, 10)}`);
 console.log('\nfile                              raw         gzip -9');
 for (const [file, raw, gzipped] of sizes()) console.log(`${file.padEnd(34)}${mb(raw).padStart(8)}   ${mb(gzipped).padStart(8)}`);
 const nodeRuns = node();
-const { cold, warm } = await chromium();
-console.log(`\n                                          .wasm     total   goal`);
-console.log(timeRow(`Node ${process.version}, first count`, nodeRuns, 'first', 100));
-console.log(timeRow(`Node ${process.version}, exact counts`, nodeRuns, 'exact'));
-console.log(timeRow('Chromium cold, first count', cold, 'first', 150));
-console.log(timeRow('Chromium cold, exact counts', cold, 'exact', 250));
-console.log(timeRow('Chromium warm, first count', warm, 'first', 100));
-console.log(timeRow('Chromium warm, exact counts', warm, 'exact'));
+const { cold, warm, load } = await chromium(false);
+const plain = await chromium(true);
+console.log(`\n                                          .wasm     total   goal             load average`);
+console.log(timeRow(`Node ${process.version}, first count`, nodeRuns, 'first', 100, nodeRuns.load));
+console.log(timeRow(`Node ${process.version}, exact counts`, nodeRuns, 'exact', undefined, nodeRuns.load));
+console.log(timeRow('Chromium cold, first count', cold, 'first', 150, load));
+console.log(timeRow('Chromium cold, exact counts', cold, 'exact', 250, load));
+console.log(timeRow('Chromium warm, first count', warm, 'first', 100, load));
+console.log(timeRow('Chromium warm, exact counts', warm, 'exact', undefined, load));
+console.log(timeRow('  without preload hints: cold, first', plain.cold, 'first', undefined, plain.load));
+console.log(timeRow('  without preload hints: cold, exact', plain.cold, 'exact', undefined, plain.load));
+console.log(timeRow('  without preload hints: warm, first', plain.warm, 'first', undefined, plain.load));
 console.log(`(import of the JS modules before init(), Node: ${median(nodeRuns.map((r) => r.import)).toFixed(0)} ms)`);
+const stale = unhinted(cold[0].resources);
+if (stale.length) console.log(`bench/startup.html does not preload ${stale.join(', ')}: update its hints (and docs/npm.md)`);
 const page = download(cold[0].resources);
 console.log(`\npage download before the first count    ${mb(page.bytes).padStart(8)} gzip -9   ≤ 2 MB  ${verdict(page.bytes <= 2e6)}`
   + `\n  (${page.files.length} files: ${page.files.filter((f) => /\.(wasm|ranks|tiktoken)$/.test(f)).join(', ')}, and the JS)`);

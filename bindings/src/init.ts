@@ -70,20 +70,31 @@ export function engineLoaded(): boolean {
   return loaded;
 }
 
-/** Make sure the engine is loaded and `encoding` can count, loading its rank file if needed. */
+/** Make sure the engine is loaded and `encoding` can count, loading its rank file if needed: the
+ * file is read (fetched) while the .wasm loads, then handed to the engine. */
 export async function ensureEncoding(encoding: Encoding): Promise<void> {
-  await init();
-  if (ranksLoaded(encoding)) return;
+  if (loaded && ranksLoaded(encoding)) return;
   let pending = pendingRanks.get(encoding);
   if (!pending) {
-    pending = (async () => {
-      const source = rankSources[encoding] ?? requirePlatform().defaultRanks(encoding);
-      loadRanks(encoding, await bytesOf(source));
-    })().catch((error) => {
-      pendingRanks.delete(encoding);
-      const source = rankSources[encoding] ?? requirePlatform().defaultRanks(encoding);
+    const source = rankSources[encoding] ?? requirePlatform().defaultRanks(encoding);
+    const bytes = bytesOf(source).catch((error) => {
       throw failure('ranks_not_loaded', `the ${encoding} rank file ${describe(source)} could not be loaded`, error);
     });
+    // Awaited below, unless the engine fails to load first.
+    bytes.catch(() => {});
+    pending = (async () => {
+      await init();
+      const file = await bytes;
+      // Loading takes the thread a while: what waited for the engine (a first count) goes first.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (ranksLoaded(encoding)) return;
+      try {
+        loadRanks(encoding, file);
+      } catch (error) {
+        throw failure('ranks_not_loaded', `the ${encoding} rank file ${describe(source)} could not be loaded`, error);
+      }
+    })();
+    pending.catch(() => pendingRanks.delete(encoding));
     pendingRanks.set(encoding, pending);
   }
   await pending;

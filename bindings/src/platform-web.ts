@@ -9,8 +9,9 @@ registerPlatform({
   // The glue fetches URLs itself, compiling while it downloads.
   wasmSource: async (source) => source,
   defaultRanks: (encoding: Encoding) => here(`./ranks/${encoding}.ranks`),
+  // Low priority: a rank file is fetched while the .wasm loads, and must not slow it down.
   read: async (source) => {
-    const response = await fetch(source);
+    const response = await fetch(source, { priority: 'low' });
     if (!response.ok) throw new Error(`HTTP ${response.status} for ${response.url || String(source)}`);
     return new Uint8Array(await response.arrayBuffer());
   },

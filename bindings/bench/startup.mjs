@@ -7,15 +7,15 @@
 // host, count 'hello world': an estimate unless the o200k_base ranks are already in), and on to
 // exact counts (the ranks loaded in the background): in Node from init() in a fresh process
 // per round; in headless Chromium from the first byte of the page (bench/startup.html, whose head
-// preloads the .wasm and the modules as docs/npm.md advises) in a fresh browser context per round
-// (cold: nothing cached) and once more after a reload (warm: the .wasm and modules revalidated,
-// 304, the rank file from the HTTP cache); the same page without its preload hints too. Medians
-// over the rounds, with the split between the .wasm and the ranks. Then what the page downloaded
-// before its first count (gzip -9 of each file it fetched, as the server sends them) and the
-// .vsix. Each row says its goal, whether it holds and the load average (1 minute) when it was
-// measured. Then the engine's latency in wasm: the longest shared trajectory replayed
-// call by call through ReplaySession in Node (record + prepare_call per call, as the playground
-// runs it).
+// starts compiling the .wasm and fetches every module at once, as docs/npm.md advises) in a fresh
+// browser context per round (cold: nothing cached) and once more after a reload (warm: the .wasm
+// and modules revalidated, 304, the rank file from the HTTP cache); the same page without those
+// hints too, in the same rounds. Medians over the rounds, with the split between the .wasm and
+// the ranks. Then what the page downloaded before its first count (gzip -9 of each file it
+// fetched, as the server sends them) and the .vsix. Each row says its goal, whether it holds and
+// the load average (1 minute, the mean over its rounds). Then the engine's latency in wasm: the
+// longest shared trajectory replayed call by call through ReplaySession in Node (record +
+// prepare_call per call, as the playground runs it).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -28,6 +28,7 @@ const bindings = new URL('../', import.meta.url);
 const dist = new URL('dist/', bindings);
 const vsix = new URL('../vscode-extension/dist/context-workbench.vsix', bindings);
 
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const mb = (n) => `${(n / 1e6).toFixed(2)} MB`;
 const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;
@@ -67,11 +68,13 @@ function sizes() {
 
 function node() {
   const runs = [];
+  const loads = [];
   for (let i = 0; i < ROUNDS; i++) {
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--once'], { encoding: 'utf8' });
     runs.push(JSON.parse(out.trim().split('\n').at(-1)));
+    loads.push(loadavg()[0]);
   }
-  runs.load = loadavg()[0];
+  runs.load = mean(loads);
   return runs;
 }
 
@@ -86,35 +89,39 @@ async function pageStart(page) {
 }
 
 const PAGE = '/bindings/bench/startup.html';
-const HINT = /<link rel="(?:module)?preload" href="([^"]+)"[^>]*>\n/g;
+const HINTS = /<!-- start-up hints[^]*<!-- end of the start-up hints -->\n/;
 
-/** Cold and warm rounds of the page, with its preload hints or (`plain`) without. */
-async function chromium(plain) {
+/** Cold and warm rounds of the page with its start-up hints and (`plain`) without, one after the
+ * other in each round, so both see the same load. */
+async function chromium() {
   const chrome = await startBrowser();
-  const cold = [];
-  const warm = [];
+  const runs = { hints: { cold: [], warm: [] }, plain: { cold: [], warm: [] } };
+  const loads = [];
   try {
     // The server compresses a file on its first request, as a deployment does once, beforehand.
     await page0(chrome);
     for (let i = 0; i < ROUNDS; i++) {
-      const context = await chrome.browser.newContext();
-      if (plain) {
-        await context.route(`**${PAGE}`, async (route) => {
-          const response = await route.fetch();
-          await route.fulfill({ response, body: (await response.text()).replace(HINT, '') });
-        });
+      for (const variant of i % 2 ? ['plain', 'hints'] : ['hints', 'plain']) {
+        const context = await chrome.browser.newContext();
+        if (variant === 'plain') {
+          await context.route(`**${PAGE}`, async (route) => {
+            const response = await route.fetch();
+            await route.fulfill({ response, body: (await response.text()).replace(HINTS, '') });
+          });
+        }
+        const page = await context.newPage();
+        await page.goto(`${chrome.url}${PAGE}`);
+        runs[variant].cold.push(await pageStart(page));
+        await page.reload();
+        runs[variant].warm.push(await pageStart(page));
+        await context.close();
       }
-      const page = await context.newPage();
-      await page.goto(`${chrome.url}${PAGE}`);
-      cold.push(await pageStart(page));
-      await page.reload();
-      warm.push(await pageStart(page));
-      await context.close();
+      loads.push(loadavg()[0]);
     }
   } finally {
     await chrome.close();
   }
-  return { cold, warm, load: loadavg()[0] };
+  return { ...runs, load: mean(loads) };
 }
 
 async function page0(chrome) {
@@ -125,11 +132,11 @@ async function page0(chrome) {
   await context.close();
 }
 
-/** Files the page fetched before its first count that its head does not preload: the hints are stale. */
+/** Files the page fetched before its first count that its hints do not name: the hints are stale. */
 function unhinted(resources) {
-  const hinted = new Set([...readFileSync(new URL('bench/startup.html', bindings), 'utf8').matchAll(HINT)]
-    .map(([, href]) => new URL(href, `http://h${PAGE}`).pathname));
-  return resources.filter((r) => !hinted.has(r) && !/\.(ranks|tiktoken)$/.test(r));
+  const hints = readFileSync(new URL('bench/startup.html', bindings), 'utf8').match(HINTS)[0];
+  const named = new Set([...hints.matchAll(/(?:href="|fetch\(')(\.\.\/[^"']+)/g)].map(([, href]) => new URL(href, `http://h${PAGE}`).pathname));
+  return resources.filter((r) => !named.has(r) && !/\.(ranks|tiktoken)$/.test(r));
 }
 
 /** gzip -9 of every file the cold page fetched before its first count, and the page itself. */
@@ -155,8 +162,7 @@ console.log(`context-workbench start-up; medians of ${ROUNDS} rounds; ${new Date
 console.log('\nfile                              raw         gzip -9');
 for (const [file, raw, gzipped] of sizes()) console.log(`${file.padEnd(34)}${mb(raw).padStart(8)}   ${mb(gzipped).padStart(8)}`);
 const nodeRuns = node();
-const { cold, warm, load } = await chromium(false);
-const plain = await chromium(true);
+const { hints: { cold, warm }, plain, load } = await chromium();
 console.log(`\n                                          .wasm     total   goal             load average`);
 console.log(timeRow(`Node ${process.version}, first count`, nodeRuns, 'first', 100, nodeRuns.load));
 console.log(timeRow(`Node ${process.version}, exact counts`, nodeRuns, 'exact', undefined, nodeRuns.load));
@@ -164,9 +170,9 @@ console.log(timeRow('Chromium cold, first count', cold, 'first', 150, load));
 console.log(timeRow('Chromium cold, exact counts', cold, 'exact', 250, load));
 console.log(timeRow('Chromium warm, first count', warm, 'first', 100, load));
 console.log(timeRow('Chromium warm, exact counts', warm, 'exact', undefined, load));
-console.log(timeRow('  without preload hints: cold, first', plain.cold, 'first', undefined, plain.load));
-console.log(timeRow('  without preload hints: cold, exact', plain.cold, 'exact', undefined, plain.load));
-console.log(timeRow('  without preload hints: warm, first', plain.warm, 'first', undefined, plain.load));
+console.log(timeRow('  no start-up hints: cold, first', plain.cold, 'first', undefined, load));
+console.log(timeRow('  no start-up hints: cold, exact', plain.cold, 'exact', undefined, load));
+console.log(timeRow('  no start-up hints: warm, first', plain.warm, 'first', undefined, load));
 console.log(`(import of the JS modules before init(), Node: ${median(nodeRuns.map((r) => r.import)).toFixed(0)} ms)`);
 const stale = unhinted(cold[0].resources);
 if (stale.length) console.log(`bench/startup.html does not preload ${stale.join(', ')}: update its hints (and docs/npm.md)`);

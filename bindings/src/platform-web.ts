@@ -9,9 +9,10 @@ registerPlatform({
   // The glue fetches URLs itself, compiling while it downloads.
   wasmSource: async (source) => source,
   defaultRanks: (encoding: Encoding) => here(`./ranks/${encoding}.ranks`),
-  // Low priority: a rank file is fetched while the .wasm loads, and must not slow it down.
+  // Once the .wasm is in, so the first count does not share the network with the rank file.
+  ranksWhileWasmLoads: false,
   read: async (source) => {
-    const response = await fetch(source, { priority: 'low' });
+    const response = await fetch(source);
     if (!response.ok) throw new Error(`HTTP ${response.status} for ${response.url || String(source)}`);
     return new Uint8Array(await response.arrayBuffer());
   },

@@ -17,7 +17,7 @@
 // longest shared trajectory replayed call by call through ReplaySession in Node (record +
 // prepare_call per call, as the playground runs it).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
@@ -89,11 +89,16 @@ async function pageStart(page) {
 }
 
 const PAGE = '/bindings/bench/startup.html';
+const PLAIN = '/bindings/test-artifacts/startup-without-hints.html';
 const HINTS = /<!-- start-up hints[^]*<!-- end of the start-up hints -->\n/;
 
 /** Cold and warm rounds of the page with its start-up hints and (`plain`) without, one after the
  * other in each round, so both see the same load. */
 async function chromium() {
+  // The page without its hints, served as a file too (intercepting the page in the browser would
+  // slow every request of the page), beside bench/ so that its imports resolve alike.
+  mkdirSync(new URL('test-artifacts/', bindings), { recursive: true });
+  writeFileSync(new URL(PLAIN.replace('/bindings/', ''), bindings), readFileSync(new URL('bench/startup.html', bindings), 'utf8').replace(HINTS, ''));
   const chrome = await startBrowser();
   const runs = { hints: { cold: [], warm: [] }, plain: { cold: [], warm: [] } };
   const loads = [];
@@ -103,14 +108,8 @@ async function chromium() {
     for (let i = 0; i < ROUNDS; i++) {
       for (const variant of i % 2 ? ['plain', 'hints'] : ['hints', 'plain']) {
         const context = await chrome.browser.newContext();
-        if (variant === 'plain') {
-          await context.route(`**${PAGE}`, async (route) => {
-            const response = await route.fetch();
-            await route.fulfill({ response, body: (await response.text()).replace(HINTS, '') });
-          });
-        }
         const page = await context.newPage();
-        await page.goto(`${chrome.url}${PAGE}`);
+        await page.goto(`${chrome.url}${variant === 'plain' ? PLAIN : PAGE}`);
         runs[variant].cold.push(await pageStart(page));
         await page.reload();
         runs[variant].warm.push(await pageStart(page));

@@ -2,7 +2,7 @@
 // embed (browsers fetch the 1.6 MB binary o200k_base file once and cache it; the engine searches
 // it in place, so loading it is a copy and a checksum, not a parse). Each entry point (node.ts,
 // web.ts) registers where the files are by default; init() may name other sources.
-import initWasm, { loadRanks, ranksLoaded } from './wasm/context_workbench.js';
+import initWasm, { loadRanks, prepareEncoding, ranksLoaded } from './wasm/context_workbench.js';
 import { ContextWorkbenchError, asWorkbenchError } from './errors.js';
 
 export type Encoding = 'o200k_base' | 'cl100k_base';
@@ -82,22 +82,31 @@ export async function ensureEncoding(encoding: Encoding): Promise<void> {
   if (!pending) {
     const p = requirePlatform();
     const source = rankSources[encoding] ?? p.defaultRanks(encoding);
+    const failed = (error: unknown) => failure('ranks_not_loaded', `the ${encoding} rank file ${describe(source)} could not be loaded`, error);
     const read = () => bytesOf(source).catch((error) => {
-      throw failure('ranks_not_loaded', `the ${encoding} rank file ${describe(source)} could not be loaded`, error);
+      throw failed(error);
     });
     const early = p.ranksWhileWasmLoads ? read() : undefined;
     // Awaited below, unless the engine fails to load first.
     early?.catch(() => {});
     pending = (async () => {
       await init();
-      const file = await (early ?? read());
+      const bytes = early ?? read();
+      bytes.catch(() => {});
       // Loading takes the thread a while: what waited for the engine (a first count) goes first.
       await new Promise((resolve) => setTimeout(resolve, 0));
       if (ranksLoaded(encoding)) return;
       try {
+        // A third of the load, done while the file is still on its way.
+        prepareEncoding(encoding);
+      } catch (error) {
+        throw failed(error);
+      }
+      const file = await bytes;
+      try {
         loadRanks(encoding, file);
       } catch (error) {
-        throw failure('ranks_not_loaded', `the ${encoding} rank file ${describe(source)} could not be loaded`, error);
+        throw failed(error);
       }
     })();
     pending.catch(() => pendingRanks.delete(encoding));

@@ -19,8 +19,8 @@ use crate::model::{ContentPart, Message};
 
 pub use estimate::estimate;
 pub use ranks::{
-    Bpe, Rank, binary_rank_file_name, compile_ranks, load_ranks, parse_ranks, rank_file_name, ranks_available,
-    require_ranks,
+    Bpe, Rank, binary_rank_file_name, compile_ranks, load_ranks, parse_ranks, prepare_encoding, rank_file_name,
+    ranks_available, require_ranks,
 };
 
 /// Tokens the chat format adds around each message: `<|start|>`, the role,

@@ -6,16 +6,18 @@
 // Start-up: to the first token count (load and compile the .wasm, start an engine on a memory
 // host, count 'hello world': an estimate unless the o200k_base ranks are already in), and on to
 // exact counts (the ranks loaded in the background): in Node from init() in a fresh process
-// per round; in headless Chromium from the first byte of the page (bench/startup.html) in a fresh
+// per round; in headless Chromium from the first byte of the page (bench/startup.html, whose head
+// starts compiling the .wasm and fetches every module at once, as docs/npm.md advises) in a fresh
 // browser context per round (cold: nothing cached) and once more after a reload (warm: the .wasm
-// revalidated, the rank file from the HTTP cache). Medians over the rounds, with the split
-// between the .wasm and the ranks. Then what the page downloaded before its first count (gzip -9
-// of each file it fetched, as the server sends them) and the .vsix. Each row says its goal and
-// whether it holds. Then the engine's latency in wasm: the longest shared trajectory replayed
-// call by call through ReplaySession in Node (record + prepare_call per call, as the playground
-// runs it).
+// and modules revalidated, 304, the rank file from the HTTP cache); the same page without those
+// hints too, in the same rounds. Medians over the rounds, with the split between the .wasm and
+// the ranks. Then what the page downloaded before its first count (gzip -9 of each file it
+// fetched, as the server sends them) and the .vsix. Each row says its goal, whether it holds and
+// the load average (1 minute, the mean over its rounds). Then the engine's latency in wasm: the
+// longest shared trajectory replayed call by call through ReplaySession in Node (record +
+// prepare_call per call, as the playground runs it).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
@@ -26,6 +28,7 @@ const bindings = new URL('../', import.meta.url);
 const dist = new URL('dist/', bindings);
 const vsix = new URL('../vscode-extension/dist/context-workbench.vsix', bindings);
 
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const mb = (n) => `${(n / 1e6).toFixed(2)} MB`;
 const gz = (bytes) => gzipSync(bytes, { level: 9 }).length;
@@ -65,10 +68,13 @@ function sizes() {
 
 function node() {
   const runs = [];
+  const loads = [];
   for (let i = 0; i < ROUNDS; i++) {
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--once'], { encoding: 'utf8' });
     runs.push(JSON.parse(out.trim().split('\n').at(-1)));
+    loads.push(loadavg()[0]);
   }
+  runs.load = mean(loads);
   return runs;
 }
 
@@ -82,24 +88,54 @@ async function pageStart(page) {
   };
 }
 
+const PAGE = '/bindings/bench/startup.html';
+const PLAIN = '/bindings/test-artifacts/startup-without-hints.html';
+const HINTS = /<!-- start-up hints[^]*<!-- end of the start-up hints -->\n/;
+
+/** Cold and warm rounds of the page with its start-up hints and (`plain`) without, one after the
+ * other in each round, so both see the same load. */
 async function chromium() {
+  // The page without its hints, served as a file too (intercepting the page in the browser would
+  // slow every request of the page), beside bench/ so that its imports resolve alike.
+  mkdirSync(new URL('test-artifacts/', bindings), { recursive: true });
+  writeFileSync(new URL(PLAIN.replace('/bindings/', ''), bindings), readFileSync(new URL('bench/startup.html', bindings), 'utf8').replace(HINTS, ''));
   const chrome = await startBrowser();
-  const cold = [];
-  const warm = [];
+  const runs = { hints: { cold: [], warm: [] }, plain: { cold: [], warm: [] } };
+  const loads = [];
   try {
+    // The server compresses a file on its first request, as a deployment does once, beforehand.
+    await page0(chrome);
     for (let i = 0; i < ROUNDS; i++) {
-      const context = await chrome.browser.newContext();
-      const page = await context.newPage();
-      await page.goto(`${chrome.url}/bindings/bench/startup.html`);
-      cold.push(await pageStart(page));
-      await page.reload();
-      warm.push(await pageStart(page));
-      await context.close();
+      for (const variant of i % 2 ? ['plain', 'hints'] : ['hints', 'plain']) {
+        const context = await chrome.browser.newContext();
+        const page = await context.newPage();
+        await page.goto(`${chrome.url}${variant === 'plain' ? PLAIN : PAGE}`);
+        runs[variant].cold.push(await pageStart(page));
+        await page.reload();
+        runs[variant].warm.push(await pageStart(page));
+        await context.close();
+      }
+      loads.push(loadavg()[0]);
     }
   } finally {
     await chrome.close();
   }
-  return { cold, warm };
+  return { ...runs, load: mean(loads) };
+}
+
+async function page0(chrome) {
+  const context = await chrome.browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${chrome.url}${PAGE}`);
+  await pageStart(page);
+  await context.close();
+}
+
+/** Files the page fetched before its first count that its hints do not name: the hints are stale. */
+function unhinted(resources) {
+  const hints = readFileSync(new URL('bench/startup.html', bindings), 'utf8').match(HINTS)[0];
+  const named = new Set([...hints.matchAll(/(?:href="|fetch\(')(\.\.\/[^"']+)/g)].map(([, href]) => new URL(href, `http://h${PAGE}`).pathname));
+  return resources.filter((r) => !named.has(r) && !/\.(ranks|tiktoken)$/.test(r));
 }
 
 /** gzip -9 of every file the cold page fetched before its first count, and the page itself. */
@@ -111,29 +147,34 @@ function download(resources) {
 
 const verdict = (ok) => (ok ? 'ok' : 'MISSED');
 /** A row: the .wasm ready, then `column` (the first count or exact counts) against its goal. */
-const timeRow = (name, runs, column, goal) => {
+const timeRow = (name, runs, column, goal, load) => {
   const m = (k) => median(runs.map((r) => r[k]));
   if (runs.some((r) => r.tokens !== 2 || r.exactTokens !== 2)) throw new Error(`${name}: 'hello world' did not count 2 tokens`);
   const estimated = runs.filter((r) => r.estimated).length;
   const cell = (v) => `${v.toFixed(0).padStart(6)} ms`;
   const how = column === 'first' ? `  (estimated in ${estimated}/${runs.length})` : '';
-  const against = goal === undefined ? '' : `   ≤ ${goal} ms  ${verdict(m(column) <= goal)}`;
-  return `${name.padEnd(38)}${cell(m('wasm'))}${cell(m(column))}${against}${how}`;
+  const against = (goal === undefined ? '' : `≤ ${goal} ms  ${verdict(m(column) <= goal)}`).padEnd(17);
+  return `${name.padEnd(38)}${cell(m('wasm'))}${cell(m(column))}   ${against}load ${load.toFixed(1)}${how}`;
 };
 
 console.log(`context-workbench start-up; medians of ${ROUNDS} rounds; ${new Date().toISOString().slice(0, 10)}`);
 console.log('\nfile                              raw         gzip -9');
 for (const [file, raw, gzipped] of sizes()) console.log(`${file.padEnd(34)}${mb(raw).padStart(8)}   ${mb(gzipped).padStart(8)}`);
 const nodeRuns = node();
-const { cold, warm } = await chromium();
-console.log(`\n                                          .wasm     total   goal`);
-console.log(timeRow(`Node ${process.version}, first count`, nodeRuns, 'first', 100));
-console.log(timeRow(`Node ${process.version}, exact counts`, nodeRuns, 'exact'));
-console.log(timeRow('Chromium cold, first count', cold, 'first', 150));
-console.log(timeRow('Chromium cold, exact counts', cold, 'exact', 250));
-console.log(timeRow('Chromium warm, first count', warm, 'first', 100));
-console.log(timeRow('Chromium warm, exact counts', warm, 'exact'));
+const { hints: { cold, warm }, plain, load } = await chromium();
+console.log(`\n                                          .wasm     total   goal             load average`);
+console.log(timeRow(`Node ${process.version}, first count`, nodeRuns, 'first', 100, nodeRuns.load));
+console.log(timeRow(`Node ${process.version}, exact counts`, nodeRuns, 'exact', undefined, nodeRuns.load));
+console.log(timeRow('Chromium cold, first count', cold, 'first', 150, load));
+console.log(timeRow('Chromium cold, exact counts', cold, 'exact', 250, load));
+console.log(timeRow('Chromium warm, first count', warm, 'first', 100, load));
+console.log(timeRow('Chromium warm, exact counts', warm, 'exact', undefined, load));
+console.log(timeRow('  no start-up hints: cold, first', plain.cold, 'first', undefined, load));
+console.log(timeRow('  no start-up hints: cold, exact', plain.cold, 'exact', undefined, load));
+console.log(timeRow('  no start-up hints: warm, first', plain.warm, 'first', undefined, load));
 console.log(`(import of the JS modules before init(), Node: ${median(nodeRuns.map((r) => r.import)).toFixed(0)} ms)`);
+const stale = unhinted(cold[0].resources);
+if (stale.length) console.log(`bench/startup.html does not preload ${stale.join(', ')}: update its hints (and docs/npm.md)`);
 const page = download(cold[0].resources);
 console.log(`\npage download before the first count    ${mb(page.bytes).padStart(8)} gzip -9   ≤ 2 MB  ${verdict(page.bytes <= 2e6)}`
   + `\n  (${page.files.length} files: ${page.files.filter((f) => /\.(wasm|ranks|tiktoken)$/.test(f)).join(', ')}, and the JS)`);

@@ -27,11 +27,25 @@ export async function serve(root, port = 0) {
       const { pathname } = new URL(req.url ?? '/', 'http://127.0.0.1');
       let file = path.join(top, decodeURIComponent(pathname));
       if (file !== top && !file.startsWith(top + path.sep)) throw Object.assign(new Error('outside'), { status: 403 });
-      if ((await stat(file)).isDirectory()) file = path.join(file, 'index.html');
-      let body = await readFile(file);
-      // Rank files never change: let the browser cache them, as a real deployment would.
+      let info = await stat(file);
+      if (info.isDirectory()) {
+        file = path.join(file, 'index.html');
+        info = await stat(file);
+      }
+      // Rank files never change: let the browser cache them, as a real deployment would. The rest
+      // is revalidated on every use (a rebuilt .wasm is seen at once): a 304 keeps the browser's
+      // cached copy, and with it the code it compiled from a .wasm or a module.
       const cache = ['.tiktoken', '.ranks'].includes(path.extname(file)) ? 'max-age=86400, immutable' : 'no-cache';
-      const headers = { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': cache, vary: 'accept-encoding' };
+      const etag = `W/"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
+      const headers = {
+        'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': cache, vary: 'accept-encoding', etag,
+      };
+      if (req.headers['if-none-match'] === etag) {
+        res.writeHead(304, headers);
+        res.end();
+        return;
+      }
+      let body = await readFile(file);
       if (COMPRESSED.has(path.extname(file)) && /\bgzip\b/.test(req.headers['accept-encoding'] ?? '')) {
         // Compressed once per content, as a deployment would precompress them.
         const key = `${file}:${body.length}`;

@@ -38,14 +38,15 @@ export class ContextEngine {
    * with `ranks_not_loaded`. Rejects like `create` for a bad host or config.
    */
   static async start(host: Host, config?: Config, options: EngineOptions = {}): Promise<ContextEngine> {
-    await init();
     const encoding = config?.encoding ?? 'o200k_base';
     const engine = new ContextEngine();
+    // The rank file is read while the .wasm loads.
     if (ENCODINGS.includes(encoding)) {
       engine.#exact = ensureEncoding(encoding as Encoding);
       // A failed load is the `exact` promise's rejection; the engine goes on estimating.
       engine.#exact.catch(() => {});
     }
+    await init();
     const guardedHost = engine.#guard(host, options);
     engine.#wasm = guarded(() => new WasmEngine(guardedHost, config));
     return engine;

@@ -2,13 +2,14 @@
 // embed (browsers fetch the 1.6 MB binary o200k_base file once and cache it; the engine searches
 // it in place, so loading it is a copy and a checksum, not a parse). Each entry point (node.ts,
 // web.ts) registers where the files are by default; init() may name other sources.
-import initWasm, { loadRanks, ranksLoaded } from './wasm/context_workbench.js';
+import initWasm, { loadRanks, prepareEncoding, ranksLoaded } from './wasm/context_workbench.js';
 import { ContextWorkbenchError, asWorkbenchError } from './errors.js';
 
 export type Encoding = 'o200k_base' | 'cl100k_base';
 export const ENCODINGS: readonly string[] = ['o200k_base', 'cl100k_base'];
-/** Where the .wasm comes from: a URL (in Node also a file path), its bytes, a compiled module, or a fetch Response. */
-export type WasmSource = URL | string | BufferSource | WebAssembly.Module | Response | Promise<Response>;
+/** Where the .wasm comes from: a URL (in Node also a file path), its bytes, a compiled module (or one
+ * compiling: a page may start `WebAssembly.compileStreaming` from its first byte), or a fetch Response. */
+export type WasmSource = URL | string | BufferSource | WebAssembly.Module | Promise<WebAssembly.Module> | Response | Promise<Response>;
 /** Where a rank file comes from: a URL (in Node also a file path), its bytes, or a fetch Response;
  * the binary form (`o200k_base.ranks`, the default) or the official text (`o200k_base.tiktoken`);
  * or a function giving one of those, called only when an engine first needs the encoding. */
@@ -30,6 +31,9 @@ export interface Platform {
   defaultRanks(encoding: Encoding): RanksSource;
   /** Bytes from a URL or path (fetch in browsers; fetch or the file system in Node). */
   read(source: URL | string): Promise<Uint8Array>;
+  /** Whether a rank file is read while the .wasm loads (Node: a local file, nothing to compete
+   * with) rather than once it is in (browsers: the .wasm has the network to itself). */
+  ranksWhileWasmLoads: boolean;
 }
 
 let platform: Platform | undefined;
@@ -70,20 +74,42 @@ export function engineLoaded(): boolean {
   return loaded;
 }
 
-/** Make sure the engine is loaded and `encoding` can count, loading its rank file if needed. */
+/** Make sure the engine is loaded and `encoding` can count, loading its rank file if needed (read
+ * while the .wasm loads where the platform says so). */
 export async function ensureEncoding(encoding: Encoding): Promise<void> {
-  await init();
-  if (ranksLoaded(encoding)) return;
+  if (loaded && ranksLoaded(encoding)) return;
   let pending = pendingRanks.get(encoding);
   if (!pending) {
-    pending = (async () => {
-      const source = rankSources[encoding] ?? requirePlatform().defaultRanks(encoding);
-      loadRanks(encoding, await bytesOf(source));
-    })().catch((error) => {
-      pendingRanks.delete(encoding);
-      const source = rankSources[encoding] ?? requirePlatform().defaultRanks(encoding);
-      throw failure('ranks_not_loaded', `the ${encoding} rank file ${describe(source)} could not be loaded`, error);
+    const p = requirePlatform();
+    const source = rankSources[encoding] ?? p.defaultRanks(encoding);
+    const failed = (error: unknown) => failure('ranks_not_loaded', `the ${encoding} rank file ${describe(source)} could not be loaded`, error);
+    const read = () => bytesOf(source).catch((error) => {
+      throw failed(error);
     });
+    const early = p.ranksWhileWasmLoads ? read() : undefined;
+    // Awaited below, unless the engine fails to load first.
+    early?.catch(() => {});
+    pending = (async () => {
+      await init();
+      const bytes = early ?? read();
+      bytes.catch(() => {});
+      // Loading takes the thread a while: what waited for the engine (a first count) goes first.
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (ranksLoaded(encoding)) return;
+      try {
+        // A third of the load, done while the file is still on its way.
+        prepareEncoding(encoding);
+      } catch (error) {
+        throw failed(error);
+      }
+      const file = await bytes;
+      try {
+        loadRanks(encoding, file);
+      } catch (error) {
+        throw failed(error);
+      }
+    })();
+    pending.catch(() => pendingRanks.delete(encoding));
     pendingRanks.set(encoding, pending);
   }
   await pending;

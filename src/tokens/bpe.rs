@@ -47,8 +47,8 @@ impl Bpe {
     /// The encoder over `file`'s tokens, which start at `tokens_at` after one length byte per
     /// token at `lengths_at`. Refuses a table whose lengths do not add up to the file, with a
     /// repeated or empty token, or missing a single byte (every byte must be a token, or some
-    /// text could not be encoded).
-    pub(super) fn new(file: Box<[u8]>, lengths_at: usize, count: usize, pattern: &str) -> Result<Self, TableError> {
+    /// text could not be encoded). `regex` is the encoding's pre-tokenizer.
+    pub(super) fn new(file: Box<[u8]>, lengths_at: usize, count: usize, regex: Regex) -> Result<Self, TableError> {
         let tokens_at = lengths_at + count;
         let lengths = file
             .get(lengths_at..tokens_at)
@@ -71,7 +71,6 @@ impl Bpe {
             )));
         }
         let size = (count * 2).next_power_of_two().max(2);
-        let regex = Regex::new(pattern).map_err(|e| TableError(format!("the pattern: {e}")))?;
         let mut bpe = Bpe {
             file,
             offsets: offsets.into_boxed_slice(),

@@ -29,6 +29,6 @@ pub use proxy::{
     proxy_store_location, proxy_usage,
 };
 pub use proxy_worker::ProxyWorker;
-pub use ranks::{compile_ranks_js, load_ranks_js, ranks_loaded};
+pub use ranks::{compile_ranks_js, load_ranks_js, prepare_encoding_js, ranks_loaded};
 pub use replay::ReplaySession;
 pub use store::TraceQuery;

@@ -7,8 +7,7 @@
 //! provider's tokenizer by the ratio of the reported prompt to the engine's count of it: anchored
 //! on the bill, a request sent as the agent made it saves exactly nothing. A call no model
 //! answered costs nothing on either side. Prices are USD per million tokens, from one table
-//! ([`DEFAULT_PRICES`], dated [`PRICES_READ_ON`]) the configuration may extend
-//! (`model_prices`).
+//! ([`DEFAULT_PRICES`], each row dated) the configuration may extend (`model_prices`).
 
 use std::collections::BTreeMap;
 
@@ -43,12 +42,16 @@ pub struct ModelPrices {
     pub models: BTreeMap<String, ModelPrice>,
 }
 
-/// The day [`DEFAULT_PRICES`] were read from the providers' price pages.
+/// The day the Anthropic rows of [`DEFAULT_PRICES`] were read: from the model table Claude Code
+/// 2.1.328 ships (`@anthropic-ai/claude-code` on npm: each model's pricing tier).
+pub const ANTHROPIC_PRICES_READ_ON: &str = "2026-11-29";
+/// The day the OpenAI and Gemini rows were read from those providers' price pages.
 pub const PRICES_READ_ON: &str = "2025-10-15";
 
-/// Anthropic writes a 5-minute prefix at 1.25× input, an hour's at 2×, reads at 0.1×.
-const fn anthropic(input: f64, output: f64) -> ModelPrice {
-    ModelPrice { input, cache_read: input * 0.1, cache_write: input * 1.25, cache_write_1h: input * 2.0, output }
+/// Anthropic's tiers: input, output and the cache read; a 5-minute write costs 1.25× input, an
+/// hour's 2×.
+const fn anthropic(input: f64, output: f64, cache_read: f64) -> ModelPrice {
+    ModelPrice { input, cache_read, cache_write: input * 1.25, cache_write_1h: input * 2.0, output }
 }
 
 /// OpenAI and Gemini cache by themselves: no write premium, reads at their cached price.
@@ -57,30 +60,48 @@ const fn implicit(input: f64, cache_read: f64, output: f64) -> ModelPrice {
 }
 
 /// The engine's table: list prices for prompts within each model's base tier (Gemini 2.5 Pro
-/// doubles past 200k tokens; not modelled).
-pub const DEFAULT_PRICES: &[(&str, ModelPrice)] = &[
-    ("claude-opus-4-5", anthropic(5.0, 25.0)),
-    ("claude-opus-4-1", anthropic(15.0, 75.0)),
-    ("claude-opus-4", anthropic(15.0, 75.0)),
-    ("claude-sonnet-4-5", anthropic(3.0, 15.0)),
-    ("claude-sonnet-4", anthropic(3.0, 15.0)),
-    ("claude-3-7-sonnet", anthropic(3.0, 15.0)),
-    ("claude-haiku-4-5", anthropic(1.0, 5.0)),
-    ("claude-3-5-haiku", anthropic(0.8, 4.0)),
-    ("gpt-5", implicit(1.25, 0.125, 10.0)),
-    ("gpt-5-codex", implicit(1.25, 0.125, 10.0)),
-    ("gpt-5-mini", implicit(0.25, 0.025, 2.0)),
-    ("gpt-5-nano", implicit(0.05, 0.005, 0.4)),
-    ("gpt-4.1", implicit(2.0, 0.5, 8.0)),
-    ("gpt-4.1-mini", implicit(0.4, 0.1, 1.6)),
-    ("gpt-4.1-nano", implicit(0.1, 0.025, 0.4)),
-    ("gpt-4o", implicit(2.5, 1.25, 10.0)),
-    ("gpt-4o-mini", implicit(0.15, 0.075, 0.6)),
-    ("o3", implicit(2.0, 0.5, 8.0)),
-    ("o4-mini", implicit(1.1, 0.275, 4.4)),
-    ("gemini-2.5-pro", implicit(1.25, 0.31, 10.0)),
-    ("gemini-2.5-flash", implicit(0.3, 0.075, 2.5)),
-    ("gemini-2.5-flash-lite", implicit(0.1, 0.025, 0.4)),
+/// doubles past 200k tokens; not modelled), with the day each was read.
+pub const DEFAULT_PRICES: &[(&str, ModelPrice, &str)] = &[
+    ("claude-fable-5", anthropic(10.0, 50.0, 1.0), ANTHROPIC_PRICES_READ_ON),
+    ("claude-fable-5-1", anthropic(10.0, 50.0, 0.25), ANTHROPIC_PRICES_READ_ON),
+    ("claude-fable-5-2", anthropic(8.0, 40.0, 0.2), ANTHROPIC_PRICES_READ_ON),
+    ("claude-mythos-5", anthropic(10.0, 50.0, 1.0), ANTHROPIC_PRICES_READ_ON),
+    ("claude-mythos-5-1", anthropic(10.0, 50.0, 0.25), ANTHROPIC_PRICES_READ_ON),
+    ("claude-mythos-5-2", anthropic(8.0, 40.0, 0.2), ANTHROPIC_PRICES_READ_ON),
+    ("claude-opus-5-5", anthropic(4.0, 20.0, 0.2), ANTHROPIC_PRICES_READ_ON),
+    ("claude-opus-5", anthropic(5.0, 25.0, 0.5), ANTHROPIC_PRICES_READ_ON),
+    ("claude-opus-4-8", anthropic(5.0, 25.0, 0.5), ANTHROPIC_PRICES_READ_ON),
+    ("claude-opus-4-7", anthropic(5.0, 25.0, 0.5), ANTHROPIC_PRICES_READ_ON),
+    ("claude-opus-4-6", anthropic(5.0, 25.0, 0.5), ANTHROPIC_PRICES_READ_ON),
+    ("claude-opus-4-5", anthropic(5.0, 25.0, 0.5), ANTHROPIC_PRICES_READ_ON),
+    ("claude-opus-4-1", anthropic(15.0, 75.0, 1.5), ANTHROPIC_PRICES_READ_ON),
+    ("claude-opus-4-0", anthropic(15.0, 75.0, 1.5), ANTHROPIC_PRICES_READ_ON),
+    ("claude-opus-4", anthropic(15.0, 75.0, 1.5), ANTHROPIC_PRICES_READ_ON),
+    ("claude-sonnet-5-5", anthropic(2.0, 10.0, 0.1), ANTHROPIC_PRICES_READ_ON),
+    ("claude-sonnet-5", anthropic(2.0, 10.0, 0.2), ANTHROPIC_PRICES_READ_ON),
+    ("claude-sonnet-4-6", anthropic(3.0, 15.0, 0.3), ANTHROPIC_PRICES_READ_ON),
+    ("claude-sonnet-4-5", anthropic(3.0, 15.0, 0.3), ANTHROPIC_PRICES_READ_ON),
+    ("claude-sonnet-4-0", anthropic(3.0, 15.0, 0.3), ANTHROPIC_PRICES_READ_ON),
+    ("claude-sonnet-4", anthropic(3.0, 15.0, 0.3), ANTHROPIC_PRICES_READ_ON),
+    ("claude-3-7-sonnet", anthropic(3.0, 15.0, 0.3), ANTHROPIC_PRICES_READ_ON),
+    ("claude-3-5-sonnet", anthropic(3.0, 15.0, 0.3), ANTHROPIC_PRICES_READ_ON),
+    ("claude-haiku-5-5", anthropic(0.1, 0.5, 0.01), ANTHROPIC_PRICES_READ_ON),
+    ("claude-haiku-4-5", anthropic(1.0, 5.0, 0.1), ANTHROPIC_PRICES_READ_ON),
+    ("claude-3-5-haiku", anthropic(0.8, 4.0, 0.08), ANTHROPIC_PRICES_READ_ON),
+    ("gpt-5", implicit(1.25, 0.125, 10.0), PRICES_READ_ON),
+    ("gpt-5-codex", implicit(1.25, 0.125, 10.0), PRICES_READ_ON),
+    ("gpt-5-mini", implicit(0.25, 0.025, 2.0), PRICES_READ_ON),
+    ("gpt-5-nano", implicit(0.05, 0.005, 0.4), PRICES_READ_ON),
+    ("gpt-4.1", implicit(2.0, 0.5, 8.0), PRICES_READ_ON),
+    ("gpt-4.1-mini", implicit(0.4, 0.1, 1.6), PRICES_READ_ON),
+    ("gpt-4.1-nano", implicit(0.1, 0.025, 0.4), PRICES_READ_ON),
+    ("gpt-4o", implicit(2.5, 1.25, 10.0), PRICES_READ_ON),
+    ("gpt-4o-mini", implicit(0.15, 0.075, 0.6), PRICES_READ_ON),
+    ("o3", implicit(2.0, 0.5, 8.0), PRICES_READ_ON),
+    ("o4-mini", implicit(1.1, 0.275, 4.4), PRICES_READ_ON),
+    ("gemini-2.5-pro", implicit(1.25, 0.31, 10.0), PRICES_READ_ON),
+    ("gemini-2.5-flash", implicit(0.3, 0.075, 2.5), PRICES_READ_ON),
+    ("gemini-2.5-flash-lite", implicit(0.1, 0.025, 0.4), PRICES_READ_ON),
 ];
 
 /// How a call's dollars were found.
@@ -126,7 +147,7 @@ pub fn price_of<'a>(model: &str, configured: &'a ModelPrices) -> Option<(String,
     if let Some(price) = configured.models.get(&name) {
         return Some((name, *price, configured.read_on.as_deref().unwrap_or("(configured, undated)")));
     }
-    DEFAULT_PRICES.iter().find(|(n, _)| *n == name).map(|(_, price)| (name, *price, PRICES_READ_ON))
+    DEFAULT_PRICES.iter().find(|(n, ..)| *n == name).map(|(_, price, read_on)| (name, *price, *read_on))
 }
 
 /// `model` without a provider prefix (`anthropic/`) or a release suffix (`-20250929`,
@@ -257,7 +278,7 @@ mod tests {
         assert_eq!(read, ["claude-sonnet-4-5", "claude-sonnet-4-5", "gpt-4o", "claude-sonnet-4-5", "gpt-4o"]);
         assert_eq!(undated("gpt-4.1-mini"), "gpt-4.1-mini");
         // A newer model than the table knows is not priced as an older one.
-        assert!(price_of("claude-opus-4-9", &ModelPrices::default()).is_none());
+        assert!(price_of("claude-opus-5-9", &ModelPrices::default()).is_none());
     }
 
     #[test]
@@ -284,7 +305,7 @@ mod tests {
         assert!((d.agent - agent).abs() < 1e-12, "{d:?}");
         assert_eq!(
             (d.basis, d.priced_as.as_str(), d.prices_read_on.as_str()),
-            (CostBasis::Reported, "claude-sonnet-4-5", PRICES_READ_ON)
+            (CostBasis::Reported, "claude-sonnet-4-5", ANTHROPIC_PRICES_READ_ON)
         );
         // A thousand input tokens' worth saved by the 1-hour lifetime, on the provider's count.
         assert!((d.ttl_saving - 1.25 * 1_000.0 * 3.0 / 1e6).abs() < 1e-12, "{d:?}");

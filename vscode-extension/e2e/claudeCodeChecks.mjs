@@ -112,7 +112,7 @@ export async function claudeCodeChecks({ check, browser, artifacts, runDir, vsix
       const done = path.join(runDir, 'cc-done.txt');
       const out = path.join(runDir, 'cc-out.txt');
       const env = `HOME=${home} ANTHROPIC_API_KEY=${KEY} CLAUDE_CODE_ENABLE_TASKS=0 DISABLE_AUTOUPDATER=1`;
-      await newTerminalRun(page, `${env} node ${claudeCode} -p "${CLAUDE_CODE_TASK}" --allowedTools "Read,Grep,Edit,Write,Bash,TodoWrite" --model claude-sonnet-4-5-20250929 > ${out} 2>&1; echo $? > ${done}`);
+      await newTerminalRun(page, `${env} node ${claudeCode} -p "${CLAUDE_CODE_TASK}" --allowedTools "Read,Grep,Edit,Write,Bash,TodoWrite" > ${out} 2>&1; echo $? > ${done}`);
       // The plan as the Goal Plan shows it, sampled while Claude Code works: the current item moves.
       const currents = [];
       const deadline = Date.now() + 180_000;

@@ -155,7 +155,7 @@ test('Claude Code through the proxy, watched live on its dashboard; the same sto
     assert.deepEqual(await violations(page), []);
 
     upstream.release(0);
-    claude = spawn('node', [CLAUDE, '-p', TASK, '--allowedTools', 'Bash,TodoWrite', '--model', 'claude-sonnet-4-5-20250929'], {
+    claude = spawn('node', [CLAUDE, '-p', TASK, '--allowedTools', 'Bash,TodoWrite'], {
       cwd: work,
       env: { ...process.env, HOME: home, ANTHROPIC_BASE_URL: dashboard.replace('/workbench/', ''), ANTHROPIC_API_KEY: 'sk-ant-api03-dashboardtest0123456789abcdefghijklmnopqrstuvwxyzABCD', DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_ENABLE_TASKS: '0', ANTHROPIC_AUTH_TOKEN: '' },
       stdio: ['ignore', 'pipe', 'pipe'],

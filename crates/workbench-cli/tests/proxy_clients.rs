@@ -271,18 +271,23 @@ fn claude_code_dollars(build: Build) {
     // The dashboard's API, the page's source.
     let serve = ServeProcess::start(&store);
     assert_eq!(serve.get("/api/stats")["total"]["saving_text"], words.as_str());
-    // The npm package's totals of the trace's calls, as the editor shows them.
+    // The npm package's totals of the trace's calls, as the editor shows them (built for the npm
+    // run only: the native one runs before `npm run build`).
+    if build == Build::Npm {
+        editor_words(&store.join(main[0]).join("calls.jsonl"), &words);
+    }
+}
+
+/// The npm package's `callTotals` of `calls` (a `calls.jsonl`), what the editor's status bar and
+/// Prompt View show: the same `words`, and its brief part among them.
+fn editor_words(calls: &Path, words: &str) {
     let script = format!(
         "import {{ init, callTotals }} from {:?}; import {{ readFileSync }} from 'node:fs'; await init(); \
          const calls = readFileSync(process.argv[1], 'utf8').trim().split('\\n').map((l) => JSON.parse(l)); \
          const t = callTotals(calls); console.log(JSON.stringify([t.saving_text, t.saving_brief]));",
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bindings/dist/node.js").to_string_lossy()
     );
-    let editor = Command::new("node")
-        .args(["--input-type=module", "-e", &script])
-        .arg(store.join(main[0]).join("calls.jsonl"))
-        .output()
-        .unwrap();
+    let editor = Command::new("node").args(["--input-type=module", "-e", &script]).arg(calls).output().unwrap();
     assert!(editor.status.success(), "{}", String::from_utf8_lossy(&editor.stderr));
     let (text, brief): (String, String) = serde_json::from_slice(&editor.stdout).unwrap();
     assert_eq!(text, words);

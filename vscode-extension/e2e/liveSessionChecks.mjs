@@ -116,6 +116,8 @@ export async function liveSessionChecks({ check, browser, artifacts, runDir, vsi
       const calls = readFileSync(path.join(workspace, '.trace/e2e-live-session/calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
       const sum = (side) => calls.reduce((n, c) => n + (c.dollars?.[side] ?? 0), 0);
       assert.equal(saving, Math.round(100 * (1 - sum('sent') / sum('agent'))), 'the status bar says what calls.jsonl holds');
+      const sent = calls.reduce((n, c) => n + c.client_tokens, 0);
+      const received = calls.reduce((n, c) => n + c.prompt_tokens, 0);
 
       await page.runCommand('Context Workbench: Show Last Prompt');
       await page.page.locator('.tab', { hasText: 'last-prompt.md' }).waitFor();

@@ -37,6 +37,18 @@ pub trait Host {
     fn try_lock(&self, _path: &str) -> impl Future<Output = Result<bool, HostError>> {
         async { Ok(true) }
     }
+    /// [`Host::try_lock`], waiting up to `timeout_ms` for another process to let go of the lock
+    /// (or for its hold to expire: a lease of a process that died). Hosts that cannot wait answer
+    /// at once.
+    fn wait_lock(&self, path: &str, _timeout_ms: u64) -> impl Future<Output = Result<bool, HostError>> {
+        self.try_lock(path)
+    }
+    /// Whether other live processes share this host's store and may continue the same
+    /// conversations (several proxies on one database behind a balancer): a proxy then holds a
+    /// session only for the length of a call, so that any of them can take the next one.
+    fn store_is_shared(&self) -> bool {
+        false
+    }
     /// Let go of a lock [`Host::try_lock`] took; nothing when this process does not hold it.
     fn unlock(&self, _path: &str) -> impl Future<Output = Result<(), HostError>> {
         async { Ok(()) }

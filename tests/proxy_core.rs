@@ -576,16 +576,26 @@ fn json_nested_deeper_than_the_engine_reads_goes_upstream_as_it_came() {
 /// A host whose renames panic while `panics` is set (an engine that panics in the middle of a
 /// save), whose rename onto a `state.json` fails while `cut` is set (a save that a `kill -9`
 /// cut after it wrote the messages, before the state a resume starts from), and that changes
-/// no file once `lives` more changes were made (a `kill -9` at any write).
+/// no file once `lives` more changes were made (a `kill -9` at any write). Its [`FaultyHost::proxy`]s
+/// are processes on one shared store, each lock a lease of one of them that expires once it dies.
 #[derive(Clone, Default)]
 struct FaultyHost {
     files: std::rc::Rc<TestHost>,
     panics: std::rc::Rc<std::cell::Cell<bool>>,
     cut: std::rc::Rc<std::cell::Cell<bool>>,
     lives: std::rc::Rc<std::cell::Cell<Option<usize>>>,
+    /// Which process of a shared store this is (`None`: the store is no one else's).
+    process: Option<u8>,
+    leases: std::rc::Rc<std::cell::RefCell<std::collections::BTreeMap<String, u8>>>,
+    dead: std::rc::Rc<std::cell::RefCell<Vec<u8>>>,
 }
 
 impl FaultyHost {
+    /// Process `n` on this host's store, shared.
+    fn proxy(&self, n: u8) -> FaultyHost {
+        FaultyHost { process: Some(n), ..self.clone() }
+    }
+
     /// Whether a change to the files may still be made (one life less).
     fn alive(&self) -> Result<(), HostError> {
         match self.lives.get() {
@@ -634,6 +644,27 @@ impl Host for FaultyHost {
     }
     fn now_ms(&self) -> u64 {
         self.files.now_ms()
+    }
+    async fn try_lock(&self, path: &str) -> Result<bool, HostError> {
+        let Some(me) = self.process else { return Ok(true) };
+        let mut leases = self.leases.borrow_mut();
+        match leases.get(path) {
+            Some(holder) if *holder != me && !self.dead.borrow().contains(holder) => Ok(false),
+            _ => {
+                leases.insert(path.to_owned(), me);
+                Ok(true)
+            }
+        }
+    }
+    async fn unlock(&self, path: &str) -> Result<(), HostError> {
+        let mut leases = self.leases.borrow_mut();
+        if leases.get(path).is_some_and(|holder| Some(*holder) == self.process) {
+            leases.remove(path);
+        }
+        Ok(())
+    }
+    fn store_is_shared(&self) -> bool {
+        self.process.is_some()
     }
 }
 
@@ -750,6 +781,68 @@ fn a_first_save_cut_before_the_state_is_resumed_not_started_again() {
     let traces: Vec<String> = block_on(host.list_dir(".trace")).unwrap().into_iter().map(|e| e.name).collect();
     assert_eq!(traces, [".gitignore", "2e0bab17"], "the conversation's one trace");
     assert_eq!(block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len(), on_disk, "nothing recorded twice");
+}
+
+/// The conversation's first `last` calls, call `t` through `proxies[t % proxies.len()]`, the
+/// reply of each but the last completed; returns the bodies sent.
+fn conversation(proxies: &[Worker<FaultyHost>], last: usize) -> Vec<Value> {
+    let reply = |turn: usize| (turn < last).then(|| history(turn + 1)[2 * turn + 2].clone());
+    (1..=last).map(|turn| call(&proxies[turn % proxies.len()], history(turn), reply(turn))).collect()
+}
+
+/// A proxy of its own on `host`'s store.
+fn proxy(host: &FaultyHost) -> Worker<FaultyHost> {
+    Worker::new(host.clone(), Config::default(), false, Default::default())
+}
+
+#[test]
+fn one_conversation_over_proxies_on_a_shared_store_is_one_session_as_on_one_proxy() {
+    let alone = FaultyHost::default();
+    let expected = conversation(&[proxy(&alone)], 4);
+    let store = FaultyHost::default();
+    let sent = conversation(&[proxy(&store.proxy(0)), proxy(&store.proxy(1))], 4);
+    assert_eq!(sent, expected, "each call sent as one proxy sends it: the cached prefix kept");
+    let traces: Vec<String> = block_on(store.list_dir(".trace")).unwrap().into_iter().map(|e| e.name).collect();
+    assert_eq!(traces, [".gitignore", "2e0bab17"], "one session");
+    let listing = |host: &FaultyHost| block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len();
+    assert_eq!(listing(&store), listing(&alone), "nothing recorded twice");
+    let calls = block_on(store.read_file(".trace/2e0bab17/calls.jsonl")).unwrap().text;
+    let numbers: Vec<u64> = calls.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["call"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, [1, 2, 3, 4]);
+    assert!(store.leases.borrow().is_empty(), "no proxy holds the session between calls");
+}
+
+#[test]
+fn a_call_in_flight_in_a_proxy_that_died_is_taken_over_by_another() {
+    let store = FaultyHost::default();
+    let first = proxy(&store.proxy(0));
+    call(&first, history(1), Some(history(2)[4].clone()));
+    // The second call is on its way upstream when its proxy dies; the agent retries elsewhere.
+    let (key, request) = managed(history(2));
+    assert!(block_on(first.prepare(&key, &request, Vec::new())).body.is_some());
+    block_on(first.save_behind());
+    store.dead.borrow_mut().push(0);
+    let again = call(&proxy(&store.proxy(1)), history(2), None);
+    let alone = FaultyHost::default();
+    assert_eq!(again, conversation(&[proxy(&alone)], 2)[1]);
+    let listing = |host: &FaultyHost| block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len();
+    assert_eq!(listing(&store), listing(&alone), "nothing recorded twice");
+    let traces = block_on(store.list_dir(".trace")).unwrap().len();
+    assert_eq!(traces, 2, "one session and the store's .gitignore");
+}
+
+#[test]
+fn a_conversation_busy_in_a_live_proxy_goes_unmanaged_rather_than_into_a_second_session() {
+    let store = FaultyHost::default();
+    let first = proxy(&store.proxy(0));
+    call(&first, history(1), Some(history(2)[4].clone()));
+    let (key, request) = managed(history(2));
+    assert!(block_on(first.prepare(&key, &request, Vec::new())).body.is_some());
+    let prepared = block_on(proxy(&store.proxy(1)).prepare(&key, &request, Vec::new()));
+    assert!(prepared.body.is_none());
+    let notes = prepared.record.notes.join("; ");
+    assert!(notes.contains("2e0bab17 stayed busy in another proxy"), "{notes}");
+    assert_eq!(block_on(store.list_dir(".trace")).unwrap().len(), 2, "no second session");
 }
 
 /// `kill -9` at any file change (proptest is a native dev-dependency).

@@ -116,6 +116,20 @@ impl<H: Host> Conversation<H> {
         }
     }
 
+    /// Save every session as it stands and let them go, without ending them
+    /// ([`ProxySession::hand_over`]): another process on a shared store may continue them.
+    /// Returns what could not be saved.
+    pub async fn hand_over_all(&mut self) -> Vec<String> {
+        let mut failures = Vec::new();
+        for mut session in self.sessions.drain(..) {
+            if let Some(note) = session.hand_over().await {
+                failures.push(format!("session {} was not saved: {note}", session.engine().trace_id()));
+            }
+        }
+        self.current = None;
+        failures
+    }
+
     /// Save and close every session; returns what could not be saved.
     pub async fn close_all(&mut self) -> Vec<String> {
         let mut failures = Vec::new();

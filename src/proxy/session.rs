@@ -412,6 +412,12 @@ impl<H: Host> ProxySession<H> {
         }
     }
 
+    /// Save the whole session as it stands (the reply's usage included), for another process
+    /// to take it over from the store: what a proxy on a shared store does after each call.
+    pub async fn hand_over(&mut self) -> Option<String> {
+        self.engine.save_if_stored().await
+    }
+
     /// Add a note to the record of the call in flight (what its caller decided about it).
     pub fn note(&mut self, note: String) {
         if let Some(record) = self.open.as_mut() {

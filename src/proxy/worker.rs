@@ -81,6 +81,11 @@ impl<H: Host + Clone> Worker<H> {
     /// `interrupted` (not those another live proxy on the store has open: it holds their owner
     /// locks). Returns the log line saying so (after `who: `), if there were any.
     pub async fn recover(&self, who: &str) -> Option<String> {
+        // On a shared store a session between calls is held by no one, and one a dead proxy had
+        // in flight is taken over by the next call ([`Worker::stored_session`]): nothing to mark.
+        if self.host.store_is_shared() {
+            return None;
+        }
         match mark_interrupted(&self.host, &self.config.store.root).await {
             Ok(ids) if ids.is_empty() => None,
             Ok(ids) => Some(format!(
@@ -106,7 +111,7 @@ impl<H: Host + Clone> Worker<H> {
             return unmanaged(notes);
         };
         let open = async || {
-            if let Some(session) = self.stored_session(key, request).await {
+            if let Some(session) = self.stored_session(key, request).await? {
                 return Ok(session);
             }
             let (host, config, ids) = (&self.host, &self.config, &self.shared.ids);
@@ -158,12 +163,29 @@ impl<H: Host + Clone> Worker<H> {
             return CallRecord { status: Some(status), usage: outcome.usage, notes, ..CallRecord::default() };
         };
         let spawning = if outcome.completed { spawning_calls(&outcome.parts) } else { Vec::new() };
-        let record = conversation.finish(status, outcome).await;
+        let mut record = conversation.finish(status, outcome).await;
         drop(conversation);
         if record.managed && !spawning.is_empty() {
             self.shared.spawns.note(&record.trace_id, spawning);
         }
+        if self.host.store_is_shared() {
+            record.notes.extend(self.hand_over(name).await);
+        }
         record
+    }
+
+    /// Save the key's sessions and let them go, so that any proxy on the shared store can take
+    /// the conversation's next call; returns what could not be saved.
+    async fn hand_over(&self, name: &str) -> Vec<String> {
+        let Some(mut conversation) = self.take(name) else { return Vec::new() };
+        let ids = conversation.trace_ids();
+        let failures = conversation.hand_over_all().await;
+        drop(conversation);
+        self.conversations.borrow_mut().remove(name);
+        for id in ids {
+            self.let_go(&id).await;
+        }
+        failures
     }
 
     /// Whether the key named `name` has a call in flight.
@@ -202,9 +224,15 @@ impl<H: Host + Clone> Worker<H> {
     /// The stored session of `key` that `request` continues (after a restart of the proxy, or
     /// once the conversation had made room for others): of the key's traces not open here, the
     /// one the request fits best ([`ProxySession::fit`]), restored exactly as it was saved (see
-    /// [`ProxySession::reopen`]).
-    async fn stored_session(&self, key: &SessionKey, request: &ClientRequest) -> Option<ProxySession<H>> {
+    /// [`ProxySession::reopen`]). On a shared store a trace another proxy holds is waited for
+    /// (its call ends, or the lease of a proxy that died expires), up to [`SHARED_WAIT_MS`] in
+    /// all; the error says the conversation stayed busy elsewhere (the call then goes unmanaged,
+    /// rather than record its history a second time in a new session).
+    async fn stored_session(&self, key: &SessionKey, request: &ClientRequest) -> Result<Option<ProxySession<H>>, String> {
         let (root, base) = (&self.config.store.root, key.trace_base());
+        let shared = self.host.store_is_shared();
+        let deadline = self.host.now_ms().saturating_add(SHARED_WAIT_MS);
+        let mut held_elsewhere = Vec::new();
         let mut best: Option<((bool, usize), ProxySession<H>)> = None;
         for n in 1.. {
             let id = numbered(&base, n);
@@ -215,8 +243,13 @@ impl<H: Host + Clone> Worker<H> {
             if !self.shared.ids.reserve(&id) {
                 continue;
             }
-            if !self.lock(&id).await {
+            let locked = match shared {
+                true => self.wait_lock(&id, deadline.saturating_sub(self.host.now_ms())).await,
+                false => self.lock(&id).await,
+            };
+            if !locked {
                 self.shared.ids.release(&id);
+                held_elsewhere.push(id);
                 continue;
             }
             let opened = Engine::open(self.host.clone(), self.config.clone(), Some(&id)).await.ok();
@@ -231,7 +264,15 @@ impl<H: Host + Clone> Worker<H> {
                 _ => self.let_go(&id).await,
             }
         }
-        best.map(|(_, session)| session)
+        match best {
+            Some((_, session)) => Ok(Some(session)),
+            None if shared && !held_elsewhere.is_empty() => Err(format!(
+                "{} stayed busy in another proxy on the shared store for {} s",
+                held_elsewhere.join(", "),
+                SHARED_WAIT_MS / 1000
+            )),
+            None => Ok(None),
+        }
     }
 
     /// Save and close the key's sessions; returns what could not be saved.
@@ -259,6 +300,12 @@ impl<H: Host + Clone> Worker<H> {
     async fn lock(&self, id: &str) -> bool {
         let path = format!("{}/{id}/{}", self.config.store.root, crate::store::layout::OWNER);
         self.host.try_lock(&path).await.unwrap_or(true)
+    }
+
+    /// [`Worker::lock`], waiting up to `timeout_ms` for another proxy on the shared store to let go.
+    async fn wait_lock(&self, id: &str, timeout_ms: u64) -> bool {
+        let path = format!("{}/{id}/{}", self.config.store.root, crate::store::layout::OWNER);
+        self.host.wait_lock(&path, timeout_ms).await.unwrap_or(true)
     }
 
     /// Give trace `id` back: to this process's other sessions, and to the store's other processes.
@@ -315,6 +362,10 @@ impl<H: Host + Clone> Drop for Taken<'_, H> {
         }
     }
 }
+
+/// How long, in all, a call on a shared store waits for the conversation's traces other proxies
+/// hold: a call in flight elsewhere ends, a dead proxy's lease expires (well within this).
+pub const SHARED_WAIT_MS: u64 = 30_000;
 
 /// What a call of a key gets while another call of the same key holds its conversation.
 const BUSY: &str = "this conversation is busy with another request";

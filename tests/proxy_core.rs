@@ -810,6 +810,12 @@ fn one_conversation_over_proxies_on_a_shared_store_is_one_session_as_on_one_prox
     let numbers: Vec<u64> = calls.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["call"].as_u64().unwrap()).collect();
     assert_eq!(numbers, [1, 2, 3, 4]);
     assert!(store.leases.borrow().is_empty(), "no proxy holds the session between calls");
+    // The agent's answer, which no later request brings back, is in the store all the same.
+    let answer = json!({"role": "assistant", "content": [{"type": "text", "text": "All fixed."}]});
+    call(&proxy(&store.proxy(0)), history(5), Some(answer));
+    let messages = block_on(store.list_dir(".trace/2e0bab17/messages")).unwrap();
+    let last = messages.last().map(|m| format!(".trace/2e0bab17/messages/{}", m.name)).unwrap();
+    assert!(block_on(store.read_file(&last)).unwrap().text.contains("All fixed."));
 }
 
 #[test]

@@ -414,7 +414,12 @@ impl<H: Host> ProxySession<H> {
 
     /// Save the whole session as it stands (the reply's usage included), for another process
     /// to take it over from the store: what a proxy on a shared store does after each call.
+    /// The last completed reply is recorded first, as at [`ProxySession::close`] (the agent's
+    /// answer would otherwise never reach the store); the session is not ended.
     pub async fn hand_over(&mut self) -> Option<String> {
+        if let Err(e) = self.record_pending() {
+            return Some(e.to_string());
+        }
         self.engine.save_if_stored().await
     }
 
@@ -535,6 +540,19 @@ impl<H: Host> ProxySession<H> {
     /// and the trace is saved, `finished` when the conversation ended with the agent's answer
     /// (a reply that calls no tool), else `stopped`.
     pub async fn close(&mut self) -> Result<()> {
+        self.record_pending()?;
+        let last = self.engine.last_message();
+        let answered = last.is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none());
+        self.engine.end_session(if answered { SessionEnd::Finished } else { SessionEnd::Stopped });
+        if self.engine.trace_dir().is_some() {
+            self.engine.persist().await?;
+        }
+        Ok(())
+    }
+
+    /// Record the last completed reply, which waits for the agent's copy of it: the session is
+    /// let go before that comes.
+    fn record_pending(&mut self) -> Result<()> {
         if let Some(parts) = self.pending.take() {
             let id = self.engine.record(draft(Role::Assistant, parts.clone()))?;
             self.accounted += 1;
@@ -542,12 +560,6 @@ impl<H: Host> ProxySession<H> {
             self.starts.push(Some(id));
             self.reply_recorded = true;
             self.keep_resume_state();
-        }
-        let last = self.engine.last_message();
-        let answered = last.is_some_and(|m| m.role == Role::Assistant && m.tool_calls().next().is_none());
-        self.engine.end_session(if answered { SessionEnd::Finished } else { SessionEnd::Stopped });
-        if self.engine.trace_dir().is_some() {
-            self.engine.persist().await?;
         }
         Ok(())
     }

@@ -101,6 +101,13 @@ const KILL_AT: usize = 16;
 /// the closing text; usage as a prefix cache would report it. Returns it and the highest step
 /// it served.
 fn scripted_claude_upstream(work: &Path) -> (Upstream, std::sync::Arc<AtomicUsize>) {
+    claude_upstream(work, None)
+}
+
+/// [`scripted_claude_upstream`], streaming the reply of step `slow_at` (the first time it is
+/// asked) slowly: a call that stays in flight for a few seconds.
+fn claude_upstream(work: &Path, slow_at: Option<usize>) -> (Upstream, std::sync::Arc<AtomicUsize>) {
+    let slowed = std::sync::atomic::AtomicBool::new(false);
     let counter = TokenCounter::new(Encoding::O200kBase);
     let previous: Mutex<Option<String>> = Mutex::new(None);
     let ids = AtomicUsize::new(0);
@@ -140,7 +147,11 @@ fn scripted_claude_upstream(work: &Path) -> (Upstream, std::sync::Arc<AtomicUsiz
             ],
             None => vec![json!({"type": "text", "text": DONE})],
         };
-        Reply::Events { events: anthropic_events(&id, &blocks, usage), cut_after: None }
+        let events = anthropic_events(&id, &blocks, usage);
+        if slow_at == Some(n) && !slowed.swap(true, Ordering::SeqCst) {
+            return Reply::Slow { events, pause: std::time::Duration::from_millis(400) };
+        }
+        Reply::Events { events, cut_after: None }
     });
 
     (upstream, served)
@@ -887,3 +898,74 @@ both_shells!(
     claude_code_background_sub_agent,
     openai_sdk_session
 );
+
+/// Issue 49: a team's gateway. Claude Code's session goes through three native proxies on one
+/// PostgreSQL store behind HAProxy (round robin: consecutive calls land on different proxies),
+/// and the proxy serving a call is killed with SIGKILL while the reply streams. Claude Code
+/// retries, another proxy takes the conversation over once the dead one's lease expires, and the
+/// session finishes: one session, every step's result recorded once, every call numbered on.
+#[test]
+fn claude_code_on_a_team_gateway() {
+    let clients = clients();
+    let (work, home) = work_and_home("claude-code-team");
+    session::workspace(&work);
+    let steps = session::steps(&work);
+    let database = proxy_support::postgres::Postgres::start(&work.join("postgres"));
+    let (upstream, served) = claude_upstream(&work, Some(KILL_AT));
+    let args = ["--upstream", upstream.url.as_str(), "--window", "60000"];
+    let mut gateway = proxy_support::gateway::Gateway::start(&work, &database.url(), 3, &args);
+    let claude = claude_code(&clients, &work, &home, &gateway.url)
+        .args(["-p", TASK, "--allowedTools", session::ALLOWED_TOOLS])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run Claude Code");
+    // The slow reply of step KILL_AT is streaming: the proxy serving it is killed.
+    let started = std::time::Instant::now();
+    while served.load(Ordering::SeqCst) < KILL_AT && started.elapsed() < proxy_support::PATIENCE {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let serving = gateway.serving();
+    assert_eq!(serving.len(), 1, "one call in flight: {serving:?}");
+    gateway.kill(serving[0]);
+    let output = claude.wait_with_output().expect("Claude Code ran");
+    let (statuses, log) = gateway.stop();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains(DONE),
+        "Claude Code: {stdout}\n{}\nlogs:\n{log}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(statuses.len() == 2 && statuses.iter().all(|s| s.success()), "{log}");
+    for i in 0..3 {
+        let served = std::fs::read_to_string(work.join(format!("proxy-{i}.log"))).unwrap();
+        assert!(served.contains(" prompt tokens ("), "every proxy served calls of the session: proxy {i}\n{log}");
+    }
+
+    // The store, copied out of the database, read as a folder.
+    let store = work.join("exported");
+    let export = Command::new(env!("CARGO_BIN_EXE_workbench"))
+        .args(["store", "export", &database.url()])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
+    let traces = trace_dirs(&store);
+    assert_eq!(traces.len(), 1, "one conversation, one session, over three proxies and a kill: {traces:?}\n{log}");
+    let records = main_calls(&store, &traces[0]);
+    let numbers: Vec<u64> = records.iter().map(|c| c["call"].as_u64().unwrap()).collect();
+    assert!(numbers.windows(2).all(|w| w[1] > w[0]), "{numbers:?}\n{log}");
+    assert!(records.len() > steps, "{} calls for {steps} steps\n{log}", records.len());
+    let mut results: Vec<String> = files_under(&store.join(&traces[0]).join("messages"))
+        .iter()
+        .filter_map(|(_, text)| serde_json::from_str::<Value>(text).ok())
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p["call_id"].as_str().map(str::to_owned))
+        .collect();
+    let all = results.len();
+    results.sort();
+    results.dedup();
+    assert_eq!((results.len(), all), (steps, steps), "each step's result once across the kill\n{log}");
+    let unmanaged = records.iter().filter(|c| c["managed"] != json!(true)).count();
+    assert!(unmanaged <= 1, "at most the call the kill cut went unmanaged: {unmanaged}\n{log}");
+}

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod coder;
+pub mod gateway;
 pub mod session;
 
 use std::io::{BufRead, BufReader};
@@ -305,7 +306,12 @@ impl Proxy {
     }
 
     pub fn start_build(build: Build, dir: &Path, args: &[&str]) -> Proxy {
-        let stderr = dir.join("proxy.log");
+        Proxy::start_logged(build, dir, "proxy.log", args)
+    }
+
+    /// [`Proxy::start_build`] with its log in `dir/{log}`.
+    pub fn start_logged(build: Build, dir: &Path, log: &str, args: &[&str]) -> Proxy {
+        let stderr = dir.join(log);
         let mut child = build
             .command()
             .current_dir(dir)

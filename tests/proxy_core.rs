@@ -807,7 +807,8 @@ fn one_conversation_over_proxies_on_a_shared_store_is_one_session_as_on_one_prox
     let listing = |host: &FaultyHost| block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len();
     assert_eq!(listing(&store), listing(&alone), "nothing recorded twice");
     let calls = block_on(store.read_file(".trace/2e0bab17/calls.jsonl")).unwrap().text;
-    let numbers: Vec<u64> = calls.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["call"].as_u64().unwrap()).collect();
+    let numbers: Vec<u64> =
+        calls.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["call"].as_u64().unwrap()).collect();
     assert_eq!(numbers, [1, 2, 3, 4]);
     assert!(store.leases.borrow().is_empty(), "no proxy holds the session between calls");
     // The agent's answer, which no later request brings back, is in the store all the same.
@@ -816,6 +817,25 @@ fn one_conversation_over_proxies_on_a_shared_store_is_one_session_as_on_one_prox
     let messages = block_on(store.list_dir(".trace/2e0bab17/messages")).unwrap();
     let last = messages.last().map(|m| format!(".trace/2e0bab17/messages/{}", m.name)).unwrap();
     assert!(block_on(store.read_file(&last)).unwrap().text.contains("All fixed."));
+}
+
+#[test]
+fn a_session_a_shared_store_could_not_save_stays_in_its_proxy_until_it_is_saved() {
+    let store = FaultyHost::default();
+    let proxies = [proxy(&store.proxy(0)), proxy(&store.proxy(1))];
+    call(&proxies[0], history(1), Some(history(2)[4].clone()));
+    // The database goes away for the second call: nothing can be written.
+    store.lives.set(Some(0));
+    call(&proxies[0], history(2), Some(history(3)[6].clone()));
+    assert_eq!(store.leases.borrow().values().collect::<Vec<_>>(), [&0], "still held by the proxy that has it");
+    store.lives.set(None);
+    call(&proxies[0], history(3), Some(history(4)[8].clone()));
+    call(&proxies[1], history(4), None);
+    let alone = FaultyHost::default();
+    conversation(&[proxy(&alone)], 4);
+    let listing = |host: &FaultyHost| block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len();
+    assert_eq!(listing(&store), listing(&alone), "everything recorded once the store came back");
+    assert_eq!(block_on(store.list_dir(".trace")).unwrap().len(), 2, "one session");
 }
 
 #[test]

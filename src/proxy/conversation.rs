@@ -116,18 +116,25 @@ impl<H: Host> Conversation<H> {
         }
     }
 
-    /// Save every session as it stands and let them go, without ending them
-    /// ([`ProxySession::hand_over`]): another process on a shared store may continue them.
-    /// Returns what could not be saved.
-    pub async fn hand_over_all(&mut self) -> Vec<String> {
-        let mut failures = Vec::new();
+    /// Save every session as it stands and let go of those saved, without ending them
+    /// ([`ProxySession::hand_over`]): another process on a shared store may continue them. One
+    /// that could not be saved stays (the next call here saves it). Returns the traces let go
+    /// and what could not be saved.
+    pub async fn hand_over_all(&mut self) -> (Vec<String>, Vec<String>) {
+        let (mut handed, mut failures, mut kept) = (Vec::new(), Vec::new(), Vec::new());
         for mut session in self.sessions.drain(..) {
-            if let Some(note) = session.hand_over().await {
-                failures.push(format!("session {} was not saved: {note}", session.engine().trace_id()));
+            let id = session.engine().trace_id().0;
+            match session.hand_over().await {
+                None => handed.push(id),
+                Some(note) => {
+                    failures.push(format!("session {id} was not saved, and stays in this proxy: {note}"));
+                    kept.push(session);
+                }
             }
         }
+        self.sessions = kept;
         self.current = None;
-        failures
+        (handed, failures)
     }
 
     /// Save and close every session; returns what could not be saved.

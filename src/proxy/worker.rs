@@ -175,14 +175,16 @@ impl<H: Host + Clone> Worker<H> {
     }
 
     /// Save the key's sessions and let them go, so that any proxy on the shared store can take
-    /// the conversation's next call; returns what could not be saved.
+    /// the conversation's next call; returns what could not be saved (kept here meanwhile).
     async fn hand_over(&self, name: &str) -> Vec<String> {
         let Some(mut conversation) = self.take(name) else { return Vec::new() };
-        let ids = conversation.trace_ids();
-        let failures = conversation.hand_over_all().await;
+        let (handed, failures) = conversation.hand_over_all().await;
+        let emptied = conversation.trace_ids().is_empty();
         drop(conversation);
-        self.conversations.borrow_mut().remove(name);
-        for id in ids {
+        if emptied {
+            self.conversations.borrow_mut().remove(name);
+        }
+        for id in handed {
             self.let_go(&id).await;
         }
         failures
@@ -228,7 +230,11 @@ impl<H: Host + Clone> Worker<H> {
     /// (its call ends, or the lease of a proxy that died expires), up to [`SHARED_WAIT_MS`] in
     /// all; the error says the conversation stayed busy elsewhere (the call then goes unmanaged,
     /// rather than record its history a second time in a new session).
-    async fn stored_session(&self, key: &SessionKey, request: &ClientRequest) -> Result<Option<ProxySession<H>>, String> {
+    async fn stored_session(
+        &self,
+        key: &SessionKey,
+        request: &ClientRequest,
+    ) -> Result<Option<ProxySession<H>>, String> {
         let (root, base) = (&self.config.store.root, key.trace_base());
         let shared = self.host.store_is_shared();
         let deadline = self.host.now_ms().saturating_add(SHARED_WAIT_MS);

@@ -82,10 +82,8 @@ impl Gateway {
         socket.write_all(b"show sess\n").unwrap();
         let mut answer = String::new();
         socket.read_to_string(&mut answer).unwrap();
-        let mut serving: Vec<usize> = answer
-            .split_whitespace()
-            .filter_map(|field| field.strip_prefix("srv=proxy")?.parse().ok())
-            .collect();
+        let mut serving: Vec<usize> =
+            answer.split_whitespace().filter_map(|field| field.strip_prefix("srv=proxy")?.parse().ok()).collect();
         serving.sort();
         serving.dedup();
         serving

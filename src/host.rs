@@ -27,6 +27,23 @@ pub trait Host {
     fn remove(&self, path: &str) -> impl Future<Output = Result<(), HostError>>;
     /// The entries of a directory, sorted by name.
     fn list_dir(&self, path: &str) -> impl Future<Output = Result<Vec<DirEntry>, HostError>>;
+    /// The files directly in the directory `path` whose names end with `suffix`, each with its
+    /// name and text, sorted by name. A host that can read them at once (a database: one query)
+    /// overrides it; by default, [`Host::list_dir`] and each file read.
+    fn read_files(
+        &self,
+        path: &str,
+        suffix: &str,
+    ) -> impl Future<Output = Result<Vec<(String, FileContent)>, HostError>> {
+        async move {
+            let mut files = Vec::new();
+            for entry in self.list_dir(path).await?.into_iter().filter(|e| !e.is_dir && e.name.ends_with(suffix)) {
+                let content = self.read_file(&format!("{path}/{}", entry.name)).await?;
+                files.push((entry.name, content));
+            }
+            Ok(files)
+        }
+    }
     /// Milliseconds since the Unix epoch.
     fn now_ms(&self) -> u64;
     /// Take the lock at `path` (a file, made with its directories when missing) for this

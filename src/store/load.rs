@@ -59,17 +59,16 @@ pub async fn read_goal_tree<H: Host>(host: &H, dir: &TraceDir) -> Result<Option<
 /// read. Temporary files of an interrupted write (`*.tmp`) are ignored.
 pub async fn read_messages<H: Host>(host: &H, dir: &TraceDir) -> Result<(Vec<Message>, Vec<String>)> {
     let folder = format!("{}/{}", dir.dir(), layout::MESSAGES);
-    let entries = match host.list_dir(&folder).await {
-        Ok(entries) => entries,
+    let files = match host.read_files(&folder, ".json").await {
+        Ok(files) => files,
         Err(e) if e.kind == HostErrorKind::NotFound => return Ok((Vec::new(), Vec::new())),
         Err(e) => return Err(e.into()),
     };
     let mut messages = Vec::new();
     let mut notes = Vec::new();
-    for entry in entries.iter().filter(|e| !e.is_dir && e.name.ends_with(".json")) {
-        let path = format!("{folder}/{}", entry.name);
-        let text = host.read_file(&path).await?.text;
-        match parse_json::<Message>(&path, &text) {
+    for (name, content) in files {
+        let path = format!("{folder}/{name}");
+        match parse_json::<Message>(&path, &content.text) {
             Ok(message) => messages.push(message),
             Err(e) => notes.push(e.to_string()),
         }

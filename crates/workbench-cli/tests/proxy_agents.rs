@@ -16,6 +16,8 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use proxy_support::coder::{self, Api, DONE, Loop, PLAN, TASK};
+use proxy_support::gateway::Gateway;
+use proxy_support::postgres::Postgres;
 use proxy_support::{Build, PATIENCE, Proxy, Received, files_under, main_calls};
 use serde_json::{Value, json};
 
@@ -189,15 +191,69 @@ fn aider(work: &Path, home: &Path, proxy: &str) -> Command {
     command
 }
 
-/// Run `agent` through the proxy of `build` and check what the matrix asserts.
-fn run(build: Build, agent: &Agent) {
+/// What the agent's base URL points at.
+#[derive(Debug, Clone, Copy)]
+enum Front {
+    /// One proxy of the build, on the workspace's folder store.
+    One(Build),
+    /// A team's gateway (#49): three native proxies on one PostgreSQL store behind HAProxy, round
+    /// robin, so the agent's calls land on each in turn. The store is exported to the workspace's
+    /// `.trace/` after the run, and read there as a folder store is.
+    Team,
+}
+
+/// A running [`Front`].
+enum Running {
+    One(Proxy),
+    Team(Postgres, Gateway),
+}
+
+impl Running {
+    fn start(front: Front, work: &Path, args: &[&str]) -> Running {
+        match front {
+            Front::One(build) => Running::One(Proxy::start_build(build, work, args)),
+            Front::Team => {
+                let database = Postgres::start(&work.with_file_name("postgres"));
+                let gateway = Gateway::start(work, &database.url(), 3, args);
+                Running::Team(database, gateway)
+            }
+        }
+    }
+
+    fn url(&self) -> &str {
+        match self {
+            Running::One(proxy) => &proxy.url,
+            Running::Team(_, gateway) => &gateway.url,
+        }
+    }
+
+    /// Stop it (asserting each proxy ended well) and have its store in `work/.trace`; the log.
+    fn stop(self, work: &Path) -> String {
+        match self {
+            Running::One(proxy) => {
+                let (status, log) = proxy.stop();
+                assert!(status.success(), "{log}");
+                log
+            }
+            Running::Team(database, gateway) => {
+                let (statuses, log) = gateway.stop();
+                assert!(statuses.iter().all(|s| s.success()), "{log}");
+                database.export(&work.join(".trace"));
+                log
+            }
+        }
+    }
+}
+
+/// Run `agent` through `front` and check what the matrix asserts.
+fn run(front: Front, agent: &Agent) {
     let mode = if agent.text { "-text" } else { "" };
-    let (work, home) = coder::workspace(&format!("{}{mode}-{build:?}", agent.name.replace(' ', "-")));
+    let (work, home) = coder::workspace(&format!("{}{mode}-{front:?}", agent.name.replace(' ', "-")));
     let upstream = coder::upstream();
-    let proxy = Proxy::start_build(build, &work, &["--upstream", &upstream.url, "--window", &WINDOW.to_string()]);
+    let proxy = Running::start(front, &work, &["--upstream", &upstream.url, "--window", &WINDOW.to_string()]);
     // Its output goes to files: a pipe nobody reads while it runs would fill and stop it.
     let (out, err) = (work.with_file_name("agent.out"), work.with_file_name("agent.err"));
-    let mut child = (agent.launch)(&work, &home, &proxy.url)
+    let mut child = (agent.launch)(&work, &home, proxy.url())
         .stdin(Stdio::null())
         .stdout(std::fs::File::create(&out).unwrap())
         .stderr(std::fs::File::create(&err).unwrap())
@@ -215,8 +271,7 @@ fn run(build: Build, agent: &Agent) {
     stop_left_behind(&home);
     let (stdout, stderr) =
         (std::fs::read_to_string(&out).unwrap_or_default(), std::fs::read_to_string(&err).unwrap_or_default());
-    let (status, log) = proxy.stop();
-    assert!(status.success(), "{log}");
+    let log = proxy.stop(&work);
     let tail = |text: &str| text.chars().rev().take(4000).collect::<Vec<_>>().into_iter().rev().collect::<String>();
     let said = format!(
         "{} ({exit}, timed out: {timed_out}): {}\n{}\nproxy log:\n{log}",
@@ -282,8 +337,10 @@ fn run(build: Build, agent: &Agent) {
         eprintln!("{}: the answer is not on its standard output", agent.name);
     }
 
-    let api = format!("{:?}", agent.api);
-    coder::matrix_row(build, &api, agent.text, WINDOW, agent.plans.then_some(goals.len()), &records);
+    if let Front::One(build) = front {
+        let api = format!("{:?}", agent.api);
+        coder::matrix_row(build, &api, agent.text, WINDOW, agent.plans.then_some(goals.len()), &records);
+    }
 }
 
 /// Stop what the agent left running (Cline's hub daemon): the processes whose `HOME` is the
@@ -318,43 +375,43 @@ const CONTINUE: Agent =
     Agent { name: "Continue", api: Api::Chat, plans: false, text: false, calls: 7, launch: continue_cn };
 
 fn opencode_session(build: Build) {
-    run(build, &OPENCODE);
+    run(Front::One(build), &OPENCODE);
 }
 
 fn qwen_code_session(build: Build) {
-    run(build, &QWEN_CODE);
+    run(Front::One(build), &QWEN_CODE);
 }
 
 fn goose_session(build: Build) {
-    run(build, &GOOSE);
+    run(Front::One(build), &GOOSE);
 }
 
 fn continue_session(build: Build) {
-    run(build, &CONTINUE);
+    run(Front::One(build), &CONTINUE);
 }
 
 fn cline_session(build: Build) {
-    run(build, &CLINE);
+    run(Front::One(build), &CLINE);
 }
 
 fn mini_swe_agent_session(build: Build) {
-    run(build, &MINI_SWE_AGENT);
+    run(Front::One(build), &MINI_SWE_AGENT);
 }
 
 fn mini_swe_agent_text_session(build: Build) {
-    run(build, &MINI_SWE_AGENT_TEXT);
+    run(Front::One(build), &MINI_SWE_AGENT_TEXT);
 }
 
 fn aider_session(build: Build) {
-    run(build, &AIDER);
+    run(Front::One(build), &AIDER);
 }
 
 fn codex_session(build: Build) {
-    run(build, &CODEX);
+    run(Front::One(build), &CODEX);
 }
 
 fn gemini_cli_session(build: Build) {
-    run(build, &GEMINI_CLI);
+    run(Front::One(build), &GEMINI_CLI);
 }
 
 both_shells!(
@@ -369,3 +426,58 @@ both_shells!(
     aider_session,
     cline_session
 );
+
+/// The matrix through a team's gateway (native proxies only: team mode is the CLI's).
+mod team {
+    use super::*;
+
+    #[test]
+    fn codex() {
+        run(Front::Team, &CODEX);
+    }
+
+    #[test]
+    fn gemini_cli() {
+        run(Front::Team, &GEMINI_CLI);
+    }
+
+    #[test]
+    fn opencode() {
+        run(Front::Team, &OPENCODE);
+    }
+
+    #[test]
+    fn qwen_code() {
+        run(Front::Team, &QWEN_CODE);
+    }
+
+    #[test]
+    fn goose() {
+        run(Front::Team, &GOOSE);
+    }
+
+    #[test]
+    fn continue_cn() {
+        run(Front::Team, &CONTINUE);
+    }
+
+    #[test]
+    fn mini_swe_agent() {
+        run(Front::Team, &MINI_SWE_AGENT);
+    }
+
+    #[test]
+    fn mini_swe_agent_text() {
+        run(Front::Team, &MINI_SWE_AGENT_TEXT);
+    }
+
+    #[test]
+    fn aider() {
+        run(Front::Team, &AIDER);
+    }
+
+    #[test]
+    fn cline() {
+        run(Front::Team, &CLINE);
+    }
+}

@@ -944,12 +944,7 @@ fn claude_code_on_a_team_gateway() {
 
     // The store, copied out of the database, read as a folder.
     let store = work.join("exported");
-    let export = Command::new(env!("CARGO_BIN_EXE_workbench"))
-        .args(["store", "export", &database.url()])
-        .arg(&store)
-        .output()
-        .unwrap();
-    assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
+    database.export(&store);
     let traces = trace_dirs(&store);
     assert_eq!(traces.len(), 1, "one conversation, one session, over three proxies and a kill: {traces:?}\n{log}");
     let records = main_calls(&store, &traces[0]);

@@ -776,7 +776,7 @@ fn a_first_save_cut_before_the_state_is_resumed_not_started_again() {
     let on_disk = block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len();
     assert!(block_on(host.stat(".trace/2e0bab17/state.json")).unwrap().is_none());
     let worker = Worker::new(host.clone(), Config::default(), false, Default::default());
-    assert!(block_on(worker.recover("proxy")).is_some_and(|line| line.contains("2e0bab17")));
+    assert!(block_on(worker.recover("proxy")).unwrap().is_some_and(|line| line.contains("2e0bab17")));
     assert_eq!(call(&worker, history(1), None)["messages"], sent["messages"]);
     let traces: Vec<String> = block_on(host.list_dir(".trace")).unwrap().into_iter().map(|e| e.name).collect();
     assert_eq!(traces, [".gitignore", "2e0bab17"], "the conversation's one trace");
@@ -897,7 +897,7 @@ mod kills {
             call(&worker, history(step), Some(reply_to(step)));
             host.lives.set(None);
             worker = Worker::new(host.clone(), Config::default(), false, Default::default());
-            block_on(worker.recover("proxy"));
+            block_on(worker.recover("proxy")).unwrap();
         }
         let sent = (from..=STEPS).map(|step| call(&worker, history(step), Some(reply_to(step)))).collect();
         (sent, block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len())

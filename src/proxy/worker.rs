@@ -17,6 +17,8 @@ use super::subagents::{Spawns, spawning_calls};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::host::Host;
+use crate::store::layout::PROXY_LOCK;
+use crate::store::load::read_optional;
 use crate::store::recover::mark_interrupted;
 use crate::store::{BRANCH_OF_KEY, CONTINUES_KEY};
 
@@ -77,16 +79,29 @@ impl<H: Host + Clone> Worker<H> {
         &self.config
     }
 
-    /// At start, before any session: the traces a killed proxy left `running` are marked
-    /// `interrupted` (not those another live proxy on the store has open: it holds their owner
-    /// locks). Returns the log line saying so (after `who: `), if there were any.
-    pub async fn recover(&self, who: &str) -> Option<String> {
-        // On a shared store a session between calls is held by no one, and one a dead proxy had
-        // in flight is taken over by the next call ([`Worker::stored_session`]): nothing to mark.
+    /// At start, before any session: the store is taken for this proxy ([`PROXY_LOCK`]; an
+    /// error, what to exit with, when another live proxy records into it), and the traces a
+    /// killed proxy left `running` are marked `interrupted`. Returns the log line saying so
+    /// (after `who: `), if there were any. A shared store (a database several proxies use) is
+    /// not taken, and nothing in it is marked: a session between calls is held by no one, and
+    /// one a dead proxy had in flight is taken over by its next call ([`Worker::stored_session`]).
+    pub async fn recover(&self, who: &str) -> Result<Option<String>, String> {
         if self.host.store_is_shared() {
-            return None;
+            return Ok(None);
         }
-        match mark_interrupted(&self.host, &self.config.store.root).await {
+        let root = &self.config.store.root;
+        let lock = format!("{root}/{PROXY_LOCK}");
+        if !self.host.try_lock(&lock).await.unwrap_or(true) {
+            let holder = read_optional(&self.host, &lock).await.ok().flatten().unwrap_or_default();
+            let holder = match holder.trim() {
+                "" => "another process".to_owned(),
+                pid => format!("the process {pid}"),
+            };
+            return Err(format!(
+                "the store {root} is in use by another proxy ({holder}); stop it, or start this one on another store (--store)"
+            ));
+        }
+        Ok(match mark_interrupted(&self.host, root).await {
             Ok(ids) if ids.is_empty() => None,
             Ok(ids) => Some(format!(
                 "{who}: {} session(s) left running by a proxy that was killed, marked interrupted: {}",
@@ -94,7 +109,7 @@ impl<H: Host + Clone> Worker<H> {
                 ids.join(", ")
             )),
             Err(e) => Some(format!("{who}: the store could not be checked for interrupted sessions: {e}")),
-        }
+        })
     }
 
     /// Record `request` in its conversation (`key`'s) and prepare the call; `notes` go on its
@@ -319,6 +334,14 @@ impl<H: Host + Clone> Worker<H> {
         self.shared.ids.release(id);
         let path = format!("{}/{id}/{}", self.config.store.root, crate::store::layout::OWNER);
         let _ = self.host.unlock(&path).await;
+    }
+
+    /// Let go of the store [`Worker::recover`] took, for the next proxy (a process's OS locks
+    /// go with it; a host whose locks outlive their holder's proxy, Node's, needs this).
+    pub async fn release_store(&self) {
+        if !self.host.store_is_shared() {
+            let _ = self.host.unlock(&format!("{}/{PROXY_LOCK}", self.config.store.root)).await;
+        }
     }
 
     /// Save and close every session; returns what could not be saved.

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! {root}/.gitignore                      `*`: the store stays out of git and of agents' searches
+//! {root}/proxy.lock                      locked by the proxy recording into the store (its process id inside)
 //! {root}/{trace_id}/meta.json            trace metadata (replaced atomically)
 //!                   goal.json            the main line's goal tree (replaced atomically)
 //!                   prompt.json          the newest call's prompt as sent, with its figures (replaced atomically)
@@ -43,6 +44,9 @@ pub const BRANCHES: &str = "branches";
 /// Locked ([`crate::host::Host::try_lock`]) by the process that has the trace open: what tells a
 /// live session from one whose process died (`store::recover`).
 pub const OWNER: &str = "owner.lock";
+/// Locked by the proxy that records into a folder store, with its process id inside: a second
+/// proxy on the same folder is refused, naming it (several proxies share a database store).
+pub const PROXY_LOCK: &str = "proxy.lock";
 
 /// The trace root's own `.gitignore`, which keeps every trace out of git and of the searches
 /// that honour it (ripgrep, agents' Grep).

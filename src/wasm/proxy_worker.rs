@@ -87,13 +87,17 @@ impl ProxyWorker {
         Ok(ProxyWorker { inner: Rc::new(Inner { gateway, worker, last_read: RefCell::new(None) }) })
     }
 
-    /// At start, before any request: the traces a killed proxy left `running` are marked
-    /// `interrupted`; resolves to the log line saying so, if there were any.
+    /// At start, before any request: the store is taken for this proxy (rejects with
+    /// `store_in_use` when another live proxy records into it), and the traces a killed proxy
+    /// left `running` are marked `interrupted`; resolves to the log line saying so, if any.
     #[wasm_bindgen(unchecked_return_type = "Promise<string | undefined>")]
     pub fn recover(&self) -> Promise {
         let inner = Rc::clone(&self.inner);
         future_to_promise(async move {
-            Ok(inner.worker.recover(Shell::Npm.proxy()).await.map_or(JsValue::UNDEFINED, JsValue::from))
+            match inner.worker.recover(Shell::Npm.proxy()).await {
+                Ok(line) => Ok(line.map_or(JsValue::UNDEFINED, JsValue::from)),
+                Err(refused) => Err(super::error::js_error("store_in_use", &refused)),
+            }
         })
     }
 
@@ -196,10 +200,15 @@ impl ProxyWorker {
         future_to_promise(async move { to_js_value(&inner.worker.close(&key).await) })
     }
 
-    /// Save and close every session; resolves to what could not be saved.
+    /// Save and close every session, and let go of the store (the proxy stops); resolves to
+    /// what could not be saved.
     #[wasm_bindgen(js_name = closeAll, unchecked_return_type = "Promise<string[]>")]
     pub fn close_all(&self) -> Promise {
         let inner = Rc::clone(&self.inner);
-        future_to_promise(async move { to_js_value(&inner.worker.close_all().await) })
+        future_to_promise(async move {
+            let failures = inner.worker.close_all().await;
+            inner.worker.release_store().await;
+            to_js_value(&failures)
+        })
     }
 }

@@ -75,8 +75,16 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   }
   const dashboard = new Dashboard(root,
     () => EnginePool.start(threadData, { ...options.engineThreads, count: 1 }));
-  // Before any request: what a killed proxy left running is marked interrupted.
-  const recovered = await pool.call<string | undefined>(0, 'recover');
+  // Before any request: the store is taken (refused while another proxy records into it), and
+  // what a killed proxy left running is marked interrupted.
+  let recovered: string | undefined;
+  try {
+    recovered = await pool.call<string | undefined>(0, 'recover');
+  } catch (error) {
+    await pool.terminate();
+    gateway.free();
+    throw error;
+  }
   const proxy = new Proxy(gateway, pool, dashboard, safely(options.log ?? ((line) => process.stderr.write(`${line}\n`))), options.onCall);
   const otlp = guarded(() => otlpTracesUrl(options.otlp ?? ((gateway.config() as Required<Config>).proxy as { otlp: string }).otlp));
   // The SDK is loaded only when spans are exported.

@@ -191,7 +191,10 @@ fn status(store: &Path, trace: &str) -> String {
     serde_json::from_str::<Value>(&meta).unwrap_or_default()["status"].as_str().unwrap_or_default().to_owned()
 }
 
-fn a_second_proxy_on_the_store_leaves_the_first_ones_live_sessions_running(build: Build) {
+/// Issue 49: a second proxy on a folder store is refused, naming the first, whose sessions stay
+/// live; a proxy killed with SIGKILL leaves the store to the next, which marks its session
+/// interrupted.
+fn a_second_proxy_on_a_folder_store_is_refused_and_the_first_ones_sessions_stay_live(build: Build) {
     let upstream = scripted();
     let dir = scratch("two");
     let store = dir.join(".trace");
@@ -200,28 +203,36 @@ fn a_second_proxy_on_the_store_leaves_the_first_ones_live_sessions_running(build
         let (status, _, body) = post(&format!("{}/v1/messages", proxy.url), &request(session, steps), &headers());
         assert_eq!(status, 200, "{body}");
     };
-    let first = start();
-    turn(&first, "live", 0);
     let killed = start();
     turn(&killed, "killed", 0);
     drop(killed); // SIGKILL
-    assert_eq!((status(&store, "live"), status(&store, "killed")), ("running".into(), "running".into()));
-    let second = start();
-    let (stopped, log) = second.stop();
-    assert!(stopped.success(), "{log}");
-    assert_eq!(status(&store, "killed"), "interrupted", "{log}");
-    assert_eq!(status(&store, "live"), "running", "the first proxy's session is live: {log}");
-    assert!(log.contains("marked interrupted: killed\n"), "{log}");
+    let first = start();
+    turn(&first, "live", 0);
+    let second = build
+        .command()
+        .current_dir(&dir)
+        .args(["proxy", "--port", "0", "--upstream", &upstream.url])
+        .output()
+        .expect("run a second proxy");
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{said}");
+    let refusal = format!("the store .trace is in use by another proxy (the process {})", first.pid());
+    assert!(said.contains(&refusal), "{said}");
+    assert_eq!(status(&store, "live"), "running", "the first proxy's session is live");
     // The first proxy's conversation goes on in its session, untouched.
     turn(&first, "live", 1);
     let (stopped, log) = first.stop();
     assert!(stopped.success(), "{log}");
-    assert_eq!(status(&store, "live"), "stopped", "{log}");
+    assert!(log.contains("marked interrupted: killed\n"), "{log}");
+    assert_eq!((status(&store, "killed"), status(&store, "live")), ("interrupted".into(), "stopped".into()));
     assert_eq!(trace_dirs(&store), ["killed", "live"]);
     assert_eq!(message_files(&store, "live").len(), 4, "{log}");
+    // Stopped, it leaves the store to the next.
+    let (stopped, log) = start().stop();
+    assert!(stopped.success(), "{log}");
 }
 
 both_shells!(
     killed_at_varied_moments_the_proxy_sends_and_records_each_message_once,
-    a_second_proxy_on_the_store_leaves_the_first_ones_live_sessions_running,
+    a_second_proxy_on_a_folder_store_is_refused_and_the_first_ones_sessions_stay_live,
 );

@@ -80,7 +80,7 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
     let endpoint = LlmEndpoint::from_flags_and_env(url, model, |k| std::env::var(k).ok()).map_err(|e| e.message)?;
     let gateway = Arc::new(Gateway::new(&config, upstreams, Shell::Native));
     let setup = WorkerSetup::new(fs, endpoint.map(OpenAiCompatibleClient::new), config.clone());
-    let recovered = setup.recover();
+    let recovered = setup.recover()?;
     let timeout = Duration::from_millis(config.proxy.upstream_timeout_ms);
     let grace = Duration::from_millis(config.proxy.shutdown_grace_ms);
     // One thread for the proxy's I/O: its own work per request is small (the engine runs on the

@@ -29,8 +29,9 @@ impl WorkerSetup {
         WorkerSetup { fs, llm, config, shared: Arc::default() }
     }
 
-    /// What a killed proxy left in the store, marked (the log line, if any).
-    pub fn recover(&self) -> Option<String> {
+    /// The store taken for this proxy (an error when another proxy records into it), and what a
+    /// killed proxy left in it marked (the log line, if any).
+    pub fn recover(&self) -> Result<Option<String>, String> {
         pollster::block_on(self.worker().recover(Shell::Native.proxy()))
     }
 

@@ -5,6 +5,7 @@
 
 pub mod coder;
 pub mod gateway;
+pub mod postgres;
 pub mod session;
 
 use std::io::{BufRead, BufReader};

@@ -1,8 +1,10 @@
 //! Where the proxy's engines live: a worker holds the conversations of the keys it is given
 //! (one key per thread natively, every key in the npm package's proxy), opens their sessions
 //! over its host, saves them behind each call (see [`Worker::save_behind`]), and closes them when
-//! a key makes room or the proxy stops. The engine is not `Send`: a worker stays on the thread
-//! that made it.
+//! a key makes room or the proxy stops. On a store other proxies share (a database behind a
+//! balancer: [`crate::host::Host::store_is_shared`]) it holds a session only for a call: saved
+//! and let go at the reply, reopened from the store by whichever proxy gets the next call. The
+//! engine is not `Send`: a worker stays on the thread that made it.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeSet, HashMap};

@@ -203,7 +203,8 @@ fn pass_through_routes_and_side_calls_arrive_byte_identical(build: Build) {
     assert_eq!(received[2].body, side, "a side call goes through byte-identical");
     let (_, log) = proxy.stop();
     assert!(log.contains("side call, passed through"), "{log}");
-    assert!(!dir.join(".trace").exists() || files_under(&dir.join(".trace")).is_empty(), "no session for side calls");
+    let store = dir.join(".trace");
+    assert!(!store.exists() || trace_dirs(&store).is_empty(), "no session for side calls");
     assert_no_key(&dir, &log);
 }
 
@@ -237,9 +238,7 @@ fn side_calls_of_a_session_are_counted_in_it(build: Build) {
     let (status, log) = proxy.stop();
     assert!(status.success(), "{log}");
     let store = dir.join(".trace");
-    let traces: Vec<String> =
-        std::fs::read_dir(&store).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    assert_eq!(traces.iter().filter(|t| !t.starts_with('.')).collect::<Vec<_>>(), ["sess-side"], "{log}");
+    assert_eq!(trace_dirs(&store), ["sess-side"], "{log}");
     let calls = calls(&store, "sess-side");
     let shape: Vec<(u64, bool, bool)> = calls
         .iter()
@@ -285,12 +284,7 @@ fn a_text_agents_first_call_is_counted_once_its_conversation_goes_on(build: Buil
     let (status, log) = proxy.stop();
     assert!(status.success(), "{log}");
     let store = dir.join(".trace");
-    let traces: Vec<String> = std::fs::read_dir(&store)
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|t| !t.starts_with('.'))
-        .collect();
+    let traces = trace_dirs(&store);
     assert_eq!(traces.len(), 1, "one session, the title's one-shot opens none: {traces:?}");
     let calls = calls(&store, &traces[0]);
     let shape: Vec<(u64, bool, bool)> = calls

@@ -85,7 +85,9 @@ impl SignInError {
                 format!("the token is malformed (a token is `{TOKEN_PREFIX}` and 43 characters): {how}")
             }
             SignInError::Unknown => "the token is no team member's (`workbench team list` names them)".into(),
-            SignInError::Revoked => "the token was revoked (`workbench team add` gives a new one)".into(),
+            SignInError::Revoked => {
+                "the token was revoked (`workbench team add` makes a new member with a new token)".into()
+            }
         }
     }
 

@@ -201,6 +201,13 @@ fn each_member_signs_in_and_nothing_else_is_recorded() {
     for token in [&alice, &bob, &carol] {
         assert!(!log.contains(token.as_str()), "a token in the log:\n{log}");
     }
+    let (ok, table, err) = workbench(&dir, &["stats"]);
+    assert!(ok, "{err}");
+    let people = &table[table.find("By day and person (team mode):\n").expect(&table)..];
+    assert!(
+        people.lines().nth(1).unwrap().contains("alice") && people.lines().nth(2).unwrap().contains("bob"),
+        "{table}"
+    );
     dashboard_api(&store, &alice, &bob, &dave);
 }
 

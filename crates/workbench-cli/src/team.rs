@@ -12,6 +12,9 @@ use context_workbench::goals::utc_day;
 use context_workbench::proxy::team::{self, TOKEN_BYTES, TOKEN_HEADER, Team};
 use workbench_cli::native::{NativeHost, WorkspaceFs};
 
+/// The lock `add` and `revoke` hold while they change the team.
+const LOCK: &str = ".team.lock";
+
 /// What `workbench team` does.
 pub enum Action {
     Add { name: String, admin: bool },
@@ -35,6 +38,10 @@ async fn act(store: &Path, action: Action) -> Result<(), String> {
     }
     let fs = WorkspaceFs::new(store).map_err(|e| format!("the store {}: {e}", store.display()))?;
     let host = NativeHost::new(fs, None);
+    // One change of the team at a time (two `add`s at once would each write the file).
+    if !matches!(action, Action::List) && !host.try_lock(LOCK).await.map_err(|e| e.to_string())? {
+        return Err(format!("another `workbench team` is changing the team of {}; try again", store.display()));
+    }
     let loaded = team::load(&host, ".").await.map_err(|e| format!("{}: {e}", store.display()))?;
     let mut members = loaded.unwrap_or_default();
     match action {

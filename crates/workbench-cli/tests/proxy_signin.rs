@@ -182,6 +182,13 @@ fn each_member_signs_in_and_nothing_else_is_recorded() {
     assert_eq!(status, 401, "a revoked token in the path too");
     assert_eq!(files_under(&store), before, "nothing refused is recorded");
     assert_eq!(upstream.requests().len(), 3, "nothing refused goes upstream");
+    // The proxy's own dashboard asks for a token too.
+    let (status, _, body) = proxy_support::get(&format!("{}/workbench/api/traces", proxy.url), &[]);
+    assert_eq!(status, 401, "{body}");
+    let (status, _, body) =
+        proxy_support::get(&format!("{}/workbench/api/traces", proxy.url), &[("x-workbench-token", &bob)]);
+    let traces: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((status, traces["traces"].as_array().map(Vec::len)), (200, Some(2)), "Bob's own two: {body}");
 
     // Revoked while the proxy runs: refused from the next request on.
     let (ok, _, err) = workbench(&dir, &["team", "revoke", "bob"]);
@@ -249,6 +256,23 @@ fn dashboard_api(store: &Path, alice: &str, bob: &str, dave: &str) {
     let (_, found) = get("/api/search?q=parser", Some(dave));
     assert_eq!(found["hits"].as_array().map(Vec::len), Some(0), "{found}");
     assert_eq!(get("/", None).0, 200, "the page itself needs no token");
+    // The WebSocket, to which a browser gives no header: the token as a query parameter.
+    let host = url.strip_prefix("http://").unwrap();
+    let watch = |trace: &str, token: Option<&str>| {
+        let query = token.map(|t| format!("?token={t}")).unwrap_or_default();
+        match tungstenite::connect(format!("ws://{host}/api/traces/{trace}/watch{query}")) {
+            Ok((mut socket, _)) => {
+                let first = socket.read().unwrap().into_text().unwrap().to_string();
+                (101, first)
+            }
+            Err(tungstenite::Error::Http(response)) => (response.status().as_u16(), String::new()),
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(watch("alice.same-session", None).0, 401);
+    assert_eq!(watch("alice.same-session", Some(dave)).0, 404, "another's session is not found");
+    let (status, connected) = watch("alice.same-session", Some(alice));
+    assert!(status == 101 && connected.contains(r#""event":"connected""#), "{connected}");
     child.kill().unwrap();
     child.wait().unwrap();
 }

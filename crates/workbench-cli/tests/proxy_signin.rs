@@ -8,7 +8,7 @@
 #[macro_use]
 mod proxy_support;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -284,4 +284,46 @@ fn beyond_loopback_the_proxy_needs_a_team() {
     assert!(!ok, "refused at start");
     assert!(err.contains("team mode") && err.contains("workbench team add NAME --admin"), "{err}");
     assert!(!dir.join(".trace/team.json").exists());
+
+    // With a member it starts, and answers requests for the gateway's own host name.
+    let upstream = upstream();
+    let token = add(&dir, "ada", true);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_workbench"))
+        .current_dir(&dir)
+        .args(["proxy", "--listen", "0.0.0.0:0", "--upstream", &upstream.url])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("proxy.log")).unwrap())
+        .spawn()
+        .expect("start workbench proxy");
+    // Its four lines (address, base URLs, dashboard), read whole: a closed pipe would stop it.
+    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap()).lines().take(4).map(Result::unwrap).collect();
+    let line = &lines[0];
+    let port = line.trim().strip_prefix("http://0.0.0.0:").expect(&line).to_owned();
+    let ask = |token: Option<&str>| {
+        let body = anthropic("far");
+        let mut request = format!(
+            "POST /v1/messages HTTP/1.1\r\nhost: gateway.example:{port}\r\nx-api-key: {KEY}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n",
+            body.len()
+        );
+        if let Some(token) = token {
+            request.push_str(&format!("x-workbench-token: {token}\r\n"));
+        }
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().unwrap())).unwrap();
+        stream.write_all(format!("{request}\r\n").as_bytes()).unwrap();
+        stream.write_all(&body).unwrap();
+        // A refusal closes the connection, perhaps with a reset after its answer.
+        let mut answer = Vec::new();
+        let mut piece = [0u8; 4096];
+        while let Ok(n @ 1..) = stream.read(&mut piece) {
+            answer.extend_from_slice(&piece[..n]);
+        }
+        String::from_utf8_lossy(&answer).into_owned()
+    };
+    let refused = ask(None);
+    let log = || std::fs::read_to_string(dir.join("proxy.log")).unwrap_or_default();
+    assert!(refused.starts_with("HTTP/1.1 401") && refused.contains("authentication_error"), "{refused}\n{}", log());
+    let answer = ask(Some(&token));
+    assert!(answer.starts_with("HTTP/1.1 200") && answer.contains("message_stop"), "{answer}");
+    child.kill().unwrap();
+    child.wait().unwrap();
 }

@@ -298,7 +298,7 @@ fn beyond_loopback_the_proxy_needs_a_team() {
     // Its four lines (address, base URLs, dashboard), read whole: a closed pipe would stop it.
     let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap()).lines().take(4).map(Result::unwrap).collect();
     let line = &lines[0];
-    let port = line.trim().strip_prefix("http://0.0.0.0:").expect(&line).to_owned();
+    let port = line.trim().strip_prefix("http://0.0.0.0:").expect(line).to_owned();
     let ask = |token: Option<&str>| {
         let body = anthropic("far");
         let mut request = format!(

@@ -57,6 +57,13 @@ pub fn refusal(host: &str, origin: Option<&str>) -> Option<String> {
     if !is_local_host(host) {
         return Some(format!("this server answers requests for 127.0.0.1 or localhost only, not for host `{host}`"));
     }
+    foreign_origin(host, origin)
+}
+
+/// Why a request from another site's page is refused (its `Origin` is not `http://{host}`):
+/// all [`refusal`] keeps of its rule for a server that listens beyond loopback in team mode,
+/// where every request needs a member's token, which a page of another host name never has.
+pub fn foreign_origin(host: &str, origin: Option<&str>) -> Option<String> {
     match origin {
         Some(origin) if !origin.eq_ignore_ascii_case(&format!("http://{host}")) => {
             Some(format!("this server answers its own pages only, not a request from `{origin}`"))

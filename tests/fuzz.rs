@@ -261,7 +261,7 @@ proptest! {
     /// directory, never a key's text.
     #[test]
     fn any_session_id_names_a_plain_trace((session, secret) in session_id()) {
-        let key = SessionKey { agent_session: Some(session), conversation: 7 };
+        let key = SessionKey { agent_session: Some(session), conversation: 7, person: None };
         let base = key.trace_base();
         prop_assert!(!base.is_empty() && base != "." && base != "..", "{:?}", base);
         prop_assert!(base.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')), "{:?}", base);

@@ -17,6 +17,9 @@ const liveLine = document.getElementById('live');
 const underProxy = location.pathname.startsWith('/workbench/');
 /** `?folder`: no server, the API of a folder picked here; `folder.api` once one is open. */
 const folder = new URLSearchParams(location.search).has('folder') ? { api: undefined, files: 0 } : undefined;
+/** Team mode: the member's token, kept for this tab only; sent with every API request. */
+const TOKEN_KEY = 'workbench-token';
+const TOKEN_HEADER = 'x-workbench-token';
 const state = { timer: 0, generation: 0, focusKey: '', shown: '', sort: { key: 'updated_at', ascending: false }, agent: '', day: '', rows: PAGE_ROWS, report: undefined, calls: undefined, expanded: new Map(), prompts: new Map(), compactions: undefined, openPrompts: new Set() };
 
 document.getElementById('search').addEventListener('submit', (event) => {
@@ -40,6 +43,7 @@ if (picking) {
   };
   picking.acceptDrops(folder.open, (message) => say(message, true));
 }
+signedIn();
 if (folder && !picking) say('This page opens a picked folder where the repository is served (npm run playground in bindings/).', true);
 else route(true);
 
@@ -52,14 +56,50 @@ async function api(path) {
     return body;
   }
   let response;
+  const token = sessionStorage.getItem(TOKEN_KEY);
   try {
-    response = await fetch(path, { headers: { accept: 'application/json' } });
+    response = await fetch(path, { headers: { accept: 'application/json', ...(token ? { [TOKEN_HEADER]: token } : {}) } });
   } catch {
     throw new Error('The server does not answer: is it still running? Trying again every 2 seconds.');
   }
   const body = await response.json().catch(() => ({}));
+  if (response.status === 401) throw Object.assign(new Error(body.error?.message ?? 'Sign in with your team token.'), { signIn: true, hadToken: Boolean(token) });
   if (!response.ok) throw new Error(body.error?.message ?? `The server answered ${response.status}.`);
   return body;
+}
+
+/** Team mode: the form that asks for a member's token (`workbench team add` printed it). */
+function signInView(generation, error) {
+  show(generation, `sign-in:${error.hadToken}`, () => [el('form', { id: 'sign-in', class: 'sign-in', onsubmit: (event) => {
+    event.preventDefault();
+    const token = event.target.elements.token.value.trim();
+    if (!token) return;
+    sessionStorage.setItem(TOKEN_KEY, token);
+    signedIn();
+    route(true);
+  } },
+  el('h2', {}, 'Sign in'),
+  el('p', {}, 'This store belongs to a team: its sessions are shown to their members. Paste the token ',
+    el('code', {}, 'workbench team add'), ' printed for you (it stays in this tab only).'),
+  error.hadToken ? el('p', { class: 'error', role: 'alert' }, error.message) : null,
+  el('label', { for: 'token' }, 'Team token '),
+  el('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off', placeholder: 'wbt_…', required: true }),
+  el('button', { type: 'submit' }, 'Sign in'))]);
+  say('');
+  live('');
+  setTimeout(() => document.getElementById('token')?.focus());
+}
+
+/** The header's way out once a token is kept. */
+function signedIn() {
+  document.getElementById('sign-out')?.remove();
+  if (!sessionStorage.getItem(TOKEN_KEY)) return;
+  document.querySelector('header').append(el('button', { type: 'button', id: 'sign-out', class: 'link', onclick: () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    signedIn();
+    Object.assign(state, { calls: undefined, report: undefined, compactions: undefined, prompts: new Map(), expanded: new Map() });
+    route(true);
+  } }, 'Sign out'));
 }
 
 /** Say something to the reader (a screen reader announces it): an error, or that it cleared. */
@@ -99,6 +139,10 @@ async function route(changed = false) {
     else await listView(generation);
     if (generation === state.generation && status.classList.contains('error')) say('');
   } catch (error) {
+    if (error.signIn) {
+      if (generation === state.generation) signInView(generation, error);
+      return;
+    }
     if (generation === state.generation) say(error.message, true);
   }
   if (generation !== state.generation) return;
@@ -166,6 +210,9 @@ const COLUMNS = [
   ['saving_usd', 'Cost, and what it saved', (s) => s.saving_text, true],
 ];
 
+/** Team mode: whose session it is. */
+const PERSON_COLUMN = ['person', 'Person', (s) => s.person || '–'];
+
 async function listView(generation) {
   const report = await api('api/stats');
   show(generation, JSON.stringify([report, state.sort, state.agent, state.day, state.rows]), () => {
@@ -178,13 +225,17 @@ async function listView(generation) {
     picked.sort((a, b) => (ascending ? order(a, b) : order(b, a)));
     const filter = (label, value, options, set) => el('label', {}, `${label} `, el('select', { 'data-focus-key': label, onchange: (e) => { set(e.target.value); state.shown = ''; route(); } },
       el('option', { value: '' }, 'all'), ...options.map((o) => el('option', { value: o, selected: o === value }, o || '(unnamed)'))));
-    const head = el('tr', {}, ...COLUMNS.map(([k, label, , numeric]) => el('th', {
+    const head = el('tr', {}, ...(report.sessions.some((s) => s.person) ? [COLUMNS[0], PERSON_COLUMN, ...COLUMNS.slice(1)] : COLUMNS).map(([k, label, , numeric]) => el('th', {
       class: numeric ? 'n' : '', scope: 'col', 'aria-sort': k === key ? (ascending ? 'ascending' : 'descending') : undefined },
     el('button', { type: 'button', 'data-focus-key': `sort-${k}`, onclick: () => { state.sort = { key: k, ascending: k === key ? !ascending : false }; route(); } }, label))));
-    const rows = picked.slice(0, state.rows).map((s) => el('tr', { 'data-trace': s.trace_id }, ...COLUMNS.map(([, , cell, numeric]) => el('td', { class: numeric ? 'n' : '' }, cell(s)))));
+    const columns = report.sessions.some((s) => s.person) ? [COLUMNS[0], PERSON_COLUMN, ...COLUMNS.slice(1)] : COLUMNS;
+    const rows = picked.slice(0, state.rows).map((s) => el('tr', { 'data-trace': s.trace_id }, ...columns.map(([, , cell, numeric]) => el('td', { class: numeric ? 'n' : '' }, cell(s)))));
     const dayRows = report.days.map((d) => el('tr', {}, el('td', {}, d.day), el('td', {}, d.agent || '–'), el('td', { class: 'n' }, String(d.sessions)),
       el('td', { class: 'n' }, String(d.calls)), el('td', { class: 'n' }, kilo(d.client_tokens)), el('td', { class: 'n' }, kilo(d.prompt_tokens)),
       el('td', { class: 'n' }, d.saving_text)));
+    const personRows = (report.people ?? []).map((p) => el('tr', {}, el('td', {}, p.day), el('td', {}, p.person), el('td', { class: 'n' }, String(p.sessions)),
+      el('td', { class: 'n' }, String(p.calls)), el('td', { class: 'n' }, kilo(p.client_tokens)), el('td', { class: 'n' }, kilo(p.prompt_tokens)),
+      el('td', { class: 'n' }, p.saving_text)));
     const modelRows = report.models.map((m) => el('tr', {}, el('td', {}, m.model || '–'), el('td', { class: 'n' }, String(m.sessions)),
       el('td', { class: 'n' }, String(m.calls + m.side_calls)), el('td', { class: 'n' }, kilo(m.client_tokens)), el('td', { class: 'n' }, kilo(m.prompt_tokens)),
       el('td', { class: 'n' }, m.saving_text)));
@@ -198,6 +249,9 @@ async function listView(generation) {
       el('h2', {}, 'By day and agent'),
       el('table', { id: 'days' }, el('thead', {}, el('tr', {}, ...['Day', 'Agent', 'Sessions', 'Calls', 'Agent sent', 'Provider got', 'Cost, and what it saved']
         .map((h, i) => el('th', { scope: 'col', class: i > 1 ? 'n' : '' }, h)))), el('tbody', {}, ...dayRows)),
+      ...(new Set(report.people?.map((p) => p.person)).size > 1 ? [el('h2', {}, 'By day and person'),
+        el('table', { id: 'people' }, el('thead', {}, el('tr', {}, ...['Day', 'Person', 'Sessions', 'Calls', 'Agent sent', 'Provider got', 'Cost, and what it saved']
+          .map((h, i) => el('th', { scope: 'col', class: i > 1 ? 'n' : '' }, h)))), el('tbody', {}, ...personRows))] : []),
       el('h2', {}, 'By model'),
       el('table', { id: 'models' }, el('thead', {}, el('tr', {}, ...['Model', 'Sessions', 'Calls', 'Agent sent', 'Provider got', 'Cost, and what it saved']
         .map((h, i) => el('th', { scope: 'col', class: i > 0 ? 'n' : '' }, h)))), el('tbody', {}, ...modelRows))];

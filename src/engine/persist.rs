@@ -25,7 +25,7 @@ use crate::store::load::{
 };
 use crate::store::query::GoalTreeView;
 use crate::store::records::{
-    AgentSnapshot, BRANCH_OF_KEY, BranchMeta, CONTINUES_KEY, CallPrompt, FALLBACKS_KEY, LogEntry, Part,
+    AgentSnapshot, BRANCH_OF_KEY, BranchMeta, CONTINUES_KEY, CallPrompt, FALLBACKS_KEY, LogEntry, PERSON_KEY, Part,
     STORE_FORMAT_VERSION, TraceMeta,
 };
 use crate::store::{Redactor, SessionEnd, check_id};
@@ -343,6 +343,7 @@ impl<H: Host> Engine<H> {
                 .get(FALLBACKS_KEY)
                 .and_then(|v| serde_json::from_value(v.clone()).ok())
                 .unwrap_or_default(),
+            person: state.trace.metadata.get(PERSON_KEY).and_then(Value::as_str).map(str::to_owned),
         };
         plan.replace_if_changed(dir.file(layout::META), &meta);
         let mut parts = Parts::new(&saved.parts, &store.redactor);

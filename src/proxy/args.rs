@@ -63,8 +63,12 @@ trace store.
                     (http://localhost:4318; overrides the config's proxy.otlp)
 ";
 
-/// The native CLI's LLM flags (the npm package's proxy has the embedded compactor only).
+/// The native CLI's own flags: `--listen` (the npm package's proxy listens on 127.0.0.1 only)
+/// and the LLM's (it has the embedded compactor only).
 const LLM_FLAGS: &str = "\
+  --listen ADDR:PORT  listen there instead of 127.0.0.1 (0.0.0.0:8787, say); an address other
+                    than loopback needs team mode: a member in the store's team.json
+                    (`workbench team add NAME --admin --store DIR`)
   --llm-url URL     an OpenAI-compatible endpoint for the compactor (the key from
   --llm-model NAME  WORKBENCH_LLM_API_KEY); without one the embedded compactor writes blocks
 ";
@@ -80,6 +84,8 @@ cuts at once.";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProxyArgs {
     pub port: u16,
+    /// `--listen ADDR:PORT`, over `--port` (the shell reads the address).
+    pub listen: Option<String>,
     /// `URL` (every API) or `NAME=URL` (`anthropic`, `openai`, `gemini`), in order.
     pub upstream: Vec<String>,
     pub store: String,
@@ -96,6 +102,7 @@ impl Default for ProxyArgs {
     fn default() -> Self {
         ProxyArgs {
             port: 8787,
+            listen: None,
             upstream: Vec::new(),
             store: ".trace".into(),
             window: None,
@@ -116,6 +123,7 @@ impl ProxyArgs {
         while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
             match arg {
                 Long("port") => parsed.port = number("--port", &value(&mut parser)?, 0, u16::MAX.into())?,
+                Long("listen") => parsed.listen = Some(value(&mut parser)?),
                 Long("upstream") => parsed.upstream.push(value(&mut parser)?),
                 Long("store") => parsed.store = value(&mut parser)?,
                 Long("window") => parsed.window = Some(number("--window", &value(&mut parser)?, 1, u32::MAX.into())?),

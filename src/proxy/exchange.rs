@@ -26,6 +26,7 @@ use super::reply::ReplyOutcome;
 use super::request::SessionKey;
 use super::route::Route;
 use super::session::CallRecord;
+use super::team::Team;
 
 /// A body longer than this is read off the shell's event loop (about a millisecond's parse).
 pub const READ_AWAY_BYTES: usize = 64 * 1024;
@@ -166,6 +167,8 @@ enum Stage {
 pub struct Exchange {
     head: RequestHead,
     route: Route,
+    /// The team member it signed in as (team mode).
+    person: Option<String>,
     stage: Stage,
     /// Why it is forwarded as it came (`None`: managed).
     why: Option<String>,
@@ -188,10 +191,23 @@ pub struct Exchange {
 impl Exchange {
     /// A request with `head`, arriving while the proxy runs or (`stopping`) stops.
     pub fn begin(gateway: &Gateway, head: RequestHead, stopping: bool) -> (Exchange, Vec<Effect>) {
+        Exchange::begin_signed(gateway, head, stopping, None)
+    }
+
+    /// [`Exchange::begin`] in team mode when `team` is given: the request must sign in
+    /// ([`Gateway::sign_in`]) or is answered 401, before its body is read.
+    pub fn begin_signed(
+        gateway: &Gateway,
+        mut head: RequestHead,
+        stopping: bool,
+        team: Option<&Team>,
+    ) -> (Exchange, Vec<Effect>) {
+        let signed = team.map(|team| gateway.sign_in(&mut head, team)).transpose();
         let route = gateway.route(&head);
         let mut exchange = Exchange {
             head,
             route,
+            person: None,
             stage: Stage::Body,
             why: None,
             side: None,
@@ -204,10 +220,13 @@ impl Exchange {
             responded: false,
             unanswered: None,
         };
-        let refusal = match gateway.forbidden(&exchange.head, route) {
-            Some(answer) => Err(answer),
-            None if stopping => Err(gateway.stopping(&exchange.head, route)),
-            None => gateway.admit(&exchange.head, route),
+        let refusal = match (gateway.forbidden(&exchange.head, route), signed) {
+            (Some(answer), _) | (None, Err(answer)) => Err(answer),
+            (None, Ok(_)) if stopping => Err(gateway.stopping(&exchange.head, route)),
+            (None, Ok(person)) => {
+                exchange.person = person;
+                gateway.admit(&exchange.head, route)
+            }
         };
         let effects = match refusal {
             Ok(limit) => vec![Effect::ReadBody { limit, timeout_ms: gateway.limits().body_timeout_ms }],
@@ -228,6 +247,11 @@ impl Exchange {
     /// ended at `end_ms`: what `--otlp` exports.
     pub fn span(&self, record: &CallRecord, end_ms: u64) -> super::telemetry::CallSpan {
         super::telemetry::call_span(record, &record.trace_id, self.route.provider(), end_ms)
+    }
+
+    /// The team member the request signed in as (team mode), for [`Gateway::read_as`].
+    pub fn person(&self) -> Option<&str> {
+        self.person.as_deref()
     }
 
     /// A managed exchange's conversation.
@@ -701,6 +725,48 @@ mod tests {
     }
 
     #[test]
+    fn in_team_mode_a_request_signs_in_or_is_refused_401_before_its_body() {
+        let gateway = gateway();
+        let token = crate::proxy::team::token_from(&[5; 32]);
+        let mut team = Team::default();
+        team.add("alice", &token, false, 1).unwrap();
+        let anthropic = [("x-api-key", "k")];
+        let (_, effects) = Exchange::begin_signed(&gateway, head("/v1/messages", &anthropic), false, Some(&team));
+        let [Effect::Log { line }, Effect::Answer { status: 401, body, close: true, .. }, Effect::Done] = &effects[..]
+        else {
+            panic!("{effects:?}")
+        };
+        assert_eq!(line, "workbench proxy: POST /v1/messages: refused, no token");
+        assert!(body.contains(r#""type":"authentication_error""#), "Anthropic's shape: {body}");
+        // The token's path prefix: taken off, never logged, the rest routed.
+        let target = format!("/t/{token}/v1/chat/completions?x=1");
+        let (mut exchange, effects) = Exchange::begin_signed(&gateway, head(&target, &[]), false, Some(&team));
+        assert!(matches!(&effects[..], [Effect::ReadBody { .. }]), "{effects:?}");
+        assert_eq!((exchange.head().target.as_str(), exchange.person()), ("/v1/chat/completions?x=1", Some("alice")));
+        let effects = exchange.step(&gateway, Event::BodyRead { bytes: 10 });
+        assert_eq!(effects, vec![Effect::Read { away: false }]);
+        let (verdict, _) =
+            gateway.read_as(exchange.head(), exchange.route(), MESSAGES.as_bytes(), exchange.person()).into_parts();
+        let Verdict::Manage { key } = verdict else { panic!("{verdict:?}") };
+        assert_eq!(key.person.as_deref(), Some("alice"));
+        // The header's token: taken off the head (it never crosses).
+        let signed = [("x-workbench-token", token.as_str()), ("x-api-key", "k")];
+        let (exchange, _) = Exchange::begin_signed(&gateway, head("/v1/messages", &signed), false, Some(&team));
+        assert!(exchange.head().header("x-workbench-token").is_none());
+        team.revoke("alice", 2).unwrap();
+        let bad = format!("/t/{token}/v1beta/models/g:generateContent");
+        let (_, effects) = Exchange::begin_signed(&gateway, head(&bad, &[]), false, Some(&team));
+        let [Effect::Log { line }, Effect::Answer { status: 401, body, .. }, Effect::Done] = &effects[..] else {
+            panic!("{effects:?}")
+        };
+        assert!(!line.contains(&token) && !body.contains(&token), "{line} {body}");
+        assert!(body.contains("UNAUTHENTICATED") && line.ends_with("refused, a revoked token"), "{line} {body}");
+        // Without a team, nothing changes.
+        let (exchange, effects) = Exchange::begin_signed(&gateway, head("/v1/messages", &[]), false, None);
+        assert!(matches!(&effects[..], [Effect::ReadBody { .. }]) && exchange.person().is_none());
+    }
+
+    #[test]
     fn an_unexpected_event_ends_the_exchange_with_an_answer_or_a_closed_connection() {
         let gateway = gateway();
         let (mut exchange, _) = Exchange::begin(&gateway, head("/v1/messages", &[]), false);
@@ -717,7 +783,7 @@ mod tests {
 
     #[test]
     fn events_and_effects_cross_as_plain_data() {
-        let key = SessionKey { agent_session: Some("s".into()), conversation: u64::MAX };
+        let key = SessionKey { agent_session: Some("s".into()), conversation: u64::MAX, person: None };
         let effect = Effect::TakeTurn { key };
         let json = serde_json::to_string(&effect).unwrap();
         assert_eq!(json, r#"{"effect":"take_turn","key":{"agent_session":"s","conversation":"ffffffffffffffff"}}"#);

@@ -16,6 +16,7 @@ use super::report::{self, Totals};
 use super::request::{ClientRequest, SessionKey};
 use super::route::{DASHBOARD_PATH, Format, HeaderHints, Provider, Route, classify};
 use super::session::CallRecord;
+use super::team::{TOKEN_HEADER, Team, presented};
 use super::upstreams::{Upstreams, origin, without_credentials};
 use crate::config::{Config, ProxyConfig};
 use crate::tokens::TokenCounter;
@@ -167,10 +168,11 @@ impl Failure {
 /// A header that crosses the proxy toward the upstream: not hop-by-hop, not recomputed.
 /// `plain`: the shell wants the reply uncompressed (it reads a managed reply as it passes, or
 /// its client would decode it anyway), so the agent's `accept-encoding` stays behind.
-/// The proxy's own header ([`UNMANAGED_HEADER`]) never crosses.
+/// The proxy's own headers ([`UNMANAGED_HEADER`], the team token's) never cross.
 pub fn passes_to_upstream(name: &str, plain: bool) -> bool {
     let compression = plain && name.eq_ignore_ascii_case("accept-encoding");
-    !(is_hop_by_hop(name) || compression || name.eq_ignore_ascii_case(UNMANAGED_HEADER))
+    let own = name.eq_ignore_ascii_case(UNMANAGED_HEADER) || name.eq_ignore_ascii_case(TOKEN_HEADER);
+    !(is_hop_by_hop(name) || compression || own)
 }
 
 /// A request with this header at `off` goes upstream as the agent sent it (`x-workbench: off`).
@@ -212,6 +214,8 @@ pub struct Gateway {
     /// The latest one-shots of agents that send no session id, by conversation key name: a
     /// text-protocol agent's first call is one until its next call continues it (#26).
     one_shots: Mutex<VecDeque<(String, CallRecord)>>,
+    /// Team mode beyond loopback: any `Host` is answered (an `Origin` must still be its own).
+    any_host: bool,
 }
 
 /// How many recent one-shots the gateway keeps for the conversations they may open.
@@ -228,7 +232,15 @@ impl Gateway {
             counter: TokenCounter::new(config.encoding),
             totals: Mutex::default(),
             one_shots: Mutex::default(),
+            any_host: false,
         }
+    }
+
+    /// The gateway of a proxy listening beyond loopback, in team mode: requests for any host
+    /// name are answered (the team's tokens guard them), another site's `Origin` still is not.
+    pub fn answering_any_host(mut self) -> Gateway {
+        self.any_host = true;
+        self
     }
 
     /// What the lines and the proxy's own errors start with: `workbench proxy`.
@@ -301,6 +313,12 @@ impl Gateway {
     /// answer). Reading a managed request's body is the engine's heaviest step outside a session:
     /// a shell with threads runs it off its event loop.
     pub fn read(&self, head: &RequestHead, route: Route, body: &[u8]) -> Decision {
+        self.read_as(head, route, body, None)
+    }
+
+    /// [`Gateway::read`] for a request `person` signed in (team mode): their conversations are
+    /// theirs ([`SessionKey::person`]).
+    pub fn read_as(&self, head: &RequestHead, route: Route, body: &[u8], person: Option<&str>) -> Decision {
         let format = match route {
             Route::Managed(format) => format,
             Route::Passthrough { why, .. } => return Decision::Forward { route, why: why.into(), side: None },
@@ -312,7 +330,7 @@ impl Gateway {
             Ok(mut request) => {
                 request.agent = agent_name(head.header("user-agent").unwrap_or(""), &request.system_text);
                 let header_session = SESSION_HEADERS.iter().find_map(|h| head.header(h));
-                let key = request.session_key(header_session);
+                let key = request.session_key(header_session, person);
                 if self.limits.side_calls && request.is_side_call() {
                     let tokens = request.tokens(&self.counter);
                     let record = CallRecord {
@@ -432,9 +450,30 @@ impl Gateway {
     /// holds on every route). A request without a `Host` (HTTP/1.0, no browser) passes.
     pub fn forbidden(&self, head: &RequestHead, route: Route) -> Option<Answer> {
         let host = head.header("host")?;
-        let why = crate::dashboard::refusal(host, head.header("origin"))?;
+        let why = if self.any_host {
+            crate::dashboard::foreign_origin(host, head.header("origin"))?
+        } else {
+            crate::dashboard::refusal(host, head.header("origin"))?
+        };
         let line = format!("{} {}: refused, {why}", head.method, head.path());
         Some(self.answer(route, 403, &why, &line))
+    }
+
+    /// Team mode: sign `head` in with the token it carries (the `x-workbench-token` header, or
+    /// the base URL's prefix `/t/<token>`). The prefix comes off the target and the header off
+    /// the head whatever the outcome, so neither is routed, forwarded or logged. A live
+    /// member's name, or a 401 in the provider's shape.
+    pub fn sign_in(&self, head: &mut RequestHead, team: &Team) -> Result<String, Answer> {
+        let (token, target) = presented(&head.target, head.header(TOKEN_HEADER));
+        head.target = target;
+        head.headers.retain(|(name, _)| !name.eq_ignore_ascii_case(TOKEN_HEADER));
+        match team.sign_in(token.as_deref()) {
+            Ok(member) => Ok(member.name.clone()),
+            Err(error) => {
+                let line = format!("{} {}: refused, {}", head.method, head.path(), error.reason());
+                Err(self.answer(self.route(head), 401, &error.message(), &line))
+            }
+        }
     }
 
     /// The answer to a request that arrives while the proxy stops.

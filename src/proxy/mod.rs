@@ -41,6 +41,7 @@ pub mod sse;
 pub mod stats;
 mod subagents;
 pub mod table;
+pub mod team;
 pub mod telemetry;
 pub mod upstreams;
 pub mod wire;

@@ -221,8 +221,9 @@ impl ClientRequest {
         self.tools.is_empty() && !self.messages.iter().any(ClientMessage::is_assistant)
     }
 
-    /// The key of the conversation this request continues (see [`SessionKey`]).
-    pub fn session_key(&self, header_session: Option<&str>) -> SessionKey {
+    /// The key of the conversation this request continues (see [`SessionKey`]), for `person`
+    /// (team mode's signed-in member).
+    pub fn session_key(&self, header_session: Option<&str>, person: Option<&str>) -> SessionKey {
         let agent_session =
             self.agent_session.clone().or_else(|| header_session.map(str::to_owned)).filter(|s| !s.trim().is_empty());
         let mut seed = format!("{}\u{1}", self.format.name());
@@ -237,14 +238,15 @@ impl ClientRequest {
                 seed.push_str(&tool.name);
             }
         }
-        SessionKey { agent_session, conversation: xxh3_64(seed.as_bytes()) }
+        SessionKey { agent_session, conversation: xxh3_64(seed.as_bytes()), person: person.map(str::to_owned) }
     }
 }
 
 /// Which conversation a request belongs to: the agent's session id when it sends one (Claude
 /// Code's `metadata.user_id`, an `x-session-id`-like header) and a hash of the first message
 /// (which tells a session's sub-agents apart); without a session id, the hash also covers the
-/// system prompt and the tools' names.
+/// system prompt and the tools' names. In team mode, the member who sent it too: two people's
+/// identical conversations are two sessions.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
 pub struct SessionKey {
@@ -253,6 +255,10 @@ pub struct SessionKey {
     #[serde(with = "hex_u64")]
     #[cfg_attr(test, ts(type = "string"))]
     pub conversation: u64,
+    /// The team member who signed the request in (team mode only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub person: Option<String>,
 }
 
 /// A `u64` as 16 hex digits.
@@ -270,16 +276,26 @@ mod hex_u64 {
 }
 
 impl SessionKey {
-    /// The key as a map's name: the agent's session id and the conversation's hash.
+    /// The key as a map's name: the agent's session id and the conversation's hash, after the
+    /// person's name in team mode.
     pub fn name(&self) -> String {
-        format!("{}\u{1}{:016x}", self.agent_session.as_deref().unwrap_or(""), self.conversation)
+        let person = self.person.as_ref().map(|p| format!("{p}\u{2}")).unwrap_or_default();
+        format!("{person}{}\u{1}{:016x}", self.agent_session.as_deref().unwrap_or(""), self.conversation)
     }
 
     /// The trace id the key's first conversation is saved under: the agent's session id made a
     /// plain name (letters, digits, `-`, `_`, `.`; at most 64 characters), else `proxy-<hash>`;
     /// also when the id looks like a secret (a key pasted as a session id never becomes a
-    /// directory's name).
+    /// directory's name). In team mode, after the person's name and a dot (`alice.proxy-…`: a
+    /// name has no dot, so no two people's bases meet).
     pub fn trace_base(&self) -> String {
+        match &self.person {
+            Some(person) => format!("{person}.{}", self.agent_base()),
+            None => self.agent_base(),
+        }
+    }
+
+    fn agent_base(&self) -> String {
         let hashed = format!("proxy-{:016x}", self.conversation);
         match &self.agent_session {
             Some(session) if !looks_secret(session) => {
@@ -344,24 +360,31 @@ mod tests {
             br#"{"messages":[{"content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}],"role":"user"}],"model":"m"}"#,
         );
         assert_eq!(a.fingerprints(), b.fingerprints());
-        assert_eq!(a.session_key(None), b.session_key(None));
+        assert_eq!(a.session_key(None, None), b.session_key(None, None));
+        let (alice, bob) = (a.session_key(None, Some("alice")), a.session_key(None, Some("bob")));
+        assert_ne!(alice.name(), bob.name(), "two people's identical conversations are two sessions");
+        assert_ne!(alice.name(), a.session_key(None, None).name());
+        assert_eq!(alice.trace_base(), format!("alice.{}", a.session_key(None, None).trace_base()));
         let c = parse(br#"{"model":"m","messages":[{"role":"user","content":"ho"}]}"#);
         assert_ne!(a.fingerprints(), c.fingerprints());
     }
 
     #[test]
     fn trace_bases_are_plain_names() {
-        let key = SessionKey { agent_session: Some("2e0b/../x y".into()), conversation: 7 };
+        let key = SessionKey { agent_session: Some("2e0b/../x y".into()), conversation: 7, person: None };
         assert_eq!(key.trace_base(), "2e0b-..-x-y");
-        let key = SessionKey { agent_session: None, conversation: 255 };
+        let key = SessionKey { agent_session: None, conversation: 255, person: None };
         assert_eq!(key.trace_base(), "proxy-00000000000000ff");
-        let key = SessionKey { agent_session: Some("..".into()), conversation: 1 };
+        let key = SessionKey { agent_session: Some("..".into()), conversation: 1, person: None };
         assert_eq!(key.trace_base(), "proxy-0000000000000001");
-        let key =
-            SessionKey { agent_session: Some("sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123".into()), conversation: 2 };
+        let key = SessionKey {
+            agent_session: Some("sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123".into()),
+            conversation: 2,
+            person: None,
+        };
         assert_eq!(key.trace_base(), "proxy-0000000000000002", "a key is never a directory's name");
         for secret in ["gsk_abcdefghijklmnopqrstuvwxyz0123456789AB", "xai-abcdefghijklmnopqrstuvwxyz0123456789AB"] {
-            let key = SessionKey { agent_session: Some(secret.into()), conversation: 3 };
+            let key = SessionKey { agent_session: Some(secret.into()), conversation: 3, person: None };
             assert_eq!(key.trace_base(), "proxy-0000000000000003", "Groq's and xAI's keys too: {secret}");
         }
     }

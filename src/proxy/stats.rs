@@ -253,6 +253,9 @@ pub struct SessionStats {
     pub branches: Vec<String>,
     /// The agent as the proxy named it, or empty.
     pub agent: String,
+    /// The team member whose session it is (team mode).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
     /// The user's words: the first trace's mission.
     pub title: String,
     pub status: String,
@@ -276,6 +279,15 @@ pub struct DayStats {
     pub totals: Totals,
 }
 
+/// A day's and a team member's sums (team mode).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PersonDayStats {
+    pub day: String,
+    pub person: String,
+    #[serde(flatten)]
+    pub totals: Totals,
+}
+
 /// A model's sums (`sessions`: those that called it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ModelStats {
@@ -291,6 +303,9 @@ pub struct StatsReport {
     pub sessions: Vec<SessionStats>,
     /// By day (newest first), then agent.
     pub days: Vec<DayStats>,
+    /// By day (newest first), then team member: sessions of team mode only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub people: Vec<PersonDayStats>,
     /// By model, in name order.
     pub models: Vec<ModelStats>,
     pub total: Totals,
@@ -352,10 +367,14 @@ pub fn stats(traces: &[TraceCalls], since: Option<&str>) -> StatsReport {
         .collect();
     sessions.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then_with(|| a.trace_id.cmp(&b.trace_id)));
     let mut days: BTreeMap<(String, String), Totals> = BTreeMap::new();
+    let mut people: BTreeMap<(String, String), Totals> = BTreeMap::new();
     let mut models: BTreeMap<String, Totals> = BTreeMap::new();
     let mut total = Totals::default();
     for s in &sessions {
         days.entry((s.day.clone(), s.agent.clone())).or_default().add(&s.totals);
+        if let Some(person) = &s.person {
+            people.entry((s.day.clone(), person.clone())).or_default().add(&s.totals);
+        }
         for (model, totals) in &s.models {
             models.entry(model.clone()).or_default().add(totals);
         }
@@ -365,7 +384,10 @@ pub fn stats(traces: &[TraceCalls], since: Option<&str>) -> StatsReport {
     let mut days: Vec<DayStats> =
         days.into_iter().map(|((day, agent), totals)| DayStats { day, agent, totals }).collect();
     days.sort_by(|a, b| b.day.cmp(&a.day).then_with(|| a.agent.cmp(&b.agent)));
-    StatsReport { sessions, days, models, total, notes: Vec::new() }
+    let mut people: Vec<PersonDayStats> =
+        people.into_iter().map(|((day, person), totals)| PersonDayStats { day, person, totals }).collect();
+    people.sort_by(|a, b| b.day.cmp(&a.day).then_with(|| a.person.cmp(&b.person)));
+    StatsReport { sessions, days, people, models, total, notes: Vec::new() }
 }
 
 /// The session whose newest trace is `newest`, its earlier parts followed back (each once), with
@@ -406,6 +428,7 @@ fn session(
         earlier: parts[..parts.len() - 1].iter().map(|p| p.meta.trace_id.clone()).collect(),
         branches: ran.iter().map(|b| b.meta.trace_id.clone()).collect(),
         agent: agent.unwrap_or_default().to_owned(),
+        person: newest.meta.person.clone(),
         title: first.meta.mission.clone(),
         status: newest.meta.status.clone(),
         started_at: first.meta.created_at,
@@ -457,6 +480,7 @@ mod tests {
             continues: continues.map(str::to_owned),
             branch_of: None,
             fallbacks: Vec::new(),
+            person: None,
         }
     }
 
@@ -620,5 +644,35 @@ mod tests {
             json["expected_cached_share"].is_f64() && json.get("totals").is_none() && json.get("models").is_none(),
             "{json}"
         );
+    }
+
+    #[test]
+    fn team_sessions_are_summed_by_day_and_person() {
+        const DAY: u64 = 86_400_000;
+        let of = |id: &str, at: u64, person: Option<&str>| TraceCalls {
+            meta: TraceMeta { person: person.map(str::to_owned), ..meta(id, at, None) },
+            calls: vec![call(1000, 800, 0, false)],
+        };
+        let traces = vec![
+            of("alice.a", 20_000 * DAY, Some("alice")),
+            of("alice.b", 20_000 * DAY + 9, Some("alice")),
+            of("bob.a", 20_000 * DAY, Some("bob")),
+            of("bob.b", 20_001 * DAY, Some("bob")),
+            of("solo", 20_001 * DAY, None),
+        ];
+        let report = stats(&traces, None);
+        let people: Vec<(&str, &str, usize, u64)> = report
+            .people
+            .iter()
+            .map(|p| (p.day.as_str(), p.person.as_str(), p.totals.sessions, p.totals.client_tokens))
+            .collect();
+        assert_eq!(
+            people,
+            [("2024-10-05", "bob", 1, 1000), ("2024-10-04", "alice", 2, 2000), ("2024-10-04", "bob", 1, 1000)]
+        );
+        assert!(stats(&traces[4..], None).people.is_empty(), "no team, no rows");
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["people"][0]["person"].as_str(), Some("bob"));
+        assert_eq!(json["sessions"][0]["person"].as_str(), Some("bob"));
     }
 }

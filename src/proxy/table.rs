@@ -83,7 +83,7 @@ mod tests {
     use super::*;
 
     fn key(n: u64) -> SessionKey {
-        SessionKey { agent_session: None, conversation: n }
+        SessionKey { agent_session: None, conversation: n, person: None }
     }
 
     #[test]
@@ -105,7 +105,8 @@ mod tests {
 
     #[test]
     fn a_side_call_finds_the_latest_conversation_of_its_session() {
-        let of = |session: &str, n: u64| SessionKey { agent_session: Some(session.into()), conversation: n };
+        let of =
+            |session: &str, n: u64| SessionKey { agent_session: Some(session.into()), conversation: n, person: None };
         let mut table = SessionTable::new(8);
         table.touch(&of("s", 5), || "five", |_, _| false);
         table.touch(&of("s", 6), || "six", |_, _| false);

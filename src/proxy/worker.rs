@@ -22,7 +22,7 @@ use crate::host::Host;
 use crate::store::layout::PROXY_LOCK;
 use crate::store::load::read_optional;
 use crate::store::recover::mark_interrupted;
-use crate::store::{BRANCH_OF_KEY, CONTINUES_KEY};
+use crate::store::{BRANCH_OF_KEY, CONTINUES_KEY, PERSON_KEY};
 
 /// What the workers of one proxy share (on several threads natively).
 #[derive(Debug, Default)]
@@ -146,6 +146,9 @@ impl<H: Host + Clone> Worker<H> {
             // The agent compacted its own history: the session goes on from the one before.
             if n > 1 && request.continues_a_compacted_history() {
                 engine.set_metadata(CONTINUES_KEY, numbered(&base, n - 1).into());
+            }
+            if let Some(person) = &key.person {
+                engine.set_metadata(PERSON_KEY, person.as_str().into());
             }
             // A sub-agent the agent started: a branch of its caller's session.
             if let Some(caller) = self.shared.spawns.claim(&request.opening_text()) {

@@ -94,6 +94,22 @@ enum Route {
     Search { needle: Needle, limit: usize },
 }
 
+impl Route {
+    /// The trace a route reads, if one.
+    fn trace_id(&self) -> Option<&str> {
+        match self {
+            Route::Traces | Route::Stats { .. } | Route::Search { .. } => None,
+            Route::Trace(id) | Route::Compactions(id) => Some(id),
+            Route::Messages { trace_id, .. }
+            | Route::Branch { trace_id, .. }
+            | Route::Events { trace_id, .. }
+            | Route::Calls { trace_id, .. }
+            | Route::Prompt { trace_id, .. }
+            | Route::Originals { trace_id, .. } => Some(trace_id),
+        }
+    }
+}
+
 /// The answer to `method path?query` (`path` as it came, percent-encoded; `query` without its
 /// `?`), read from `store`.
 pub async fn answer<H: Host>(store: &TraceStore<'_, H>, method: &str, path: &str, query: &str) -> ApiReply {
@@ -112,6 +128,9 @@ pub async fn answer<H: Host>(store: &TraceStore<'_, H>, method: &str, path: &str
 }
 
 async fn read<H: Host>(store: &TraceStore<'_, H>, route: Route) -> Result<ApiReply> {
+    if let Some(trace_id) = route.trace_id() {
+        store.check_visible(trace_id).await?;
+    }
     Ok(match route {
         Route::Traces => ApiReply::json(&store.list_traces().await?),
         Route::Trace(id) => ApiReply::json(&store.trace(&id).await?),

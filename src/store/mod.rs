@@ -27,7 +27,7 @@ pub use lookup::{Needle, Original, Originals, PromptPage, SearchHit, SearchPage,
 pub use query::{BranchDetail, CallsPage, EventsPage, GoalMessages, GoalTreeView, TraceDetail, TraceList, TraceStore};
 pub use records::{
     AgentSnapshot, BRANCH_OF_KEY, BranchMeta, BranchOf, CONTINUES_KEY, FALLBACKS_KEY, Fallback, INTERRUPTED, LogEntry,
-    STORE_FORMAT_VERSION, SessionEnd, TraceMeta,
+    PERSON_KEY, STORE_FORMAT_VERSION, SessionEnd, TraceMeta,
 };
 pub use redact::Redactor;
 pub use status::{IDLE_MS, shown_status};

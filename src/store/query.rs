@@ -147,12 +147,34 @@ pub struct CallsPage {
 pub struct TraceStore<'h, H: Host> {
     pub(super) host: &'h H,
     pub(super) root: String,
+    /// Team mode: only this member's traces are seen ([`TraceStore::only_person`]).
+    pub(super) person: Option<String>,
 }
 
 impl<'h, H: Host> TraceStore<'h, H> {
     pub fn new(host: &'h H, root: &str) -> Result<Self> {
         check_root(root)?;
-        Ok(TraceStore { host, root: root.to_owned() })
+        Ok(TraceStore { host, root: root.to_owned(), person: None })
+    }
+
+    /// The store as team member `person` sees it: their traces only (`meta.json`'s `person`);
+    /// another's is not found, as if it did not exist.
+    pub fn only_person(mut self, person: &str) -> Self {
+        self.person = Some(person.to_owned());
+        self
+    }
+
+    /// Whether `trace_id` is one this store shows: every trace, or the member's own. Another
+    /// member's trace is refused as not found, in the words a missing one is.
+    pub async fn check_visible(&self, trace_id: &str) -> Result<()> {
+        let Some(person) = &self.person else { return Ok(()) };
+        let dir = TraceDir::new(&self.root, trace_id)?;
+        let meta = super::load::read_meta(self.host, &dir, trace_id).await?;
+        if meta.person.as_deref() == Some(person.as_str()) {
+            return Ok(());
+        }
+        let path = dir.file(layout::META);
+        Err(HostError::new(HostErrorKind::NotFound, format!("no trace `{trace_id}` (no {path})")).into())
     }
 
     /// Every trace under the root, newest first; a directory without a readable `meta.json`
@@ -170,6 +192,11 @@ impl<'h, H: Host> TraceStore<'h, H> {
                 Ok(meta) => list.traces.push(meta),
                 Err(e) => list.notes.push(format!("{}: {e}", entry.name)),
             }
+        }
+        if let Some(person) = &self.person {
+            // A member sees their own traces, and no note naming another's.
+            list.traces.retain(|meta| meta.person.as_deref() == Some(person.as_str()));
+            list.notes.clear();
         }
         list.traces.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| a.trace_id.cmp(&b.trace_id)));
         Ok(list)

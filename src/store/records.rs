@@ -47,6 +47,10 @@ pub struct TraceMeta {
     /// sent again as the agent's own: their cause is to be found.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fallbacks: Vec<Fallback>,
+    /// The team member whose session it is (team mode: the proxy's signed-in person).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub person: Option<String>,
 }
 
 /// A call sent as the agent's own after the upstream refused the engine's form of it.
@@ -64,6 +68,10 @@ pub const FALLBACKS_KEY: &str = "fallbacks";
 /// The key of `Trace::metadata` that names the trace a session goes on from (`meta.json`'s
 /// `continues`).
 pub const CONTINUES_KEY: &str = "continues";
+
+/// The key of `Trace::metadata` that names the team member whose session it is (`meta.json`'s
+/// `person`).
+pub const PERSON_KEY: &str = "person";
 
 /// The key of `Trace::metadata` that holds `meta.json`'s `branch_of`.
 pub const BRANCH_OF_KEY: &str = "branch_of";

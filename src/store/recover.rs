@@ -70,5 +70,6 @@ async fn adopted<H: Host>(host: &H, dir: &TraceDir, id: &str) -> Result<TraceMet
         continues: None,
         branch_of: None,
         fallbacks: Vec::new(),
+        person: None,
     })
 }

@@ -203,6 +203,10 @@ pub fn parse_proxy_args(args: Vec<String>) -> Result<JsValue, JsValue> {
         help: bool,
     }
     let a = ProxyArgs::parse(args).map_err(|message| js_error("invalid_input", &message))?;
+    if a.listen.is_some() {
+        let why = "--listen: this proxy listens on 127.0.0.1 only (team mode, and listening elsewhere, are `workbench proxy`'s)";
+        return Err(js_error("invalid_input", why));
+    }
     to_js_value(&ArgsJs {
         port: a.port,
         upstream: a.upstream,

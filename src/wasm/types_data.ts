@@ -1242,7 +1242,8 @@ export type Role = "system" | "user" | "assistant" | "tool" | "summary" | "obser
  * Which conversation a request belongs to: the agent's session id when it sends one (Claude
  * Code's `metadata.user_id`, an `x-session-id`-like header) and a hash of the first message
  * (which tells a session's sub-agents apart); without a session id, the hash also covers the
- * system prompt and the tools' names.
+ * system prompt and the tools' names. In team mode, the member who sent it too: two people's
+ * identical conversations are two sessions.
  */
 export type SessionKey = {
   agent_session: string | null,
@@ -1250,6 +1251,10 @@ export type SessionKey = {
    * A hash; 16 hex digits in its serde form (JavaScript's numbers hold 53 bits).
    */
   conversation: string,
+  /**
+   * The team member who signed the request in (team mode only).
+   */
+  person?: string,
 };
 
 /**
@@ -1493,6 +1498,10 @@ export type TraceMeta = {
    * sent again as the agent's own: their cause is to be found.
    */
   fallbacks?: Array<Fallback>,
+  /**
+   * The team member whose session it is (team mode: the proxy's signed-in person).
+   */
+  person?: string,
 };
 
 /**

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::{compress, count, dump, llm_check, prompt, proxy, replay, serve, stats};
+use crate::{compress, count, dump, llm_check, prompt, proxy, replay, serve, stats, team};
 use context_workbench::Config;
 use context_workbench::proxy::args::config_from_file;
 use context_workbench::tokens::Encoding;
@@ -133,6 +133,12 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Team mode's members (#49), kept in the store's `team.json`: with a member, the proxy and
+    /// the dashboard ask every request for a member's token, and each session names its person.
+    Team {
+        #[command(subcommand)]
+        action: TeamCommand,
+    },
     /// Print one call's prompt as the model received it (the newest call's by default): its
     /// tokens, cached share and rewrites, then each message with its role, layer and original.
     Prompt {
@@ -159,6 +165,32 @@ enum Command {
         /// Print JSON (`{"trace": {…}, "steps": [{…, "children": […]}]}`) instead of text.
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum TeamCommand {
+    /// Add a member and print their token, once (only its SHA-256 is kept).
+    Add {
+        /// 1 to 32 lowercase letters, digits, `-` or `_`.
+        name: String,
+        /// An admin's token shows every member's sessions on the dashboard.
+        #[arg(long)]
+        admin: bool,
+        /// The trace store whose team it is (the proxy's `--store`).
+        #[arg(long, default_value = ".trace", value_name = "DIR")]
+        store: PathBuf,
+    },
+    /// Revoke a member's token; their row and their sessions stay.
+    Revoke {
+        name: String,
+        #[arg(long, default_value = ".trace", value_name = "DIR")]
+        store: PathBuf,
+    },
+    /// The members: name, admin, when added and revoked (never a token or its hash).
+    List {
+        #[arg(long, default_value = ".trace", value_name = "DIR")]
+        store: PathBuf,
     },
 }
 
@@ -190,6 +222,11 @@ pub fn main() -> ExitCode {
         Command::Dump { root, trace, json } => dump::run(&config, &root, trace.as_deref(), json),
         Command::Prompt { root, trace, call, json } => prompt::run(&root, trace.as_deref(), call, json),
         Command::Stats { root, since, json } => stats::run(&root, since.as_deref(), json),
+        Command::Team { action } => match action {
+            TeamCommand::Add { name, admin, store } => team::run(&store, team::Action::Add { name, admin }),
+            TeamCommand::Revoke { name, store } => team::run(&store, team::Action::Revoke { name }),
+            TeamCommand::List { store } => team::run(&store, team::Action::List),
+        },
     }
 }
 

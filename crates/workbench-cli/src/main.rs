@@ -17,6 +17,8 @@ mod signal;
 mod stats;
 mod store;
 mod sweep;
+mod team;
+mod team_file;
 
 fn main() -> std::process::ExitCode {
     cli::main()

@@ -1,6 +1,6 @@
 //! `workbench stats [STORE] [--since DAY] [--json]`: what the proxy's sessions under a trace
 //! root cost and saved, a row per session (a conversation the agent compacted itself is one),
-//! then per day and agent, then in all. The figures are the engine's (`proxy::stats`); this
+//! then per day and agent (and person, in team mode), then in all. The figures are the engine's (`proxy::stats`); this
 //! reads the store and prints. Read-only.
 
 use std::path::Path;
@@ -66,6 +66,12 @@ fn table(report: &StatsReport, root: &Path) -> String {
     out.push_str("By day and agent:\n");
     for d in &report.days {
         out.push_str(&row(&d.day, &d.agent, &sessions(&d.totals), "", &figures(&d.totals)));
+    }
+    if !report.people.is_empty() {
+        out.push_str("By day and person (team mode):\n");
+        for p in &report.people {
+            out.push_str(&row(&p.day, &p.person, &sessions(&p.totals), "", &figures(&p.totals)));
+        }
     }
     out.push_str("By model:\n");
     for m in &report.models {

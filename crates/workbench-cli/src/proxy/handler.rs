@@ -19,6 +19,7 @@ use super::log::Log;
 use super::sessions::{Registry, Turn};
 use super::telemetry::{Telemetry, now_ms};
 use super::upstream::{AgentBody, Upstream, UpstreamBody};
+use crate::team_file::TeamFile;
 
 /// What every request shares.
 pub struct App {
@@ -28,6 +29,8 @@ pub struct App {
     pub log: Log,
     /// `--otlp`'s exporter.
     pub telemetry: Option<Telemetry>,
+    /// Team mode's members: with one, every request signs in.
+    pub team: TeamFile,
     stopping: AtomicBool,
     /// Requests whose reply has not ended.
     in_flight: Arc<AtomicUsize>,
@@ -36,7 +39,13 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(gateway: Arc<Gateway>, upstream: Upstream, registry: Registry, telemetry: Option<Telemetry>) -> App {
+    pub fn new(
+        gateway: Arc<Gateway>,
+        upstream: Upstream,
+        registry: Registry,
+        telemetry: Option<Telemetry>,
+        team: TeamFile,
+    ) -> App {
         let log = Log::new(Arc::clone(&gateway));
         let (cut, _) = watch::channel(false);
         App {
@@ -45,6 +54,7 @@ impl App {
             registry,
             log,
             telemetry,
+            team,
             stopping: AtomicBool::new(false),
             in_flight: Arc::default(),
             cut,
@@ -94,7 +104,12 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
             .collect(),
     };
     let in_flight = InFlight::new(&app.in_flight);
-    let (exchange, effects) = Exchange::begin(&app.gateway, head, app.stopping.load(Ordering::SeqCst));
+    let (team, note) = app.team.current();
+    if let Some(line) = note {
+        app.log.line(&format!("{}: {line}", app.gateway.who()));
+    }
+    let stopping = app.stopping.load(Ordering::SeqCst);
+    let (exchange, effects) = Exchange::begin_signed(&app.gateway, head, stopping, team.as_deref());
     let mut call = Call {
         app,
         exchange,
@@ -300,7 +315,8 @@ impl Call {
     async fn read(&mut self, away: bool) -> Event {
         let (gateway, head, route, body) =
             (Arc::clone(&self.app.gateway), self.exchange.head().clone(), self.exchange.route(), self.body.clone());
-        let read = move || gateway.read(&head, route, &body);
+        let person = self.exchange.person().map(str::to_owned);
+        let read = move || gateway.read_as(&head, route, &body, person.as_deref());
         let decision = if away {
             tokio::task::spawn_blocking(read).await.map_err(|_| ())
         } else {

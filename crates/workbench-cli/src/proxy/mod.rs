@@ -15,8 +15,7 @@ mod sessions;
 mod telemetry;
 mod upstream;
 
-use std::net::Ipv4Addr;
-
+use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -28,6 +27,7 @@ use context_workbench::proxy::{DASHBOARD_PATH, Gateway, Upstreams};
 use workbench_cli::native::{LlmEndpoint, OpenAiCompatibleClient, WorkspaceFs};
 
 use crate::signal::StopSignal;
+use crate::team_file::TeamFile;
 use handler::App;
 use sessions::{Registry, WorkerSetup};
 use upstream::Upstream;
@@ -76,9 +76,24 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
     let config = location.session_config(config, args.window).map_err(|e| e.to_string())?;
     let fs = WorkspaceFs::new(&location.workspace).map_err(|e| format!("workspace {}: {e}", location.workspace))?;
     let store_dir = fs.root().join(&config.store.root);
+    let listen = match &args.listen {
+        Some(address) => address.parse::<SocketAddr>().map_err(|e| format!("--listen `{address}`: {e} (ADDR:PORT)"))?,
+        None => SocketAddr::from((Ipv4Addr::LOCALHOST, args.port)),
+    };
+    let beyond_loopback = !listen.ip().is_loopback();
+    let team = TeamFile::new(fs.clone(), &config.store.root, beyond_loopback);
+    if beyond_loopback && !team.is_on() {
+        return Err(format!(
+            "--listen {listen}: beyond loopback the proxy needs team mode, and {} has no member: \
+             `workbench team add NAME --admin --store {}` adds one",
+            store_dir.join(context_workbench::proxy::team::TEAM_FILE).display(),
+            args.store
+        ));
+    }
     let (url, model) = (args.llm_url.or(llm.url), args.llm_model.or(llm.model));
     let endpoint = LlmEndpoint::from_flags_and_env(url, model, |k| std::env::var(k).ok()).map_err(|e| e.message)?;
-    let gateway = Arc::new(Gateway::new(&config, upstreams, Shell::Native));
+    let gateway = Gateway::new(&config, upstreams, Shell::Native);
+    let gateway = Arc::new(if beyond_loopback { gateway.answering_any_host() } else { gateway });
     let setup = WorkerSetup::new(fs, endpoint.map(OpenAiCompatibleClient::new), config.clone());
     let recovered = setup.recover()?;
     let timeout = Duration::from_millis(config.proxy.upstream_timeout_ms);
@@ -89,15 +104,16 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
     // several (docs/performance.md: 0.1-0.3 ms less per request).
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, args.port))
+        let listener = tokio::net::TcpListener::bind(listen)
             .await
-            .map_err(|e| format!("cannot listen on 127.0.0.1:{}: {e} (--port 0 picks a free port)", args.port))?;
+            .map_err(|e| format!("cannot listen on {listen}: {e} (--port 0 picks a free port)"))?;
         let address = format!("http://{}", listener.local_addr().map_err(|e| e.to_string())?);
         let app = Arc::new(App::new(
             Arc::clone(&gateway),
             Upstream::new(timeout)?,
             Registry::new(setup, config.proxy.max_sessions as usize),
             telemetry,
+            team,
         ));
         let signal = StopSignal::listen()?;
         app.log.line(&gateway.start_line(&address, &store_dir.display().to_string()));
@@ -109,7 +125,7 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
         }
         println!("{}", gateway.banner(&address));
         // The dashboard under a path no provider's API uses; everything else is the agents'.
-        let (dashboard, dashboard_stopping) = crate::serve::dashboard(&store_dir)?;
+        let (dashboard, dashboard_stopping) = crate::serve::dashboard(&store_dir, beyond_loopback)?;
         let router = axum::Router::new()
             .nest_service(DASHBOARD_PATH, dashboard)
             .fallback(handler::handle)

@@ -8,6 +8,7 @@ mod errors;
 mod feeds;
 mod page;
 mod routes;
+mod signin;
 mod tail;
 mod watch;
 
@@ -21,8 +22,10 @@ use std::time::Duration;
 use context_workbench::store::TraceStore;
 use workbench_cli::native::{NativeHost, WorkspaceFs};
 
+use crate::team_file::TeamFile;
 use errors::ApiError;
 use feeds::Feeds;
+use signin::Viewer;
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -33,20 +36,26 @@ pub struct AppState {
     /// Turns true when the server is stopping. Only watchers subscribe, so it knows when the
     /// last one has closed.
     stopping: Arc<tokio::sync::watch::Sender<bool>>,
+    /// Team mode's members (`team.json` at the root): with one, the API asks for a token.
+    team: Arc<TeamFile>,
+    /// Requests for any host name are answered (the proxy beyond loopback, in team mode).
+    any_host: bool,
 }
 
 impl AppState {
-    fn new(fs: WorkspaceFs) -> AppState {
+    fn new(fs: WorkspaceFs, any_host: bool) -> AppState {
         let stopping = Arc::new(tokio::sync::watch::Sender::new(false));
-        AppState { feeds: Feeds::new(fs.clone()), fs, stopping }
+        let team = Arc::new(TeamFile::new(fs.clone(), ".", any_host));
+        AppState { feeds: Feeds::new(fs.clone()), fs, stopping, team, any_host }
     }
 }
 
 /// The query API and the dashboard over the traces under `store`, for `workbench proxy` to
-/// serve under its own address, and what tells its watchers the server is stopping.
-pub fn dashboard(store: &Path) -> Result<(axum::Router, Stopping), String> {
+/// serve under its own address (`any_host`: beyond loopback, in team mode), and what tells its
+/// watchers the server is stopping.
+pub fn dashboard(store: &Path, any_host: bool) -> Result<(axum::Router, Stopping), String> {
     let fs = WorkspaceFs::new(store).map_err(|e| format!("trace root {}: {e}", store.display()))?;
-    let state = AppState::new(fs);
+    let state = AppState::new(fs, any_host);
     let stopping = Stopping(Arc::clone(&state.stopping));
     Ok((routes::router(state), stopping))
 }
@@ -84,7 +93,7 @@ fn serve(root: &Path, port: u16) -> Result<(), String> {
         let mut signal = crate::signal::StopSignal::listen()?;
         let mut stdout = std::io::stdout();
         writeln!(stdout, "http://{address}").and_then(|()| stdout.flush()).map_err(|e| e.to_string())?;
-        let state = AppState::new(fs);
+        let state = AppState::new(fs, false);
         let stop = Arc::clone(&state.stopping);
         axum::serve(listener, routes::router(state))
             .with_graceful_shutdown(async move {
@@ -103,16 +112,22 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
     tokio::task::spawn_blocking(work).await.map_err(|e| ApiError::internal(format!("a reader failed: {e}")))
 }
 
-/// Read the store on a blocking thread, through a native host created there (the `Host`
-/// trait is not `Send`; its native futures complete at once, so `block_on` returns at once).
+/// Read the store as `viewer` sees it on a blocking thread, through a native host created there
+/// (the `Host` trait is not `Send`; its native futures complete at once, so `block_on` returns
+/// at once).
 async fn read_store<T: Send + 'static>(
     fs: &WorkspaceFs,
+    viewer: Viewer,
     read: impl FnOnce(&TraceStore<'_, NativeHost>) -> context_workbench::Result<T> + Send + 'static,
 ) -> Result<T, ApiError> {
     let fs = fs.clone();
     blocking(move || {
         let host = NativeHost::new(fs, None);
         let store = TraceStore::new(&host, ".").map_err(ApiError::store)?;
+        let store = match viewer {
+            Viewer::All => store,
+            Viewer::Person(person) => store.only_person(&person),
+        };
         read(&store).map_err(ApiError::store)
     })
     .await?

@@ -1,12 +1,13 @@
 //! The dashboard's files (the engine's `dashboard`: embedded, with their CSP) and the refusal of
 //! requests for another host name.
 
-use axum::extract::{OriginalUri, Path, Request};
+use axum::extract::{OriginalUri, Path, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use context_workbench::dashboard;
 
+use super::AppState;
 use super::errors::ApiError;
 
 /// The page. Under a prefix (`/workbench`) it is asked for as `/workbench/`, so its relative
@@ -31,11 +32,13 @@ fn asset_response(name: &str) -> Response {
 
 /// Refuse a request for another host name (DNS rebinding) or from another site's page
 /// (`dashboard::refusal`), WebSocket upgrades included.
-pub async fn local_host_only(request: Request, next: Next) -> Response {
+/// Beyond loopback (team mode), any host name is answered: only another site's page is refused.
+pub async fn local_host_only(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let refusal = {
         let headers = request.headers();
         let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-        dashboard::refusal(host, headers.get(header::ORIGIN).and_then(|h| h.to_str().ok()))
+        let origin = headers.get(header::ORIGIN).and_then(|h| h.to_str().ok());
+        if state.any_host { dashboard::foreign_origin(host, origin) } else { dashboard::refusal(host, origin) }
     };
     let Some(message) = refusal else { return next.run(request).await };
     let mut response = ApiError::new(StatusCode::FORBIDDEN, "forbidden_host", message).into_response();

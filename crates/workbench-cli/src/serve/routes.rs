@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use super::errors::ApiError;
-use super::{AppState, page, read_store, watch};
+use super::{AppState, page, read_store, signin, watch};
 
 pub fn router(state: AppState) -> Router {
     Router::new()
@@ -30,7 +30,8 @@ pub fn router(state: AppState) -> Router {
         .route("/", get(page::index))
         .route("/{asset}", get(page::asset))
         .fallback(query_api)
-        .layer(axum::middleware::from_fn(page::local_host_only))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), signin::sign_in))
+        .layer(axum::middleware::from_fn_with_state(state.clone(), page::local_host_only))
         .with_state(state)
 }
 
@@ -44,9 +45,11 @@ async fn query_api(State(state): State<AppState>, request: Request) -> Response 
     let method = request.method().as_str().to_owned();
     let path = request.uri().path().to_owned();
     let query = request.uri().query().unwrap_or("").to_owned();
-    let reply = read_store(&state.fs, move |store| Ok(pollster::block_on(api::answer(store, &method, &path, &query))))
-        .await
-        .unwrap_or_else(|e| ApiReply::error(e.status.as_u16(), e.code, &e.message));
+    let reply = read_store(&state.fs, signin::viewer_of(&request), move |store| {
+        Ok(pollster::block_on(api::answer(store, &method, &path, &query)))
+    })
+    .await
+    .unwrap_or_else(|e| ApiReply::error(e.status.as_u16(), e.code, &e.message));
     reply_response(reply)
 }
 

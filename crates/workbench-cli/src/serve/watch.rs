@@ -16,7 +16,7 @@
 
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade, close_code};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Extension, Path, Query, State};
 use axum::response::Response;
 use futures_util::SinkExt;
 use serde_json::json;
@@ -25,12 +25,14 @@ use tokio::sync::broadcast::{Receiver, error::RecvError};
 use super::errors::ApiError;
 use super::feeds::{Batch, Feeds};
 use super::routes::{SinceQuery, query_of, trace_id};
+use super::signin::Viewer;
 use super::tail::{Frame, Position, Tail};
 use super::{AppState, blocking, read_store};
 use context_workbench::store::api::check_since;
 
 pub async fn upgrade(
     State(state): State<AppState>,
+    Extension(viewer): Extension<Viewer>,
     path: Result<Path<String>, PathRejection>,
     query: Result<Query<SinceQuery>, QueryRejection>,
     upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
@@ -39,7 +41,13 @@ pub async fn upgrade(
     let since = query_of(query)?.since_event_id.unwrap_or(0);
     let upgrade = upgrade.map_err(|e| ApiError::new(e.status(), "invalid_input", e.body_text()))?;
     let id = trace_id.clone();
-    let detail = read_store(&state.fs, move |store| pollster::block_on(store.trace(&id))).await?;
+    let detail = read_store(&state.fs, viewer, move |store| {
+        pollster::block_on(async {
+            store.check_visible(&id).await?;
+            store.trace(&id).await
+        })
+    })
+    .await?;
     // Subscribe before reading the log: an event appended in between is both read and
     // received, and sent once.
     let live = state.feeds.subscribe(&trace_id).await?;
@@ -216,7 +224,7 @@ mod tests {
         let fs = WorkspaceFs::new(&dir).unwrap();
         let frames = Tail::new(dir.join("t/events.jsonl")).read_new().unwrap();
         let Frame::Event { after: after_second, .. } = frames[1] else { panic!("an event") };
-        let state = AppState::new(fs);
+        let state = AppState::new(fs, false);
         let mut session = Session { state, trace_id: "t".into(), cursor: Cursor(after_second) };
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let ids = |texts: Vec<Utf8Bytes>| -> Vec<u64> {

@@ -202,7 +202,8 @@ pub fn parse_proxy_args(args: Vec<String>) -> Result<JsValue, JsValue> {
         llm_model: Option<String>,
         help: bool,
     }
-    let a = ProxyArgs::parse(args).map_err(|message| js_error("invalid_input", &message))?;
+    let a = ProxyArgs::parse(args).and_then(|a| a.check_for(Shell::Npm));
+    let a = a.map_err(|message| js_error("invalid_input", &message))?;
     to_js_value(&ArgsJs {
         port: a.port,
         upstream: a.upstream,

@@ -305,9 +305,15 @@ impl Proxy {
     }
 
     pub fn start_build(build: Build, dir: &Path, args: &[&str]) -> Proxy {
+        Proxy::start_env(build, dir, args, &[])
+    }
+
+    /// With more variables in its environment.
+    pub fn start_env(build: Build, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Proxy {
         let stderr = dir.join("proxy.log");
         let mut child = build
             .command()
+            .envs(env.iter().copied())
             .current_dir(dir)
             .arg("proxy")
             .args(["--port", "0"])

@@ -114,6 +114,7 @@ fn a_conversation_is_one_session_in_the_database_and_a_restart_resumes_it() {
     assert_eq!(code, 200, "{listed}");
     let (status, log) = proxy.stop();
     assert!(status.success(), "{log}");
+    assert_eq!(pg.psql("postgres", "SELECT count(*) FROM store_leases"), "0", "a stopped proxy lets go");
 
     assert!(!dir.join(".trace").exists(), "nothing of the store on disk");
     let store = StoreFs::open_root(&url).unwrap();

@@ -77,7 +77,9 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
         Some(_) => database_location(&config)?,
         None => store_location(Path::new(&args.store))?,
     };
-    let config = location.session_config(config, args.window).map_err(|e| e.to_string())?;
+    let mut config = location.session_config(config, args.window).map_err(|e| e.to_string())?;
+    // The originals' plain-text copies are rows, which no agent's file tool reads: not named.
+    config.store.name_originals &= database.is_none();
     let disk = WorkspaceFs::new(&location.workspace).map_err(|e| format!("workspace {}: {e}", location.workspace))?;
     // The sessions' files (the trace root's) and the dashboard's (the trace root at `.`).
     let (fs, dashboard_fs) = match database {

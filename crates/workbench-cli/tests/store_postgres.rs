@@ -7,6 +7,7 @@
 #[macro_use]
 mod proxy_support;
 mod postgres_support;
+mod serve_support;
 
 use std::path::Path;
 use std::process::Command;
@@ -271,4 +272,37 @@ fn a_killed_proxys_leases_expire_while_a_live_ones_are_renewed() {
     let store = PgStore::connect(&url).unwrap();
     let lease = pg.psql("postgres", "SELECT path FROM store_leases");
     assert!(store.try_lock(&lease).unwrap(), "taken over: {lease}");
+}
+
+#[test]
+fn serve_reads_and_watches_a_database_store() {
+    use context_workbench::MessageDraft;
+    use context_workbench::model::Role;
+    let pg = Postgres::start();
+    let url = pg.url();
+    let mut config = context_workbench::Config::default();
+    config.store.root = ".".into();
+    let host = workbench_cli::native::NativeHost::new(StoreFs::open_root(&url).unwrap(), None);
+    let (writer, _) = pollster::block_on(context_workbench::Engine::open(host, config, Some("demo"))).unwrap();
+    writer.record(MessageDraft::text(Role::User, SQL_TEXT)).unwrap();
+    assert!(!writer.call_goal_tool("goal", r#"{"add": "find it, fix it"}"#).is_error);
+    pollster::block_on(writer.persist()).unwrap();
+    let stored = writer.events_since(0).last().map_or(0, |e| e.id);
+    assert!(stored > 0);
+
+    let server = serve_support::Server::start(Path::new(&url));
+    let (status, list) = server.get("/api/traces");
+    assert_eq!(status, 200, "{list}");
+    assert_eq!(list["traces"][0]["trace_id"], "demo", "{list}");
+    let mut watcher = server.watch("demo", 0);
+    let connected = watcher.next();
+    assert_eq!(connected["current_event_id"].as_u64(), Some(stored), "{connected}");
+    for expected in 1..=stored {
+        assert_eq!(watcher.next_event().0, expected, "the stored events first");
+    }
+    assert!(!writer.call_goal_tool("goal", r#"{"add": "test it"}"#).is_error);
+    pollster::block_on(writer.persist()).unwrap();
+    for event in writer.events_since(stored) {
+        assert_eq!(watcher.next_event().0, event.id, "appended rows reach the watcher, in order");
+    }
 }

@@ -306,3 +306,22 @@ fn serve_reads_and_watches_a_database_store() {
         assert_eq!(watcher.next_event().0, event.id, "appended rows reach the watcher, in order");
     }
 }
+
+#[test]
+fn the_password_may_stay_out_of_the_command_line() {
+    let (pg, dir) = (Postgres::start(), scratch("pg-env"));
+    let url = pg.url().replace(&format!(":{PASSWORD}@"), "@");
+    let run = |password: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_workbench"));
+        command.current_dir(&dir).args(["stats", "--store", &url]).env_remove("PGPASSWORD");
+        if let Some(password) = password {
+            command.env("PGPASSWORD", password);
+        }
+        let output = command.output().unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    assert_eq!(run(Some(PASSWORD)), (Some(0), String::new()), "PGPASSWORD, as libpq reads it");
+    let (code, err) = run(Some("wrong"));
+    assert_eq!(code, Some(2));
+    assert!(err.contains(&format!("cannot open the PostgreSQL store {url}")), "{err}");
+}

@@ -1,7 +1,7 @@
 //! The trace store in PostgreSQL: the host's file operations as rows (`migrations/`), so the
 //! store keeps the folder store's layout and crash-safety invariants. A file is a row of
 //! `store_files` and its bytes rows of `store_chunks`: an append is one INSERT, a whole-file
-//! write replaces the chunks in one transaction, a rename is one transaction. An owner lock is a
+//! write replaces the chunks in one statement, a rename is one transaction. An owner lock is a
 //! lease in `store_leases` that this process renews and that expires by the database's clock
 //! when the process dies.
 //!
@@ -184,28 +184,27 @@ impl PgStore {
         })
     }
 
-    /// Create or replace the file: its chunks replaced in one transaction.
+    /// Create or replace the file: its chunks replaced, in one statement (atomic).
     pub fn write_file(&self, key: &str, data: &str) -> Result<(), HostError> {
         let (k, (dir, name), data) = (key.to_owned(), split(key), data.as_bytes().to_vec());
         self.run(key, |pool| async move {
-            let mut tx = pool.begin().await?;
+            // The DELETE sees the chunks from before the statement only, not the one inserted.
             sqlx::query(
-                "INSERT INTO store_files (path, dir, name, modified_ms, size) VALUES ($1, $2, $3, store_now_ms(), $4) \
-                 ON CONFLICT (path) DO UPDATE SET modified_ms = EXCLUDED.modified_ms, size = EXCLUDED.size",
+                "WITH file AS ( \
+                   INSERT INTO store_files (path, dir, name, modified_ms, size) \
+                   VALUES ($1, $2, $3, store_now_ms(), octet_length($4)) \
+                   ON CONFLICT (path) DO UPDATE SET modified_ms = EXCLUDED.modified_ms, size = EXCLUDED.size \
+                   RETURNING path), \
+                 old AS (DELETE FROM store_chunks WHERE path = $1) \
+                 INSERT INTO store_chunks (path, data) SELECT path, $4 FROM file",
             )
-            .bind(&k)
+            .bind(k)
             .bind(dir)
             .bind(name)
-            .bind(data.len() as i64)
-            .execute(&mut *tx)
-            .await?;
-            sqlx::query("DELETE FROM store_chunks WHERE path = $1").bind(&k).execute(&mut *tx).await?;
-            sqlx::query("INSERT INTO store_chunks (path, data) VALUES ($1, $2)")
-                .bind(&k)
-                .bind(data)
-                .execute(&mut *tx)
-                .await?;
-            tx.commit().await
+            .bind(data)
+            .execute(&pool)
+            .await
+            .map(drop)
         })
     }
 

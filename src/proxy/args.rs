@@ -69,7 +69,8 @@ const STORE_FLAG: &str = "  --store DIR       the trace root every session is sa
 /// The native CLI's store: a folder or a PostgreSQL database.
 const NATIVE_STORE_FLAG: &str = "\
   --store DIR|URL   the trace root every session is saved under (default .trace), or a
-                    PostgreSQL database, postgres://USER:PASSWORD@HOST/DB (docs/team.md)
+                    PostgreSQL database, postgres://USER@HOST/DB (the password from
+                    PGPASSWORD or ~/.pgpass; docs/team.md)
 ";
 
 /// Whether a `--store` names a PostgreSQL database (`postgres://…`) rather than a folder.

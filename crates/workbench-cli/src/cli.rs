@@ -182,7 +182,7 @@ enum StoreCommand {
     Import {
         /// The folder store (`.trace`).
         folder: PathBuf,
-        /// The PostgreSQL store, `postgres://USER:PASSWORD@HOST/DB`.
+        /// The PostgreSQL store, `postgres://USER@HOST/DB` (the password from PGPASSWORD).
         url: String,
     },
 }

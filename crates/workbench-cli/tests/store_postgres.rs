@@ -305,6 +305,9 @@ fn serve_reads_and_watches_a_database_store() {
     for event in writer.events_since(stored) {
         assert_eq!(watcher.next_event().0, event.id, "appended rows reach the watcher, in order");
     }
+    let (code, out, err) = workbench(Path::new("."), &["dump", &url, "--trace", "demo"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("goal: find it") && out.contains("goal: test it"), "{out}");
 }
 
 #[test]

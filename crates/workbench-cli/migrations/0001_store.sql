@@ -31,6 +31,14 @@ CREATE TABLE store_leases (
 );
 CREATE INDEX store_leases_holder ON store_leases (holder);
 
+-- A file's text as jsonb; NULL when it is not JSON (one damaged file never breaks a view).
+CREATE FUNCTION store_jsonb(data bytea) RETURNS jsonb LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    RETURN convert_from(data, 'UTF8')::jsonb;
+EXCEPTION WHEN OTHERS THEN
+    RETURN NULL;
+END $$;
+
 -- For people who query the database: one row per session (a trace folder's meta.json).
 CREATE VIEW store_sessions AS
 SELECT f.dir AS trace_id,
@@ -41,7 +49,7 @@ SELECT f.dir AS trace_id,
        meta
 FROM store_files f
 CROSS JOIN LATERAL (
-    SELECT convert_from(string_agg(c.data, ''::bytea ORDER BY c.seq), 'UTF8')::jsonb AS meta
+    SELECT store_jsonb(string_agg(c.data, ''::bytea ORDER BY c.seq)) AS meta
     FROM store_chunks c WHERE c.path = f.path
 ) m
 WHERE f.name = 'meta.json' AND f.dir <> '' AND position('/' IN f.dir) = 0;

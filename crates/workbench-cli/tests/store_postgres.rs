@@ -230,6 +230,8 @@ fn files_as_rows_keep_the_folder_stores_semantics() {
     store.remove(odd).unwrap();
     assert_eq!(names("t'1").len(), 2, "the folder went with its last file");
     assert_eq!(pg.psql("postgres", "SELECT count(*) FROM store_files"), "2", "every table still there");
+    store.write_file("t'1/meta.json", "{\"status\": \"running\", \"calls\": 2").unwrap();
+    assert_eq!(pg.psql("postgres", "SELECT trace_id, status FROM store_sessions"), "t'1|", "a damaged meta.json");
     assert_eq!(store.read_file("../x").unwrap_err().kind, context_workbench::host::HostErrorKind::OutsideWorkspace);
 }
 

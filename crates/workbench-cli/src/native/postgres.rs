@@ -21,6 +21,11 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations");
 
 /// How long a lease lasts unless renewed (renewed every third of it).
 const LEASE_MS: u64 = 15_000;
+/// Connections an instance holds at most.
+const MAX_CONNECTIONS: u32 = 16;
+/// How long an operation waits for a connection (all busy, or the database unreachable) before
+/// it fails: what an outage adds to each operation that tries the database.
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(3);
 /// Overrides [`LEASE_MS`] (the tests' short leases).
 pub const LEASE_MS_ENV: &str = "WORKBENCH_STORE_LEASE_MS";
 
@@ -94,8 +99,8 @@ impl PgStore {
         let (owned, shown_too) = (url.to_owned(), shown.clone());
         let pool = run(async move {
             let pool = PgPoolOptions::new()
-                .max_connections(8)
-                .acquire_timeout(Duration::from_secs(10))
+                .max_connections(MAX_CONNECTIONS)
+                .acquire_timeout(ACQUIRE_TIMEOUT)
                 .connect(&owned)
                 .await
                 .map_err(|e| format!("cannot open the PostgreSQL store {shown_too}: {}", clean(&e, &owned)))?;

@@ -50,26 +50,38 @@ impl Postgres {
                 "--no-sync".as_ref(),
             ],
         );
+        cluster.resume();
+        cluster
+    }
+
+    /// Stop the server at once, as a crash or an outage would (the data stays).
+    pub fn halt(&self) {
+        let data = self.dir.join("data");
+        self.run("pg_ctl", &["-D".as_ref(), data.as_os_str(), "-m".as_ref(), "immediate".as_ref(), "stop".as_ref()]);
+    }
+
+    /// Start the server (again) on its port; returns once it accepts connections.
+    pub fn resume(&self) {
+        let data = self.dir.join("data");
         let options = format!(
             "-c listen_addresses=127.0.0.1 -c port={} -c unix_socket_directories={} -c fsync=off \
              -c synchronous_commit=off -c full_page_writes=off",
-            cluster.port,
-            cluster.dir.display()
+            self.port,
+            self.dir.display()
         );
-        cluster.run(
+        self.run(
             "pg_ctl",
             &[
                 "-D".as_ref(),
                 data.as_os_str(),
                 "-l".as_ref(),
-                cluster.log_path().as_os_str(),
+                self.log_path().as_os_str(),
                 "-o".as_ref(),
                 options.as_ref(),
                 "-w".as_ref(),
                 "start".as_ref(),
             ],
         );
-        cluster
     }
 
     /// `postgres://workbench:PASSWORD@127.0.0.1:PORT/postgres`.

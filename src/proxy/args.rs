@@ -38,7 +38,9 @@ impl Shell {
 /// What `--help` prints in `shell`: the LLM flags only where they are taken (the native CLI).
 pub fn usage(shell: Shell) -> String {
     let llm = if shell == Shell::Native { LLM_FLAGS } else { "" };
-    format!("usage: {} {USAGE_HEAD}{llm}{USAGE_TAIL}", shell.program())
+    let head =
+        if shell == Shell::Native { USAGE_HEAD.replace(STORE_FLAG, NATIVE_STORE_FLAG) } else { USAGE_HEAD.into() };
+    format!("usage: {} {head}{llm}{USAGE_TAIL}", shell.program())
 }
 
 /// The flags and what they do, after `usage: PROGRAM `.
@@ -62,6 +64,19 @@ trace store.
   --otlp URL        export one OpenTelemetry span per call to this OTLP/HTTP collector
                     (http://localhost:4318; overrides the config's proxy.otlp)
 ";
+
+const STORE_FLAG: &str = "  --store DIR       the trace root every session is saved under (default .trace)\n";
+/// The native CLI's store: a folder or a PostgreSQL database.
+const NATIVE_STORE_FLAG: &str = "\
+  --store DIR|URL   the trace root every session is saved under (default .trace), or a
+                    PostgreSQL database, postgres://USER@HOST/DB (the password from
+                    PGPASSWORD or ~/.pgpass; docs/team.md)
+";
+
+/// Whether a `--store` names a PostgreSQL database (`postgres://…`) rather than a folder.
+pub fn is_database_store(store: &str) -> bool {
+    store.starts_with("postgres://") || store.starts_with("postgresql://")
+}
 
 /// The native CLI's own flags: `--listen` (the npm package's proxy listens on 127.0.0.1 only)
 /// and the LLM's (it has the embedded compactor only).
@@ -136,6 +151,24 @@ impl ProxyArgs {
             }
         }
         Ok(parsed)
+    }
+
+    /// The flags as `shell` takes them: the npm package's proxy keeps its sessions in a folder,
+    /// and listens on 127.0.0.1 only.
+    pub fn check_for(self, shell: Shell) -> std::result::Result<ProxyArgs, String> {
+        if shell == Shell::Npm && is_database_store(&self.store) {
+            return Err(format!(
+                "--store: {} keeps its sessions in a folder; a PostgreSQL store needs the native `workbench proxy`",
+                shell.proxy()
+            ));
+        }
+        if shell == Shell::Npm && self.listen.is_some() {
+            return Err(format!(
+                "--listen: {} listens on 127.0.0.1 only (team mode, and listening elsewhere, are `workbench proxy`'s)",
+                shell.proxy()
+            ));
+        }
+        Ok(self)
     }
 }
 
@@ -224,6 +257,11 @@ mod tests {
         assert_eq!(args.upstream, ["openai=http://h/v1", "http://a"]);
         assert_eq!(args.store, ".trace");
         assert!(parse(&["-h"]).unwrap().help);
+        let database = parse(&["--store", "postgres://me@db/wb"]).unwrap();
+        assert!(database.clone().check_for(Shell::Native).is_ok());
+        let refused = database.check_for(Shell::Npm).unwrap_err();
+        assert!(refused.contains("keeps its sessions in a folder"), "{refused}");
+        assert!(usage(Shell::Native).contains("--store DIR|URL") && !usage(Shell::Npm).contains("postgres"));
     }
 
     #[test]

@@ -202,11 +202,8 @@ pub fn parse_proxy_args(args: Vec<String>) -> Result<JsValue, JsValue> {
         llm_model: Option<String>,
         help: bool,
     }
-    let a = ProxyArgs::parse(args).map_err(|message| js_error("invalid_input", &message))?;
-    if a.listen.is_some() {
-        let why = "--listen: this proxy listens on 127.0.0.1 only (team mode, and listening elsewhere, are `workbench proxy`'s)";
-        return Err(js_error("invalid_input", why));
-    }
+    let a = ProxyArgs::parse(args).and_then(|a| a.check_for(Shell::Npm));
+    let a = a.map_err(|message| js_error("invalid_input", &message))?;
     to_js_value(&ArgsJs {
         port: a.port,
         upstream: a.upstream,

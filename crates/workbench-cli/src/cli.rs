@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::{compress, count, dump, llm_check, prompt, proxy, replay, serve, stats, team};
+use crate::{compress, count, dump, llm_check, prompt, proxy, replay, serve, stats, store, team};
 use context_workbench::Config;
 use context_workbench::proxy::args::config_from_file;
 use context_workbench::tokens::Encoding;
@@ -102,8 +102,12 @@ enum Command {
     /// listening (the dashboard is at that address). Read-only.
     Serve {
         /// The trace root: a directory holding `{trace_id}/meta.json`, … (`.trace/` by default
-        /// in a workspace).
-        root: PathBuf,
+        /// in a workspace), or a PostgreSQL store (`postgres://…`).
+        #[arg(required_unless_present = "store")]
+        root: Option<String>,
+        /// The trace root, as `workbench proxy --store` names it: a folder or `postgres://…`.
+        #[arg(long, value_name = "DIR|URL", conflicts_with = "root")]
+        store: Option<String>,
         /// The port to listen on; 0 picks a free one.
         #[arg(long, default_value_t = 8000)]
         port: u16,
@@ -123,9 +127,12 @@ enum Command {
     /// tokens the agent sent vs what went upstream, the cached share the provider reported, the
     /// cost at the configured prices and the saving), then per day and agent, then in all.
     Stats {
-        /// The trace root (`.trace` in the current directory by default).
-        #[arg(default_value = ".trace")]
-        root: PathBuf,
+        /// The trace root (`.trace` in the current directory by default), or a PostgreSQL store
+        /// (`postgres://…`).
+        root: Option<String>,
+        /// The trace root, as `workbench proxy --store` names it: a folder or `postgres://…`.
+        #[arg(long, value_name = "DIR|URL", conflicts_with = "root")]
+        store: Option<String>,
         /// Only sessions last active on this UTC day (YYYY-MM-DD) or later.
         #[arg(long, value_name = "DAY")]
         since: Option<String>,
@@ -142,9 +149,9 @@ enum Command {
     /// Print one call's prompt as the model received it (the newest call's by default): its
     /// tokens, cached share and rewrites, then each message with its role, layer and original.
     Prompt {
-        /// The trace root holding the trace.
+        /// The trace root holding the trace (a folder or `postgres://…`).
         #[arg(default_value = ".trace")]
-        root: PathBuf,
+        root: String,
         /// The trace; needed when the root holds several.
         #[arg(long, value_name = "ID")]
         trace: Option<String>,
@@ -157,14 +164,32 @@ enum Command {
     },
     /// Print the step tree of a persisted trace in the debug format (seed 004), or as JSON.
     Dump {
-        /// The trace root holding the trace.
-        root: PathBuf,
+        /// The trace root holding the trace (a folder or `postgres://…`).
+        root: String,
         /// The trace to dump; needed when the root holds several.
         #[arg(long, value_name = "ID")]
         trace: Option<String>,
         /// Print JSON (`{"trace": {…}, "steps": [{…, "children": […]}]}`) instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// The trace store's own commands.
+    Store {
+        #[command(subcommand)]
+        command: StoreCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum StoreCommand {
+    /// Copy a folder store into a PostgreSQL store, every session with every file. A session
+    /// already in the database is left as it is, so running it again copies only what is
+    /// missing.
+    Import {
+        /// The folder store (`.trace`).
+        folder: PathBuf,
+        /// The PostgreSQL store, `postgres://USER@HOST/DB` (the password from PGPASSWORD).
+        url: String,
     },
 }
 
@@ -215,13 +240,16 @@ pub fn main() -> ExitCode {
             replay::run(&config, args)
         }
         Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),
-        Command::Serve { root, port } => serve::run(&root, port),
+        Command::Serve { root, store, port } => serve::run(&store.or(root).unwrap_or_default(), port),
         Command::Proxy { args } => {
             proxy::run(config, proxy::GlobalLlm { url: cli.llm_url, model: cli.llm_model }, args)
         }
         Command::Dump { root, trace, json } => dump::run(&config, &root, trace.as_deref(), json),
         Command::Prompt { root, trace, call, json } => prompt::run(&root, trace.as_deref(), call, json),
-        Command::Stats { root, since, json } => stats::run(&root, since.as_deref(), json),
+        Command::Stats { root, store, since, json } => {
+            stats::run(&store.or(root).unwrap_or_else(|| ".trace".into()), since.as_deref(), json)
+        }
+        Command::Store { command: StoreCommand::Import { folder, url } } => store::import(&folder, &url),
         Command::Team { action } => match action {
             TeamCommand::Add { name, admin, store } => team::run(&store, team::Action::Add { name, admin }),
             TeamCommand::Revoke { name, store } => team::run(&store, team::Action::Revoke { name }),

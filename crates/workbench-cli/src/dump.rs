@@ -3,7 +3,6 @@
 //! store's loaders and nothing under ROOT is written. The header's time is the trace's last
 //! update (`updated_at` of `meta.json`), so dumping the same trace twice prints the same bytes.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use context_workbench::Config;
@@ -11,9 +10,9 @@ use context_workbench::goals::{GoalTree, date_time, dump_tree, dump_tree_json};
 use context_workbench::store::TraceStore;
 use context_workbench::store::layout::TraceDir;
 use context_workbench::store::load::{read_goal_tree, read_messages, read_meta};
-use workbench_cli::native::{NativeHost, WorkspaceFs};
+use workbench_cli::native::{NativeHost, StoreFs, shown_store};
 
-pub fn run(config: &Config, root: &Path, trace: Option<&str>, json: bool) -> ExitCode {
+pub fn run(config: &Config, root: &str, trace: Option<&str>, json: bool) -> ExitCode {
     match pollster::block_on(dump(config, root, trace, json)) {
         Ok(text) => {
             print!("{text}");
@@ -26,9 +25,8 @@ pub fn run(config: &Config, root: &Path, trace: Option<&str>, json: bool) -> Exi
     }
 }
 
-async fn dump(config: &Config, root: &Path, trace: Option<&str>, json: bool) -> Result<String, String> {
-    let fs = WorkspaceFs::new(root).map_err(|e| format!("trace root {}: {e}", root.display()))?;
-    let host = NativeHost::new(fs, None);
+async fn dump(config: &Config, root: &str, trace: Option<&str>, json: bool) -> Result<String, String> {
+    let host = NativeHost::new(StoreFs::open_root(root)?, None);
     let trace_id = match trace {
         Some(id) => id.to_owned(),
         None => only_trace(&host, root).await?,
@@ -51,7 +49,7 @@ async fn dump(config: &Config, root: &Path, trace: Option<&str>, json: bool) -> 
 
 /// The id of the one trace under the root; several need `--trace`, and are listed one a line,
 /// oldest first, with what tells them apart: start (UTC), calls and the user's words.
-pub(crate) async fn only_trace(host: &NativeHost, root: &Path) -> Result<String, String> {
+pub(crate) async fn only_trace(host: &NativeHost, root: &str) -> Result<String, String> {
     let store = TraceStore::new(host, ".").map_err(|e| e.to_string())?;
     let list = store.list_traces().await.map_err(|e| e.to_string())?;
     let mut traces = list.traces;
@@ -59,11 +57,11 @@ pub(crate) async fn only_trace(host: &NativeHost, root: &Path) -> Result<String,
         1 => Ok(traces.remove(0).trace_id),
         0 => {
             let notes = if list.notes.is_empty() { String::new() } else { format!(" ({})", list.notes.join("; ")) };
-            Err(format!("no trace under {}{notes}", root.display()))
+            Err(format!("no trace under {}{notes}", shown_store(root)))
         }
         n => {
             traces.sort_by(|a, b| a.created_at.cmp(&b.created_at).then_with(|| a.trace_id.cmp(&b.trace_id)));
-            let mut out = format!("{n} traces under {}: name one with --trace ID", root.display());
+            let mut out = format!("{n} traces under {}: name one with --trace ID", shown_store(root));
             let width = traces.iter().map(|t| t.trace_id.chars().count()).max().unwrap_or(0);
             for t in &traces {
                 let calls = format!("{} call{}", t.calls, if t.calls == 1 { "" } else { "s" });

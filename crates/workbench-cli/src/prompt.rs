@@ -3,17 +3,16 @@
 //! its role, layer and the original it renders. Read-only, through the store's query API.
 
 use std::fmt::Write as _;
-use std::path::Path;
 use std::process::ExitCode;
 
 use context_workbench::prompt::Assembly;
 use context_workbench::store::TraceStore;
 use context_workbench::workbench::recall::content_text;
-use workbench_cli::native::{NativeHost, WorkspaceFs};
+use workbench_cli::native::{NativeHost, StoreFs};
 
 use crate::dump::only_trace;
 
-pub fn run(root: &Path, trace: Option<&str>, call: Option<u64>, json: bool) -> ExitCode {
+pub fn run(root: &str, trace: Option<&str>, call: Option<u64>, json: bool) -> ExitCode {
     match pollster::block_on(prompt(root, trace, call, json)) {
         Ok(text) => {
             print!("{text}");
@@ -26,9 +25,8 @@ pub fn run(root: &Path, trace: Option<&str>, call: Option<u64>, json: bool) -> E
     }
 }
 
-async fn prompt(root: &Path, trace: Option<&str>, call: Option<u64>, json: bool) -> Result<String, String> {
-    let fs = WorkspaceFs::new(root).map_err(|e| format!("trace root {}: {e}", root.display()))?;
-    let host = NativeHost::new(fs, None);
+async fn prompt(root: &str, trace: Option<&str>, call: Option<u64>, json: bool) -> Result<String, String> {
+    let host = NativeHost::new(StoreFs::open_root(root)?, None);
     let trace_id = match trace {
         Some(id) => id.to_owned(),
         None => only_trace(&host, root).await?,

@@ -3,15 +3,14 @@
 //! then per day and agent (and person, in team mode), then in all. The figures are the engine's (`proxy::stats`); this
 //! reads the store and prints. Read-only.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use context_workbench::goals::is_utc_day;
 use context_workbench::proxy::stats::{StatsReport, Totals, TraceCalls, read_traces, saving_words, stats};
 use context_workbench::store::TraceStore;
-use workbench_cli::native::{NativeHost, WorkspaceFs};
+use workbench_cli::native::{NativeHost, StoreFs, shown_store};
 
-pub fn run(root: &Path, since: Option<&str>, json: bool) -> ExitCode {
+pub fn run(root: &str, since: Option<&str>, json: bool) -> ExitCode {
     if let Some(day) = since.filter(|d| !is_utc_day(d)) {
         eprintln!("workbench: stats: --since {day}: expected a day as YYYY-MM-DD (UTC)");
         return ExitCode::from(2);
@@ -35,9 +34,8 @@ pub fn run(root: &Path, since: Option<&str>, json: bool) -> ExitCode {
 }
 
 /// Every trace under `root` with its call records; what cannot be read is said on stderr.
-async fn read(root: &Path) -> Result<Vec<TraceCalls>, String> {
-    let fs = WorkspaceFs::new(root).map_err(|e| format!("trace root {}: {e}", root.display()))?;
-    let host = NativeHost::new(fs, None);
+async fn read(root: &str) -> Result<Vec<TraceCalls>, String> {
+    let host = NativeHost::new(StoreFs::open_root(root)?, None);
     let store = TraceStore::new(&host, ".").map_err(|e| e.to_string())?;
     let (traces, notes) = read_traces(&store).await.map_err(|e| e.to_string())?;
     notes.iter().for_each(|note| eprintln!("workbench: stats: note: {note}"));
@@ -45,18 +43,18 @@ async fn read(root: &Path) -> Result<Vec<TraceCalls>, String> {
 }
 
 /// The terminal's table.
-fn table(report: &StatsReport, root: &Path) -> String {
+fn table(report: &StatsReport, root: &str) -> String {
     let mut out = String::new();
     if report.sessions.is_empty() {
         out.push_str(&format!(
             "No proxied session in {}. Start `workbench proxy` and point your agent at it.\n",
-            root.display()
+            shown_store(root)
         ));
         return out;
     }
     out.push_str(&format!(
         "Sessions in {} (USD at each model's list prices: what was sent instead of the agent's own requests):\n",
-        root.display()
+        shown_store(root)
     ));
     out.push_str(&row("day", "agent", "title", "status", FIGURES));
     for s in &report.sessions {
@@ -82,12 +80,12 @@ fn table(report: &StatsReport, root: &Path) -> String {
 }
 
 /// What `--since DAY` found nothing after: the sessions before it, or that there is none at all.
-fn none_since(all: &StatsReport, root: &Path, day: &str) -> String {
-    let Some(last) = all.sessions.first() else { return format!("No proxied session in {}.\n", root.display()) };
+fn none_since(all: &StatsReport, root: &str, day: &str) -> String {
+    let Some(last) = all.sessions.first() else { return format!("No proxied session in {}.\n", shown_store(root)) };
     let n = all.sessions.len();
     format!(
         "No proxied session in {} since {day} (UTC): {n} session{} before, the last active on {}.\n",
-        root.display(),
+        shown_store(root),
         if n == 1 { "" } else { "s" },
         last.day
     )

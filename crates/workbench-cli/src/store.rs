@@ -1,14 +1,18 @@
 //! `workbench replay --store ROOT`: the workbench strategy's session of each trajectory saved
-//! as `ROOT/<trace id>/`, the layout `Engine::open` resumes and `workbench serve` reads.
+//! as `ROOT/<trace id>/`, the layout `Engine::open` resumes and `workbench serve` reads; and
+//! `workbench store import FOLDER URL`: a folder store copied into a PostgreSQL store.
 
 use std::path::Path;
+use std::process::ExitCode;
 
 use context_workbench::error::Error;
 use context_workbench::host::block_on;
 use context_workbench::import::Trajectory;
+use context_workbench::proxy::args::is_database_store;
 use context_workbench::replay::{Strategy, TokenMemo, Workbench, replay_config_from};
+use context_workbench::store::layout;
 use context_workbench::{Config, Engine};
-use workbench_cli::native::{NativeHost, WorkspaceFs};
+use workbench_cli::native::{NativeHost, StoreFs, WorkspaceFs, shown_store};
 
 /// Replay `trajectory` through the workbench strategy and save the engine's session under
 /// `root`; returns the trace id, or why it was not stored. A trace id already under `root` is
@@ -45,4 +49,81 @@ fn trace_id(name: &str) -> String {
 
 fn plain(e: Error) -> String {
     e.to_string()
+}
+
+/// `workbench store import FOLDER URL`.
+pub fn import(folder: &Path, url: &str) -> ExitCode {
+    match copy_store(folder, url) {
+        Ok(words) => {
+            println!("{words}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => {
+            eprintln!("workbench: store import: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Copy every file of the folder store into the database, trace by trace, each trace's
+/// `meta.json` last: a trace whose `meta.json` is in the database already is left as it is, so
+/// running the import again copies only what is missing (a trace cut short included). Owner
+/// locks are not copied: the database's are leases.
+fn copy_store(folder: &Path, url: &str) -> Result<String, String> {
+    if !is_database_store(url) {
+        return Err(format!("`{}` is not a postgres:// URL", shown_store(url)));
+    }
+    let from = WorkspaceFs::new(folder).map_err(|e| format!("the folder store {}: {e}", folder.display()))?;
+    let to = StoreFs::open_root(url)?;
+    let (mut copied, mut kept, mut files) = (0, Vec::new(), 0);
+    for entry in from.list_dir("").map_err(|e| e.to_string())? {
+        if !entry.is_dir {
+            if to.stat(&entry.name).map_err(|e| e.to_string())?.is_none() {
+                copy_file(&from, &to, &entry.name)?;
+                files += 1;
+            }
+            continue;
+        }
+        let meta = format!("{}/{}", entry.name, layout::META);
+        if to.stat(&meta).map_err(|e| e.to_string())?.is_some() {
+            kept.push(entry.name);
+            continue;
+        }
+        let mut paths = Vec::new();
+        walk(&from, &entry.name, &mut paths)?;
+        let (last, rest): (Vec<String>, Vec<String>) = paths.into_iter().partition(|p| *p == meta);
+        for path in rest.iter().chain(&last) {
+            copy_file(&from, &to, path)?;
+        }
+        files += rest.len() + last.len();
+        copied += 1;
+    }
+    let mut words = format!(
+        "imported {copied} session{} ({files} files) from {} into {}",
+        if copied == 1 { "" } else { "s" },
+        folder.display(),
+        to.shown()
+    );
+    if !kept.is_empty() {
+        words.push_str(&format!("; {} already there, left as they were: {}", kept.len(), kept.join(", ")));
+    }
+    Ok(words)
+}
+
+/// Every file under `dir`, owner locks left out.
+fn walk(fs: &WorkspaceFs, dir: &str, out: &mut Vec<String>) -> Result<(), String> {
+    for entry in fs.list_dir(dir).map_err(|e| e.to_string())? {
+        let path = format!("{dir}/{}", entry.name);
+        if entry.is_dir {
+            walk(fs, &path, out)?;
+        } else if entry.name != layout::OWNER {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn copy_file(from: &WorkspaceFs, to: &StoreFs, path: &str) -> Result<(), String> {
+    let content = from.read_file(path).map_err(|e| e.to_string())?;
+    to.write_file(path, &content.text).map_err(|e| e.to_string())
 }

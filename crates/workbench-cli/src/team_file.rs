@@ -6,11 +6,11 @@ use std::sync::{Arc, Mutex};
 
 use context_workbench::Host;
 use context_workbench::proxy::team::{self, Team, team_path};
-use workbench_cli::native::{NativeHost, WorkspaceFs};
+use workbench_cli::native::{NativeHost, StoreFs};
 
 /// The team file of one store.
 pub struct TeamFile {
-    fs: WorkspaceFs,
+    fs: StoreFs,
     /// The store root in `fs` (`.` when `fs` is rooted at the store).
     root: String,
     /// Team mode whatever the file says (a server beyond loopback): without a member, every
@@ -27,7 +27,7 @@ struct Seen {
 }
 
 impl TeamFile {
-    pub fn new(fs: WorkspaceFs, root: &str, required: bool) -> TeamFile {
+    pub fn new(fs: StoreFs, root: &str, required: bool) -> TeamFile {
         TeamFile { fs, root: root.to_owned(), required, seen: Mutex::default() }
     }
 

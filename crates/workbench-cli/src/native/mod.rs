@@ -1,26 +1,36 @@
-//! The native host for the CLI: std::fs rooted at a workspace directory and an
-//! OpenAI-compatible LLM client. Not part of the wasm build.
+//! The native host for the CLI: std::fs rooted at a workspace directory (the trace store there
+//! or in PostgreSQL) and an OpenAI-compatible LLM client. Not part of the wasm build.
 
 mod fs;
 mod llm;
+pub mod postgres;
+mod store;
 
 pub use fs::WorkspaceFs;
 pub use llm::{LlmEndpoint, OpenAiCompatibleClient};
+pub use postgres::PgStore;
+pub use store::{StoreFs, shown_store};
 
 use context_workbench::host::{
     Completion, CompletionRequest, DirEntry, FileContent, FileStat, Host, HostError, HostErrorKind,
 };
 
-/// The CLI's host: files under one root, an optional LLM, the system clock.
+/// The CLI's host: files under one root (the trace store's there or in PostgreSQL), an
+/// optional LLM, the system clock.
 #[derive(Debug, Clone)]
 pub struct NativeHost {
-    pub fs: WorkspaceFs,
+    pub fs: StoreFs,
     pub llm: Option<OpenAiCompatibleClient>,
 }
 
 impl NativeHost {
-    pub fn new(fs: WorkspaceFs, llm: Option<OpenAiCompatibleClient>) -> Self {
-        NativeHost { fs, llm }
+    pub fn new(fs: impl Into<StoreFs>, llm: Option<OpenAiCompatibleClient>) -> Self {
+        NativeHost { fs: fs.into(), llm }
+    }
+
+    /// True when processes on other machines share the store (PostgreSQL).
+    pub fn is_shared(&self) -> bool {
+        self.fs.is_shared()
     }
 }
 

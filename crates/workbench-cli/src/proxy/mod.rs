@@ -22,9 +22,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use context_workbench::Config;
-use context_workbench::proxy::args::{ProxyArgs, Shell, StoreLocation, config_from_file, usage};
+use context_workbench::proxy::args::{ProxyArgs, Shell, StoreLocation, config_from_file, is_database_store, usage};
 use context_workbench::proxy::{DASHBOARD_PATH, Gateway, Upstreams};
-use workbench_cli::native::{LlmEndpoint, OpenAiCompatibleClient, WorkspaceFs};
+use workbench_cli::native::{LlmEndpoint, OpenAiCompatibleClient, PgStore, StoreFs, WorkspaceFs};
 
 use crate::signal::StopSignal;
 use crate::team_file::TeamFile;
@@ -72,10 +72,30 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
     // Before the runtime: the exporter's blocking client must not live on it.
     let telemetry = otlp.as_deref().map(telemetry::Telemetry::start).transpose()?;
     let upstreams = Upstreams::from_flags(&args.upstream)?;
-    let location = store_location(Path::new(&args.store))?;
-    let config = location.session_config(config, args.window).map_err(|e| e.to_string())?;
-    let fs = WorkspaceFs::new(&location.workspace).map_err(|e| format!("workspace {}: {e}", location.workspace))?;
-    let store_dir = fs.root().join(&config.store.root);
+    let database = is_database_store(&args.store).then(|| PgStore::connect(&args.store)).transpose()?;
+    let location = match database {
+        Some(_) => database_location(&config)?,
+        None => store_location(Path::new(&args.store))?,
+    };
+    let mut config = location.session_config(config, args.window).map_err(|e| e.to_string())?;
+    // The originals' plain-text copies are rows, which no agent's file tool reads: not named.
+    config.store.name_originals &= database.is_none();
+    let disk = WorkspaceFs::new(&location.workspace).map_err(|e| format!("workspace {}: {e}", location.workspace))?;
+    // The sessions' files (the trace root's) and the dashboard's (the trace root at `.`).
+    let (fs, dashboard_fs) = match database {
+        Some(db) => {
+            let root = config.store.root.clone();
+            let dashboard = StoreFs::Database { db: db.clone(), root: ".".into(), disk: None };
+            (StoreFs::Database { db, root, disk: Some(disk) }, dashboard)
+        }
+        None => {
+            let store_dir = disk.root().join(&config.store.root);
+            let dashboard =
+                WorkspaceFs::new(&store_dir).map_err(|e| format!("trace root {}: {e}", store_dir.display()))?;
+            (StoreFs::Folder(disk), StoreFs::Folder(dashboard))
+        }
+    };
+    let shown_store = dashboard_fs.shown();
     let listen = match &args.listen {
         Some(address) => address.parse::<SocketAddr>().map_err(|e| format!("--listen `{address}`: {e} (ADDR:PORT)"))?,
         None => SocketAddr::from((Ipv4Addr::LOCALHOST, args.port)),
@@ -84,9 +104,8 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
     let team = TeamFile::new(fs.clone(), &config.store.root, beyond_loopback);
     if beyond_loopback && !team.is_on() {
         return Err(format!(
-            "--listen {listen}: beyond loopback the proxy needs team mode, and {} has no member: \
+            "--listen {listen}: beyond loopback the proxy needs team mode, and {shown_store} has no member: \
              `workbench team add NAME --admin --store {}` adds one",
-            store_dir.join(context_workbench::proxy::team::TEAM_FILE).display(),
             args.store
         ));
     }
@@ -116,7 +135,7 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
             team,
         ));
         let signal = StopSignal::listen()?;
-        app.log.line(&gateway.start_line(&address, &store_dir.display().to_string()));
+        app.log.line(&gateway.start_line(&address, &shown_store));
         if let Some(line) = recovered {
             app.log.line(&line);
         }
@@ -125,7 +144,7 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
         }
         println!("{}", gateway.banner(&address));
         // The dashboard under a path no provider's API uses; everything else is the agents'.
-        let (dashboard, dashboard_stopping) = crate::serve::dashboard(&store_dir, beyond_loopback)?;
+        let (dashboard, dashboard_stopping) = crate::serve::dashboard(dashboard_fs, beyond_loopback);
         let router = axum::Router::new()
             .nest_service(DASHBOARD_PATH, dashboard)
             .fallback(handler::handle)
@@ -164,6 +183,15 @@ async fn stop(app: Arc<App>, grace: Duration, mut signal: StopSignal, dashboard:
         }
         app.cut();
     });
+}
+
+/// A database store's place: the working directory is the workspace (its files stay on disk),
+/// the config's trace root the database's paths.
+fn database_location(config: &Config) -> Result<StoreLocation, String> {
+    let cwd =
+        std::env::current_dir().and_then(|d| d.canonicalize()).map_err(|e| format!("the current directory: {e}"))?;
+    let workspace = cwd.to_str().ok_or("the current directory must be a UTF-8 path")?;
+    Ok(StoreLocation { workspace: workspace.to_owned(), root: config.store.root.clone() })
 }
 
 /// The store's place: created, then resolved with the working directory (links followed).

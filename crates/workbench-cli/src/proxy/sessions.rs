@@ -14,18 +14,18 @@ use context_workbench::proxy::{
     CallRecord, ClientRequest, Prepared, ReplyOutcome, SessionKey, SessionTable, Shared, Worker,
 };
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, oneshot};
-use workbench_cli::native::{NativeHost, OpenAiCompatibleClient, WorkspaceFs};
+use workbench_cli::native::{NativeHost, OpenAiCompatibleClient, StoreFs};
 
 /// What every actor needs to make its worker.
 pub struct WorkerSetup {
-    fs: WorkspaceFs,
+    fs: StoreFs,
     llm: Option<OpenAiCompatibleClient>,
     config: Config,
     shared: Arc<Shared>,
 }
 
 impl WorkerSetup {
-    pub fn new(fs: WorkspaceFs, llm: Option<OpenAiCompatibleClient>, config: Config) -> WorkerSetup {
+    pub fn new(fs: StoreFs, llm: Option<OpenAiCompatibleClient>, config: Config) -> WorkerSetup {
         WorkerSetup { fs, llm, config, shared: Arc::default() }
     }
 

@@ -4,17 +4,16 @@
 //! tick without one.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use context_workbench::store::layout::{self, TraceDir};
 use tokio::sync::broadcast;
-use workbench_cli::native::WorkspaceFs;
+use workbench_cli::native::StoreFs;
 
 use super::blocking;
 use super::errors::ApiError;
-use super::tail::{Frame, Tail};
+use super::tail::{EventLog, Frame, Tail};
 
 /// How often a watched log is checked for new lines.
 pub const POLL: Duration = Duration::from_millis(50);
@@ -27,19 +26,24 @@ pub type Batch = Arc<[Frame]>;
 
 /// The pollers of the traces being watched.
 pub struct Feeds {
-    fs: WorkspaceFs,
+    fs: StoreFs,
     channels: Mutex<HashMap<String, broadcast::Sender<Batch>>>,
 }
 
 impl Feeds {
-    pub fn new(fs: WorkspaceFs) -> Arc<Feeds> {
+    pub fn new(fs: StoreFs) -> Arc<Feeds> {
         Arc::new(Feeds { fs, channels: Mutex::default() })
     }
 
-    /// The absolute path of a trace's event log, checked to stay inside the root.
-    pub fn events_path(fs: &WorkspaceFs, trace_id: &str) -> Result<PathBuf, ApiError> {
+    /// A trace's event log: on disk, its absolute path checked to stay inside the root.
+    pub fn events_path(fs: &StoreFs, trace_id: &str) -> Result<EventLog, ApiError> {
         let dir = TraceDir::new(".", trace_id).map_err(ApiError::input)?;
-        fs.resolve(&dir.file(layout::EVENTS)).map_err(|e| ApiError::store(e.into()))
+        match fs {
+            StoreFs::Folder(disk) => {
+                disk.resolve(&dir.file(layout::EVENTS)).map(EventLog::File).map_err(|e| ApiError::store(e.into()))
+            }
+            StoreFs::Database { .. } => Ok(EventLog::Store(fs.clone(), dir.file(layout::EVENTS))),
+        }
     }
 
     /// Receive every frame appended to the trace's log from now on. Whatever was on disk before
@@ -158,7 +162,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(dir.join("t")).unwrap();
         std::fs::write(dir.join("t/events.jsonl"), "{\"id\":1,\"type\":\"goal_added\"}\n").unwrap();
-        let feeds = Feeds::new(WorkspaceFs::new(&dir).unwrap());
+        let feeds = Feeds::new(workbench_cli::native::WorkspaceFs::new(&dir).unwrap().into());
         let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
         runtime.block_on(async {
             let mut first = feeds.subscribe("t").await.unwrap();

@@ -14,13 +14,12 @@ mod watch;
 
 use std::io::Write;
 use std::net::Ipv4Addr;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use context_workbench::store::TraceStore;
-use workbench_cli::native::{NativeHost, WorkspaceFs};
+use workbench_cli::native::{NativeHost, StoreFs};
 
 use crate::team_file::TeamFile;
 use errors::ApiError;
@@ -30,7 +29,7 @@ use signin::Viewer;
 /// What every handler shares.
 #[derive(Clone)]
 pub struct AppState {
-    fs: WorkspaceFs,
+    fs: StoreFs,
     /// What the dashboard's costs are priced at.
     feeds: Arc<Feeds>,
     /// Turns true when the server is stopping. Only watchers subscribe, so it knows when the
@@ -43,21 +42,20 @@ pub struct AppState {
 }
 
 impl AppState {
-    fn new(fs: WorkspaceFs, any_host: bool) -> AppState {
+    fn new(fs: StoreFs, any_host: bool) -> AppState {
         let stopping = Arc::new(tokio::sync::watch::Sender::new(false));
         let team = Arc::new(TeamFile::new(fs.clone(), ".", any_host));
         AppState { feeds: Feeds::new(fs.clone()), fs, stopping, team, any_host }
     }
 }
 
-/// The query API and the dashboard over the traces under `store`, for `workbench proxy` to
-/// serve under its own address (`any_host`: beyond loopback, in team mode), and what tells its
-/// watchers the server is stopping.
-pub fn dashboard(store: &Path, any_host: bool) -> Result<(axum::Router, Stopping), String> {
-    let fs = WorkspaceFs::new(store).map_err(|e| format!("trace root {}: {e}", store.display()))?;
-    let state = AppState::new(fs, any_host);
+/// The query API and the dashboard over the traces of `store` (its trace root at `.`), for
+/// `workbench proxy` to serve under its own address (`any_host`: beyond loopback, in team mode),
+/// and what tells its watchers the server is stopping.
+pub fn dashboard(store: StoreFs, any_host: bool) -> (axum::Router, Stopping) {
+    let state = AppState::new(store, any_host);
     let stopping = Stopping(Arc::clone(&state.stopping));
-    Ok((routes::router(state), stopping))
+    (routes::router(state), stopping)
 }
 
 /// Sends every watcher its Close frame (1001, going away).
@@ -72,7 +70,8 @@ impl Stopping {
 /// How long watchers get to send their Close frames once the server is stopping.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
-pub fn run(root: &Path, port: u16) -> ExitCode {
+/// Serve the trace root `root`: a folder or a `postgres://` URL.
+pub fn run(root: &str, port: u16) -> ExitCode {
     match serve(root, port) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -82,8 +81,8 @@ pub fn run(root: &Path, port: u16) -> ExitCode {
     }
 }
 
-fn serve(root: &Path, port: u16) -> Result<(), String> {
-    let fs = WorkspaceFs::new(root).map_err(|e| format!("trace root {}: {e}", root.display()))?;
+fn serve(root: &str, port: u16) -> Result<(), String> {
+    let fs = StoreFs::open_root(root)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
@@ -116,7 +115,7 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
 /// (the `Host` trait is not `Send`; its native futures complete at once, so `block_on` returns
 /// at once).
 async fn read_store<T: Send + 'static>(
-    fs: &WorkspaceFs,
+    fs: &StoreFs,
     viewer: Viewer,
     read: impl FnOnce(&TraceStore<'_, NativeHost>) -> context_workbench::Result<T> + Send + 'static,
 ) -> Result<T, ApiError> {

@@ -9,6 +9,48 @@ use std::path::PathBuf;
 
 use axum::extract::ws::Utf8Bytes;
 use serde_json::{Value, json};
+use workbench_cli::native::StoreFs;
+
+/// Where an event log is: a file on disk, or a path of a database store.
+#[derive(Debug)]
+pub enum EventLog {
+    File(PathBuf),
+    Store(StoreFs, String),
+}
+
+impl From<PathBuf> for EventLog {
+    fn from(path: PathBuf) -> Self {
+        EventLog::File(path)
+    }
+}
+
+impl EventLog {
+    /// The log's size and its bytes from `offset` on (none when it got shorter); `None` while
+    /// it does not exist.
+    fn read_from(&self, offset: u64) -> io::Result<Option<(u64, Vec<u8>)>> {
+        let path = match self {
+            EventLog::Store(fs, path) => return fs.read_from(path, offset).map_err(io::Error::other),
+            EventLog::File(path) => path,
+        };
+        // The path was checked when the watch began; a link made there since is not followed.
+        let size = match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(io::Error::other("it is now a symbolic link, which the server does not follow"));
+            }
+            Ok(meta) => meta.len(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        if size <= offset {
+            return Ok(Some((size, Vec::new())));
+        }
+        let mut file = File::open(path)?;
+        file.seek(SeekFrom::Start(offset))?;
+        let mut bytes = Vec::new();
+        file.take(size - offset).read_to_end(&mut bytes)?;
+        Ok(Some((size, bytes)))
+    }
+}
 
 /// One message for watchers.
 #[derive(Debug, Clone)]
@@ -56,20 +98,19 @@ pub struct Position {
 /// A reader of one event log.
 #[derive(Debug)]
 pub struct Tail {
-    path: PathBuf,
+    log: EventLog,
     at: Position,
 }
 
 impl Tail {
-    /// A reader at the start of the log at `path` (an absolute path already checked to be
-    /// inside the trace root).
-    pub fn new(path: PathBuf) -> Tail {
-        Tail::resume(path, Position::default())
+    /// A reader at the start of the log (a path already checked to be inside the trace root).
+    pub fn new(log: impl Into<EventLog>) -> Tail {
+        Tail::resume(log, Position::default())
     }
 
     /// A reader that goes on from `at`.
-    pub fn resume(path: PathBuf, at: Position) -> Tail {
-        Tail { path, at }
+    pub fn resume(log: impl Into<EventLog>, at: Position) -> Tail {
+        Tail { log: log.into(), at }
     }
 
     pub fn position(&self) -> Position {
@@ -81,26 +122,15 @@ impl Tail {
     /// again from its start (events already seen are not repeated).
     pub fn read_new(&mut self) -> io::Result<Vec<Frame>> {
         let mut frames = Vec::new();
-        // The path was checked when the watch began; a link made there since is not followed.
-        let size = match std::fs::symlink_metadata(&self.path) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                return Err(io::Error::other("it is now a symbolic link, which the server does not follow"));
-            }
-            Ok(meta) => meta.len(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(frames),
-            Err(e) => return Err(e),
-        };
+        let Some((size, mut bytes)) = self.log.read_from(self.at.offset)? else { return Ok(frames) };
         if size < self.at.offset {
             frames.push(Frame::note("events.jsonl became shorter (replaced); reading it again from the start"));
             self.at = Position { last_id: self.at.last_id, ..Position::default() };
+            bytes = self.log.read_from(0)?.map(|(_, bytes)| bytes).unwrap_or_default();
         }
-        if size == self.at.offset {
+        if bytes.is_empty() {
             return Ok(frames);
         }
-        let mut file = File::open(&self.path)?;
-        file.seek(SeekFrom::Start(self.at.offset))?;
-        let mut bytes = Vec::new();
-        file.take(size - self.at.offset).read_to_end(&mut bytes)?;
         let Some(end) = bytes.iter().rposition(|&b| b == b'\n') else { return Ok(frames) };
         for raw in bytes[..end].split(|&b| b == b'\n') {
             self.at.lines += 1;

@@ -224,7 +224,7 @@ mod tests {
         let fs = WorkspaceFs::new(&dir).unwrap();
         let frames = Tail::new(dir.join("t/events.jsonl")).read_new().unwrap();
         let Frame::Event { after: after_second, .. } = frames[1] else { panic!("an event") };
-        let state = AppState::new(fs, false);
+        let state = AppState::new(fs.into(), false);
         let mut session = Session { state, trace_id: "t".into(), cursor: Cursor(after_second) };
         let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
         let ids = |texts: Vec<Utf8Bytes>| -> Vec<u64> {

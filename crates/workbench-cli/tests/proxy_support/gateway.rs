@@ -19,6 +19,9 @@ pub struct Gateway {
     dir: PathBuf,
 }
 
+/// The proxies' leases: short, so that a killed one's sessions are taken over within seconds.
+const LEASE: (&str, &str) = ("WORKBENCH_STORE_LEASE_MS", "3000");
+
 /// A port nothing listens on now.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
@@ -48,7 +51,7 @@ impl Gateway {
         let proxies: Vec<Proxy> = (0..instances)
             .map(|i| {
                 let with_store = [&["--store", store][..], args].concat();
-                Proxy::start_logged(Build::Native, dir, &format!("proxy-{i}.log"), &with_store)
+                Proxy::start_logged(Build::Native, dir, &format!("proxy-{i}.log"), &with_store, &[LEASE])
             })
             .collect();
         let ports: Vec<u16> = proxies.iter().map(|p| p.url.rsplit(':').next().unwrap().parse().unwrap()).collect();

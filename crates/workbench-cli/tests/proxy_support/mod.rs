@@ -307,14 +307,20 @@ impl Proxy {
     }
 
     pub fn start_build(build: Build, dir: &Path, args: &[&str]) -> Proxy {
-        Proxy::start_logged(build, dir, "proxy.log", args)
+        Proxy::start_env(build, dir, args, &[])
     }
 
-    /// [`Proxy::start_build`] with its log in `dir/{log}`.
-    pub fn start_logged(build: Build, dir: &Path, log: &str, args: &[&str]) -> Proxy {
+    /// With more variables in its environment.
+    pub fn start_env(build: Build, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Proxy {
+        Proxy::start_logged(build, dir, "proxy.log", args, env)
+    }
+
+    /// [`Proxy::start_env`] with its log in `dir/{log}`.
+    pub fn start_logged(build: Build, dir: &Path, log: &str, args: &[&str], env: &[(&str, &str)]) -> Proxy {
         let stderr = dir.join(log);
         let mut child = build
             .command()
+            .envs(env.iter().copied())
             .current_dir(dir)
             .arg("proxy")
             .args(["--port", "0"])

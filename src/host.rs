@@ -29,20 +29,13 @@ pub trait Host {
     fn list_dir(&self, path: &str) -> impl Future<Output = Result<Vec<DirEntry>, HostError>>;
     /// The files directly in the directory `path` whose names end with `suffix`, each with its
     /// name and text, sorted by name. A host that can read them at once (a database: one query)
-    /// overrides it; by default, [`Host::list_dir`] and each file read.
+    /// overrides it; by default, [`read_each`].
     fn read_files(
         &self,
         path: &str,
         suffix: &str,
     ) -> impl Future<Output = Result<Vec<(String, FileContent)>, HostError>> {
-        async move {
-            let mut files = Vec::new();
-            for entry in self.list_dir(path).await?.into_iter().filter(|e| !e.is_dir && e.name.ends_with(suffix)) {
-                let content = self.read_file(&format!("{path}/{}", entry.name)).await?;
-                files.push((entry.name, content));
-            }
-            Ok(files)
-        }
+        read_each(self, path, suffix)
     }
     /// Milliseconds since the Unix epoch.
     fn now_ms(&self) -> u64;
@@ -75,6 +68,20 @@ pub trait Host {
     /// A goal event (R8.2), delivered as it happens, in id order. Optional: a host that
     /// subscribes late reads the rest with `Engine::events_since`.
     fn event(&self, _event: &crate::goals::Event) {}
+}
+
+/// [`Host::read_files`] by [`Host::list_dir`] and a read of each file.
+pub async fn read_each<H: Host + ?Sized>(
+    host: &H,
+    path: &str,
+    suffix: &str,
+) -> Result<Vec<(String, FileContent)>, HostError> {
+    let mut files = Vec::new();
+    for entry in host.list_dir(path).await?.into_iter().filter(|e| !e.is_dir && e.name.ends_with(suffix)) {
+        let content = host.read_file(&format!("{path}/{}", entry.name)).await?;
+        files.push((entry.name, content));
+    }
+    Ok(files)
 }
 
 /// A step of a long operation, or a notice the user should see (R4.5, R4.6).

@@ -108,7 +108,7 @@ fn ms(d: Duration) -> f64 {
 fn main() {
     let (conversations, calls) = (setting("BENCH_CONVERSATIONS", 200), setting("BENCH_CALLS", 5));
     let dir = scratch("team-load");
-    let database = Postgres::start(&dir.join("postgres"));
+    let database = Postgres::start();
     let upstream = upstream();
     let mut direct = load(&upstream.url, conversations, calls);
     let gateway = Gateway::start(&dir, &database.url(), 3, &["--upstream", &upstream.url]);

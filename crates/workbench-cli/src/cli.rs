@@ -191,6 +191,15 @@ enum StoreCommand {
         /// The PostgreSQL store, `postgres://USER@HOST/DB` (the password from PGPASSWORD).
         url: String,
     },
+    /// Copy a PostgreSQL store into a folder store (made when missing), every session with
+    /// every file: a backup anyone can read, or a way back to one proxy. A session already in the
+    /// folder is left as it is.
+    Export {
+        /// The PostgreSQL store, `postgres://USER@HOST/DB`.
+        url: String,
+        /// The folder store.
+        folder: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -249,7 +258,12 @@ pub fn main() -> ExitCode {
         Command::Stats { root, store, since, json } => {
             stats::run(&store.or(root).unwrap_or_else(|| ".trace".into()), since.as_deref(), json)
         }
-        Command::Store { command: StoreCommand::Import { folder, url } } => store::import(&folder, &url),
+        Command::Store { command: StoreCommand::Import { folder, url } } => {
+            store::copy(store::Copy::Import, &folder.to_string_lossy(), &url)
+        }
+        Command::Store { command: StoreCommand::Export { url, folder } } => {
+            store::copy(store::Copy::Export, &url, &folder.to_string_lossy())
+        }
         Command::Team { action } => match action {
             TeamCommand::Add { name, admin, store } => team::run(&store, team::Action::Add { name, admin }),
             TeamCommand::Revoke { name, store } => team::run(&store, team::Action::Revoke { name }),

@@ -1,6 +1,7 @@
 //! `workbench replay --store ROOT`: the workbench strategy's session of each trajectory saved
 //! as `ROOT/<trace id>/`, the layout `Engine::open` resumes and `workbench serve` reads; and
-//! `workbench store import FOLDER URL`: a folder store copied into a PostgreSQL store.
+//! `workbench store import FOLDER URL` / `export URL FOLDER`: a folder store copied into a
+//! PostgreSQL store, and back.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -51,35 +52,63 @@ fn plain(e: Error) -> String {
     e.to_string()
 }
 
-/// `workbench store import FOLDER URL`.
-pub fn import(folder: &Path, url: &str) -> ExitCode {
-    match copy_store(folder, url) {
+/// Which way `workbench store` copies.
+#[derive(Clone, Copy)]
+pub enum Copy {
+    /// `import FOLDER URL`: a folder store into a database.
+    Import,
+    /// `export URL FOLDER`: a database into a folder store (made when missing).
+    Export,
+}
+
+/// `workbench store import FOLDER URL` or `export URL FOLDER`.
+pub fn copy(way: Copy, from: &str, to: &str) -> ExitCode {
+    let (command, copied) = match way {
+        Copy::Import => {
+            ("import", open_folder(from, false).and_then(|f| copy_store(&f, &open_database(to)?, "imported")))
+        }
+        Copy::Export => {
+            ("export", open_database(from).and_then(|db| copy_store(&db, &open_folder(to, true)?, "exported")))
+        }
+    };
+    match copied {
         Ok(words) => {
             println!("{words}");
             ExitCode::SUCCESS
         }
         Err(message) => {
-            eprintln!("workbench: store import: {message}");
+            eprintln!("workbench: store {command}: {message}");
             ExitCode::from(2)
         }
     }
 }
 
-/// Copy every file of the folder store into the database, trace by trace, each trace's
-/// `meta.json` last: a trace whose `meta.json` is in the database already is left as it is, so
-/// running the import again copies only what is missing (a trace cut short included). Owner
-/// locks are not copied: the database's are leases.
-fn copy_store(folder: &Path, url: &str) -> Result<String, String> {
+fn open_database(url: &str) -> Result<StoreFs, String> {
     if !is_database_store(url) {
         return Err(format!("`{}` is not a postgres:// URL", shown_store(url)));
     }
-    let from = WorkspaceFs::new(folder).map_err(|e| format!("the folder store {}: {e}", folder.display()))?;
-    let to = StoreFs::open_root(url)?;
+    StoreFs::open_root(url)
+}
+
+/// The folder store `folder` (`made`: created when missing).
+fn open_folder(folder: &str, made: bool) -> Result<StoreFs, String> {
+    if made {
+        std::fs::create_dir_all(folder).map_err(|e| format!("the folder store {folder}: {e}"))?;
+    }
+    let fs = WorkspaceFs::new(folder).map_err(|e| format!("the folder store {folder}: {e}"))?;
+    Ok(StoreFs::Folder(fs))
+}
+
+/// Copy every file of the store `from` into the store `to`, trace by trace, each trace's
+/// `meta.json` last: a trace whose `meta.json` is in `to` already is left as it is, so running
+/// the copy again copies only what is missing (a trace cut short included). Locks are not
+/// copied: a folder's are the OS's, a database's are leases. `from` is only read.
+fn copy_store(from: &StoreFs, to: &StoreFs, done: &str) -> Result<String, String> {
     let (mut copied, mut kept, mut files) = (0, Vec::new(), 0);
     for entry in from.list_dir("").map_err(|e| e.to_string())? {
         if !entry.is_dir {
-            if to.stat(&entry.name).map_err(|e| e.to_string())?.is_none() {
-                copy_file(&from, &to, &entry.name)?;
+            if !is_lock(&entry.name) && to.stat(&entry.name).map_err(|e| e.to_string())?.is_none() {
+                copy_file(from, to, &entry.name)?;
                 files += 1;
             }
             continue;
@@ -90,18 +119,18 @@ fn copy_store(folder: &Path, url: &str) -> Result<String, String> {
             continue;
         }
         let mut paths = Vec::new();
-        walk(&from, &entry.name, &mut paths)?;
+        walk(from, &entry.name, &mut paths)?;
         let (last, rest): (Vec<String>, Vec<String>) = paths.into_iter().partition(|p| *p == meta);
         for path in rest.iter().chain(&last) {
-            copy_file(&from, &to, path)?;
+            copy_file(from, to, path)?;
         }
         files += rest.len() + last.len();
         copied += 1;
     }
     let mut words = format!(
-        "imported {copied} session{} ({files} files) from {} into {}",
+        "{done} {copied} session{} ({files} files) from {} into {}",
         if copied == 1 { "" } else { "s" },
-        folder.display(),
+        from.shown(),
         to.shown()
     );
     if !kept.is_empty() {
@@ -110,20 +139,25 @@ fn copy_store(folder: &Path, url: &str) -> Result<String, String> {
     Ok(words)
 }
 
-/// Every file under `dir`, owner locks left out.
-fn walk(fs: &WorkspaceFs, dir: &str, out: &mut Vec<String>) -> Result<(), String> {
+/// A lock file of the store's: the proxy's, a trace's owner's.
+fn is_lock(name: &str) -> bool {
+    name == layout::OWNER || name == layout::PROXY_LOCK
+}
+
+/// Every file under `dir`, locks left out.
+fn walk(fs: &StoreFs, dir: &str, out: &mut Vec<String>) -> Result<(), String> {
     for entry in fs.list_dir(dir).map_err(|e| e.to_string())? {
         let path = format!("{dir}/{}", entry.name);
         if entry.is_dir {
             walk(fs, &path, out)?;
-        } else if entry.name != layout::OWNER {
+        } else if !is_lock(&entry.name) {
             out.push(path);
         }
     }
     Ok(())
 }
 
-fn copy_file(from: &WorkspaceFs, to: &StoreFs, path: &str) -> Result<(), String> {
+fn copy_file(from: &StoreFs, to: &StoreFs, path: &str) -> Result<(), String> {
     let content = from.read_file(path).map_err(|e| e.to_string())?;
     to.write_file(path, &content.text).map_err(|e| e.to_string())
 }

@@ -213,7 +213,7 @@ impl Running {
         match front {
             Front::One(build) => Running::One(Proxy::start_build(build, work, args)),
             Front::Team => {
-                let database = Postgres::start(&work.with_file_name("postgres"));
+                let database = Postgres::start();
                 let gateway = Gateway::start(work, &database.url(), 3, args);
                 Running::Team(database, gateway)
             }

@@ -910,7 +910,7 @@ fn claude_code_on_a_team_gateway() {
     let (work, home) = work_and_home("claude-code-team");
     session::workspace(&work);
     let steps = session::steps(&work);
-    let database = proxy_support::postgres::Postgres::start(&work.join("postgres"));
+    let database = proxy_support::postgres::Postgres::start();
     let (upstream, served) = claude_upstream(&work, Some(KILL_AT));
     let args = ["--upstream", upstream.url.as_str(), "--window", "60000"];
     let mut gateway = proxy_support::gateway::Gateway::start(&work, &database.url(), 3, &args);

@@ -74,8 +74,33 @@ impl Host for NativeHost {
         self.fs.list_dir(path)
     }
 
+    async fn read_files(&self, path: &str, suffix: &str) -> Result<Vec<(String, FileContent)>, HostError> {
+        match self.fs.read_files(path, suffix) {
+            Some(files) => files,
+            None => context_workbench::host::read_each(self, path, suffix).await,
+        }
+    }
+
     async fn try_lock(&self, path: &str) -> Result<bool, HostError> {
         self.fs.try_lock(path)
+    }
+
+    /// Polls the lease (a database's) every 100 ms; a folder's OS lock is answered at once.
+    async fn wait_lock(&self, path: &str, timeout_ms: u64) -> Result<bool, HostError> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_millis(timeout_ms);
+        loop {
+            if self.fs.try_lock(path)? {
+                return Ok(true);
+            }
+            if !self.fs.is_shared() || std::time::Instant::now() >= deadline {
+                return Ok(false);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
+    fn store_is_shared(&self) -> bool {
+        self.fs.is_shared()
     }
 
     async fn unlock(&self, path: &str) -> Result<(), HostError> {

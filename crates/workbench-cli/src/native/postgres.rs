@@ -152,11 +152,7 @@ impl PgStore {
             });
         };
         let bytes: Vec<u8> = rows.into_iter().filter_map(|(_, data)| data).flatten().collect();
-        let text = match String::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-        };
-        Ok(FileContent { text, mtime_ms: modified.max(0) as u64 })
+        Ok(content(bytes, modified))
     }
 
     /// A file, a folder (one that holds files: folders are implied), or nothing.
@@ -301,6 +297,30 @@ impl PgStore {
         Ok(entries)
     }
 
+    /// The files directly in folder `key` whose names end with `suffix`, with their text, sorted
+    /// by name: one query (a session's messages, read at each call on a shared store).
+    pub fn read_files(&self, key: &str, suffix: &str) -> Result<Vec<(String, FileContent)>, HostError> {
+        let (k, suffix) = (key.to_owned(), suffix.to_owned());
+        let rows: Vec<(String, i64, Option<Vec<u8>>)> = self.run(key, |pool| async move {
+            sqlx::query_as(
+                "SELECT f.name, f.modified_ms, c.data FROM store_files f LEFT JOIN store_chunks c ON c.path = f.path \
+                 WHERE f.dir = $1 AND right(f.name, length($2)) = $2 ORDER BY f.name, c.seq",
+            )
+            .bind(k)
+            .bind(suffix)
+            .fetch_all(&pool)
+            .await
+        })?;
+        let mut files: Vec<(String, i64, Vec<u8>)> = Vec::new();
+        for (name, modified, data) in rows {
+            match files.last_mut() {
+                Some((last, _, bytes)) if *last == name => bytes.extend(data.unwrap_or_default()),
+                _ => files.push((name, modified, data.unwrap_or_default())),
+            }
+        }
+        Ok(files.into_iter().map(|(name, modified, bytes)| (name, content(bytes, modified))).collect())
+    }
+
     /// Take the lease at `key`: when nobody holds it, its holder's lease expired, or this
     /// process holds it already.
     pub fn try_lock(&self, key: &str) -> Result<bool, HostError> {
@@ -378,6 +398,15 @@ impl PgStore {
 }
 
 /// A path's folder ('' at the root) and name.
+/// A file's text (invalid UTF-8 replaced) and its time.
+fn content(bytes: Vec<u8>, modified_ms: i64) -> FileContent {
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    FileContent { text, mtime_ms: modified_ms.max(0) as u64 }
+}
+
 fn split(key: &str) -> (String, String) {
     match key.rsplit_once('/') {
         Some((dir, name)) => (dir.to_owned(), name.to_owned()),

@@ -148,6 +148,15 @@ impl StoreFs {
         }
     }
 
+    /// The files of folder `path` whose names end with `suffix` (one query in the database).
+    pub fn read_files(&self, path: &str, suffix: &str) -> Option<Result<Vec<(String, FileContent)>, HostError>> {
+        match self.route(path) {
+            Ok(Route::Db(db, key)) => Some(db.read_files(&key, suffix)),
+            Ok(Route::Disk(_)) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+
     pub fn try_lock(&self, path: &str) -> Result<bool, HostError> {
         match self.route(path)? {
             Route::Disk(fs) => fs.try_lock(path),

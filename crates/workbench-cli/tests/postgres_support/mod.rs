@@ -1,7 +1,8 @@
 //! A PostgreSQL cluster of a test's own: `initdb` into a temporary folder, started on a free
 //! port of 127.0.0.1 (and a socket in that folder), stopped and removed when dropped. Runs the
 //! server binaries of Debian's `postgresql` package (`/usr/lib/postgresql/*/bin`), as the
-//! `postgres` user when the test runs as root (the server refuses root).
+//! `postgres` user when the test runs as root (the server refuses root). `pg_stat_statements` is
+//! loaded, so a bench can count the statements a run made.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -65,7 +66,7 @@ impl Postgres {
         let data = self.dir.join("data");
         let options = format!(
             "-c listen_addresses=127.0.0.1 -c port={} -c unix_socket_directories={} -c fsync=off \
-             -c synchronous_commit=off -c full_page_writes=off",
+             -c synchronous_commit=off -c full_page_writes=off -c shared_preload_libraries=pg_stat_statements",
             self.port,
             self.dir.display()
         );
@@ -110,6 +111,24 @@ impl Postgres {
         let output = command.output().expect("run psql");
         assert!(output.status.success(), "psql {sql}: {}", String::from_utf8_lossy(&output.stderr));
         String::from_utf8_lossy(&output.stdout).trim_end().to_owned()
+    }
+
+    /// The statements the `postgres` database has run so far (`pg_stat_statements`).
+    pub fn statements(&self) -> u64 {
+        self.psql("postgres", "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+        let sql = "SELECT coalesce(sum(calls), 0) FROM pg_stat_statements \
+                   WHERE dbid = (SELECT oid FROM pg_database WHERE datname = 'postgres')";
+        self.psql("postgres", sql).parse().expect("a count")
+    }
+
+    /// The store in the `postgres` database, copied into the folder `to` (`workbench store export`).
+    pub fn export(&self, to: &Path) {
+        let output = Command::new(env!("CARGO_BIN_EXE_workbench"))
+            .args(["store", "export", &self.url()])
+            .arg(to)
+            .output()
+            .expect("run workbench store export");
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     }
 
     /// The server's log.

@@ -5,6 +5,7 @@
 
 pub mod coder;
 pub mod gateway;
+#[path = "../postgres_support/mod.rs"]
 pub mod postgres;
 pub mod session;
 

@@ -124,8 +124,9 @@ fn a_conversation_is_one_session_in_the_database_and_a_restart_resumes_it() {
     assert!(listed.contains(&ids[0]), "{listed}");
     let numbers: Vec<u64> = calls(&store, &ids[0]).iter().map(|c| c["call"].as_u64().unwrap()).collect();
     assert_eq!(numbers, [1, 2, 3, 4, 5, 6], "every call once, numbered on across the restart\n{log}");
+    // A session on a shared store is held for a call at a time, never closed by a proxy's stop.
     let rows = pg.psql("postgres", "SELECT trace_id, status, calls FROM store_sessions");
-    assert_eq!(rows, format!("{}|stopped|6", ids[0]), "the sessions view");
+    assert_eq!(rows, format!("{}|running|6", ids[0]), "the sessions view");
     // The SQL-shaped text is a message like any other, and every table is still there.
     let found = pg.psql(
         "postgres",
@@ -256,16 +257,27 @@ fn a_live_lease_is_kept_and_a_dead_holders_lease_is_taken_over() {
 
 #[test]
 fn a_killed_proxys_leases_expire_while_a_live_ones_are_renewed() {
-    let (pg, upstream, dir) = (Postgres::start(), scripted(), scratch("pg-lease"));
+    let (pg, dir) = (Postgres::start(), scratch("pg-lease"));
+    // A reply that streams for 7 s: the call holds its session's lease that long.
+    let upstream = Upstream::start(|request: &Received| {
+        let n = proxy_support::step_of(&request.json(), "toolu_p");
+        let events = anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(5000, 4000));
+        Reply::Slow { events, pause: Duration::from_millis(700) }
+    });
     let url = pg.url();
     let args = ["--upstream", &upstream.url, "--store", &url];
     let proxy = Proxy::start_env(proxy_support::Build::Native, &dir, &args, &[("WORKBENCH_STORE_LEASE_MS", "2000")]);
-    turn(&proxy, "lease", 0);
+    let target = format!("{}/v1/messages", proxy.url);
+    std::thread::spawn(move || post(&target, &request("lease", 0), &headers()));
     let live = "SELECT count(*) FROM store_leases WHERE expires_at > now()";
-    assert_eq!(pg.psql("postgres", live), "1", "the session's owner lease");
-    std::thread::sleep(Duration::from_millis(5_000));
-    assert_eq!(pg.psql("postgres", live), "1", "renewed past its 2 s");
-    drop(proxy); // SIGKILL
+    let started = Instant::now();
+    while pg.psql("postgres", live) != "1" {
+        assert!(started.elapsed() < Duration::from_secs(20), "the call never took its session's lease");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(4_000));
+    assert_eq!(pg.psql("postgres", live), "1", "renewed past its 2 s while the call lasts");
+    drop(proxy); // SIGKILL, the call in flight
     let died = Instant::now();
     while pg.psql("postgres", live) != "0" {
         assert!(died.elapsed() < Duration::from_secs(20), "the dead proxy's lease never expired");

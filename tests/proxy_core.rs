@@ -820,6 +820,23 @@ fn one_conversation_over_proxies_on_a_shared_store_is_one_session_as_on_one_prox
 }
 
 #[test]
+fn a_reply_the_agent_copies_with_other_call_ids_is_recorded_from_its_copy_on_any_proxy() {
+    // As Gemini CLI does: the model's calls carry no id, the agent names them in its copy.
+    let renamed = |turn: usize| {
+        let mut reply = history(turn + 1)[2 * turn + 2].clone();
+        reply["content"][2]["id"] = json!(format!("model_call_{turn}"));
+        reply
+    };
+    let run = |proxies: &[Worker<FaultyHost>]| -> Vec<Value> {
+        (1..=3).map(|turn| call(&proxies[turn % proxies.len()], history(turn), Some(renamed(turn)))).collect()
+    };
+    let expected = run(&[proxy(&FaultyHost::default())]);
+    let store = FaultyHost::default();
+    let sent = run(&[proxy(&store.proxy(0)), proxy(&store.proxy(1))]);
+    assert_eq!(sent, expected, "each result still answers its call as the agent named it");
+}
+
+#[test]
 fn a_session_a_shared_store_could_not_save_stays_in_its_proxy_until_it_is_saved() {
     let store = FaultyHost::default();
     let proxies = [proxy(&store.proxy(0)), proxy(&store.proxy(1))];

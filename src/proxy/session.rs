@@ -193,6 +193,8 @@ impl<H: Host> ProxySession<H> {
         let hex: Vec<String> = serde_json::from_value(saved.get("fingerprints")?.clone()).ok()?;
         let recorded = hex.iter().map(|f| u64::from_str_radix(f, 16).ok()).collect::<Option<Vec<u64>>>()?;
         let reply_recorded = saved.get("reply_recorded").and_then(serde_json::Value::as_bool).unwrap_or(false);
+        // A reply handed over to another proxy before the agent sent its copy back.
+        let pending = saved.get("pending").and_then(|p| serde_json::from_value(p.clone()).ok());
         // Saved by a build that did not keep them: that history cannot be revised, only extended.
         let starts: Vec<Option<MessageId>> = saved
             .get("starts")
@@ -205,6 +207,7 @@ impl<H: Host> ProxySession<H> {
             session.recorded = recorded;
             session.starts = starts;
             session.reply_recorded = reply_recorded;
+            session.pending = pending;
             session.calls = calls;
             if let Some(accounted) = accounted.filter(|&n| n < session.accounted) {
                 session.restored = session.engine.trace().messages.split_off(accounted);
@@ -242,6 +245,7 @@ impl<H: Host> ProxySession<H> {
             "starts": self.starts,
             "reply_recorded": self.reply_recorded,
             "messages": self.accounted,
+            "pending": self.pending,
         });
         self.engine.set_metadata(RESUME_KEY, state);
         self.engine.set_metadata("proxy_calls", self.calls.into());
@@ -414,12 +418,17 @@ impl<H: Host> ProxySession<H> {
 
     /// Save the whole session as it stands (the reply's usage included), for another process
     /// to take it over from the store: what a proxy on a shared store does after each call.
-    /// The last completed reply is recorded first, as at [`ProxySession::close`] (the agent's
-    /// answer would otherwise never reach the store); the session is not ended.
+    /// The last completed reply waits for the agent's copy as it does here: a reply that calls
+    /// tools is saved with the session's state (the copy the agent sends back with their results
+    /// is what gets recorded, its call ids included), while the agent's answer, which no request
+    /// may ever bring back, is recorded now, as at [`ProxySession::close`]. Not ended.
     pub async fn hand_over(&mut self) -> Option<String> {
-        if let Err(e) = self.record_pending() {
+        let answer =
+            self.pending.as_ref().is_some_and(|parts| !parts.iter().any(|p| matches!(p, ContentPart::ToolCall(_))));
+        if answer && let Err(e) = self.record_pending() {
             return Some(e.to_string());
         }
+        self.keep_resume_state();
         self.engine.save_if_stored().await
     }
 

@@ -946,7 +946,9 @@ fn claude_code_on_a_team_gateway() {
     );
     assert!(statuses.len() == 2 && statuses.iter().all(|s| s.success()), "{log}");
     let served: Vec<usize> = (0..3)
-        .map(|i| std::fs::read_to_string(work.join(format!("proxy-{i}.log"))).unwrap().matches(" prompt tokens (").count())
+        .map(|i| {
+            std::fs::read_to_string(work.join(format!("proxy-{i}.log"))).unwrap().matches(" prompt tokens (").count()
+        })
         .collect();
     assert!(served.iter().all(|&n| n > 0), "every proxy served calls of the session: {served:?}\n{log}");
 

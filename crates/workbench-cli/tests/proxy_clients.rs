@@ -49,6 +49,25 @@ fn claude_code(clients: &Path, work: &Path, home: &Path, proxy: &str) -> Command
     command
 }
 
+/// Claude Code on the task in `work` with its default settings (it plans with its task tools),
+/// through the proxy at `url`, its output piped.
+fn task_through(clients: &Path, (work, home): (&Path, &Path), url: &str) -> std::process::Child {
+    claude_code(clients, work, home, url)
+        .args(["-p", TASK, "--allowedTools", session::ALLOWED_TOOLS])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run Claude Code")
+}
+
+/// Once the scripted upstream has served step `step` (or the patience ran out).
+fn until_served(served: &AtomicUsize, step: usize) {
+    let started = std::time::Instant::now();
+    while served.load(Ordering::SeqCst) < step && started.elapsed() < proxy_support::PATIENCE {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// Claude Code run with `args` in `work` through a proxy of `build` in front of `upstream`; both
 /// end well and Claude Code says it is done. The proxy's log.
 fn run_to_done(build: Build, (work, home): (&Path, &Path), upstream: &str, args: &[&str]) -> String {
@@ -319,19 +338,10 @@ fn claude_code_session(build: Build) {
     let args = ["--upstream", upstream.url.as_str(), "--window", "60000"];
     let mut proxy = Proxy::start_build(build, &work, &args);
     let port = proxy.url.rsplit(':').next().unwrap().to_owned();
-    // Claude Code with its default settings: it plans with its task tools.
-    let claude = claude_code(&clients, &work, &home, &proxy.url)
-        .args(["-p", TASK, "--allowedTools", session::ALLOWED_TOOLS])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run Claude Code");
+    let claude = task_through(&clients, (&work, &home), &proxy.url);
     // Mid-session the proxy is killed (SIGKILL: nothing saved at the end) and started again on
     // the same port; Claude Code retries, and the session goes on in its trace.
-    let started = std::time::Instant::now();
-    while served.load(Ordering::SeqCst) < KILL_AT && started.elapsed() < proxy_support::PATIENCE {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    until_served(&served, KILL_AT);
     let killed_log = proxy.log();
     drop(proxy);
     proxy = Proxy::start_build(build, &work, &[&args[..], &["--port", &port]].concat());
@@ -914,17 +924,9 @@ fn claude_code_on_a_team_gateway() {
     let (upstream, served) = claude_upstream(&work, Some(KILL_AT));
     let args = ["--upstream", upstream.url.as_str(), "--window", "60000"];
     let mut gateway = proxy_support::gateway::Gateway::start(&work, &database.url(), 3, &args);
-    let claude = claude_code(&clients, &work, &home, &gateway.url)
-        .args(["-p", TASK, "--allowedTools", session::ALLOWED_TOOLS])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run Claude Code");
+    let claude = task_through(&clients, (&work, &home), &gateway.url);
     // The slow reply of step KILL_AT is streaming: the proxy serving it is killed.
-    let started = std::time::Instant::now();
-    while served.load(Ordering::SeqCst) < KILL_AT && started.elapsed() < proxy_support::PATIENCE {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    until_served(&served, KILL_AT);
     // (A side call of Claude Code's may be passing at that moment: the slow reply outlasts it.)
     let mut serving = gateway.serving();
     for _ in 0..20 {

@@ -6,14 +6,13 @@
 
 #[macro_use]
 mod proxy_support;
-mod postgres_support;
 mod serve_support;
 
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use postgres_support::{PASSWORD, Postgres, free_port};
+use proxy_support::postgres::{PASSWORD, Postgres, free_port};
 use proxy_support::{PATIENCE, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, post, scratch};
 use serde_json::{Value, json};
 use workbench_cli::native::{PgStore, StoreFs};

@@ -853,6 +853,10 @@ fn a_session_a_shared_store_could_not_save_stays_in_its_proxy_until_it_is_saved(
     let listing = |host: &FaultyHost| block_on(host.list_dir(".trace/2e0bab17/messages")).unwrap().len();
     assert_eq!(listing(&store), listing(&alone), "everything recorded once the store came back");
     assert_eq!(block_on(store.list_dir(".trace")).unwrap().len(), 2, "one session");
+    let calls = block_on(store.read_file(".trace/2e0bab17/calls.jsonl")).unwrap().text;
+    let numbers: Vec<u64> =
+        calls.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["call"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, [1, 2, 3, 4], "the record of the call the store missed, written with the next");
 }
 
 #[test]

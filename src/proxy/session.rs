@@ -141,6 +141,8 @@ pub struct ProxySession<H: Host> {
     open: Option<CallRecord>,
     /// A call was prepared and the trace not saved since (see [`ProxySession::save`]).
     unsaved: bool,
+    /// Lines of `calls.jsonl` the store did not take (it was away): written before the next.
+    unsaved_calls: String,
     redactor: Redactor,
     /// The engine's main-line messages the fingerprints account for (saved with them).
     accounted: usize,
@@ -167,6 +169,7 @@ impl<H: Host> ProxySession<H> {
             calls: 0,
             open: None,
             unsaved: false,
+            unsaved_calls: String::new(),
             redactor,
             accounted: 0,
             restored: Vec::new(),
@@ -536,12 +539,14 @@ impl<H: Host> ProxySession<H> {
     }
 
     /// Price `record` and append it to the trace's `calls.jsonl`; a failure is a note on it.
-    async fn save_record(&self, record: &mut CallRecord) {
+    /// A line the store does not take is kept and written before the next call's, in order.
+    async fn save_record(&mut self, record: &mut CallRecord) {
         self.price(record);
-        if let Some((path, line)) = self.line_of(record)
-            && let Err(e) = self.engine.host().append_file(&path, &line).await
-        {
-            record.notes.push(format!("the call was not saved to {CALLS_FILE}: {e}"));
+        let Some((path, line)) = self.line_of(record) else { return };
+        let lines = std::mem::take(&mut self.unsaved_calls) + &line;
+        if let Err(e) = self.engine.host().append_file(&path, &lines).await {
+            record.notes.push(format!("the call was not saved to {CALLS_FILE} yet (it is with the next): {e}"));
+            self.unsaved_calls = lines;
         }
     }
 

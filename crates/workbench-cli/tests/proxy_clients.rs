@@ -49,6 +49,23 @@ fn claude_code(clients: &Path, work: &Path, home: &Path, proxy: &str) -> Command
     command
 }
 
+/// The session `trace` in `store` numbers its calls on, and holds each of the `steps` tool
+/// results once (across a kill).
+fn each_call_and_result_once(store: &Path, trace: &str, records: &[Value], steps: usize, log: &str) {
+    let numbers: Vec<u64> = records.iter().map(|c| c["call"].as_u64().unwrap()).collect();
+    assert!(numbers.windows(2).all(|w| w[1] > w[0]), "{numbers:?}\n{log}");
+    let mut results: Vec<String> = files_under(&store.join(trace).join("messages"))
+        .iter()
+        .filter_map(|(_, text)| serde_json::from_str::<Value>(text).ok())
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p["call_id"].as_str().map(str::to_owned))
+        .collect();
+    let all = results.len();
+    results.sort();
+    results.dedup();
+    assert_eq!((results.len(), all), (steps, steps), "each step's result once across the kill\n{log}");
+}
+
 /// Claude Code on the task in `work` with its default settings (it plans with its task tools),
 /// through the proxy at `url`, its output piped.
 fn task_through(clients: &Path, (work, home): (&Path, &Path), url: &str) -> std::process::Child {
@@ -414,18 +431,7 @@ fn claude_code_session(build: Build) {
     // Every call of the main loop is in it, numbered on across the kill, and every tool result
     // recorded once.
     assert_eq!(records.len(), main.len(), "{log}");
-    let numbers: Vec<u64> = records.iter().map(|c| c["call"].as_u64().unwrap()).collect();
-    assert!(numbers.windows(2).all(|w| w[1] > w[0]), "{numbers:?}\n{log}");
-    let mut results: Vec<String> = files_under(&store.join(&trace).join("messages"))
-        .iter()
-        .filter_map(|(_, text)| serde_json::from_str::<Value>(text).ok())
-        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-        .filter_map(|p| p["call_id"].as_str().map(str::to_owned))
-        .collect();
-    let all = results.len();
-    results.sort();
-    results.dedup();
-    assert_eq!((results.len(), all), (steps, steps), "each step's result once across the kill\n{log}");
+    each_call_and_result_once(&store, &trace, &records, steps, &log);
     assert!(log.contains("marked interrupted"), "the restart found the killed session\n{log}");
     let meta: Value =
         serde_json::from_str(&std::fs::read_to_string(store.join(&trace).join("meta.json")).unwrap()).unwrap();
@@ -960,19 +966,8 @@ fn claude_code_on_a_team_gateway() {
     let traces = trace_dirs(&store);
     assert_eq!(traces.len(), 1, "one conversation, one session, over three proxies and a kill: {traces:?}\n{log}");
     let records = main_calls(&store, &traces[0]);
-    let numbers: Vec<u64> = records.iter().map(|c| c["call"].as_u64().unwrap()).collect();
-    assert!(numbers.windows(2).all(|w| w[1] > w[0]), "{numbers:?}\n{log}");
     assert!(records.len() > steps, "{} calls for {steps} steps\n{log}", records.len());
-    let mut results: Vec<String> = files_under(&store.join(&traces[0]).join("messages"))
-        .iter()
-        .filter_map(|(_, text)| serde_json::from_str::<Value>(text).ok())
-        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-        .filter_map(|p| p["call_id"].as_str().map(str::to_owned))
-        .collect();
-    let all = results.len();
-    results.sort();
-    results.dedup();
-    assert_eq!((results.len(), all), (steps, steps), "each step's result once across the kill\n{log}");
+    each_call_and_result_once(&store, &traces[0], &records, steps, &log);
     let unmanaged = records.iter().filter(|c| c["managed"] != json!(true)).count();
     assert!(unmanaged <= 1, "at most the call the kill cut went unmanaged: {unmanaged}\n{log}");
     eprintln!(

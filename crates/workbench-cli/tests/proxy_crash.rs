@@ -56,17 +56,7 @@ fn conversation(steps: usize) -> Vec<Value> {
 }
 
 fn request(session: &str, steps: usize) -> Vec<u8> {
-    json!({
-        "model": "claude-opus-5-5",
-        "messages": conversation(steps),
-        "system": [{"type": "text", "text": "You are a coding agent."}],
-        "tools": [{"name": "Bash", "description": "Run a shell command", "input_schema": {"type": "object"}}],
-        "metadata": {"user_id": json!({"device_id": "d", "session_id": session}).to_string()},
-        "max_tokens": 32000,
-        "stream": true,
-    })
-    .to_string()
-    .into_bytes()
+    proxy_support::claude_code_request(session, conversation(steps))
 }
 
 /// When the proxy is killed during a call.

@@ -49,17 +49,7 @@ fn request(session: &str, steps: usize) -> Vec<u8> {
         let output = format!("line {n} of the part ' OR 1=1; --\n").repeat(40);
         messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_p{n}"), "content": output}]}));
     }
-    json!({
-        "model": "claude-opus-5-5",
-        "messages": messages,
-        "system": [{"type": "text", "text": "You are a coding agent."}],
-        "tools": [{"name": "Bash", "description": "Run a shell command", "input_schema": {"type": "object"}}],
-        "metadata": {"user_id": json!({"device_id": "d", "session_id": session}).to_string()},
-        "max_tokens": 32000,
-        "stream": true,
-    })
-    .to_string()
-    .into_bytes()
+    proxy_support::claude_code_request(session, messages)
 }
 
 fn turn(proxy: &Proxy, session: &str, steps: usize) {

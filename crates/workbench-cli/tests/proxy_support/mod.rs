@@ -483,3 +483,18 @@ pub fn step_of(body: &Value, prefix: &str) -> usize {
         last["content"].as_array().into_iter().flatten().find_map(|b| b["tool_use_id"].as_str().map(str::to_owned));
     id.and_then(|id| id.strip_prefix(prefix).and_then(|n| n.parse::<usize>().ok())).map_or(0, |n| n + 1)
 }
+
+/// A Claude Code-shaped request of session `session` with `messages`, streamed.
+pub fn claude_code_request(session: &str, messages: Vec<Value>) -> Vec<u8> {
+    json!({
+        "model": "claude-opus-5-5",
+        "messages": messages,
+        "system": [{"type": "text", "text": "You are a coding agent."}],
+        "tools": [{"name": "Bash", "description": "Run a shell command", "input_schema": {"type": "object"}}],
+        "metadata": {"user_id": json!({"device_id": "d", "session_id": session}).to_string()},
+        "max_tokens": 32000,
+        "stream": true,
+    })
+    .to_string()
+    .into_bytes()
+}

@@ -53,6 +53,12 @@ pub trait Host {
     fn wait_lock(&self, path: &str, _timeout_ms: u64) -> impl Future<Output = Result<bool, HostError>> {
         self.try_lock(path)
     }
+    /// Whether [`Host::write_file`] leaves the file whole or as it was, never part-written (a
+    /// database's transaction): the store then replaces a file in place, rather than write it
+    /// under a temporary name and rename that over it (a round trip or more of a database's each).
+    fn writes_whole(&self) -> bool {
+        false
+    }
     /// Whether other live processes share this host's store and may continue the same
     /// conversations (several proxies on one database behind a balancer): a proxy then holds a
     /// session only for the length of a call, so that any of them can take the next one.

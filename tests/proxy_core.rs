@@ -666,6 +666,10 @@ impl Host for FaultyHost {
     fn store_is_shared(&self) -> bool {
         self.process.is_some()
     }
+    /// A shared store here is a database's: its writes are whole.
+    fn writes_whole(&self) -> bool {
+        self.process.is_some()
+    }
 }
 
 #[test]

@@ -223,6 +223,9 @@ impl<H: Host> Engine<H> {
                     return Err(e.into());
                 }
                 report.bytes_written += text.len();
+            } else if self.host.writes_whole() {
+                self.host.write_file(&path, &text).await?;
+                report.bytes_written += text.len();
             } else {
                 let temporary = format!("{path}.tmp");
                 self.host.write_file(&temporary, &text).await?;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use proxy_support::gateway::Gateway;
 use proxy_support::postgres::Postgres;
-use proxy_support::{Received, Reply, Upstream, anthropic_usage, scratch};
+use proxy_support::{Proxy, Received, Reply, Upstream, anthropic_usage, scratch};
 use serde_json::{Value, json};
 
 const HEADERS: [(&str, &str); 2] = [("x-api-key", "sk-ant-bench"), ("anthropic-version", "2023-06-01")];
@@ -105,31 +105,46 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
 }
 
+/// The p50 and p99 of `times` against `direct`'s, as a line.
+fn row(name: &str, direct: &mut [Duration], times: &mut [Duration]) -> String {
+    let [(d50, t50), (d99, t99)] = [0.5, 0.99].map(|p| (percentile(direct, p), percentile(times, p)));
+    format!(
+        "  {name:<28} p50 {:>7.1} ms (+{:.1}), p99 {:>7.1} ms (+{:.1})",
+        ms(t50),
+        ms(t50.saturating_sub(d50)),
+        ms(t99),
+        ms(t99.saturating_sub(d99))
+    )
+}
+
 fn main() {
     let (conversations, calls) = (setting("BENCH_CONVERSATIONS", 200), setting("BENCH_CALLS", 5));
     let dir = scratch("team-load");
-    let database = Postgres::start();
     let upstream = upstream();
     let mut direct = load(&upstream.url, conversations, calls);
+    // One proxy on a folder store, for comparison.
+    std::fs::create_dir_all(dir.join("alone")).unwrap();
+    let alone = Proxy::start(&dir.join("alone"), &["--upstream", &upstream.url]);
+    let mut one = load(&alone.url, conversations, calls);
+    let (status, log) = alone.stop();
+    assert!(status.success(), "{log}");
+    let database = Postgres::start();
     let gateway = Gateway::start(&dir, &database.url(), 3, &["--upstream", &upstream.url]);
     let before = database.statements();
     let mut through = load(&gateway.url, conversations, calls);
     let statements = database.statements() - before;
     let (statuses, log) = gateway.stop();
     assert!(statuses.iter().all(|s| s.success()), "{log}");
-    let n = through.len();
+    println!("{conversations} conversations at once × {calls} managed calls (2 cores; the upstream answers at once):");
     println!(
-        "Team gateway, {conversations} conversations at once × {calls} managed calls, 3 native proxies on PostgreSQL behind HAProxy:"
+        "  {:<28} p50 {:>7.1} ms, p99 {:>7.1} ms",
+        "direct",
+        ms(percentile(&mut direct, 0.5)),
+        ms(percentile(&mut direct, 0.99))
     );
-    for (name, p) in [("p50", 0.5), ("p99", 0.99)] {
-        let (d, t) = (percentile(&mut direct, p), percentile(&mut through, p));
-        println!(
-            "  {name}: direct {:.1} ms, through the gateway {:.1} ms: +{:.1} ms",
-            ms(d),
-            ms(t),
-            ms(t.saturating_sub(d))
-        );
-    }
+    println!("{}", row("one proxy, folder store", &mut direct, &mut one));
+    println!("{}", row("3 proxies, PostgreSQL, HAProxy", &mut direct, &mut through));
+    let n = through.len();
     println!("  database: {statements} statements for {n} calls, {:.1} per call", statements as f64 / n as f64);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -103,6 +103,11 @@ impl Host for NativeHost {
         self.fs.is_shared()
     }
 
+    /// A database's write is one statement: whole or not at all.
+    fn writes_whole(&self) -> bool {
+        self.fs.is_shared()
+    }
+
     async fn unlock(&self, path: &str) -> Result<(), HostError> {
         self.fs.unlock(path)
     }

@@ -33,11 +33,11 @@ fn haproxy_config(port: u16, ports: &[u16], socket: &Path) -> String {
     let servers: String = ports
         .iter()
         .enumerate()
-        .map(|(i, p)| format!("    server proxy{i} 127.0.0.1:{p} check inter 200ms fall 1 rise 2\n"))
+        .map(|(i, p)| format!("    server proxy{i} 127.0.0.1:{p} check inter 500ms fall 3 rise 2\n"))
         .collect();
     format!(
         "global\n    stats socket {} mode 600 level admin\n\n\
-         defaults\n    mode http\n    timeout connect 2s\n    timeout client 10m\n    timeout server 10m\n    retries 3\n    option redispatch\n\n\
+         defaults\n    mode http\n    timeout connect 2s\n    timeout client 10m\n    timeout server 10m\n    timeout check 2s\n    retries 3\n    option redispatch\n\n\
          frontend team\n    bind 127.0.0.1:{port}\n    default_backend proxies\n\n\
          backend proxies\n    balance roundrobin\n    option httpchk\n    http-check send meth GET uri /workbench/ ver HTTP/1.1 hdr Host 127.0.0.1\n{servers}",
         socket.display()

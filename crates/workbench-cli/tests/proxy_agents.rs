@@ -298,10 +298,10 @@ fn run(front: Front, agent: &Agent) {
         .filter(|body| coder::main_loop(agent.api, body).is_some_and(|acts| (acts != Loop::Tools) == agent.text))
         .collect();
     assert!(bodies.len() >= agent.calls, "the agent went through the steps: {} calls\n{said}", bodies.len());
-    // A text agent's first call is a one-shot the proxy that passed it keeps in memory until the
-    // next call continues it: through a gateway that call lands on another proxy, which opens the
-    // session without it (a limit, docs/team.md).
-    let first_elsewhere = matches!(front, Front::Team) && agent.text;
+    // A text agent's first call, when it is a one-shot, is kept in memory by the proxy that passed
+    // it until the next call continues it: through a gateway that call may land on another proxy,
+    // which opens the session without it (a limit, docs/team.md).
+    let first_elsewhere = matches!(front, Front::Team) && agent.text && records.len() + 1 == bodies.len();
     let counted = if first_elsewhere { records.len() + 1 } else { records.len() };
     assert_eq!(counted, bodies.len(), "every call of its main loop is the session's\n{said}");
     assert!(records.iter().all(|c| coder::managed(c, agent.text) && c["completed"] == json!(true)), "{said}");

@@ -128,7 +128,7 @@ test('three sessions of one project on the dashboard, at 1,400 and 900 px', { sk
     proxy.child.kill('SIGTERM');
     await new Promise((resolve) => proxy.child.on('exit', resolve));
     const store = path.join(work, '.trace');
-    const traces = readdirSync(store).filter((d) => !d.startsWith('.'));
+    const traces = readdirSync(store, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name);
     const records = (id) => readFileSync(path.join(store, id, 'calls.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     const titled = (task) => traces.find((id) => JSON.parse(readFileSync(path.join(store, id, 'meta.json'), 'utf8')).mission === task);
     const cutTrace = titled(SESSIONS[2].task);

@@ -82,7 +82,7 @@ test('each member signs in and sees their own sessions, the admin everyone\'s', 
     proxy.child.kill('SIGTERM');
     await new Promise((resolve) => proxy.child.on('exit', resolve));
     const store = path.join(work, '.trace');
-    const people = readdirSync(store).filter((d) => !d.startsWith('.') && d !== 'team.json')
+    const people = readdirSync(store, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name)
       .map((id) => JSON.parse(readFileSync(path.join(store, id, 'meta.json'), 'utf8')).person).sort();
     assert.deepEqual(people, ['alice', 'bob'], 'the refused request is not recorded');
 

@@ -324,20 +324,25 @@ impl<H: Host + Clone> Worker<H> {
     /// store's other processes (a second proxy's start) that its session is live; false while
     /// another live process holds it. A host that fails to lock is not in the way.
     async fn lock(&self, id: &str) -> bool {
-        let path = format!("{}/{id}/{}", self.config.store.root, crate::store::layout::OWNER);
+        let path = self.owner_lock(id);
         self.host.try_lock(&path).await.unwrap_or(true)
     }
 
     /// [`Worker::lock`], waiting up to `timeout_ms` for another proxy on the shared store to let go.
     async fn wait_lock(&self, id: &str, timeout_ms: u64) -> bool {
-        let path = format!("{}/{id}/{}", self.config.store.root, crate::store::layout::OWNER);
+        let path = self.owner_lock(id);
         self.host.wait_lock(&path, timeout_ms).await.unwrap_or(true)
+    }
+
+    /// The owner lock's path of trace `id`.
+    fn owner_lock(&self, id: &str) -> String {
+        format!("{}/{id}/{}", self.config.store.root, crate::store::layout::OWNER)
     }
 
     /// Give trace `id` back: to this process's other sessions, and to the store's other processes.
     async fn let_go(&self, id: &str) {
         self.shared.ids.release(id);
-        let path = format!("{}/{id}/{}", self.config.store.root, crate::store::layout::OWNER);
+        let path = self.owner_lock(id);
         let _ = self.host.unlock(&path).await;
     }
 

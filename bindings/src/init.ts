@@ -2,11 +2,11 @@
 // embed (browsers fetch the 1.6 MB binary o200k_base file once and cache it; the engine searches
 // it in place, so loading it is a copy and a checksum, not a parse). Each entry point (node.ts,
 // web.ts) registers where the files are by default; init() may name other sources.
-import initWasm, { loadRanks, prepareEncoding, ranksLoaded } from './wasm/context_workbench.js';
+import initWasm, { loadRanks, measureTokens, prepareEncoding, ranksLoaded } from './wasm/context_workbench.js';
+import { countWithEngine, type Encoding } from './count.js';
 import { ContextWorkbenchError, asWorkbenchError } from './errors.js';
 
-export type Encoding = 'o200k_base' | 'cl100k_base';
-export const ENCODINGS: readonly string[] = ['o200k_base', 'cl100k_base'];
+export { ENCODINGS, type Encoding } from './count.js';
 /** Where the .wasm comes from: a URL (in Node also a file path), its bytes, a compiled module (or one
  * compiling: a page may start `WebAssembly.compileStreaming` from its first byte), or a fetch Response. */
 export type WasmSource = URL | string | BufferSource | WebAssembly.Module | Promise<WebAssembly.Module> | Response | Promise<Response>;
@@ -31,9 +31,6 @@ export interface Platform {
   defaultRanks(encoding: Encoding): RanksSource;
   /** Bytes from a URL or path (fetch in browsers; fetch or the file system in Node). */
   read(source: URL | string): Promise<Uint8Array>;
-  /** Whether a rank file is read while the .wasm loads (Node: a local file, nothing to compete
-   * with) rather than once it is in (browsers: the .wasm has the network to itself). */
-  ranksWhileWasmLoads: boolean;
 }
 
 let platform: Platform | undefined;
@@ -62,6 +59,7 @@ export function init(options: InitOptions = {}): Promise<void> {
     const wasm = await p.wasmSource(options.wasm ?? (await p.defaultWasm()));
     await initWasm({ module_or_path: await wasm });
     loaded = true;
+    countWithEngine(measureTokens);
   })().catch((error) => {
     ready = undefined;
     throw failure('init_failed', 'the engine could not be loaded', error);
@@ -74,25 +72,28 @@ export function engineLoaded(): boolean {
   return loaded;
 }
 
+/** Load the engine and `encoding`'s ranks (once; the rank file is read while the .wasm loads):
+ * resolves when `measureTokens` counts `encoding` exactly, rejects naming the file that failed. */
+export function loadEncoding(encoding: Encoding = 'o200k_base'): Promise<void> {
+  return ensureEncoding(encoding);
+}
+
 /** Make sure the engine is loaded and `encoding` can count, loading its rank file if needed (read
- * while the .wasm loads where the platform says so). */
+ * while the .wasm loads). */
 export async function ensureEncoding(encoding: Encoding): Promise<void> {
   if (loaded && ranksLoaded(encoding)) return;
   let pending = pendingRanks.get(encoding);
   if (!pending) {
-    const p = requirePlatform();
-    const source = rankSources[encoding] ?? p.defaultRanks(encoding);
+    const source = rankSources[encoding] ?? requirePlatform().defaultRanks(encoding);
     const failed = (error: unknown) => failure('ranks_not_loaded', `the ${encoding} rank file ${describe(source)} could not be loaded`, error);
-    const read = () => bytesOf(source).catch((error) => {
+    // Read while the .wasm loads: exact counts need both, and the first counts neither
+    // (`measureTokens` estimates meanwhile). Awaited below, unless the engine fails to load first.
+    const bytes = bytesOf(source).catch((error) => {
       throw failed(error);
     });
-    const early = p.ranksWhileWasmLoads ? read() : undefined;
-    // Awaited below, unless the engine fails to load first.
-    early?.catch(() => {});
+    bytes.catch(() => {});
     pending = (async () => {
       await init();
-      const bytes = early ?? read();
-      bytes.catch(() => {});
       // Loading takes the thread a while: what waited for the engine (a first count) goes first.
       await new Promise((resolve) => setTimeout(resolve, 0));
       if (ranksLoaded(encoding)) return;

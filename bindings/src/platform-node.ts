@@ -16,7 +16,6 @@ registerPlatform({
   wasmSource: async (source) => (isLocation(source) ? read(source) : source),
   defaultRanks: (encoding: Encoding) => here(`./ranks/${encoding}.ranks`),
   read,
-  ranksWhileWasmLoads: true,
 });
 
 /** Bytes from a file, http(s) or data URL, or a file path (relative to the working directory;

@@ -9,8 +9,6 @@ registerPlatform({
   // The glue fetches URLs itself, compiling while it downloads.
   wasmSource: async (source) => source,
   defaultRanks: (encoding: Encoding) => here(`./ranks/${encoding}.ranks`),
-  // Once the .wasm is in, so the first count does not share the network with the rank file.
-  ranksWhileWasmLoads: false,
   read: async (source) => {
     const response = await fetch(source);
     if (!response.ok) throw new Error(`HTTP ${response.status} for ${response.url || String(source)}`);

@@ -1,13 +1,13 @@
 //! Loading the tokenizer's ranks from bytes the host supplies (the package's `.wasm` does not
-//! embed them, so browsers fetch and cache the rank file on its own), and compiling the text
-//! rank files into the binary ones the package ships.
+//! embed them, so browsers fetch and cache the rank file on its own), compiling the text rank
+//! files into the binary ones the package ships, and counting in an encoding without an engine.
 
 use wasm_bindgen::prelude::*;
 
-use super::convert::js;
+use super::convert::{js, to_js_value};
 use super::error::to_js_error;
 use crate::error::Error;
-use crate::tokens::{Encoding, compile_ranks, load_ranks, prepare_encoding, ranks_available};
+use crate::tokens::{Encoding, TokenCounter, compile_ranks, load_ranks, prepare_encoding, ranks_available};
 
 fn encoding_of(name: &str) -> Result<Encoding, JsValue> {
     Encoding::from_name(name).ok_or_else(|| {
@@ -41,4 +41,11 @@ pub fn compile_ranks_js(encoding: &str, text: &[u8]) -> Result<Vec<u8>, JsValue>
 #[wasm_bindgen(js_name = ranksLoaded)]
 pub fn ranks_loaded(encoding: &str) -> Result<bool, JsValue> {
     Ok(ranks_available(encoding_of(encoding)?))
+}
+
+/// Tokens of `text` in `encoding`, with `estimated: true` while its ranks are not loaded: the
+/// package's `measureTokens` once the engine is in (before, the estimate's own small module).
+#[wasm_bindgen(js_name = measureTokens, unchecked_return_type = "TokenCount")]
+pub fn measure_tokens_js(encoding: &str, text: &str) -> Result<JsValue, JsValue> {
+    to_js_value(&TokenCounter::estimating_until_loaded(encoding_of(encoding)?).measure(text))
 }

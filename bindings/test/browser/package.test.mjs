@@ -1,5 +1,5 @@
 // The package in headless Chromium: init() from the default location, from bytes and from a
-// compiled module; browserFsHost over the origin-private file system with an engine reading and
+// compiled module; the `./count` entry counting before the engine is fetched; browserFsHost over the origin-private file system with an engine reading and
 // saving through it; and typed errors for a missing rank file and a host that never answers.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -28,6 +28,24 @@ test('engines start from the default location, bytes or a compiled module, and c
     await page.close();
   }
   assert.deepEqual(results, [[2, 7, 6250], [2, 7, 6250], [2, 7, 6250]]);
+});
+
+test('a page counts with the ./count entry before the engine is fetched, then exactly', async () => {
+  const page = await chrome.page();
+  const out = await page.evaluate(async () => {
+    const { measureTokens } = await import('/bindings/dist/count.js');
+    const first = measureTokens('hello world');
+    const fetched = performance.getEntriesByType('resource').map((r) => new URL(r.name).pathname);
+    const cw = await import('/bindings/dist/web.js');
+    await cw.loadEncoding();
+    return { first, fetched, exact: measureTokens('hello world'), long: measureTokens(' '.repeat(800_000)) };
+  });
+  assert.deepEqual(page.errors, []);
+  assert.deepEqual(out.first, { tokens: 2, estimated: true });
+  assert.deepEqual(out.fetched.filter((p) => /\.(wasm|ranks|tiktoken)$|context_workbench\.js$/.test(p)), [], 'nothing of the engine before the first count');
+  assert.deepEqual(out.exact, { tokens: 2, estimated: false });
+  assert.deepEqual(out.long, { tokens: 6250, estimated: false });
+  await page.close();
 });
 
 test('browserFsHost keeps a workspace in OPFS that the engine reads and saves its trace to', async () => {

@@ -2,7 +2,7 @@
 export { ContextEngine, type EngineOptions, type EventListener, type ProgressListener } from './engine.js';
 export { ReplaySession, MAX_TRAJECTORY_BYTES } from './replay.js';
 export { TraceStore, type SessionState, type SessionSummary } from './store.js';
-export { callTotals, defaultConfig, normalizeWorkspacePath, resolveConfig, storeFormatVersion, type CallTotals, type Prices, type ResolvedConfig } from './facts.js';
+export { callTotals, defaultConfig, messageIds, normalizeWorkspacePath, resolveConfig, storeFormatVersion, withoutReminders, type CallTotals, type Prices, type ResolvedConfig } from './facts.js';
 export { messageFromAnthropic, messageFromOpenAi, type AnthropicReplyBlock, type OpenAiReplyMessage } from './replies.js';
 export { ContextWorkbenchError } from './errors.js';
 export { measureTokens } from './count.js';

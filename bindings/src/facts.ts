@@ -1,8 +1,12 @@
 // The engine's facts, read from the wasm rather than copied: the store format version, the
 // default configuration (prices included), a configuration resolved against the defaults, the
-// rule for workspace paths, and what a proxied trace's calls cost and saved.
+// rule for workspace paths, what a proxied trace's calls cost and saved, the ids a raw
+// reference names, and a text without the agents' reminders.
 // Each needs the engine loaded (`await init()` first).
-import { callTotals as wasmCallTotals, defaultConfig as wasmDefaultConfig, normalizeWorkspacePath as wasmNormalizeWorkspacePath, resolveConfig as wasmResolveConfig, storeFormatVersion as wasmStoreFormatVersion } from './wasm/context_workbench.js';
+import {
+  callTotals as wasmCallTotals, defaultConfig as wasmDefaultConfig, messageIds as wasmMessageIds, normalizeWorkspacePath as wasmNormalizeWorkspacePath,
+  resolveConfig as wasmResolveConfig, storeFormatVersion as wasmStoreFormatVersion, withoutReminders as wasmWithoutReminders,
+} from './wasm/context_workbench.js';
 import type { CallTotals, Prices, ProxyCallRecord, ResolvedConfig } from './wasm/context_workbench.js';
 import type { Config } from './types.js';
 import { ContextWorkbenchError, asWorkbenchError } from './errors.js';
@@ -40,6 +44,18 @@ export function normalizeWorkspacePath(path: string): string {
  */
 export function callTotals(calls: ProxyCallRecord[]): CallTotals {
   return fromEngine(() => wasmCallTotals(calls));
+}
+
+/** The message ids a raw reference names, in order: `m000012`, `raw#m000012`, or a range of one
+ * prefix such as a compaction block's `m000022..m000025` (at most as many as `recall` gives at
+ * once); `invalid_input` for anything else. */
+export function messageIds(reference: string): string[] {
+  return fromEngine(() => wasmMessageIds(reference));
+}
+
+/** `text` without the `<system-reminder>` blocks agents inject (one cut short runs to the end). */
+export function withoutReminders(text: string): string {
+  return fromEngine(() => wasmWithoutReminders(text));
 }
 
 /** Read from the loaded engine; before `init()` has finished, `not_loaded`. */

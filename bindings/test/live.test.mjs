@@ -1,12 +1,13 @@
 // The reads of a viewer following sessions as they are written (TraceStore's traceIds,
 // sessionSummary, sessionState, message, firstMessage) over nodeFsHost, and the engine's facts
-// (storeFormatVersion, defaultConfig, resolveConfig) read from the wasm.
+// (storeFormatVersion, defaultConfig, resolveConfig, messageIds, withoutReminders) read from the
+// wasm.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ContextEngine, TraceStore, defaultConfig, init, nodeFsHost, resolveConfig, storeFormatVersion } from '../dist/node.js';
+import { ContextEngine, TraceStore, defaultConfig, init, messageIds, nodeFsHost, resolveConfig, storeFormatVersion, withoutReminders } from '../dist/node.js';
 
 const call = (n, fields = {}) => JSON.stringify({ call: n, at_ms: n, model: 'm', agent: '', stream: true, managed: true, messages: n, new_messages: 1, client_tokens: 900, prompt_tokens: 800, expected_cached_tokens: 0, rewrites: [], status: 200, completed: true, notes: [], ...fields });
 
@@ -23,6 +24,17 @@ test("the engine's facts: the default configuration and one resolved against it,
   assert.throws(() => resolveConfig({ prices: { output: 'x' } }), { code: 'invalid_config', message: /prices\.output/ });
   assert.throws(() => resolveConfig({ windw: 1 }), { code: 'invalid_config', message: /windw/ });
   assert.equal(Number.isInteger(storeFormatVersion()) && storeFormatVersion() >= 1, true);
+});
+
+test("a raw reference's message ids and a text without reminders, by the engine's rules", async () => {
+  await init();
+  assert.deepEqual(messageIds('m000008..m000011'), ['m000008', 'm000009', 'm000010', 'm000011']);
+  assert.deepEqual(messageIds('raw#m000003'), ['m000003']);
+  assert.deepEqual(messageIds('A-m000001..A-m000002'), ['A-m000001', 'A-m000002'], 'a branch\'s ids');
+  assert.throws(() => messageIds('m000009..m000002'), { code: 'invalid_input' });
+  assert.throws(() => messageIds('m000001..m009999'), { code: 'invalid_input', message: /at most 500/ });
+  assert.equal(withoutReminders('<system-reminder>\nAs you answer…\n</system-reminder>\nFix the parser'), '\nFix the parser');
+  assert.equal(withoutReminders('Fix it<system-reminder>cut short'), 'Fix it');
 });
 
 test('a session is followed as it grows: unchanged answers null, a landed call changes the state', async () => {

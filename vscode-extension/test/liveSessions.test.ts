@@ -5,7 +5,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { type Host, type ProxyCallRecord, type TraceMeta, ContextEngine, init } from 'context-workbench';
-import { idsOfRange } from '../src/live/rawRange';
 import { savingsLines, savingsOf } from '../src/live/savings';
 import { type SessionEntry, agentName, autoFollowed, byRecency, sessionItem, shortTime, trimmedMission } from '../src/live/sessionList';
 import { preparedOf, sessionHead, sessionStatus } from '../src/live/sessionViews';
@@ -84,7 +83,8 @@ test('what it saved, by hand: tokens sent vs received, the cached share the prov
   assert.match(savingsLines(withSide)[0], /over 3 calls and 1 side call$/);
 });
 
-test('sessions are named by agent, first user message and time; the newest proxied one is followed', () => {
+test('sessions are named by agent, first user message and time; the newest proxied one is followed', async () => {
+  await init();
   const entry = (traceId: string, updated: number, proxied: boolean, agent = ''): SessionEntry => ({ traceId, proxied, agent, meta: JSON.parse(meta(traceId, { updated_at: updated })) as TraceMeta });
   assert.equal(agentName(entry('a', 1, true, 'claude-cli/2.1.328')), 'claude-cli 2.1.328');
   assert.equal(agentName(entry('a', 1, true, 'Claude Code 2.1.328')), 'Claude Code 2.1.328', 'as the proxy names it now');
@@ -159,11 +159,6 @@ test('a sub-agent\'s session comes right after its caller\'s, named as one; the 
   assert.deepEqual(byRecency(sessions), sessions, 'a list of sessions is its own list');
 });
 
-test('a raw range names every message it covers', () => {
-  assert.deepEqual(idsOfRange('m000008..m000011'), ['m000008', 'm000009', 'm000010', 'm000011']);
-  assert.deepEqual(idsOfRange('m000003'), ['m000003']);
-  assert.deepEqual(idsOfRange('m000009..m000002'), []);
-});
 
 test('the trace folder: sessions listed (a newer one and a damaged one with why), the followed one read as it grows', async (t) => {
   const base = tempTraceFolder();

@@ -1,6 +1,6 @@
 // The sessions under the trace folder as the picker and the status bar name them: the agent, the
 // first user message (trimmed) and the time; which one the views follow when none is chosen. Pure.
-import type { TraceMeta } from 'context-workbench';
+import { type TraceMeta, withoutReminders } from 'context-workbench';
 
 export interface SessionEntry {
   traceId: string;
@@ -31,21 +31,21 @@ export function agentName(entry: SessionEntry): string {
 
 /** The first user message on one line, without the agent's injected reminders, at most `max` characters. */
 export function trimmedMission(mission: string, max = 60): string {
-  const text = withoutReminders(mission);
+  const text = userWords(mission);
   if (text === '') return '(no message yet)';
   return text.length > max ? `${text.slice(0, max - 1).trimEnd()}…` : text;
 }
 
-/** The text without the `<system-reminder>` blocks agents inject (one cut short runs to the end). */
-export function withoutReminders(text: string): string {
-  return text.replace(/<system-reminder>[\s\S]*?(<\/system-reminder>|$)/g, ' ').replace(/\s+/g, ' ').trim();
+/** The user's words on one line: the engine's cut of the agent's reminders, spaces collapsed. */
+export function userWords(text: string): string {
+  return withoutReminders(text).replace(/\s+/g, ' ').trim();
 }
 
 /** What the session is about: its first user message, as the picker and the views name it (a continued one's is its first part's: the user's words, not the agent's summary). */
 export function missionOf(entry: SessionEntry): string {
   if (entry.earlier?.[0]) return missionOf(entry.earlier[0]);
   const mission = entry.meta?.mission ?? '';
-  return withoutReminders(mission) === '' && entry.firstMessage ? entry.firstMessage : mission;
+  return userWords(mission) === '' && entry.firstMessage ? entry.firstMessage : mission;
 }
 
 /** `2026-11-25 09:41`, in local time. */

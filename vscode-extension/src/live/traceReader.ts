@@ -3,11 +3,10 @@
 // and prompt. The engine knows the store's layout and format; this file only keeps what it
 // answered. Reading never writes. A trace unchanged since the engine's stamp costs a stat per
 // file and is not read again; messages are written once, so their text is kept.
-import type { Assembly, ProxyCallRecord, TraceStore } from 'context-workbench';
+import { type Assembly, type ProxyCallRecord, type TraceStore, messageIds } from 'context-workbench';
 import type { GoalTreeData } from '../engine/engineApi';
 import { compactedRange, partsText } from '../views/promptText';
-import { idsOfRange } from './rawRange';
-import { type SessionEntry, withoutReminders } from './sessionList';
+import { type SessionEntry, userWords } from './sessionList';
 import { errorText } from '../errorText';
 
 /** What the live views ask of the package's TraceStore. */
@@ -57,7 +56,7 @@ export class TraceReader {
           entries.push(known!);
           continue;
         }
-        const firstMessage = withoutReminders(summary.meta.mission) === '' ? await this.firstMessage(traceId) : undefined;
+        const firstMessage = userWords(summary.meta.mission) === '' ? await this.firstMessage(traceId) : undefined;
         entries.push({ traceId, meta: summary.meta, proxied: summary.proxied, agent: summary.agent, firstMessage, stamp: summary.stamp });
       } catch (e) {
         // A directory without its metadata yet is one being created: seen on a later read.
@@ -74,7 +73,7 @@ export class TraceReader {
     if (this.firsts.has(traceId)) return this.firsts.get(traceId);
     const message = await this.store.firstMessage(traceId);
     if (!message) return undefined;
-    const text = withoutReminders(message.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n')) || undefined;
+    const text = userWords(message.content.map((p) => (p.type === 'text' ? p.text : '')).join('\n')) || undefined;
     this.firsts.set(traceId, text);
     return text;
   }
@@ -102,7 +101,7 @@ export class TraceReader {
 
   /** The raw original of `source` (`m000012`, or a range `m000022..m000025`) in `traceId`, if read. */
   rawText(traceId: string, source: string): string | undefined {
-    const ids = idsOfRange(source);
+    const ids = idsOf(source);
     const texts = ids.map((id) => this.rawTexts.get(`${traceId}/${id}`));
     if (ids.length === 0 || texts.some((t) => t === undefined)) return undefined;
     if (ids.length === 1) return texts[0]!.text;
@@ -113,7 +112,7 @@ export class TraceReader {
     const wanted = new Set<string>();
     for (const m of prompt.view.messages) {
       const range = m.source ? undefined : compactedRange(partsText(m.content));
-      for (const id of m.source ? [m.source] : range ? idsOfRange(range) : []) wanted.add(id);
+      for (const id of m.source ? [m.source] : range ? idsOf(range) : []) wanted.add(id);
     }
     for (const id of wanted) {
       const key = `${traceId}/${id}`;
@@ -144,3 +143,12 @@ function problemOf(e: unknown): string {
   return `cannot be read: ${message}`;
 }
 
+
+/** The message ids a raw reference names, by the engine's rule; none for one it refuses. */
+function idsOf(reference: string): string[] {
+  try {
+    return messageIds(reference);
+  } catch {
+    return [];
+  }
+}

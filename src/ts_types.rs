@@ -315,6 +315,7 @@ fn the_prepared_call_declaration_has_the_rust_types_fields_in_each_format() {
         content: vec![ContentPart::Text { text: "x".into() }],
         layer,
         source: None,
+        replaces: None,
     };
     let tool =
         ToolSpec { name: "t".into(), description: "d".into(), parameters: serde_json::json!({"type": "object"}) };

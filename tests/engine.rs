@@ -128,6 +128,12 @@ fn a_session_dearer_than_the_agents_own_prompts_sends_the_agents_prompt() {
     turn(&engine, 4, "ok");
     let with_block = block_on(engine.prepare_call(&input())).unwrap();
     assert!(texts(&with_block.view).iter().any(|t| t.starts_with("<compressed_turns v")));
+    // The block says as data which raw messages it stands for: the range its text names.
+    let named: Vec<_> = with_block.view.messages.iter().filter_map(|m| Some((m.replaces.as_deref()?, m))).collect();
+    assert_eq!(named.len(), 1, "only the block names a range");
+    let (range, block) = named[0];
+    let text = texts(&PromptView { messages: vec![block.clone()], tools: Vec::new() }).remove(0);
+    assert!(text.contains(&format!(" raw=\"{range}\"")), "{range} in {text}");
     assert!(with_block.cost.sent_total > with_block.cost.agent_total, "{:?}", with_block.cost);
     for n in 5..8 {
         turn(&engine, n, "ok");

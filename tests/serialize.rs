@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 // Building views
 
 fn msg(role: Role, layer: Layer, content: Vec<ContentPart>) -> PromptMessage {
-    PromptMessage { role, content, layer, source: None }
+    PromptMessage { role, content, layer, source: None, replaces: None }
 }
 
 fn text(text: &str) -> ContentPart {

@@ -208,9 +208,10 @@ impl HistoryView {
             }
             let summarised = self.summary.as_ref().is_some_and(|s| (s.start..s.end).contains(&i));
             if let Some(block) = blocks.peek().filter(|b| b.start == i && !summarised) {
-                out.push(block_message(&block.text));
+                let raw = &block.content.replaces;
+                out.push(block_message(&block.text, Some(format!("{}..{}", raw.first_message, raw.last_message))));
                 if !block.delta_text.is_empty() {
-                    out.push(block_message(&block.delta_text));
+                    out.push(block_message(&block.delta_text, None));
                 }
                 skip_to = block.end;
                 blocks.next();
@@ -223,6 +224,7 @@ impl HistoryView {
                         content: vec![ContentPart::Text { text: summary.text.clone() }],
                         layer: Layer::History,
                         source: None,
+                        replaces: None,
                     });
                 }
                 if (summary.start..summary.end).contains(&i) {
@@ -242,7 +244,13 @@ impl HistoryView {
         // An observation in its bounded form: the form in place of its text.
         if let Some(form) = self.bounded.get(&i).filter(|_| message.role == Role::Observation) {
             let content = vec![ContentPart::Text { text: form.clone() }];
-            return PromptMessage { role, content, layer: Layer::History, source: Some(message.id.clone()) };
+            return PromptMessage {
+                role,
+                content,
+                layer: Layer::History,
+                source: Some(message.id.clone()),
+                replaces: None,
+            };
         }
         let content = message
             .content
@@ -257,7 +265,7 @@ impl HistoryView {
                 other => other.clone(),
             })
             .collect();
-        PromptMessage { role, content, layer: Layer::History, source: Some(message.id.clone()) }
+        PromptMessage { role, content, layer: Layer::History, source: Some(message.id.clone()), replaces: None }
     }
 }
 
@@ -285,12 +293,13 @@ fn shown_as(result: &ToolResult, output: String) -> ToolResult {
     }
 }
 
-fn block_message(text: &str) -> PromptMessage {
+fn block_message(text: &str, replaces: Option<String>) -> PromptMessage {
     PromptMessage {
         role: Role::System,
         content: vec![ContentPart::Text { text: text.to_owned() }],
         layer: Layer::History,
         source: None,
+        replaces,
     }
 }
 

@@ -33,12 +33,16 @@ pub struct PromptMessage {
     /// The history message this renders, when it renders one (its original is `raw#<id>`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<MessageId>,
+    /// For a compaction block: the history messages it stands for, as `recall` names them
+    /// (`m000022..m000025`). Never sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<String>,
 }
 
 impl PromptMessage {
     /// A message of one text part that renders no history message.
     pub fn text(role: Role, layer: Layer, text: String) -> Self {
-        PromptMessage { role, content: vec![ContentPart::Text { text }], layer, source: None }
+        PromptMessage { role, content: vec![ContentPart::Text { text }], layer, source: None, replaces: None }
     }
 
     /// Whether no provider is sent anything for it: every part an empty text (the system

@@ -971,6 +971,11 @@ export type PromptMessage = {
    * The history message this renders, when it renders one (its original is `raw#<id>`).
    */
   source?: MessageId,
+  /**
+   * For a compaction block: the history messages it stands for, as `recall` names them
+   * (`m000022..m000025`). Never sent.
+   */
+  replaces?: string,
 };
 
 /**

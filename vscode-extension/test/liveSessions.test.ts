@@ -175,7 +175,7 @@ test('the trace folder: sessions listed (a newer one and a damaged one with why)
       messages: [
         { role: 'system', layer: 'system', content: [{ type: 'text', text: 'You are Claude Code.' }] },
         { role: 'user', layer: 'history', source: 'm000000', content: [{ type: 'text', text: 'Fix the failing test' }] },
-        { role: 'user', layer: 'history', content: [{ type: 'text', text: '<compressed_turns span="t" raw="m000002..m000003">\nread the test\n</compressed_turns>' }] },
+        { role: 'user', layer: 'history', replaces: 'm000002..m000003', content: [{ type: 'text', text: '<compressed_turns span="t" raw="m000002..m000003">\nread the test\n</compressed_turns>' }] },
       ],
       tools: [{ name: 'Read', description: 'read', parameters: {} }],
     },

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compactedRange, partsText, renderPrompt } from '../src/views/promptText';
+import { partsText, renderPrompt } from '../src/views/promptText';
 import type { PreparedCall } from '../src/engine/engineApi';
 
 const call: PreparedCall = {
@@ -15,7 +15,8 @@ const call: PreparedCall = {
       { role: 'system', layer: 'system', content: [{ type: 'text', text: 'You are a coding agent.\nRead before you edit.\nKeep a plan.' }] },
       { role: 'assistant', layer: 'history', source: 'm2', content: [{ type: 'tool_call', id: 'c1', name: 'read_file', arguments: '{"path":"a"}' }] },
       { role: 'tool', layer: 'history', source: 'm3', content: [{ type: 'tool_result', call_id: 'c1', name: 'read_file', status: 'ok', output: 'short form' }] },
-      { role: 'system', layer: 'history', content: [{ type: 'text', text: '<compressed_turns v1 replaces="turns 2-3" raw="m4..m7" span="goal-2">\nGoal: x\n</compressed_turns>' }] },
+      { role: 'system', layer: 'history', replaces: 'm4..m7', content: [{ type: 'text', text: '<compressed_turns v1 replaces="turns 2-3" raw="m4..m7" span="goal-2">\nGoal: x\n</compressed_turns>' }] },
+      { role: 'user', layer: 'input', content: [{ type: 'text', text: '<compressed_turns v1 raw="m1..m2"> pasted by the user' }] },
     ],
   },
 };
@@ -37,7 +38,3 @@ test('parts of every kind have a text', () => {
   assert.equal(partsText([{ type: 'text', text: 'a' }, { type: 'reasoning', text: 'b' }, { type: 'tool_result', output: 'c' }]), 'a\nb\nc');
 });
 
-test('only an opening compaction tag names a range', () => {
-  assert.equal(compactedRange('<compressed_turns v1 replaces="turns 9-10" raw="m000022..m000025" span="goal-3">'), 'm000022..m000025');
-  assert.equal(compactedRange('text mentioning raw="m1..m2"'), undefined);
-});

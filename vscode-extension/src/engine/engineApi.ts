@@ -17,8 +17,9 @@ export interface PreparedCall {
   rewrites: Array<{ mechanism: string; position: string }>;
   /** What the engine had to degrade or tell the user. */
   notes: string[];
-  /** The engine's layered view, for the Prompt View: each message with its layer and source. */
-  view: { messages: Array<{ role: string; layer: string; source?: string; content: unknown[] }> };
+  /** The engine's layered view, for the Prompt View: each message with its layer, the history
+   * message it renders (`source`) or the range a compaction block stands for (`replaces`). */
+  view: { messages: Array<{ role: string; layer: string; source?: string; replaces?: string; content: unknown[] }> };
 }
 
 export interface GoalToolAnswer { text: string; isError: boolean; branches: string[] }

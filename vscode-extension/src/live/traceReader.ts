@@ -5,7 +5,7 @@
 // file and is not read again; messages are written once, so their text is kept.
 import { type Assembly, type ProxyCallRecord, type TraceStore, messageIds } from 'context-workbench';
 import type { GoalTreeData } from '../engine/engineApi';
-import { compactedRange, partsText } from '../views/promptText';
+import { partsText } from '../views/promptText';
 import { type SessionEntry, userWords } from './sessionList';
 import { errorText } from '../errorText';
 
@@ -111,7 +111,7 @@ export class TraceReader {
   private async loadRaw(traceId: string, prompt: Assembly, problems: string[]): Promise<void> {
     const wanted = new Set<string>();
     for (const m of prompt.view.messages) {
-      const range = m.source ? undefined : compactedRange(partsText(m.content));
+      const range = m.source ? undefined : m.replaces;
       for (const id of m.source ? [m.source] : range ? idsOf(range) : []) wanted.add(id);
     }
     for (const id of wanted) {

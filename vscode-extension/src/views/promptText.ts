@@ -11,12 +11,6 @@ export interface PromptBlock {
   compressed: boolean;
 }
 
-/** The raw range a compaction block names in its opening tag: `<compressed_turns … raw="m000022..m000025" …>`. */
-export function compactedRange(text: string): string | undefined {
-  const match = /^<compressed_turns\b[^>]*\braw="([^".]+)\.\.([^"]+)"/.exec(text.trimStart());
-  return match ? `${match[1]}..${match[2]}` : undefined;
-}
-
 export interface PromptText { text: string; blocks: PromptBlock[] }
 
 type Part = { type?: string; text?: string; output?: string; name?: string; arguments?: string; call_id?: string; [k: string]: unknown };
@@ -48,7 +42,7 @@ export function renderPrompt(call: PreparedCall, rawText: (source: string) => st
     lines.push('');
     const shown = partsText(message.content);
     let header = `──── ${i + 1} · ${message.role} · ${message.layer}`;
-    const range = message.source ? undefined : compactedRange(shown);
+    const range = message.source ? undefined : message.replaces;
     if (message.source) {
       const raw = rawText(message.source);
       const compressed = raw !== undefined && raw !== shown;

@@ -4,8 +4,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
-import { type Host, type ProxyCallRecord, type TraceMeta, ContextEngine, init } from 'context-workbench';
-import { savingsLines, savingsOf } from '../src/live/savings';
+import { type Host, type ProxyCallRecord, type TraceMeta, ContextEngine, callTotals, init } from 'context-workbench';
+import { savingsLines } from '../src/live/savings';
 import { type SessionEntry, agentName, autoFollowed, byRecency, sessionItem, shortTime, trimmedMission } from '../src/live/sessionList';
 import { preparedOf, sessionHead, sessionStatus } from '../src/live/sessionViews';
 import { TraceReader } from '../src/live/traceReader';
@@ -56,7 +56,7 @@ test('calls.jsonl through the engine: a line still being written waits for the n
 
 test('what it saved, by hand: tokens sent vs received, the cached share the provider reported, the dollars recorded, in the engine\'s words', async () => {
   await init();
-  const s = savingsOf(records(CALLS));
+  const s = callTotals(records(CALLS));
   assert.deepEqual([s.client_tokens, s.prompt_tokens], [10_000, 5_500]);
   // (0 + 1000) read from the cache of (1000) + (200 + 1000 + 800) reported prompt tokens; call 3 reported none.
   assert.equal(s.cached_share, 1000 / 3000);
@@ -68,16 +68,16 @@ test('what it saved, by hand: tokens sent vs received, the cached share the prov
     'Cached: 33% of the prompt tokens, as the provider reported (2 of 3 calls)',
     'Cost: $0.012 instead of $0.024: $0.012 saved (50%) [1 call estimated]',
   ]);
-  assert.deepEqual(savingsLines(savingsOf([])), ['No call has gone through the proxy yet.']);
-  assert.match(savingsLines(savingsOf(records(callLine(1) + '\n')))[1], /not reported/);
+  assert.deepEqual(savingsLines(callTotals([])), ['No call has gone through the proxy yet.']);
+  assert.match(savingsLines(callTotals(records(callLine(1) + '\n')))[1], /not reported/);
   // A record without dollars (a model without a price) is left out of them, and said so.
-  assert.match(savingsLines(savingsOf(records(callLine(1) + '\n')))[2], /^Cost: not priced: 1 call without a price$/);
+  assert.match(savingsLines(callTotals(records(callLine(1) + '\n')))[2], /^Cost: not priced: 1 call without a price$/);
   // Dearer than the agent's own: the same words with the sign.
-  assert.equal(savingsOf(records(callLine(1, dollars(0.0052, 0.005)) + '\n')).saving_brief, '$0.0002 more (−4%)');
+  assert.equal(callTotals(records(callLine(1, dollars(0.0052, 0.005)) + '\n')).saving_brief, '$0.0002 more (−4%)');
   // A side call (a title) costs the same on both sides and leaves the agent's prompt cache alone.
   const side = callLine(1, { client_tokens: 400, prompt_tokens: 400, expected_cached_tokens: 0, side_call: true, managed: false, ...dollars(0.001, 0.001) });
   const [one, ...rest] = CALLS.trim().split('\n');
-  const withSide = savingsOf(records([one, side, ...rest].join('\n')));
+  const withSide = callTotals(records([one, side, ...rest].join('\n')));
   assert.deepEqual([withSide.calls, withSide.side_calls, withSide.client_tokens], [3, 1, 10_400]);
   assert.ok(Math.abs(withSide.saving_usd - s.saving_usd) < 1e-12);
   assert.match(savingsLines(withSide)[0], /over 3 calls and 1 side call$/);

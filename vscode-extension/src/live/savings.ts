@@ -1,15 +1,9 @@
-// What the proxy saved a session, from its calls.jsonl: prompt tokens the agent sent against what
-// the upstream received, the provider-reported cached share, and the dollars of both as the proxy
-// recorded each call, summed and worded by the engine (`callTotals`: `workbench stats` and the
-// dashboard show the same words). Pure once the engine is loaded.
-import { type CallTotals, type ProxyCallRecord, callTotals } from 'context-workbench';
-
-export type { CallTotals };
-
-/** The sums over every call of one trace, as `workbench stats` counts them. */
-export function savingsOf(calls: ProxyCallRecord[]): CallTotals {
-  return callTotals(calls);
-}
+// What the proxy saved a session, as the status bar's tooltip and the Prompt View's head say it:
+// the engine's sums of its calls.jsonl (`callTotals`: prompt tokens the agent sent against what
+// the upstream received, the provider-reported cached share, the dollars of both as the proxy
+// recorded each call, and the saving in the words `workbench stats` and the dashboard use) on
+// three lines. Pure.
+import type { CallTotals } from 'context-workbench';
 
 const percent = (share: number) => `${Math.round(share * 100)}%`;
 

@@ -1,7 +1,7 @@
 // The npm proxy's engine time for one managed call, as `cargo bench --bench proxy_overhead`
 // compares it with what the proxy adds: the engine's whole work on a call, in this process as on
-// an engine thread (wasm, the files written in place): the request admitted and decided, the
-// session's prompt prepared, the reply read piece by piece and recorded. Its first line on stdin
+// an engine thread (wasm, the files written in place): the request's exchange begun and read, the
+// session's prompt prepared, the reply relayed piece by piece and recorded. Its first line on stdin
 // is JSON, `{ request, reply, contentType, contentLength, headers, pauseMs }` (the request body,
 // the reply's pieces as the upstream sends them, its type and declared length (a whole reply's),
 // the agent's headers as pairs, the wait before each piece as the upstream paces a stream); then
@@ -29,30 +29,58 @@ async function start({ request, reply, contentType, contentLength, headers, paus
   const rawHeaders = headers.flat();
   const body = new TextEncoder().encode(request);
   const pieces = reply.map((piece) => new TextEncoder().encode(piece));
+  // One managed call through the engine's exchange, its effects carried out as the npm proxy's
+  // `Call` does, with the upstream's reply given piece by piece and the waits left out.
   return async () => {
+    let took = 0;
+    let save = 0;
     let start = performance.now();
-    const admitted = gateway.admit('POST', '/v1/messages', rawHeaders);
-    if (gateway.decide(admitted, body) !== 'manage') throw new Error('the bench request is not a managed call');
-    await worker.prepare('POST', '/v1/messages', rawHeaders, body, admitted.format, { notes: [], opening: admitted.opening });
-    const saving = performance.now();
-    await worker.saveBehind();
-    const save = performance.now() - saving;
-    let took = performance.now() - start;
-    const pump = gateway.replyPump(admitted, 200, contentType, contentLength);
-    let whole = false;
-    for (const piece of pieces) {
-      if (pauseMs > 0) await sleep(pauseMs);
-      start = performance.now();
-      whole = pump.feed(piece);
-      took += performance.now() - start;
-      if (whole) break;
+    const exchange = gateway.begin('POST', '/v1/messages', rawHeaders, false);
+    let effects = exchange.start();
+    let recording;
+    while (effects.length > 0) {
+      let next;
+      for (const effect of effects) {
+        switch (effect.effect) {
+          case 'read_body': next = { event: 'body_read', bytes: body.length }; break;
+          case 'read': next = { event: 'read', verdict: effect.away ? worker.read('POST', '/v1/messages', rawHeaders, body) : exchange.verdict(body) }; break;
+          case 'take_turn': next = { event: 'turn_taken', notes: [] }; break;
+          case 'prepare': {
+            const prepared = await worker.prepare('POST', '/v1/messages', rawHeaders, body, { notes: effect.notes, opening: effect.opening });
+            const saving = performance.now();
+            await worker.saveBehind();
+            save = performance.now() - saving;
+            next = { event: 'prepared', rewritten: prepared !== undefined };
+            break;
+          }
+          case 'send': next = { event: 'answered', status: 200, content_type: contentType, content_length: contentLength == null ? null : Number(contentLength) }; break;
+          case 'respond': {
+            for (const piece of pieces) {
+              took += performance.now() - start;
+              if (pauseMs > 0) await sleep(pauseMs);
+              start = performance.now();
+              for (const relayed of exchange.relay(piece)) {
+                if (relayed.effect === 'finish') recording = worker.finish(exchange.key, relayed.status, relayed.outcome);
+              }
+            }
+            next = { event: 'ended', end: 'done' };
+            break;
+          }
+          case 'finish': recording = worker.finish(exchange.key, effect.status, effect.outcome); break;
+          case 'await_record': {
+            const finished = await recording;
+            next = { event: 'recorded', record: { ...finished.record, trace_id: finished.trace_id } };
+            break;
+          }
+          case 'answer': throw new Error(`the bench request was answered by the proxy: ${effect.status} ${effect.body}`);
+          default: break;
+        }
+      }
+      if (!next) break;
+      effects = exchange.step(next);
     }
-    start = performance.now();
-    if (!whole) pump.end('done', 1000);
-    await worker.finish(admitted.key, pump.status, pump.takeOutcome());
     took += performance.now() - start;
-    pump.free();
-    admitted.free();
+    exchange.free();
     return [took, save];
   };
 }

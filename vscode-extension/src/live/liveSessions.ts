@@ -197,7 +197,7 @@ export class LiveSessions implements vscode.Disposable {
     } else {
       this.parts.prompts.clear([`# ${title}`, ...head.map((l) => `# ${l}`), '# This trace holds no prompt.json: the prompt of its newest call was not saved.'].join('\n'));
     }
-    const { text, tooltip } = sessionStatus(detail);
+    const { text, tooltip } = sessionStatus(detail, head);
     this.parts.status.show(text, tooltip);
     if (this.shown !== entry.traceId) this.parts.output.appendLine(`Context Workbench: following ${title} (${entry.traceId})`);
     this.shown = entry.traceId;

@@ -36,16 +36,16 @@ export function sessionHead(detail: SessionDetail): string[] {
   return lines;
 }
 
-export function sessionStatus(detail: SessionDetail): { text: string; tooltip: string } {
+/** The status bar's text and tooltip; `head`, the session's head when the caller has it already. */
+export function sessionStatus(detail: SessionDetail, head = sessionHead(detail)): { text: string; tooltip: string } {
   const { entry, calls, prompt } = detail;
-  const head = sessionHead(detail);
   const tooltip = [`Following: ${sessionTitle(entry)}`, ...head, 'Click to see the prompt.'].join('\n');
   const last = [...calls].reverse().find((c) => !c.side_call);
   if (entry.proxied && last) {
-    const s = callTotals(calls);
+    const totals = callTotals(calls);
     const reported = last.usage ? last.usage.input_tokens + last.usage.cache_read_tokens + last.usage.cache_write_tokens : 0;
     const share = reported > 0 ? last.usage!.cache_read_tokens / reported : last.prompt_tokens > 0 ? last.expected_cached_tokens / last.prompt_tokens : 0;
-    return { text: `${compactCount(last.prompt_tokens)} sent · ${s.saving_brief} · ${Math.round(share * 100)}% cached`, tooltip };
+    return { text: `${compactCount(last.prompt_tokens)} sent · ${totals.saving_brief} · ${Math.round(share * 100)}% cached`, tooltip };
   }
   if (prompt) {
     const share = prompt.tokens > 0 ? Math.round((100 * Math.min(prompt.expected_cached_tokens, prompt.tokens)) / prompt.tokens) : 0;

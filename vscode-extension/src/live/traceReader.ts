@@ -111,8 +111,7 @@ export class TraceReader {
   private async loadRaw(traceId: string, prompt: Assembly, problems: string[]): Promise<void> {
     const wanted = new Set<string>();
     for (const m of prompt.view.messages) {
-      const range = m.source ? undefined : m.replaces;
-      for (const id of m.source ? [m.source] : range ? idsOf(range) : []) wanted.add(id);
+      for (const id of m.source ? [m.source] : m.replaces ? idsOf(m.replaces) : []) wanted.add(id);
     }
     for (const id of wanted) {
       const key = `${traceId}/${id}`;
@@ -142,7 +141,6 @@ function problemOf(e: unknown): string {
   if (codeOf(e) === 'invalid_input') return `damaged: ${message.replace(/^invalid input: /, '')}`;
   return `cannot be read: ${message}`;
 }
-
 
 /** The message ids a raw reference names, by the engine's rule; none for one it refuses. */
 function idsOf(reference: string): string[] {

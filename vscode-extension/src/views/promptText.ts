@@ -42,16 +42,15 @@ export function renderPrompt(call: PreparedCall, rawText: (source: string) => st
     lines.push('');
     const shown = partsText(message.content);
     let header = `──── ${i + 1} · ${message.role} · ${message.layer}`;
-    const range = message.source ? undefined : message.replaces;
     if (message.source) {
       const raw = rawText(message.source);
       const compressed = raw !== undefined && raw !== shown;
       header += ` · raw#${message.source}${compressed ? ` · compressed from ${raw.length} to ${shown.length} characters` : ''}`;
       blocks.push({ line: lines.length, source: message.source, compressed });
-    } else if (range) {
-      const raw = rawText(range);
-      header += ` · compaction of raw#${range}${raw !== undefined ? ` · ${raw.length} characters compressed to ${shown.length}` : ''}`;
-      blocks.push({ line: lines.length, source: range, compressed: true });
+    } else if (message.replaces) {
+      const raw = rawText(message.replaces);
+      header += ` · compaction of raw#${message.replaces}${raw !== undefined ? ` · ${raw.length} characters compressed to ${shown.length}` : ''}`;
+      blocks.push({ line: lines.length, source: message.replaces, compressed: true });
     }
     lines.push(`${header} ────`);
     lines.push(...shown.split('\n'));

@@ -6,7 +6,7 @@ export { callTotals, defaultConfig, messageIds, normalizeWorkspacePath, resolveC
 export { messageFromAnthropic, messageFromOpenAi, type AnthropicReplyBlock, type OpenAiReplyMessage } from './replies.js';
 export { ContextWorkbenchError } from './errors.js';
 export { measureTokens } from './count.js';
-export { init, loadEncoding, type Encoding, type InitOptions, type RanksSource, type WasmSource } from './init.js';
+export { init, ensureEncoding as loadEncoding, type Encoding, type InitOptions, type RanksSource, type WasmSource } from './init.js';
 export { DEFAULT_HOST_TIMEOUT_MS, HOST_METHODS } from './host.js';
 export { memoryHost, type MemoryHost, type MemoryHostOptions } from './hosts/memory.js';
 export { openAiCompatibleLlm, type OpenAiLlmOptions } from './hosts/openai.js';

@@ -73,14 +73,9 @@ export function engineLoaded(): boolean {
 }
 
 /** Load the engine and `encoding`'s ranks (once; the rank file is read while the .wasm loads):
- * resolves when `measureTokens` counts `encoding` exactly, rejects naming the file that failed. */
-export function loadEncoding(encoding: Encoding = 'o200k_base'): Promise<void> {
-  return ensureEncoding(encoding);
-}
-
-/** Make sure the engine is loaded and `encoding` can count, loading its rank file if needed (read
- * while the .wasm loads). */
-export async function ensureEncoding(encoding: Encoding): Promise<void> {
+ * resolves when `measureTokens` counts `encoding` exactly, rejects naming the file that failed.
+ * The package exports it as `loadEncoding`. */
+export async function ensureEncoding(encoding: Encoding = 'o200k_base'): Promise<void> {
   if (loaded && ranksLoaded(encoding)) return;
   let pending = pendingRanks.get(encoding);
   if (!pending) {

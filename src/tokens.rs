@@ -3,13 +3,14 @@
 //!
 //! Special-token strings such as `<|endoftext|>` are counted as the ordinary text they are
 //! (tool outputs contain them). Long inputs are cut into chunks at *safe boundaries*, positions
-//! where both encodings' pre-tokenizer regex always starts a new piece, so the chunked count
-//! equals the unchunked one. Chunking keeps memory flat on a 50 MB input and keeps each
-//! regex call below the backtracking stack of `fancy-regex`, which overflows on about a
-//! million consecutive spaces (a panic natively, a trap that kills the instance in wasm).
+//! where both encodings' pre-tokenizer always starts a new piece, so the chunked count equals
+//! the unchunked one. Chunking keeps memory flat on a 50 MB input. The pieces are cut by
+//! `pieces.rs`, tiktoken's patterns as scanners (no regex is compiled to count).
 
 mod bpe;
 mod estimate;
+mod joins;
+mod pieces;
 mod ranks;
 
 use serde::{Deserialize, Serialize};
@@ -188,9 +189,9 @@ fn exact_count(bpe: &Bpe, text: &str) -> usize {
 
 /// Preferred chunk size: chunks end at the last safe boundary before this many bytes.
 const TARGET_CHUNK: usize = 64 * 1024;
-/// A run of whitespace (no safe boundary inside) is cut after this many characters: below
-/// `fancy-regex`'s stack of 1,000,000 entries, which tiktoken's regex spends one per character
-/// of a horizontal-whitespace run. Unchunked tiktoken cannot count such a run at all.
+/// A run of whitespace (no safe boundary inside) is cut after this many characters. tiktoken
+/// cannot count such a run at all (its regex, `fancy-regex`, runs out of its backtracking stack
+/// at 1,000,000 characters); the engine counts it as these cuts make it, as it always has.
 const MAX_WHITESPACE_RUN: usize = 999_000;
 /// A stretch with no safe boundary and no long whitespace run (a 4 MB line of `=`, say) is cut
 /// here, so one BPE call never holds more than a bounded piece.

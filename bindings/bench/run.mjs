@@ -18,7 +18,7 @@ if (!existsSync(path.join(here, '../dist/node.js'))) {
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const node = (name) => [process.execPath, [path.join(here, 'count.mjs'), name]];
 const counters = [
-  ['native (tiktoken-rs)', 'cargo', ['bench', '--quiet', '--bench', 'tokens']],
+  ['native (TokenCounter)', 'cargo', ['bench', '--quiet', '--bench', 'tokens']],
   ['wasm (ContextEngine)', ...node('wasm')],
   ['gpt-tokenizer', ...node('gpt-tokenizer')],
   ['js-tiktoken', ...node('js-tiktoken')],

@@ -1,6 +1,6 @@
 // Loading the engine: the .wasm module and the tokenizer's rank files, which the .wasm does not
-// embed (browsers fetch the 1.6 MB binary o200k_base file once and cache it; the engine searches
-// it in place, so loading it is a copy and a checksum, not a parse). Each entry point (node.ts,
+// embed (browsers fetch the 1.2 MB binary o200k_base file once and cache it; loading it is a
+// copy, a checksum and one pass, not a parse). Each entry point (node.ts,
 // web.ts) registers where the files are by default; init() may name other sources.
 import initWasm, { loadRanks, measureTokens, prepareEncoding, ranksLoaded } from './wasm/context_workbench.js';
 import { countWithEngine, type Encoding } from './count.js';
@@ -93,7 +93,7 @@ export async function ensureEncoding(encoding: Encoding = 'o200k_base'): Promise
       await new Promise((resolve) => setTimeout(resolve, 0));
       if (ranksLoaded(encoding)) return;
       try {
-        // A third of the load, done while the file is still on its way.
+        // The character classes the text is cut by, read while the file is still on its way.
         prepareEncoding(encoding);
       } catch (error) {
         throw failed(error);

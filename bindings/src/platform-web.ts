@@ -1,5 +1,5 @@
 // Browsers: the .wasm and the rank files are fetched from beside this module unless init()
-// names other sources. The HTTP cache keeps the 1.6 MB o200k_base rank file after the first visit.
+// names other sources. The HTTP cache keeps the 1.2 MB o200k_base rank file after the first visit.
 import { registerPlatform, type Encoding } from './init.js';
 
 const here = (name: string) => new URL(name, import.meta.url);

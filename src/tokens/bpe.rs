@@ -1,28 +1,30 @@
 //! Byte-pair encoding over a compact binary rank table, searched in place.
 //!
-//! The table is the binary rank file itself (see [`super::ranks`]): every token's bytes in rank
-//! order, after one byte per token giving its length. Loading it builds no map of owned tokens:
-//! one pass computes each token's offset into the file and fills a flat open-addressing index
-//! (`u32` slots, a rank each, keyed by the xxh3 of the token's bytes) that lookups probe and then
-//! compare against the file's bytes. That is what makes ranks load in milliseconds where building
+//! The table (built from a rank file by [`super::ranks`]): one byte per token giving its length,
+//! then every token's bytes, in rank order. Loading it builds no map of owned tokens: one pass
+//! computes each token's offset into the table and fills a flat open-addressing index (`u32`
+//! slots, a rank each, keyed by the xxh3 of the token's bytes) that lookups probe and then
+//! compare against the table's bytes. That is what makes ranks load in milliseconds where building
 //! tiktoken-rs's `CoreBPE` (three hash maps and a sorted copy of 200,000 owned tokens) takes
 //! hundreds in wasm.
 //!
-//! The encoding itself is tiktoken's, line for line: the same pre-tokenizer regex (the same
-//! `fancy-regex` crate tiktoken-rs uses), a whole piece that is a token is that token, otherwise
+//! The encoding itself is tiktoken's, line for line: the same pieces as its pre-tokenizer regex
+//! (cut by `pieces.rs`), a whole piece that is a token is that token, otherwise
 //! the pieces are merged lowest rank first with tiktoken's two merge loops (the quadratic one below
 //! 100 bytes, the heap one above). The tests compare every shared trace and the test vectors
 //! against tiktoken-rs token for token.
 
 use std::collections::BinaryHeap;
 
-use fancy_regex::Regex;
 use xxhash_rust::xxh3::xxh3_64;
+
+use super::Encoding;
+use super::pieces::pieces;
 
 /// A token's id.
 pub type Rank = u32;
 
-/// The encoder of one encoding: its binary rank file, the index over it and the pre-tokenizer.
+/// The encoder of one encoding: its binary rank file and the index over it.
 pub struct Bpe {
     file: Box<[u8]>,
     /// `offsets[r]..offsets[r + 1]` are token `r`'s bytes in `file`.
@@ -30,7 +32,7 @@ pub struct Bpe {
     /// Open addressing, linear probing: `rank + 1`, or 0 for an empty slot.
     slots: Box<[u32]>,
     mask: usize,
-    regex: Regex,
+    encoding: Encoding,
 }
 
 impl std::fmt::Debug for Bpe {
@@ -44,15 +46,14 @@ impl std::fmt::Debug for Bpe {
 pub(super) struct TableError(pub String);
 
 impl Bpe {
-    /// The encoder over `file`'s tokens, which start at `tokens_at` after one length byte per
-    /// token at `lengths_at`. Refuses a table whose lengths do not add up to the file, with a
-    /// repeated or empty token, or missing a single byte (every byte must be a token, or some
-    /// text could not be encoded). `regex` is the encoding's pre-tokenizer.
-    pub(super) fn new(file: Box<[u8]>, lengths_at: usize, count: usize, regex: Regex) -> Result<Self, TableError> {
-        let tokens_at = lengths_at + count;
-        let lengths = file
-            .get(lengths_at..tokens_at)
-            .ok_or_else(|| TableError(format!("truncated: {count} token lengths expected")))?;
+    /// The encoder over a table of `count` tokens: their lengths, then their bytes. Refuses a
+    /// table whose lengths do not add up to it, with a repeated or empty token, or missing a
+    /// single byte (every byte must be a token, or some text could not be encoded). `encoding`
+    /// says how text is cut into pieces.
+    pub(super) fn new(file: Box<[u8]>, count: usize, encoding: Encoding) -> Result<Self, TableError> {
+        let tokens_at = count;
+        let lengths =
+            file.get(..tokens_at).ok_or_else(|| TableError(format!("truncated: {count} token lengths expected")))?;
         let mut offsets = Vec::with_capacity(count + 1);
         let mut at = tokens_at;
         for &len in lengths {
@@ -76,7 +77,7 @@ impl Bpe {
             offsets: offsets.into_boxed_slice(),
             slots: vec![0; size].into_boxed_slice(),
             mask: size - 1,
-            regex,
+            encoding,
         };
         for rank in 0..count {
             bpe.index(rank)?;
@@ -130,23 +131,8 @@ impl Bpe {
     /// The tokens of `text`, special-token strings as ordinary text: tiktoken's `encode_ordinary`.
     pub fn encode_ordinary(&self, text: &str) -> Vec<Rank> {
         let mut out = Vec::new();
-        let mut end = 0;
-        for found in self.regex.find_iter(text) {
-            match found {
-                Ok(m) => {
-                    self.encode_piece(m.as_str().as_bytes(), &mut out);
-                    end = m.end();
-                }
-                // The regex gave up (its backtracking limit): the caller's chunking keeps every
-                // input below it, so this is a safety net that counts the rest as one piece
-                // rather than panicking as tiktoken does.
-                Err(_) => {
-                    if end < text.len() {
-                        self.encode_piece(&text.as_bytes()[end..], &mut out);
-                    }
-                    break;
-                }
-            }
+        for piece in pieces(self.encoding, text) {
+            self.encode_piece(piece.as_bytes(), &mut out);
         }
         out
     }

@@ -15,7 +15,7 @@ fn encoding_of(name: &str) -> Result<Encoding, JsValue> {
     })
 }
 
-/// Load the official rank file of `encoding` from its bytes, binary (`o200k_base.ranks`, 1.6 MB,
+/// Load the official rank file of `encoding` from its bytes, binary (`o200k_base.ranks`, 1.2 MB,
 /// what the package ships) or text (`o200k_base.tiktoken`, 3.6 MB); a wrong, truncated or
 /// altered file throws `invalid_input`. Loading twice is harmless.
 #[wasm_bindgen(js_name = loadRanks)]
@@ -23,8 +23,8 @@ pub fn load_ranks_js(encoding: &str, file: &[u8]) -> Result<(), JsValue> {
     js(load_ranks(encoding_of(encoding)?, file))
 }
 
-/// Compile the pre-tokenizer of `encoding` ahead of its rank file (about a third of loading it),
-/// while the file is still downloading. Optional: `loadRanks` does it otherwise.
+/// Get the pre-tokenizer of `encoding` ready (its character classes, a few ms) while its rank file
+/// is still downloading. Optional: counting does it otherwise.
 #[wasm_bindgen(js_name = prepareEncoding)]
 pub fn prepare_encoding_js(encoding: &str) -> Result<(), JsValue> {
     js(prepare_encoding(encoding_of(encoding)?))

@@ -64,8 +64,8 @@ test('a first visit: a drop zone and the sample, replayed with its plan, the unm
   const [, cost] = totals.match(/cost ([\d.]+)× the unmanaged prompt's/);
   assert.ok(Number(cost) <= 1, totals);
   assert.match(totals, /edit recall 1\.000, reference recall 1\.000 \(of 14 references the agent reused\)/);
-  // The worker's downloads are served gzipped: the engine and the binary o200k ranks (1.6 MB, 1 MB
-  // gzipped) come to about 2.7 MB; never the 3.6 MB text file, nor cl100k_base's.
+  // The worker's downloads are served gzipped: the engine and the binary o200k ranks (1.2 MB, 0.73
+  // MB gzipped) come to about 2.1 MB; never the 3.6 MB text file, nor cl100k_base's.
   assert.deepEqual(downloads.map((d) => d.name).sort(), ['context_workbench_bg.wasm', 'o200k_base.ranks']);
   for (const d of downloads) assert.ok(d.encoding === 'gzip' && d.sent < d.size * 0.65, JSON.stringify(d));
   mkdirSync(artifacts, { recursive: true });

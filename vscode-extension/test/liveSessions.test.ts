@@ -131,7 +131,7 @@ test('a conversation the agent compacted itself is one session: its traces are p
   });
   assert.equal(autoFollowed(list)?.traceId, 's-3');
   assert.deepEqual(byRecency(sessions), sessions, 'a list of sessions is its own list');
-  const head = sessionHead({ entry: chain, calls: [], problems: [], signature: '' });
+  const head = sessionHead({ entry: chain, calls: [], totals: callTotals([]), problems: [], signature: '' });
   assert.equal(head[1], 'Continues s → s-2: the agent compacted its own history where this trace starts');
 });
 

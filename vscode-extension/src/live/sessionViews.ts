@@ -1,6 +1,6 @@
 // What the views show of a session read from the trace folder: the status bar's text and tooltip,
 // the Prompt View's head, and its prompt in the form the Prompt View renders. Pure.
-import { type Assembly, callTotals } from 'context-workbench';
+import type { Assembly } from 'context-workbench';
 import type { PreparedCall } from '../engine/engineApi';
 import { compactCount } from '../views/statusText';
 import { savingsLines } from './savings';
@@ -32,17 +32,16 @@ export function sessionHead(detail: SessionDetail): string[] {
   const lines = [`Session ${entry.traceId}${when}`];
   // The boundary: where the agent compacted its own history and the proxy went on in this trace.
   if (entry.earlier?.length) lines.push(`Continues ${entry.earlier.map((e) => e.traceId).join(' → ')}: the agent compacted its own history where this trace starts`);
-  if (entry.proxied) lines.push(...savingsLines(callTotals(detail.calls)));
+  if (entry.proxied) lines.push(...savingsLines(detail.totals));
   return lines;
 }
 
 /** The status bar's text and tooltip; `head`, the session's head when the caller has it already. */
 export function sessionStatus(detail: SessionDetail, head = sessionHead(detail)): { text: string; tooltip: string } {
-  const { entry, calls, prompt } = detail;
+  const { entry, calls, totals, prompt } = detail;
   const tooltip = [`Following: ${sessionTitle(entry)}`, ...head, 'Click to see the prompt.'].join('\n');
   const last = [...calls].reverse().find((c) => !c.side_call);
   if (entry.proxied && last) {
-    const totals = callTotals(calls);
     const reported = last.usage ? last.usage.input_tokens + last.usage.cache_read_tokens + last.usage.cache_write_tokens : 0;
     const share = reported > 0 ? last.usage!.cache_read_tokens / reported : last.prompt_tokens > 0 ? last.expected_cached_tokens / last.prompt_tokens : 0;
     return { text: `${compactCount(last.prompt_tokens)} sent · ${totals.saving_brief} · ${Math.round(share * 100)}% cached`, tooltip };

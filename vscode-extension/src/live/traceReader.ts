@@ -3,7 +3,7 @@
 // and prompt. The engine knows the store's layout and format; this file only keeps what it
 // answered. Reading never writes. A trace unchanged since the engine's stamp costs a stat per
 // file and is not read again; messages are written once, so their text is kept.
-import { type Assembly, type ProxyCallRecord, type TraceStore, messageIds } from 'context-workbench';
+import { type Assembly, type CallTotals, type ProxyCallRecord, type TraceStore, callTotals, messageIds } from 'context-workbench';
 import type { GoalTreeData } from '../engine/engineApi';
 import { partsText } from '../views/promptText';
 import { type SessionEntry, userWords } from './sessionList';
@@ -17,6 +17,8 @@ export interface SessionDetail {
   entry: SessionEntry;
   goal?: GoalTreeData;
   calls: ProxyCallRecord[];
+  /** The engine's sums of `calls`, taken once per read. */
+  totals: CallTotals;
   prompt?: Assembly;
   /** What could not be read (a damaged line or file), for the output channel. */
   problems: string[];
@@ -91,6 +93,7 @@ export class TraceReader {
       entry,
       goal: state.goal_tree ?? undefined,
       calls: state.calls,
+      totals: callTotals(state.calls),
       prompt,
       problems,
       signature: signatureOf(entry, state.stamp),

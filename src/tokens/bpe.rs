@@ -51,11 +51,10 @@ impl Bpe {
     /// single byte (every byte must be a token, or some text could not be encoded). `encoding`
     /// says how text is cut into pieces.
     pub(super) fn new(file: Box<[u8]>, count: usize, encoding: Encoding) -> Result<Self, TableError> {
-        let tokens_at = count;
         let lengths =
-            file.get(..tokens_at).ok_or_else(|| TableError(format!("truncated: {count} token lengths expected")))?;
+            file.get(..count).ok_or_else(|| TableError(format!("truncated: {count} token lengths expected")))?;
         let mut offsets = Vec::with_capacity(count + 1);
-        let mut at = tokens_at;
+        let mut at = count;
         for &len in lengths {
             if len == 0 {
                 return Err(TableError("an empty token".into()));
@@ -67,8 +66,8 @@ impl Bpe {
         if at != file.len() {
             return Err(TableError(format!(
                 "the tokens take {} bytes, the file holds {}",
-                at - tokens_at,
-                file.len() - tokens_at
+                at - count,
+                file.len() - count
             )));
         }
         let size = (count * 2).next_power_of_two().max(2);

@@ -205,14 +205,11 @@ impl Scan<'_> {
             .or_else(|| self.word_opened(at, |from| self.upper_word(from)))
             .or_else(|| Self::nonempty(at, self.run_of_at_most(at, 3, |k| k == Number)))
             .or_else(|| self.punctuation(at, |c| is_line_break(c) || c == '/'))
-            .or_else(|| self.spaces_to_last_line_break(at))
-            .or_else(|| self.spaces_before_text(at))
-            .unwrap_or_else(|| self.run(at, |_, k| k == Space))
+            .unwrap_or_else(|| self.whitespace(at, false))
     }
 
     /// cl100k_base, its eight alternatives in order.
     fn cl100k(&self, at: usize) -> usize {
-        let spaces = self.run(at, |_, k| k == Space);
         self.contraction(at)
             .or_else(|| {
                 // `[^\r\n\p{L}\p{N}]?+\p{L}++`: possessive, an opener is never given back.
@@ -221,12 +218,7 @@ impl Scan<'_> {
             })
             .or_else(|| Self::nonempty(at, self.run_of_at_most(at, 3, |k| k == Number)))
             .or_else(|| self.punctuation(at, is_line_break))
-            .or_else(|| (spaces > at && spaces == self.text.len()).then_some(spaces))
-            .or_else(|| self.spaces_to_last_line_break(at))
-            .or_else(|| self.spaces_before_text(at))
-            .unwrap_or_else(|| {
-                at + self.char_at(at).filter(|c| self.classes.kind(*c) == Space).map_or(0, char::len_utf8)
-            })
+            .unwrap_or_else(|| self.whitespace(at, true))
     }
 
     /// `[^\r\n\p{L}\p{N}]?` then `word`: with the opener if that matches, else without.
@@ -289,28 +281,25 @@ impl Scan<'_> {
         Some(self.run(marks, |c, _| tail(c)))
     }
 
-    /// `\s*[\r\n]+` (o200k_base) and `\s*[\r\n]` (cl100k_base) alike: the whitespace run up to and
-    /// including its last line break.
-    fn spaces_to_last_line_break(&self, at: usize) -> Option<usize> {
-        let mut end = at;
-        let mut after_break = None;
+    /// The whitespace alternatives, from one scan of the run at `at`, in their order: cl100k_base's
+    /// `\s++$` first when `to_text_end_first`; `\s*[\r\n]+` (o200k_base) or `\s*[\r\n]`
+    /// (cl100k_base), alike: the run up to and including its last line break; `\s+(?!\S)`: the
+    /// whole run at the end of the text, else the run but its last character; then `\s+` or `\s`,
+    /// alike here: the run, one character long by then.
+    fn whitespace(&self, at: usize, to_text_end_first: bool) -> usize {
+        let (mut end, mut last, mut after_break) = (at, at, None);
         while let Some((c, _)) = self.kind_at(end).filter(|(_, k)| *k == Space) {
+            last = end;
             end += c.len_utf8();
             if is_line_break(c) {
                 after_break = Some(end);
             }
         }
-        after_break
-    }
-
-    /// `\s+(?!\S)`: the whole run at the end of the text, else the run but its last character.
-    fn spaces_before_text(&self, at: usize) -> Option<usize> {
-        let end = Self::nonempty(at, self.run(at, |_, k| k == Space))?;
-        if end == self.text.len() {
-            return Some(end);
+        let at_text_end = (end > at && end == self.text.len()).then_some(end);
+        if to_text_end_first && let Some(end) = at_text_end {
+            return end;
         }
-        let last = self.text[..end].char_indices().next_back().map_or(at, |(i, _)| i);
-        Self::nonempty(at, last)
+        after_break.or(at_text_end).or(Self::nonempty(at, last)).unwrap_or(end)
     }
 }
 

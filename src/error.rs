@@ -25,11 +25,10 @@ pub enum Error {
         needed.saturating_sub(*window)
     )]
     ContextOverflow { layer: String, needed: usize, window: usize },
-    /// The encoding's ranks are not in this build and were not loaded (`tokens::load_ranks`).
-    #[error(
-        "the {encoding} ranks are not loaded: this build does not embed them; load the rank file {encoding}.tiktoken first"
-    )]
-    RanksNotLoaded { encoding: &'static str },
+    /// A rank file refused, or an encoding whose ranks are neither embedded nor loaded
+    /// (`tokens::load_ranks`).
+    #[error(transparent)]
+    Tokens(#[from] context_workbench_tokens::Error),
     /// A trajectory file that matches no known format, or is truncated or malformed.
     #[error("{file}: line {line}: {message}")]
     Trajectory { file: String, line: usize, message: String },
@@ -46,7 +45,7 @@ impl Error {
             Error::Busy(_) => "busy",
             Error::Trajectory { .. } => "invalid_trajectory",
             Error::ContextOverflow { .. } => "context_overflow",
-            Error::RanksNotLoaded { .. } => "ranks_not_loaded",
+            Error::Tokens(e) => e.code(),
         }
     }
 }

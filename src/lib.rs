@@ -15,7 +15,7 @@
 //! - [`host`]: the [`Host`] trait and the types that cross it.
 //! - [`error`]: the one error enum, with a stable code for every face.
 //! - [`model`]: traces, messages, rounds, spans; their serde form is the persisted format.
-//! - [`tokens`]: exact token counts with tiktoken-rs, safe on any input.
+//! - [`tokens`]: exact token counts (the tokenizer crate, `crates/tokens`, re-exported) and the engine's counter.
 //! - [`paths`]: what a workspace path means, the one rule every host applies.
 //! - [`config`]: the one configuration schema shared by every front end.
 //! - [`compress`]: the history forms of tool outputs.

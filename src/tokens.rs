@@ -1,27 +1,16 @@
 //! Exact token counts (R10.1), tiktoken's byte for byte: o200k_base by default, cl100k_base
-//! selectable. The encoder ([`Bpe`]) searches a compact binary rank table in place (see `bpe.rs`).
-//!
-//! Special-token strings such as `<|endoftext|>` are counted as the ordinary text they are
-//! (tool outputs contain them). Long inputs are cut into chunks at *safe boundaries*, positions
-//! where both encodings' pre-tokenizer always starts a new piece, so the chunked count equals
-//! the unchunked one. Chunking keeps memory flat on a 50 MB input. The pieces are cut by
-//! `pieces.rs`, tiktoken's patterns as scanners (no regex is compiled to count).
+//! selectable. The tokenizer is a crate of its own (`crates/tokens`, re-exported here); this
+//! module adds what the engine counts with it: [`TokenCounter`], the tokens of a message, and
+//! the estimate's marking while the ranks are not loaded.
 
-mod bpe;
-mod estimate;
-mod joins;
-mod pieces;
-mod ranks;
-
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::error::Result;
 use crate::model::{ContentPart, Message};
 
-pub use estimate::estimate;
-pub use ranks::{
-    Bpe, Rank, binary_rank_file_name, compile_ranks, load_ranks, parse_ranks, prepare_encoding, rank_file_name,
-    ranks_available, require_ranks,
+pub use context_workbench_tokens::{
+    Bpe, Encoding, binary_rank_file_name, compile_ranks, estimate, is_safe_boundary, load_ranks, parse_ranks,
+    prepare_encoding, rank_file_name, ranks_available,
 };
 
 /// Tokens the chat format adds around each message: `<|start|>`, the role,
@@ -30,33 +19,10 @@ pub use ranks::{
 /// the project use the same 4 so every report can be recomputed by hand.
 pub const MESSAGE_OVERHEAD: usize = 4;
 
-/// The BPE encodings the engine can count with.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[serde(rename_all = "snake_case")]
-pub enum Encoding {
-    /// GPT-4o, GPT-4.1, GPT-5, o-series; a good proxy for Claude and Gemini prompt sizes.
-    #[default]
-    O200kBase,
-    /// GPT-4, GPT-3.5.
-    Cl100kBase,
-}
-
-impl Encoding {
-    pub fn name(self) -> &'static str {
-        match self {
-            Encoding::O200kBase => "o200k_base",
-            Encoding::Cl100kBase => "cl100k_base",
-        }
-    }
-
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "o200k_base" => Some(Encoding::O200kBase),
-            "cl100k_base" => Some(Encoding::Cl100kBase),
-            _ => None,
-        }
-    }
+/// `Ok` when `encoding` can count (its ranks are embedded in this build or were loaded), else the
+/// error an embedder sees before anything counts.
+pub fn require_ranks(encoding: Encoding) -> Result<()> {
+    Ok(context_workbench_tokens::require_ranks(encoding)?)
 }
 
 /// Counts tokens in one encoding. Cheap to copy: the BPE tables are process-wide singletons,
@@ -95,18 +61,18 @@ impl TokenCounter {
 
     /// A counter in `encoding`, or the error saying its ranks must be loaded first.
     pub fn try_new(encoding: Encoding) -> Result<Self> {
-        let bpe = ranks::bpe(encoding).ok_or_else(|| ranks::missing(encoding))?;
+        let bpe = context_workbench_tokens::encoder(encoding)?;
         Ok(TokenCounter { encoding, bpe: Some(bpe) })
     }
 
     /// A counter that never fails: exact when the ranks are available, the calibrated estimate
     /// until they are loaded (it looks again at every count).
     pub fn estimating_until_loaded(encoding: Encoding) -> Self {
-        TokenCounter { encoding, bpe: ranks::bpe(encoding) }
+        TokenCounter { encoding, bpe: context_workbench_tokens::bpe(encoding) }
     }
 
     fn bpe(&self) -> Option<&'static Bpe> {
-        self.bpe.or_else(|| ranks::bpe(self.encoding))
+        self.bpe.or_else(|| context_workbench_tokens::bpe(self.encoding))
     }
 
     /// True when counts are exact, false while they are estimates (ranks not loaded yet).
@@ -117,13 +83,13 @@ impl TokenCounter {
     /// `Ok` when counts are exact, else the `ranks_not_loaded` error: what must not rest on an
     /// estimate (a save, a prompt's fitting) asks this first.
     pub fn require_exact(&self) -> Result<()> {
-        if self.is_exact() { Ok(()) } else { Err(ranks::missing(self.encoding)) }
+        Ok(context_workbench_tokens::encoder(self.encoding).map(|_| ())?)
     }
 
     /// The tokens of `text` and whether the figure is an estimate.
     pub fn measure(&self, text: &str) -> TokenCount {
         match self.bpe() {
-            Some(bpe) => TokenCount { tokens: exact_count(bpe, text), estimated: false },
+            Some(bpe) => TokenCount { tokens: bpe.count(text), estimated: false },
             None => TokenCount { tokens: estimate(text), estimated: true },
         }
     }
@@ -142,7 +108,7 @@ impl TokenCounter {
     /// the ranks are not loaded.
     pub fn encode(&self, text: &str) -> Vec<u32> {
         let Some(bpe) = self.bpe() else { return Vec::new() };
-        chunks(text).flat_map(|chunk| bpe.encode_ordinary(chunk)).collect()
+        bpe.encode(text)
     }
 
     /// The tokens of a message's content plus [`MESSAGE_OVERHEAD`]; each part is counted
@@ -181,151 +147,4 @@ impl TokenCounter {
 /// A cheap estimate for text not yet sent (R10.1): a third of its bytes.
 pub fn estimate_tokens(text: &str) -> usize {
     text.len() / 3
-}
-
-fn exact_count(bpe: &Bpe, text: &str) -> usize {
-    chunks(text).map(|chunk| bpe.encode_ordinary(chunk).len()).sum()
-}
-
-/// Preferred chunk size: chunks end at the last safe boundary before this many bytes.
-const TARGET_CHUNK: usize = 64 * 1024;
-/// A run of whitespace (no safe boundary inside) is cut after this many characters. tiktoken
-/// cannot count such a run at all (its regex, `fancy-regex`, runs out of its backtracking stack
-/// at 1,000,000 characters); the engine counts it as these cuts make it, as it always has.
-const MAX_WHITESPACE_RUN: usize = 999_000;
-/// A stretch with no safe boundary and no long whitespace run (a 4 MB line of `=`, say) is cut
-/// here, so one BPE call never holds more than a bounded piece.
-const MAX_CHUNK: usize = 4 * 1024 * 1024;
-
-/// Split `text` into consecutive chunks whose token counts add up to the count of `text`.
-fn chunks(text: &str) -> impl Iterator<Item = &str> {
-    chunks_of(text, TARGET_CHUNK)
-}
-
-fn chunks_of(text: &str, target: usize) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let cut = next_cut(rest, target);
-        let (chunk, tail) = rest.split_at(cut);
-        rest = tail;
-        Some(chunk)
-    })
-}
-
-/// Where the first chunk of `text` ends: the last safe boundary within `target` bytes, else
-/// the first one after it, else a forced cut (see the limits above).
-fn next_cut(text: &str, target: usize) -> usize {
-    if text.len() <= target {
-        return text.len();
-    }
-    let mut last_safe = None;
-    let mut whitespace_run = 0usize;
-    let mut prev: Option<char> = None;
-    for (i, c) in text.char_indices() {
-        if i > target
-            && let Some(safe) = last_safe
-        {
-            return safe;
-        }
-        if prev.is_some_and(|p| is_safe_boundary(p, c)) {
-            if i > target {
-                return i;
-            }
-            last_safe = Some(i);
-        }
-        let horizontal_space = c.is_whitespace() && c != '\n' && c != '\r';
-        whitespace_run = if horizontal_space { whitespace_run + 1 } else { 0 };
-        if whitespace_run > MAX_WHITESPACE_RUN || i >= MAX_CHUNK {
-            return i;
-        }
-        prev = Some(c);
-    }
-    text.len()
-}
-
-/// True when the pre-tokenizer regex of o200k_base and cl100k_base always starts a new piece
-/// between `prev` and `next`, whatever surrounds them:
-/// - a space after a non-whitespace character: no piece of either pattern ends in a space
-///   unless it is all whitespace;
-/// - an ASCII letter or digit after `\n`: no piece continues past a newline into a word or
-///   number (the optional prefix of a word piece excludes `\r` and `\n`).
-pub(crate) fn is_safe_boundary(prev: char, next: char) -> bool {
-    (next == ' ' && !prev.is_whitespace()) || (prev == '\n' && next.is_ascii_alphanumeric())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn counter() -> TokenCounter {
-        TokenCounter::new(Encoding::O200kBase)
-    }
-
-    #[test]
-    fn special_token_text_is_ordinary_text() {
-        let c = counter();
-        assert_eq!(c.count("<|endoftext|>"), 7);
-        assert_eq!(c.count("a <|endofprompt|> b"), c.encode("a <|endofprompt|> b").len());
-        assert_eq!(c.count(""), 0);
-    }
-
-    #[test]
-    fn chunked_equals_unchunked_on_mixed_text() {
-        let c = counter();
-        let sample = "fn main() {\n    println!(\"héllo wörld\");\n}\n  \t\n12345 x\r\nabc/def ==> 'll\n";
-        let text = sample.repeat(5000);
-        assert!(text.len() > 4 * TARGET_CHUNK);
-        assert!(chunks(&text).count() > 4);
-        assert_eq!(chunks(&text).collect::<String>(), text);
-        assert_eq!(c.count(&text), c.bpe().unwrap().encode_ordinary(&text).len());
-    }
-
-    #[test]
-    fn long_space_runs_are_exact_up_to_the_regex_limit() {
-        let c = counter();
-        let spaces = " ".repeat(800_000);
-        assert_eq!(c.count(&spaces), c.bpe().unwrap().encode_ordinary(&spaces).len());
-        let framed = format!("start{}end", " ".repeat(300_000));
-        assert_eq!(c.count(&framed), c.bpe().unwrap().encode_ordinary(&framed).len());
-    }
-
-    #[test]
-    fn two_megabytes_of_spaces_are_counted() {
-        let n = counter().count(&" ".repeat(2_000_000));
-        // 128 spaces are one token in o200k_base; the forced cuts cost at most a few tokens.
-        assert!((15_625..15_640).contains(&n), "{n}");
-    }
-
-    /// Cut every shared trace at nearly every safe boundary: the sums still match tiktoken.
-    #[test]
-    fn tiny_chunks_of_every_shared_trace_add_up() {
-        let mut stack = vec![std::path::PathBuf::from("data/traces")];
-        let mut texts = Vec::new();
-        while let Some(path) = stack.pop() {
-            if path.is_dir() {
-                stack.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
-            } else {
-                texts.push(std::fs::read_to_string(&path).unwrap());
-            }
-        }
-        assert!(texts.len() > 80, "expected the shared traces beside the clone");
-        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
-            let bpe = TokenCounter::new(encoding).bpe().unwrap();
-            for text in &texts {
-                let chunked: usize = chunks_of(text, 256).map(|c| bpe.encode_ordinary(c).len()).sum();
-                assert_eq!(chunked, bpe.encode_ordinary(text).len());
-            }
-        }
-    }
-
-    #[test]
-    fn cuts_land_on_char_boundaries_and_respect_limits() {
-        let text = "é".repeat(3 * MAX_CHUNK);
-        let parts: Vec<&str> = chunks(&text).collect();
-        assert!(parts.iter().all(|p| p.len() <= MAX_CHUNK + 4));
-        assert_eq!(parts.concat(), text);
-    }
 }

@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { registerPlatform, type Encoding } from './init.js';
+import { compileWasm, registerPlatform, type Encoding } from './platform.js';
 
 const here = (name: string) => new URL(name, import.meta.url);
 
@@ -15,6 +15,7 @@ registerPlatform({
   // Node's fetch cannot read files: a URL or path is read into bytes here.
   wasmSource: async (source) => (isLocation(source) ? read(source) : source),
   defaultRanks: (encoding: Encoding) => here(`./ranks/${encoding}.ranks`),
+  compileCounter: () => compileWasm(here('./count.wasm')),
   read,
 });
 

@@ -1,6 +1,6 @@
-// Browsers: the .wasm and the rank files are fetched from beside this module unless init()
+// Browsers: the .wasm files and the rank files are fetched from beside this module unless init()
 // names other sources. The HTTP cache keeps the 1.2 MB o200k_base rank file after the first visit.
-import { registerPlatform, type Encoding } from './init.js';
+import { registerPlatform, type Encoding } from './platform.js';
 
 const here = (name: string) => new URL(name, import.meta.url);
 
@@ -9,6 +9,13 @@ registerPlatform({
   // The glue fetches URLs itself, compiling while it downloads.
   wasmSource: async (source) => source,
   defaultRanks: (encoding: Encoding) => here(`./ranks/${encoding}.ranks`),
+  compileCounter: async () => {
+    const response = await fetch(here('./count.wasm'));
+    if (!response.ok) throw new Error(`HTTP ${response.status} for ${response.url}`);
+    // Compiled while it downloads when served as application/wasm (streaming requires it).
+    return response.headers.get('Content-Type') === 'application/wasm'
+      ? WebAssembly.compileStreaming(response) : WebAssembly.compile(await response.arrayBuffer());
+  },
   read: async (source) => {
     const response = await fetch(source);
     if (!response.ok) throw new Error(`HTTP ${response.status} for ${response.url || String(source)}`);

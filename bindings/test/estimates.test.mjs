@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { ContextEngine, init, memoryHost } from '../dist/node.js';
+import { ContextEngine, init, loadEncoding, measureTokens, memoryHost } from '../dist/node.js';
 
 const ranks = readFileSync(new URL('../dist/ranks/o200k_base.ranks', import.meta.url));
 let release;
@@ -40,6 +40,11 @@ test('an estimate is marked, never cached or saved, and exact counts replace it'
   assert.equal(messages.length, 1, 'the save went ahead once exact');
   const record = JSON.parse(messages[0][1].text);
   assert.equal(record.tokens, exact.tokens + 4, 'the saved count is the exact one (and the message overhead)');
+  // The package's own `measureTokens` counts through the engine now, and loading the encoding
+  // for it is already done: no counting module is loaded.
+  assert.deepEqual(measureTokens(TEXT), exact);
+  await loadEncoding('o200k_base');
+  assert.deepEqual(measureTokens(TEXT), exact);
 });
 
 test('a page whose ranks never arrive keeps estimating, marked', async () => {
@@ -47,6 +52,7 @@ test('a page whose ranks never arrive keeps estimating, marked', async () => {
   for (let i = 0; i < 3; i++) {
     await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(engine.measureTokens('hello world'), { tokens: 2, estimated: true });
+    assert.deepEqual(measureTokens('hello world', 'cl100k_base'), { tokens: 2, estimated: true });
   }
   assert.equal(engine.estimating, true);
   assert.equal(await pending(engine.prepareCall()), 'pending');

@@ -20,21 +20,21 @@ fn encoding_of(name: &str) -> Result<Encoding, JsValue> {
 /// altered file throws `invalid_input`. Loading twice is harmless.
 #[wasm_bindgen(js_name = loadRanks)]
 pub fn load_ranks_js(encoding: &str, file: &[u8]) -> Result<(), JsValue> {
-    js(load_ranks(encoding_of(encoding)?, file))
+    js(load_ranks(encoding_of(encoding)?, file).map_err(Error::from))
 }
 
 /// Get the pre-tokenizer of `encoding` ready (its character classes, a few ms) while its rank file
 /// is still downloading. Optional: counting does it otherwise.
 #[wasm_bindgen(js_name = prepareEncoding)]
 pub fn prepare_encoding_js(encoding: &str) -> Result<(), JsValue> {
-    js(prepare_encoding(encoding_of(encoding)?))
+    js(prepare_encoding(encoding_of(encoding)?).map_err(Error::from))
 }
 
 /// The binary rank file (`o200k_base.ranks`) of the official text one (`o200k_base.tiktoken`):
 /// what the package's build runs once, so that start-up loads rather than parses.
 #[wasm_bindgen(js_name = compileRanks)]
 pub fn compile_ranks_js(encoding: &str, text: &[u8]) -> Result<Vec<u8>, JsValue> {
-    js(compile_ranks(encoding_of(encoding)?, text))
+    js(compile_ranks(encoding_of(encoding)?, text).map_err(Error::from))
 }
 
 /// Whether `encoding` can count: embedded in this build or loaded.

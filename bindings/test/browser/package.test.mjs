@@ -1,5 +1,5 @@
 // The package in headless Chromium: init() from the default location, from bytes and from a
-// compiled module; the `./count` entry counting before the engine is fetched; browserFsHost over the origin-private file system with an engine reading and
+// compiled module; the `./count` entry counting at once, then exactly without the engine; browserFsHost over the origin-private file system with an engine reading and
 // saving through it; and typed errors for a missing rank file and a host that never answers.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -30,21 +30,24 @@ test('engines start from the default location, bytes or a compiled module, and c
   assert.deepEqual(results, [[2, 7, 6250], [2, 7, 6250], [2, 7, 6250]]);
 });
 
-test('a page counts with the ./count entry before the engine is fetched, then exactly', async () => {
+test('a page counts with the ./count entry at once, then exactly without the engine', async () => {
   const page = await chrome.page();
   const out = await page.evaluate(async () => {
-    const { measureTokens } = await import('/bindings/dist/count.js');
+    const resources = () => performance.getEntriesByType('resource').map((r) => new URL(r.name).pathname);
+    const { measureTokens, loadEncoding } = await import('/bindings/dist/count-web.js');
     const first = measureTokens('hello world');
-    const fetched = performance.getEntriesByType('resource').map((r) => new URL(r.name).pathname);
-    const cw = await import('/bindings/dist/web.js');
-    await cw.loadEncoding();
-    return { first, fetched, exact: measureTokens('hello world'), long: measureTokens(' '.repeat(800_000)) };
+    const beforeFirst = resources();
+    await loadEncoding();
+    const exact = { short: measureTokens('hello world'), long: measureTokens(' '.repeat(800_000)), cl100k: measureTokens('hello world', 'cl100k_base') };
+    return { first, beforeFirst, exact, beforeExact: resources() };
   });
   assert.deepEqual(page.errors, []);
   assert.deepEqual(out.first, { tokens: 2, estimated: true });
-  assert.deepEqual(out.fetched.filter((p) => /\.(wasm|ranks|tiktoken)$|context_workbench\.js$/.test(p)), [], 'nothing of the engine before the first count');
-  assert.deepEqual(out.exact, { tokens: 2, estimated: false });
-  assert.deepEqual(out.long, { tokens: 6250, estimated: false });
+  const engineFiles = (paths) => paths.filter((p) => /\.(wasm|ranks|tiktoken)$|context_workbench\.js$/.test(p));
+  assert.deepEqual(engineFiles(out.beforeFirst), [], 'nothing fetched before the first count');
+  assert.deepEqual(out.exact, { short: { tokens: 2, estimated: false }, long: { tokens: 6250, estimated: false }, cl100k: { tokens: 2, estimated: true } });
+  assert.deepEqual(engineFiles(out.beforeExact).sort(), ['/bindings/dist/count.wasm', '/bindings/dist/ranks/o200k_base.ranks'],
+    'exact counts: the counting module and the one rank file, nothing of the engine');
   await page.close();
 });
 

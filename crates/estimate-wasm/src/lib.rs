@@ -1,11 +1,11 @@
-//! The engine's token estimate (`src/tokens/estimate.rs`, the same file) as a WebAssembly module
+//! The engine's token estimate (`crates/tokens/src/estimate.rs`, the same file) as a WebAssembly module
 //! of a few KB with no imports, which the npm package instantiates synchronously: a page counts
 //! its first tokens before the engine's .wasm and the rank files arrive. Two exports: `input(len)`
 //! gives the address where the caller writes `len` bytes of UTF-8, `estimate(len)` counts them.
 //! Built by `bindings/scripts/build.mjs`; on other targets it is an ordinary library (its tests).
 #![cfg_attr(target_arch = "wasm32", no_std)]
 
-#[path = "../../../src/tokens/estimate.rs"]
+#[path = "../../tokens/src/estimate.rs"]
 mod estimate;
 
 pub use estimate::estimate;

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 
-use super::Encoding;
+use crate::Encoding;
 
 /// What the patterns tell apart about a character: its general category, or whitespace.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -137,12 +137,12 @@ impl Classes {
 }
 
 /// Build the classes ahead of the first count (what `prepare_encoding` does).
-pub(super) fn prepare() {
+pub(crate) fn prepare() {
     classes();
 }
 
 /// The pieces of `text` in `encoding`: what tiktoken's `find_iter` over its pattern yields.
-pub(super) fn pieces(encoding: Encoding, text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn pieces(encoding: Encoding, text: &str) -> impl Iterator<Item = &str> {
     let scan = Scan { text, classes: classes() };
     let mut at = 0;
     std::iter::from_fn(move || {

@@ -1,6 +1,6 @@
 //! Byte-pair encoding over a compact binary rank table, searched in place.
 //!
-//! The table (built from a rank file by [`super::ranks`]): one byte per token giving its length,
+//! The table (built from a rank file by [`crate::load_ranks`]): one byte per token giving its length,
 //! then every token's bytes, in rank order. Loading it builds no map of owned tokens: one pass
 //! computes each token's offset into the table and fills a flat open-addressing index (`u32`
 //! slots, a rank each, keyed by the xxh3 of the token's bytes) that lookups probe and then
@@ -18,8 +18,8 @@ use std::collections::BinaryHeap;
 
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::Encoding;
-use super::pieces::pieces;
+use crate::Encoding;
+use crate::pieces::pieces;
 
 /// A token's id.
 pub type Rank = u32;
@@ -43,14 +43,14 @@ impl std::fmt::Debug for Bpe {
 
 /// Why a binary table was refused (the caller names the file).
 #[derive(Debug)]
-pub(super) struct TableError(pub String);
+pub(crate) struct TableError(pub String);
 
 impl Bpe {
     /// The encoder over a table of `count` tokens: their lengths, then their bytes. Refuses a
     /// table whose lengths do not add up to it, with a repeated or empty token, or missing a
     /// single byte (every byte must be a token, or some text could not be encoded). `encoding`
     /// says how text is cut into pieces.
-    pub(super) fn new(file: Box<[u8]>, count: usize, encoding: Encoding) -> Result<Self, TableError> {
+    pub(crate) fn new(file: Box<[u8]>, count: usize, encoding: Encoding) -> Result<Self, TableError> {
         let lengths =
             file.get(..count).ok_or_else(|| TableError(format!("truncated: {count} token lengths expected")))?;
         let mut offsets = Vec::with_capacity(count + 1);

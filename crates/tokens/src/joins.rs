@@ -5,23 +5,23 @@
 //! `r`, or a single byte. Stored as two planes of 3-byte ranks (low bytes, middle bytes, high
 //! bytes, then the same for the right halves), which deflate compresses to 73% of what the
 //! tokens' own bytes compress to (o200k_base: 0.73 MB against 0.99 MB gzipped). Loading expands it
-//! in one pass, in rank order, into the table [`super::Bpe`] searches in place: each token's
+//! in one pass, in rank order, into the table [`crate::Bpe`] searches in place: each token's
 //! length byte, then all the tokens' bytes.
 
-use super::bpe::Rank;
+use crate::bpe::Rank;
 
 /// A single-byte token's left half; its right half is the byte.
 const BYTE: u32 = 0xFF_FFFF;
 
 /// The table of `tokens` (in rank order): each token's length, then their bytes.
-pub(super) fn table(tokens: &[Vec<u8>]) -> Box<[u8]> {
+pub(crate) fn table(tokens: &[Vec<u8>]) -> Box<[u8]> {
     let lengths = tokens.iter().map(|t| t.len() as u8);
     lengths.chain(tokens.iter().flatten().copied()).collect()
 }
 
 /// The joins of `tokens`: for each, the first split of it into two tokens of lower rank (`rank`
 /// finds a token's rank). Err names a token of two or more bytes that no split makes.
-pub(super) fn write(tokens: &[Vec<u8>], rank: impl Fn(&[u8]) -> Option<Rank>) -> Result<Vec<u8>, String> {
+pub(crate) fn write(tokens: &[Vec<u8>], rank: impl Fn(&[u8]) -> Option<Rank>) -> Result<Vec<u8>, String> {
     let mut halves = Vec::with_capacity(tokens.len());
     for (r, token) in tokens.iter().enumerate() {
         let earlier = |bytes: &[u8]| rank(bytes).filter(|&h| (h as usize) < r);
@@ -42,7 +42,7 @@ pub(super) fn write(tokens: &[Vec<u8>], rank: impl Fn(&[u8]) -> Option<Rank>) ->
 
 /// The table of `count` tokens from their joins (`body`, as [`write`] makes it). Err says what
 /// is wrong: a body of the wrong size, a join of a later token, a token over 255 bytes.
-pub(super) fn expand(body: &[u8], count: usize) -> Result<Box<[u8]>, String> {
+pub(crate) fn expand(body: &[u8], count: usize) -> Result<Box<[u8]>, String> {
     if body.len() != count * 6 {
         return Err(format!("{} bytes of joins for {count} tokens, expected {}", body.len(), count * 6));
     }

@@ -8,7 +8,7 @@
 //! those strings (the test below measures it): the total is within 1%, the median error of a
 //! string of 50 tokens or more is 5.5%, the 90th percentile 15%; fitted on half the traces, the
 //! other half's median is 5.1% and its total 5% low. A figure from it is always marked
-//! `estimated` and never cached or saved (see [`super::TokenCounter`]).
+//! `estimated` and never cached or saved (the engine's `TokenCounter`).
 
 /// The weights of the features below, in ten-thousandths of a token.
 const WEIGHTS: [u64; 8] = [8381, 610, 19103, 1730, 5811, 2697, 9765, 3306];

@@ -20,10 +20,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::Encoding;
-pub use super::bpe::{Bpe, Rank};
-use super::joins;
-use crate::error::{Error, Result};
+use crate::Encoding;
+use crate::bpe::{Bpe, Rank};
+use crate::joins;
+use crate::{Error, Result};
 
 /// What identifies the official rank files of an encoding.
 struct RankFile {
@@ -76,7 +76,7 @@ pub fn binary_rank_file_name(encoding: Encoding) -> String {
 /// cut by), so that a host can do it while the file downloads. Loading without it is as exact.
 pub fn prepare_encoding(encoding: Encoding) -> Result<()> {
     let _ = encoding;
-    super::pieces::prepare();
+    crate::pieces::prepare();
     Ok(())
 }
 
@@ -134,8 +134,13 @@ pub fn require_ranks(encoding: Encoding) -> Result<()> {
     if ranks_available(encoding) { Ok(()) } else { Err(missing(encoding)) }
 }
 
-pub(super) fn missing(encoding: Encoding) -> Error {
+fn missing(encoding: Encoding) -> Error {
     Error::RanksNotLoaded { encoding: encoding.name() }
+}
+
+/// The encoder of `encoding`, or the error saying its ranks must be loaded first.
+pub fn encoder(encoding: Encoding) -> Result<&'static Bpe> {
+    bpe(encoding).ok_or_else(|| missing(encoding))
 }
 
 /// Load the official rank file of `encoding`, binary (`o200k_base.ranks`) or text
@@ -168,7 +173,7 @@ pub fn compile_ranks(encoding: Encoding, text: &[u8]) -> Result<Vec<u8>> {
 
 fn refused(encoding: Encoding, len: usize, checksum: u64) -> Error {
     let want = rank_file(encoding);
-    Error::InvalidInput(format!(
+    Error::InvalidRanks(format!(
         "not the official {} rank file: {len} bytes with checksum {checksum:016x}, expected {} bytes with checksum {:016x} ({}) or {} bytes with checksum {:016x} ({})",
         encoding.name(),
         want.bytes,
@@ -200,7 +205,7 @@ fn check_binary(encoding: Encoding, file: &[u8]) -> Result<()> {
         return Ok(());
     }
     if let Some(other) = header(file).and_then(|(name, _)| Encoding::from_name(name)).filter(|e| *e != encoding) {
-        return Err(Error::InvalidInput(format!(
+        return Err(Error::InvalidRanks(format!(
             "not the official {} rank file: this is {} (the {} ranks)",
             encoding.name(),
             binary_rank_file_name(other),
@@ -222,7 +227,7 @@ fn header(file: &[u8]) -> Option<(&str, usize)> {
 fn binary_file(encoding: Encoding, tokens: &[Vec<u8>], bpe: &Bpe) -> Result<Vec<u8>> {
     let name = encoding.name().as_bytes();
     let body = joins::write(tokens, |bytes| bpe.rank(bytes))
-        .map_err(|e| Error::InvalidInput(format!("{} ranks: {e}", encoding.name())))?;
+        .map_err(|e| Error::InvalidRanks(format!("{} ranks: {e}", encoding.name())))?;
     let mut file = Vec::with_capacity(MAGIC.len() + 1 + name.len() + 4 + body.len());
     file.extend_from_slice(MAGIC);
     file.push(name.len() as u8);
@@ -234,7 +239,7 @@ fn binary_file(encoding: Encoding, tokens: &[Vec<u8>], bpe: &Bpe) -> Result<Vec<
 
 /// The encoder over a binary rank file (checked by the caller).
 fn from_binary(encoding: Encoding, file: &[u8]) -> Result<Bpe> {
-    let bad = |what: &str| Error::InvalidInput(format!("{} binary rank file: {what}", encoding.name()));
+    let bad = |what: &str| Error::InvalidRanks(format!("{} binary rank file: {what}", encoding.name()));
     let (name, at) = header(file).ok_or_else(|| bad("no header"))?;
     if name != encoding.name() {
         return Err(bad(&format!("the header names {name}")));
@@ -253,7 +258,7 @@ fn from_binary(encoding: Encoding, file: &[u8]) -> Result<Bpe> {
 /// The encoder of `tokens` (in rank order).
 fn from_tokens(encoding: Encoding, tokens: &[Vec<u8>]) -> Result<Bpe> {
     Bpe::new(joins::table(tokens), tokens.len(), encoding)
-        .map_err(|e| Error::InvalidInput(format!("{} ranks: {}", encoding.name(), e.0)))
+        .map_err(|e| Error::InvalidRanks(format!("{} ranks: {}", encoding.name(), e.0)))
 }
 
 /// Build the encoder from a text rank file: one `base64-token rank` line per token, every rank
@@ -289,7 +294,7 @@ fn text_tokens(encoding: Encoding, file: &[u8]) -> Result<Vec<Vec<u8>>> {
 }
 
 fn bad_line(encoding: Encoding, index: usize, what: &str) -> Error {
-    Error::InvalidInput(format!("{} rank file, line {}: {what}", encoding.name(), index + 1))
+    Error::InvalidRanks(format!("{} rank file, line {}: {what}", encoding.name(), index + 1))
 }
 
 /// FNV-1a, 64 bits: enough to tell the official file from any other, with no extra crate.

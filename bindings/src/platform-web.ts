@@ -13,7 +13,7 @@ registerPlatform({
     const response = await fetch(here('./count.wasm'));
     if (!response.ok) throw new Error(`HTTP ${response.status} for ${response.url}`);
     // Compiled while it downloads when served as application/wasm (streaming requires it).
-    return response.headers.get('Content-Type') === 'application/wasm'
+    return response.headers.get('Content-Type')?.startsWith('application/wasm')
       ? WebAssembly.compileStreaming(response) : WebAssembly.compile(await response.arrayBuffer());
   },
   read: async (source) => {

@@ -83,7 +83,7 @@ impl TokenCounter {
     /// `Ok` when counts are exact, else the `ranks_not_loaded` error: what must not rest on an
     /// estimate (a save, a prompt's fitting) asks this first.
     pub fn require_exact(&self) -> Result<()> {
-        Ok(context_workbench_tokens::encoder(self.encoding).map(|_| ())?)
+        require_ranks(self.encoding)
     }
 
     /// The tokens of `text` and whether the figure is an estimate.

@@ -144,12 +144,7 @@ function encodingIndex(encoding: Encoding): number {
 }
 
 function countExactly(module: CountModule, encoding: number, text: string): number {
-  // UTF-8 takes at most three bytes per UTF-16 unit.
-  const room = text.length * 3;
-  const at = module.input(room);
-  if (at === 0) throw new ContextWorkbenchError('invalid_input', `a text of ${text.length} characters is too long to count`);
-  const { written } = utf8.encodeInto(text, new Uint8Array(module.memory.buffer, at, room));
-  const tokens = module.count(encoding, written) >>> 0;
+  const tokens = module.count(encoding, written(module, text, 'count')) >>> 0;
   // 2^32 - 1: not loaded, 2^32 - 2: not UTF-8; neither can happen here.
   if (tokens >= 0xffff_fffe) throw new ContextWorkbenchError('internal', `the counting module refused a text (${tokens})`);
   return tokens;
@@ -157,9 +152,14 @@ function countExactly(module: CountModule, encoding: number, text: string): numb
 
 function estimateTokens(text: string): number {
   estimator ??= new WebAssembly.Instance(new WebAssembly.Module(ESTIMATE_WASM)).exports as unknown as EstimateModule;
+  return estimator.estimate(written(estimator, text, 'estimate')) >>> 0;
+}
+
+/** Write `text` as UTF-8 at the module's `input` address; the bytes written. */
+function written(module: { memory: WebAssembly.Memory; input(len: number): number }, text: string, what: string): number {
+  // UTF-8 takes at most three bytes per UTF-16 unit.
   const room = text.length * 3;
-  const at = estimator.input(room);
-  if (at === 0) throw new ContextWorkbenchError('invalid_input', `a text of ${text.length} characters is too long to estimate`);
-  const { written } = utf8.encodeInto(text, new Uint8Array(estimator.memory.buffer, at, room));
-  return estimator.estimate(written) >>> 0;
+  const at = module.input(room); // may grow the memory: its buffer is read after
+  if (at === 0) throw new ContextWorkbenchError('invalid_input', `a text of ${text.length} characters is too long to ${what}`);
+  return utf8.encodeInto(text, new Uint8Array(module.memory.buffer, at, room)).written;
 }

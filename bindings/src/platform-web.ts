@@ -1,6 +1,6 @@
 // Browsers: the .wasm files and the rank files are fetched from beside this module unless init()
 // names other sources. The HTTP cache keeps the 1.2 MB o200k_base rank file after the first visit.
-import { registerPlatform, type Encoding } from './platform.js';
+import { compileWasm, registerPlatform, type Encoding } from './platform.js';
 
 const here = (name: string) => new URL(name, import.meta.url);
 
@@ -11,10 +11,9 @@ registerPlatform({
   defaultRanks: (encoding: Encoding) => here(`./ranks/${encoding}.ranks`),
   compileCounter: async () => {
     const response = await fetch(here('./count.wasm'));
-    if (!response.ok) throw new Error(`HTTP ${response.status} for ${response.url}`);
     // Compiled while it downloads when served as application/wasm (streaming requires it).
-    return response.headers.get('Content-Type')?.startsWith('application/wasm')
-      ? WebAssembly.compileStreaming(response) : WebAssembly.compile(await response.arrayBuffer());
+    const streams = response.ok && response.headers.get('Content-Type')?.startsWith('application/wasm');
+    return streams ? WebAssembly.compileStreaming(response) : compileWasm(response);
   },
   read: async (source) => {
     const response = await fetch(source);

@@ -43,14 +43,7 @@ export function requirePlatform(): Platform {
 export async function compileWasm(source: WasmSource): Promise<WebAssembly.Module> {
   const resolved = await source;
   if (resolved instanceof WebAssembly.Module) return resolved;
-  if (typeof Response !== 'undefined' && resolved instanceof Response) {
-    if (!resolved.ok) throw new Error(`HTTP ${resolved.status} for ${resolved.url}`);
-    return WebAssembly.compile(await resolved.arrayBuffer());
-  }
-  if (resolved instanceof URL || typeof resolved === 'string') {
-    return WebAssembly.compile((await requirePlatform().read(resolved)) as Uint8Array<ArrayBuffer>);
-  }
-  return WebAssembly.compile(resolved as BufferSource);
+  return WebAssembly.compile((await bytesOf(resolved)) as Uint8Array<ArrayBuffer>);
 }
 
 /** Name the rank files (init's `ranks` option); a bare source is o200k_base's. A read of a file
@@ -70,7 +63,7 @@ export function rankFile(encoding: Encoding): Promise<Uint8Array> {
   let file = rankFiles.get(encoding);
   if (!file) {
     const source = rankSource(encoding);
-    const read = bytesOf(source).catch((error) => {
+    const read = (async () => bytesOf(await (typeof source === 'function' ? source() : source)))().catch((error) => {
       throw failure('ranks_not_loaded', `the ${encoding} rank file ${describe(source)} could not be loaded`, error);
     });
     // A Response's body can be read only once: its bytes stay for the other loader.
@@ -102,16 +95,16 @@ function rankSource(encoding: Encoding): RanksSource {
   return rankSources[encoding] ?? requirePlatform().defaultRanks(encoding);
 }
 
-async function bytesOf(source: RanksSource): Promise<Uint8Array> {
-  const resolved = await (typeof source === 'function' ? source() : source);
-  if (resolved instanceof Uint8Array) return resolved;
-  if (resolved instanceof ArrayBuffer) return new Uint8Array(resolved);
-  if (ArrayBuffer.isView(resolved)) return new Uint8Array(resolved.buffer, resolved.byteOffset, resolved.byteLength);
-  if (typeof Response !== 'undefined' && resolved instanceof Response) {
-    if (!resolved.ok) throw new Error(`HTTP ${resolved.status} for ${resolved.url}`);
-    return new Uint8Array(await resolved.arrayBuffer());
+/** The bytes of a source: given, a fetch Response's body, or read from a URL or path. */
+async function bytesOf(source: BufferSource | Response | URL | string): Promise<Uint8Array> {
+  if (source instanceof Uint8Array) return source;
+  if (source instanceof ArrayBuffer) return new Uint8Array(source);
+  if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  if (typeof Response !== 'undefined' && source instanceof Response) {
+    if (!source.ok) throw new Error(`HTTP ${source.status} for ${source.url}`);
+    return new Uint8Array(await source.arrayBuffer());
   }
-  return requirePlatform().read(resolved as URL | string);
+  return requirePlatform().read(source as URL | string);
 }
 
 /** A rank source as an error names it: its URL or path, else what it is. */

@@ -2,7 +2,8 @@
 //! conversation saved in the store, pass-through routes and side calls byte-identical, every
 //! bad input and upstream failure, 50 sessions at once, and agreement with the replay's
 //! `workbench` strategy on recorded Claude Code sessions. Every case runs against both shells:
-//! `workbench proxy` and the npm package's `context-workbench proxy`.
+//! `workbench proxy` and the npm package's `context-workbench proxy`; those the exchange decides
+//! run a third time against the machine itself, with no socket (`proxy_support/machine.rs`).
 #![cfg(not(target_arch = "wasm32"))]
 
 #[macro_use]
@@ -13,8 +14,8 @@ use std::path::Path;
 
 use context_workbench::replay::ReplaySession;
 use proxy_support::{
-    Build, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, calls, files_under, get, post, scratch,
-    step_of, trace_dirs,
+    Build, Proxy, Received, Reply, Upstream, anthropic_events, anthropic_usage, calls, files_under, get, head, post,
+    scratch, send, step_of, trace_dirs,
 };
 use serde_json::{Value, json};
 
@@ -178,14 +179,7 @@ fn pass_through_routes_and_side_calls_arrive_byte_identical(build: Build) {
     });
     let dir = scratch("passthrough");
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
-    let (status, _, body) = {
-        let mut response = proxy_support::client()
-            .get(format!("{}/v1/models?limit=2", proxy.url))
-            .header("x-api-key", KEY)
-            .call()
-            .unwrap();
-        (response.status().as_u16(), (), response.body_mut().read_to_string().unwrap())
-    };
+    let (status, _, body) = send("GET", &format!("{}/v1/models?limit=2", proxy.url), b"", &[("x-api-key", KEY)]);
     assert_eq!((status, body.as_str()), (200, "{\"echo\":0}"));
     let count =
         br#"{"model":"m",  "messages":[{"role":"user","content":"hi"}], "tools":[{"name":"x","input_schema":{}}]}"#;
@@ -345,13 +339,16 @@ fn bad_requests_get_errors_in_the_providers_shape(build: Build) {
     std::fs::write(dir.join("proxy.toml"), "[proxy]\nmax_body_bytes = 4000\nheader_timeout_ms = 1000\n").unwrap();
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url, "--config", "proxy.toml"]);
     let anthropic = format!("{}/v1/messages", proxy.url);
-    // A connection whose headers never end is closed after `proxy.header_timeout_ms`.
-    let mut half_open = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
-    half_open.write_all(b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\n").unwrap();
-    half_open.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
-    let mut answer = Vec::new();
-    let ended = half_open.read_to_end(&mut answer);
-    assert!(ended.is_ok(), "the connection was still open after 20 s: {ended:?}");
+    // A connection whose headers never end is closed after `proxy.header_timeout_ms` (a shell's:
+    // the machine has no connection).
+    if build != Build::Machine {
+        let mut half_open = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
+        half_open.write_all(b"POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\n").unwrap();
+        half_open.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+        let mut answer = Vec::new();
+        let ended = half_open.read_to_end(&mut answer);
+        assert!(ended.is_ok(), "the connection was still open after 20 s: {ended:?}");
+    }
     let cases: [(&[u8], u16, &str); 4] = [
         (b"{\"messages\": [", 400, "the body is not JSON"),
         (
@@ -402,11 +399,7 @@ fn a_request_of_no_api_goes_to_the_upstream_named_alone(build: Build) {
     let dir = scratch("hello");
     let flag = format!("anthropic={}", upstream.url);
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &flag]);
-    let mut stream = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
-    write!(stream, "HEAD /api/hello HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_eq!(head(&format!("{}/api/hello", proxy.url)), 200);
     let got = upstream.requests();
     assert_eq!((got.len(), got[0].path.as_str()), (1, "/api/hello"), "it reached the Anthropic upstream");
     let (status, log) = proxy.stop();
@@ -1101,7 +1094,8 @@ fn a_rewritten_todo_list_revises_the_plan(build: Build) {
         let result = "Todos have been modified successfully. Ensure that you continue to use the todo list.";
         messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_p{n}"), "content": result}]}));
     }
-    let (_, _, detail) = get(&format!("{}/workbench/api/traces/plan-1", proxy.url), &[]);
+    // The dashboard is the shells' (the machine serves requests of the agents' APIs only).
+    let detail = (build != Build::Machine).then(|| get(&format!("{}/workbench/api/traces/plan-1", proxy.url), &[]).2);
     let (status, log) = proxy.stop();
     assert!(status.success(), "{log}");
     let store = dir.join(".trace");
@@ -1123,8 +1117,10 @@ fn a_rewritten_todo_list_revises_the_plan(build: Build) {
     assert_eq!(goals, want, "{tree}");
     let revision = json!([{"from_item": 3, "kept": ["1", "2"], "revised": ["6", "4", "5"], "dropped": ["c"]}]);
     assert_eq!(tree["revisions"], revision, "{tree}");
-    let detail: Value = serde_json::from_str(&detail).unwrap();
-    assert_eq!(detail["goal_tree"]["revisions"], revision, "the dashboard's API shows it: {detail}");
+    if let Some(detail) = detail {
+        let detail: Value = serde_json::from_str(&detail).unwrap();
+        assert_eq!(detail["goal_tree"]["revisions"], revision, "the dashboard's API shows it: {detail}");
+    }
     let events = std::fs::read_to_string(store.join("plan-1/events.jsonl")).unwrap();
     let revised: Vec<Value> = events
         .lines()
@@ -1134,6 +1130,28 @@ fn a_rewritten_todo_list_revises_the_plan(build: Build) {
     assert_eq!(revised.len(), 1, "{events}");
     assert_eq!(json!([revised[0]["revision"]]), revision);
 }
+
+on_the_machine!(
+    a_conversation_goes_through_the_engine_and_is_saved,
+    a_reply_ends_once_it_is_recorded,
+    a_rewritten_todo_list_revises_the_plan,
+    pass_through_routes_and_side_calls_arrive_byte_identical,
+    side_calls_of_a_session_are_counted_in_it,
+    a_text_agents_first_call_is_counted_once_its_conversation_goes_on,
+    each_api_goes_to_its_own_upstream_by_its_path,
+    bad_requests_get_errors_in_the_providers_shape,
+    a_web_page_can_neither_drive_nor_read_the_proxy,
+    a_request_of_no_api_goes_to_the_upstream_named_alone,
+    an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_loses_nothing,
+    when_the_engine_fails_the_request_goes_through_unmanaged,
+    a_request_the_upstream_refuses_in_the_engines_form_goes_as_the_agent_sent_it,
+    a_history_that_departs_starts_a_new_session,
+    a_history_sent_again_changed_is_revised_in_its_session,
+    fifty_sessions_at_once_stay_apart,
+    the_proxy_and_the_replays_workbench_strategy_agree_call_by_call,
+    sessions_are_titled_by_the_users_words_and_end_finished_stopped_or_interrupted,
+    a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_session,
+);
 
 both_shells!(
     a_conversation_goes_through_the_engine_and_is_saved,

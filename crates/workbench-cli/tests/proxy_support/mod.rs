@@ -1,15 +1,17 @@
 //! Shared by the proxy's tests: a scripted LLM upstream on 127.0.0.1 (the only stand-in: it
 //! plays replies in the providers' wire formats and records every request it receives), the
-//! real `workbench proxy` binary, and a plain HTTP client.
+//! real `workbench proxy` binary, and a plain HTTP client; and the machine without sockets
+//! (`machine.rs`) that the suite runs against a third time.
 #![allow(dead_code)]
 
 pub mod coder;
 pub mod gateway;
+mod machine;
 #[path = "../postgres_support/mod.rs"]
 pub mod postgres;
 pub mod session;
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, mpsc};
@@ -72,10 +74,28 @@ struct Shared {
     script: Arc<Script>,
 }
 
+/// Every scripted upstream by its address, for the machine to call in process.
+static SCRIPTED: Mutex<Vec<(String, Shared)>> = Mutex::new(Vec::new());
+
+/// The scripted upstream at `url`'s reply to the request `received` makes of its path, recorded
+/// as the upstream records what it receives; none when no upstream is there.
+fn answer_in_process(url: &str, received: impl FnOnce(&str) -> Received) -> Option<Reply> {
+    let scripted = SCRIPTED.lock().unwrap();
+    let (path, shared) = scripted.iter().find_map(|(at, shared)| {
+        let path = url.strip_prefix(at.as_str())?;
+        (path.is_empty() || path.starts_with('/')).then_some((path, shared))
+    })?;
+    let received = received(if path.is_empty() { "/" } else { path });
+    let reply = (shared.script)(&received);
+    shared.received.lock().unwrap().push(received);
+    Some(reply)
+}
+
 impl Upstream {
     pub fn start(script: impl Fn(&Received) -> Reply + Send + Sync + 'static) -> Upstream {
         let received = Arc::new(Mutex::new(Vec::new()));
         let shared = Shared { received: Arc::clone(&received), script: Arc::new(script) };
+        let in_process = shared.clone();
         let (address_tx, address_rx) = mpsc::channel();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         std::thread::spawn(move || {
@@ -92,7 +112,9 @@ impl Upstream {
             });
         });
         let address = address_rx.recv_timeout(PATIENCE).expect("the upstream listens");
-        Upstream { url: format!("http://{address}"), received, stop: Some(stop) }
+        let url = format!("http://{address}");
+        SCRIPTED.lock().unwrap().push((url.clone(), in_process));
+        Upstream { url, received, stop: Some(stop) }
     }
 
     /// Every request received so far, in order.
@@ -103,6 +125,7 @@ impl Upstream {
 
 impl Drop for Upstream {
     fn drop(&mut self) {
+        SCRIPTED.lock().unwrap().retain(|(url, _)| *url != self.url);
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -261,6 +284,20 @@ macro_rules! both_shells {
     };
 }
 
+/// The cases of the suite that are the exchange's decisions, against the machine itself
+/// (`machine.rs`): no socket, no process.
+#[allow(unused_macros)]
+macro_rules! on_the_machine {
+    ($($case:ident),* $(,)?) => {
+        mod machine {
+            $(#[test]
+            fn $case() {
+                super::$case($crate::proxy_support::Build::Machine)
+            })*
+        }
+    };
+}
+
 /// Which build of the proxy a test runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Build {
@@ -268,13 +305,15 @@ pub enum Build {
     Native,
     /// `context-workbench proxy`, the npm package's bin (`bindings/dist`, built by `npm run build`).
     Npm,
+    /// The engine's `Exchange` with its effects carried out in this process, with no socket.
+    Machine,
 }
 
 impl Build {
     /// The program its help and lines name.
     pub fn program(self) -> &'static str {
         match self {
-            Build::Native => "workbench",
+            Build::Native | Build::Machine => "workbench",
             Build::Npm => "context-workbench",
         }
     }
@@ -290,6 +329,7 @@ impl Build {
                 command.arg(cli);
                 command
             }
+            Build::Machine => panic!("the machine is no program"),
         }
     }
 }
@@ -297,7 +337,8 @@ impl Build {
 /// `workbench proxy` running in `dir`, stopped when `stop` is called (or killed when dropped).
 pub struct Proxy {
     child: Option<Child>,
-    /// `http://127.0.0.1:PORT`.
+    machine: Option<machine::Machine>,
+    /// `http://127.0.0.1:PORT` (the machine's: `machine://N`).
     pub url: String,
     pub stderr: PathBuf,
 }
@@ -319,6 +360,11 @@ impl Proxy {
     /// [`Proxy::start_env`] with its log in `dir/{log}`.
     pub fn start_logged(build: Build, dir: &Path, log: &str, args: &[&str], env: &[(&str, &str)]) -> Proxy {
         let stderr = dir.join(log);
+        if build == Build::Machine {
+            assert!(env.is_empty(), "the machine takes no environment");
+            let (machine, url) = machine::Machine::start(dir, stderr.clone(), args);
+            return Proxy { child: None, machine: Some(machine), url, stderr };
+        }
         let mut child = build
             .command()
             .envs(env.iter().copied())
@@ -344,11 +390,15 @@ impl Proxy {
         assert_eq!(lines.get(1), Some(&format!("ANTHROPIC_BASE_URL={url}")));
         assert_eq!(lines.get(2), Some(&format!("OPENAI_BASE_URL={url}/v1")));
         assert_eq!(lines.get(3), Some(&format!("dashboard: {url}/workbench/")));
-        Proxy { child: Some(child), url, stderr }
+        Proxy { child: Some(child), machine: None, url, stderr }
     }
 
     /// SIGTERM, as Ctrl-C stops it: the exit status and the log.
     pub fn stop(mut self) -> (ExitStatus, String) {
+        if let Some(machine) = self.machine.take() {
+            machine.stop();
+            return (std::os::unix::process::ExitStatusExt::from_raw(0), self.log());
+        }
         let mut child = self.child.take().expect("running");
         let pid = child.id() as i32;
         assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0, "signal the proxy");
@@ -389,11 +439,22 @@ pub fn client() -> ureq::Agent {
 
 /// `POST url` with a JSON body and headers: the status, the content type and the body.
 pub fn post(url: &str, body: &[u8], headers: &[(&str, &str)]) -> (u16, String, String) {
-    let mut request = client().post(url).header("content-type", "application/json");
+    send("POST", url, body, &[&[("content-type", "application/json")], headers].concat())
+}
+
+/// `method url` with a body (none when empty) and headers: the status, the content type and
+/// the body.
+pub fn send(method: &str, url: &str, body: &[u8], headers: &[(&str, &str)]) -> (u16, String, String) {
+    if let Some(answer) = machine::call(method, url, body, headers) {
+        return answer;
+    }
+    let mut request = ureq::http::Request::builder().method(method).uri(url);
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
-    match request.send(body) {
+    let request = request.body(body.to_vec()).expect("a request");
+    let sent = if body.is_empty() { client().run(request.map(|_| ())) } else { client().run(request) };
+    match sent {
         Ok(mut response) => {
             let status = response.status().as_u16();
             let kind = response.headers().get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
@@ -402,6 +463,20 @@ pub fn post(url: &str, body: &[u8], headers: &[(&str, &str)]) -> (u16, String, S
         }
         Err(e) => (0, String::new(), format!("<no response: {e}>")),
     }
+}
+
+/// `HEAD url` as Claude Code sends it (no key, `Connection: close`): the status.
+pub fn head(url: &str) -> u16 {
+    if let Some((status, _, _)) = machine::call("HEAD", url, b"", &[("connection", "close")]) {
+        return status;
+    }
+    let (address, path) = url.trim_start_matches("http://").split_once('/').expect("a path");
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(stream, "HEAD /{path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    let _ = std::io::Read::read_to_string(&mut stream, &mut answer);
+    let status = answer.strip_prefix("HTTP/1.1 ").and_then(|rest| rest.get(..3));
+    status.and_then(|s| s.parse().ok()).unwrap_or_else(|| panic!("no status: {answer}"))
 }
 
 /// `GET url` with headers: the status, the response's headers (names lowercase) and the body.

@@ -40,7 +40,7 @@ export function normalizeWorkspacePath(path: string): string {
 /**
  * What the calls of one proxied trace (its `calls.jsonl` records, in order) cost and saved, in
  * dollars as the proxy recorded each call, with the words every view shows (`saving_text`,
- * `saving_brief`): `workbench stats` counts the same.
+ * `saving_brief`, and the editor's three `saving_lines`): `workbench stats` counts the same.
  */
 export function callTotals(calls: ProxyCallRecord[]): CallTotals {
   return fromEngine(() => wasmCallTotals(calls));

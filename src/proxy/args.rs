@@ -35,6 +35,13 @@ impl Shell {
     }
 }
 
+/// Why a server (the proxy, `workbench serve`) cannot listen on `address`: `in_use` when another
+/// process has it, else the platform's `detail`.
+pub fn cannot_listen(address: &str, in_use: bool, detail: &str) -> String {
+    let why = if in_use { "the address is in use" } else { detail };
+    format!("cannot listen on {address}: {why} (--port 0 picks a free port)")
+}
+
 /// What `--help` prints in `shell`: the LLM flags only where they are taken (the native CLI).
 pub fn usage(shell: Shell) -> String {
     let llm = if shell == Shell::Native { LLM_FLAGS } else { "" };

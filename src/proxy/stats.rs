@@ -68,6 +68,8 @@ pub(crate) struct Rated<'a> {
     /// [`saving_words`], and its part a status bar shows ([`saving_brief`]).
     saving_text: String,
     saving_brief: String,
+    /// [`saving_lines`].
+    saving_lines: Vec<String>,
     /// [`Totals::cached_share`].
     cached_share: Option<f64>,
     /// [`Totals::expected_cached_share`].
@@ -85,6 +87,7 @@ impl Serialize for Totals {
             saving: self.saving(),
             saving_text: saving_words(self),
             saving_brief: saving_brief(self),
+            saving_lines: saving_lines(self),
             cached_share: self.cached_share(),
             expected_cached_share: self.expected_cached_share(),
             cache_note: cache_note(self.cache_read_tokens, self.reported_calls, self.expected_cached_tokens),
@@ -160,6 +163,44 @@ pub fn saving_brief(totals: &Totals) -> String {
     let saved = totals.agent_usd - totals.sent_usd;
     let word = if saved < 0.0 { "more" } else { "saved" };
     format!("{} {word} ({})", usd(saved), percent_saved(totals.saving()))
+}
+
+/// What a session saved on three lines, as the editor's status bar and Prompt View say it: the
+/// prompt tokens the agent sent against those the upstream received, the cached share the
+/// provider reported, and [`saving_words`].
+pub fn saving_lines(totals: &Totals) -> Vec<String> {
+    let all = totals.calls + totals.side_calls;
+    if all == 0 {
+        return vec!["No call has gone through the proxy yet.".to_owned()];
+    }
+    let fewer = match totals.client_tokens {
+        0 => 0.0,
+        client => 1.0 - totals.prompt_tokens as f64 / client as f64,
+    };
+    let side = match totals.side_calls {
+        0 => String::new(),
+        1 => " and 1 side call".to_owned(),
+        n => format!(" and {n} side calls"),
+    };
+    let cached = match totals.cached_share() {
+        None => "Cached: not reported by the provider".to_owned(),
+        Some(share) => format!(
+            "Cached: {} of the prompt tokens, as the provider reported ({} of {all} calls)",
+            percent_saved(share),
+            totals.reported_calls
+        ),
+    };
+    vec![
+        format!(
+            "Prompt tokens: the agent sent {}, the upstream received {} ({} fewer) over {}{side}",
+            totals.client_tokens,
+            totals.prompt_tokens,
+            percent_saved(fewer),
+            calls(totals.calls)
+        ),
+        cached,
+        format!("Cost: {}", saving_words(totals)),
+    ]
 }
 
 fn calls(n: usize) -> String {
@@ -639,6 +680,7 @@ mod tests {
         assert_eq!(json["cached_share"].as_f64(), Some(0.75));
         assert_eq!(json["saving"].as_f64(), Some(a.totals.saving()));
         assert_eq!(json["saving_text"].as_str(), Some(saving_words(&a.totals).as_str()));
+        assert_eq!(json["saving_lines"][2].as_str(), Some(format!("Cost: {}", saving_words(&a.totals)).as_str()));
         assert!((json["saving_usd"].as_f64().unwrap() - 0.1).abs() < 1e-9, "{json}");
         assert!(
             json["expected_cached_share"].is_f64() && json.get("totals").is_none() && json.get("models").is_none(),

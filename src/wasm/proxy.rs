@@ -218,6 +218,11 @@ pub fn parse_proxy_args(args: Vec<String>) -> Result<JsValue, JsValue> {
 }
 
 /// What `context-workbench proxy --help` prints.
+#[wasm_bindgen(js_name = cannotListen)]
+pub fn cannot_listen_js(address: &str, in_use: bool, detail: &str) -> String {
+    crate::proxy::args::cannot_listen(address, in_use, detail)
+}
+
 #[wasm_bindgen(js_name = proxyUsage)]
 pub fn proxy_usage() -> String {
     usage(Shell::Npm)

@@ -299,6 +299,10 @@ export type CallTotals = {
    */
   saving_text: string, saving_brief: string,
   /**
+   * [`saving_lines`].
+   */
+  saving_lines: Array<string>,
+  /**
    * [`Totals::cached_share`].
    */
   cached_share: number | null,

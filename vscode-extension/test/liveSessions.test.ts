@@ -5,7 +5,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { type Host, type ProxyCallRecord, type TraceMeta, ContextEngine, callTotals, init } from 'context-workbench';
-import { savingsLines } from '../src/live/savings';
 import { type SessionEntry, agentName, autoFollowed, byRecency, sessionItem, shortTime, trimmedMission } from '../src/live/sessionList';
 import { preparedOf, sessionHead, sessionStatus } from '../src/live/sessionViews';
 import { TraceReader } from '../src/live/traceReader';
@@ -63,15 +62,15 @@ test('what it saved, by hand: tokens sent vs received, the cached share the prov
   assert.equal(s.reported_calls, 2);
   assert.ok(Math.abs(s.sent_usd - 0.012) < 1e-12 && Math.abs(s.agent_usd - 0.024) < 1e-12, JSON.stringify(s));
   assert.equal(s.saving_brief, '$0.012 saved (50%)');
-  assert.deepEqual(savingsLines(s), [
+  assert.deepEqual(s.saving_lines, [
     'Prompt tokens: the agent sent 10000, the upstream received 5500 (45% fewer) over 3 calls',
     'Cached: 33% of the prompt tokens, as the provider reported (2 of 3 calls)',
     'Cost: $0.012 instead of $0.024: $0.012 saved (50%) [1 call estimated]',
   ]);
-  assert.deepEqual(savingsLines(callTotals([])), ['No call has gone through the proxy yet.']);
-  assert.match(savingsLines(callTotals(records(callLine(1) + '\n')))[1], /not reported/);
+  assert.deepEqual(callTotals([]).saving_lines, ['No call has gone through the proxy yet.']);
+  assert.match(callTotals(records(callLine(1) + '\n')).saving_lines[1], /not reported/);
   // A record without dollars (a model without a price) is left out of them, and said so.
-  assert.match(savingsLines(callTotals(records(callLine(1) + '\n')))[2], /^Cost: not priced: 1 call without a price$/);
+  assert.match(callTotals(records(callLine(1) + '\n')).saving_lines[2], /^Cost: not priced: 1 call without a price$/);
   // Dearer than the agent's own: the same words with the sign.
   assert.equal(callTotals(records(callLine(1, dollars(0.0052, 0.005)) + '\n')).saving_brief, '$0.0002 more (−4%)');
   // A side call (a title) costs the same on both sides and leaves the agent's prompt cache alone.
@@ -80,7 +79,7 @@ test('what it saved, by hand: tokens sent vs received, the cached share the prov
   const withSide = callTotals(records([one, side, ...rest].join('\n')));
   assert.deepEqual([withSide.calls, withSide.side_calls, withSide.client_tokens], [3, 1, 10_400]);
   assert.ok(Math.abs(withSide.saving_usd - s.saving_usd) < 1e-12);
-  assert.match(savingsLines(withSide)[0], /over 3 calls and 1 side call$/);
+  assert.match(withSide.saving_lines[0], /over 3 calls and 1 side call$/);
 });
 
 test('sessions are named by agent, first user message and time; the newest proxied one is followed', async () => {

@@ -8,7 +8,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { mkdir, realpath } from 'node:fs/promises';
-import { type ProxyExchange, ProxyGateway, dashboardPath, otlpTracesUrl, proxyStoreLocation } from '../wasm/context_workbench.js';
+import { type ProxyExchange, ProxyGateway, cannotListen, dashboardPath, otlpTracesUrl, proxyStoreLocation } from '../wasm/context_workbench.js';
 import { ContextWorkbenchError, asWorkbenchError, guarded } from '../errors.js';
 import { ensureEncoding } from '../init.js';
 import type { Config, ProxyCallRecord } from '../types.js';
@@ -95,9 +95,10 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
     (req, res) => void proxy.handle(req, res));
   const port = options.port ?? 8787;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(error.code === 'EADDRINUSE'
-      ? new ContextWorkbenchError('port_in_use', `cannot listen on 127.0.0.1:${port}: the address is in use (--port 0 picks a free port)`)
-      : new ContextWorkbenchError('io', `cannot listen on 127.0.0.1:${port}: ${error.message}`)));
+    server.once('error', (error: NodeJS.ErrnoException) => {
+      const inUse = error.code === 'EADDRINUSE';
+      reject(new ContextWorkbenchError(inUse ? 'port_in_use' : 'io', cannotListen(`127.0.0.1:${port}`, inUse, error.message)));
+    });
     server.listen(port, '127.0.0.1', () => resolve());
   }).catch(async (error) => {
     await pool.terminate();

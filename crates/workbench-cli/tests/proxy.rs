@@ -1203,6 +1203,18 @@ fn help_and_messages_name_the_shell_and_what_it_speaks(build: Build) {
     assert!(stderr.starts_with(&expected), "{stderr}");
     assert!(!stderr.contains("--store"), "no --store was passed: {stderr}");
 
+    // A port another process holds, worded alike by both shells.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let dir = scratch(&format!("port-{build:?}"));
+    let refused = build.command().current_dir(&dir).args(["proxy", "--port", &port]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    let expected = format!(
+        "{program}: proxy: cannot listen on 127.0.0.1:{port}: the address is in use (--port 0 picks a free port)\n"
+    );
+    assert_eq!(stderr, expected);
+
     let upstream = scripted();
     let dir = scratch(&format!("lines-{build:?}"));
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);

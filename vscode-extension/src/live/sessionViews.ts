@@ -3,7 +3,6 @@
 import type { Assembly } from 'context-workbench';
 import type { PreparedCall } from '../engine/engineApi';
 import { compactCount } from '../views/statusText';
-import { savingsLines } from './savings';
 import { type SessionEntry, agentName, missionOf, shortTime, trimmedMission } from './sessionList';
 import type { SessionDetail } from './traceReader';
 
@@ -32,7 +31,7 @@ export function sessionHead(detail: SessionDetail): string[] {
   const lines = [`Session ${entry.traceId}${when}`];
   // The boundary: where the agent compacted its own history and the proxy went on in this trace.
   if (entry.earlier?.length) lines.push(`Continues ${entry.earlier.map((e) => e.traceId).join(' → ')}: the agent compacted its own history where this trace starts`);
-  if (entry.proxied) lines.push(...savingsLines(detail.totals));
+  if (entry.proxied) lines.push(...detail.totals.saving_lines);
   return lines;
 }
 

@@ -15,6 +15,7 @@ mod sessions;
 mod telemetry;
 mod upstream;
 
+use std::io::ErrorKind;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,7 +23,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use context_workbench::Config;
-use context_workbench::proxy::args::{ProxyArgs, Shell, StoreLocation, config_from_file, is_database_store, usage};
+use context_workbench::proxy::args::{
+    ProxyArgs, Shell, StoreLocation, cannot_listen, config_from_file, is_database_store, usage,
+};
 use context_workbench::proxy::{DASHBOARD_PATH, Gateway, Upstreams};
 use workbench_cli::native::{LlmEndpoint, OpenAiCompatibleClient, PgStore, StoreFs, WorkspaceFs};
 
@@ -125,7 +128,7 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(listen)
             .await
-            .map_err(|e| format!("cannot listen on {listen}: {e} (--port 0 picks a free port)"))?;
+            .map_err(|e| cannot_listen(&listen.to_string(), e.kind() == ErrorKind::AddrInUse, &e.to_string()))?;
         let address = format!("http://{}", listener.local_addr().map_err(|e| e.to_string())?);
         let app = Arc::new(App::new(
             Arc::clone(&gateway),

@@ -87,7 +87,10 @@ fn serve(root: &str, port: u16) -> Result<(), String> {
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
             .await
-            .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e} (--port 0 picks a free port)"))?;
+            .map_err(|e| {
+                let in_use = e.kind() == std::io::ErrorKind::AddrInUse;
+                context_workbench::proxy::args::cannot_listen(&format!("127.0.0.1:{port}"), in_use, &e.to_string())
+            })?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         let mut signal = crate::signal::StopSignal::listen()?;
         let mut stdout = std::io::stdout();

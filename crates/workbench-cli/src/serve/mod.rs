@@ -85,12 +85,10 @@ fn serve(root: &str, port: u16) -> Result<(), String> {
     let fs = StoreFs::open_root(root)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port))
-            .await
-            .map_err(|e| {
-                let in_use = e.kind() == std::io::ErrorKind::AddrInUse;
-                context_workbench::proxy::args::cannot_listen(&format!("127.0.0.1:{port}"), in_use, &e.to_string())
-            })?;
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await.map_err(|e| {
+            let in_use = e.kind() == std::io::ErrorKind::AddrInUse;
+            context_workbench::proxy::args::cannot_listen(&format!("127.0.0.1:{port}"), in_use, &e.to_string())
+        })?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         let mut signal = crate::signal::StopSignal::listen()?;
         let mut stdout = std::io::stdout();

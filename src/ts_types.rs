@@ -58,7 +58,7 @@ fn generate() -> String {
         crate::js_forms::PromptFormat,
         crate::js_forms::GoalPlan,
         crate::proxy::stats::Rated<'static>,
-        crate::proxy::dollars::CallDollars,
+        crate::proxy::record::CallDollars,
         crate::proxy::Event,
         crate::proxy::Effect,
         crate::proxy::telemetry::CallSpan,
@@ -234,8 +234,8 @@ fn assert_same_fields(name: &str, declared: &BTreeMap<String, (bool, String)>, r
 
 #[test]
 fn the_proxy_call_record_declaration_matches_its_rust_type() {
+    use crate::proxy::record::CallRecord;
     use crate::proxy::reply::ProviderUsage;
-    use crate::proxy::session::CallRecord;
     let usage = ProviderUsage {
         input_tokens: 1,
         cache_read_tokens: 2,
@@ -246,7 +246,7 @@ fn the_proxy_call_record_declaration_matches_its_rust_type() {
     let full = CallRecord {
         first_changed_byte: Some(1),
         cost: Some(crate::workbench::cost::CallCost::default()),
-        dollars: Some(crate::proxy::dollars::CallDollars { note: Some("estimated".into()), ..Default::default() }),
+        dollars: Some(crate::proxy::record::CallDollars { note: Some("estimated".into()), ..Default::default() }),
         status: Some(200),
         usage: Some(usage),
         side_call: true,

@@ -386,3 +386,68 @@ fn the_architecture_and_lib_rs_list_every_module() {
         .collect();
     assert_eq!(listed, declared, "src/lib.rs's doc lists every module it declares");
 }
+
+/// The modules of `src/proxy` a module's code (not its tests, not its comments) names.
+fn proxy_imports() -> BTreeMap<String, BTreeSet<String>> {
+    let dir = root().join("src/proxy");
+    let sources = engine_sources(&dir);
+    let modules: BTreeSet<String> =
+        sources.iter().map(|(path, _)| path.file_stem().unwrap().to_string_lossy().into_owned()).collect();
+    let mut imports = BTreeMap::new();
+    for (path, code) in &sources {
+        let code: String = code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+        let named: BTreeSet<String> = code
+            .split("super::")
+            .skip(1)
+            .flat_map(|after| {
+                let list = after.strip_prefix('{').map(|l| l.split('}').next().unwrap_or_default());
+                let names: Vec<&str> = match list {
+                    Some(list) => list.split(',').collect(),
+                    None => vec![after],
+                };
+                names.into_iter().map(|n| {
+                    n.trim()
+                        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned()
+                })
+            })
+            .filter(|name| modules.contains(name))
+            .collect();
+        imports.insert(path.file_stem().unwrap().to_string_lossy().into_owned(), named);
+    }
+    imports
+}
+
+#[test]
+fn the_proxys_modules_import_one_another_without_a_circle() {
+    let imports = proxy_imports();
+    assert!(imports["session"].contains("request") && imports["anthropic"].contains("request"), "parsed: {imports:?}");
+    // Take away, again and again, the modules that import none of those left: a circle remains.
+    let mut left = imports.clone();
+    while let Some(leaf) = left.iter().find(|(_, named)| named.iter().all(|n| !left.contains_key(n) || n == "mod")) {
+        let leaf = leaf.0.clone();
+        left.remove(&leaf);
+    }
+    assert!(left.is_empty(), "these modules of src/proxy import one another in a circle: {left:?}");
+}
+
+#[test]
+fn only_the_seam_chooses_by_an_apis_format() {
+    let dir = root().join("src/proxy");
+    for (path, code) in engine_sources(&dir) {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if ["route", "providers"].contains(&name.as_str()) {
+            continue;
+        }
+        let code: String = code.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+        // An API's module names its own format when it builds a request; nothing compares one.
+        let others =
+            ["Anthropic", "OpenAi", "Responses", "Gemini"].iter().filter(|v| code.contains(&format!("Format::{v}")));
+        assert!(others.count() <= 1, "{name}.rs names several formats: match on them in providers.rs");
+        for pattern in ["== Format::", "!= Format::", "match format", "match self.format", "Format::Anthropic =>"] {
+            assert!(!code.contains(pattern), "{name}.rs chooses by format (`{pattern}`): that is providers.rs's");
+        }
+    }
+}

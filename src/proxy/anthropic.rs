@@ -6,14 +6,18 @@
 //! one tool message each and the blocks around them user messages; `thinking` keeps its text and
 //! signature; a `tool_use`'s input becomes its arguments as compact JSON. What the engine does
 //! not read (images, documents, `redacted_thinking`, server tool blocks, unknown types) is kept
-//! as an opaque part and sent back as it came.
+//! as an opaque part and sent back as it came. Its replies are read as they stream (content
+//! blocks by index, their deltas joined) or whole.
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use super::api::Api;
+use super::errors::error_body;
+use super::reply::{ProviderUsage, ReplyFacts, ReplyFormat};
 use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part, tool_list};
-use super::route::Format;
+use super::route::{Format, Provider};
 use super::wire::{RawObject, compact, without_cache_control};
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
 use crate::prompt::serialize::{AnthropicOptions, to_anthropic_with};
@@ -24,7 +28,41 @@ use crate::workbench::cost::{CacheTtl, breakpoint_lifetimes};
 /// The API takes at most this many cache breakpoints in one request.
 pub const MAX_BREAKPOINTS: usize = 4;
 
-pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
+/// Anthropic's Messages API.
+pub(super) struct Messages;
+
+impl Api for Messages {
+    fn parse_request(
+        &self,
+        body: RawObject,
+        _path: &str,
+        counter: &TokenCounter,
+    ) -> Result<ClientRequest, RequestError> {
+        parse_request(body, counter)
+    }
+
+    fn upstream_body(&self, request: &ClientRequest, view: &PromptView, ttl: CacheTtl) -> String {
+        upstream_body(request, view, ttl)
+    }
+
+    fn agent_cache_ttl(&self, request: &ClientRequest) -> Option<CacheTtl> {
+        agent_ttl(request)
+    }
+
+    fn chooses_cache_ttl(&self) -> bool {
+        true
+    }
+
+    fn reply(&self) -> Box<dyn ReplyFormat> {
+        Box::<MessagesReply>::default()
+    }
+
+    fn stream_error(&self, message: &str) -> String {
+        format!("event: error\ndata: {}\n\n", error_body(Provider::Anthropic, 500, message))
+    }
+}
+
+fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
     let raw_messages =
         body.field::<Vec<Value>>("messages").map_err(invalid)?.ok_or_else(|| invalid("`messages` is missing"))?;
     if raw_messages.is_empty() {
@@ -77,7 +115,7 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
 /// its tools, which it keeps while there is room; the engine's use the agent's own
 /// `cache_control` value). Breakpoints whose lifetime the agent did not set get `ttl`
 /// (the engine's choice) within [`breakpoint_lifetimes`]' order.
-pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView, ttl: CacheTtl) -> String {
+fn upstream_body(request: &ClientRequest, view: &PromptView, ttl: CacheTtl) -> String {
     let rendered = to_anthropic_with(view, AnthropicOptions { system_messages: request.system_messages });
     let mut system: Vec<Value> = rendered.get("system").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut messages = rendered.get("messages").cloned().unwrap_or(Value::Array(Vec::new()));
@@ -143,7 +181,7 @@ pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView, ttl: Cac
 }
 
 /// The lifetime the agent set on its breakpoints outside `tools` (the one the engine's copy).
-pub(super) fn agent_ttl(request: &ClientRequest) -> Option<CacheTtl> {
+fn agent_ttl(request: &ClientRequest) -> Option<CacheTtl> {
     request.cache_control.as_ref().and_then(ttl_of).and_then(CacheTtl::parse)
 }
 
@@ -426,8 +464,127 @@ pub(super) fn arguments(input: Option<&Value>) -> String {
 }
 
 /// The agent's blocks of an assistant reply (from the upstream) read into parts.
-pub(super) fn reply_parts(blocks: &[Value], counter: &TokenCounter) -> Vec<ContentPart> {
+fn reply_parts(blocks: &[Value], counter: &TokenCounter) -> Vec<ContentPart> {
     let names = BTreeMap::new();
     let mut reader = Reader { counter, names: &names, cache_control: None, system_messages: false };
     reader.parts("reply", &Value::Array(blocks.to_vec()), Role::Assistant).unwrap_or_default()
+}
+
+/// A Messages reply as it is read: its content blocks, by index.
+#[derive(Debug, Default)]
+struct MessagesReply {
+    blocks: BTreeMap<u64, Block>,
+}
+
+impl ReplyFormat for MessagesReply {
+    fn event(&mut self, data: &Value, facts: &mut ReplyFacts) {
+        let index = data.get("index").and_then(Value::as_u64).unwrap_or(0);
+        match data.get("type").and_then(Value::as_str).unwrap_or_default() {
+            "message_start" => usage(facts, data.pointer("/message/usage")),
+            "content_block_start" => {
+                let start = data.get("content_block").cloned().unwrap_or(Value::Null);
+                self.blocks.insert(index, Block { start, ..Block::default() });
+            }
+            "content_block_delta" => {
+                let block = self.blocks.entry(index).or_default();
+                let delta = data.get("delta").unwrap_or(&Value::Null);
+                let text = |key: &str| delta.get(key).and_then(Value::as_str).unwrap_or_default();
+                match delta.get("type").and_then(Value::as_str).unwrap_or_default() {
+                    "text_delta" => block.text.push_str(text("text")),
+                    "thinking_delta" => block.thinking.push_str(text("thinking")),
+                    "signature_delta" => block.signature.push_str(text("signature")),
+                    "input_json_delta" => block.input_json.push_str(text("partial_json")),
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    facts.stop_reason = Some(reason.to_owned());
+                }
+                usage(facts, data.get("usage"));
+            }
+            "message_stop" => facts.done = true,
+            "error" => {
+                let kind = data.pointer("/error/type").and_then(Value::as_str).unwrap_or("error");
+                facts.error.get_or_insert_with(|| format!("the upstream sent an error event ({kind})"));
+            }
+            _ => {}
+        }
+    }
+
+    fn whole(&mut self, body: &Value, facts: &mut ReplyFacts) {
+        usage(facts, body.get("usage"));
+        facts.stop_reason = body.get("stop_reason").and_then(Value::as_str).map(str::to_owned);
+        match body.get("content").and_then(Value::as_array) {
+            Some(blocks) => {
+                for (i, block) in blocks.iter().enumerate() {
+                    self.blocks.insert(i as u64, Block { start: block.clone(), ..Block::default() });
+                }
+                facts.done = true;
+            }
+            None => facts.error = Some("the upstream's reply has no `content`".to_owned()),
+        }
+    }
+
+    fn parts(&mut self, counter: &TokenCounter) -> Vec<ContentPart> {
+        let blocks: Vec<Value> = std::mem::take(&mut self.blocks).into_values().map(Block::into_value).collect();
+        reply_parts(&blocks, counter)
+    }
+}
+
+/// Anthropic reports usage at the start and again, cumulatively, at the end.
+fn usage(facts: &mut ReplyFacts, usage: Option<&Value>) {
+    let Some(usage) = usage.filter(|u| u.is_object()) else { return };
+    let total = facts.usage.get_or_insert_with(ProviderUsage::default);
+    let set = |key: &str, slot: &mut u64| {
+        if let Some(n) = usage.get(key).and_then(Value::as_u64) {
+            *slot = n;
+        }
+    };
+    set("input_tokens", &mut total.input_tokens);
+    set("cache_read_input_tokens", &mut total.cache_read_tokens);
+    set("cache_creation_input_tokens", &mut total.cache_write_tokens);
+    set("output_tokens", &mut total.output_tokens);
+    if let Some(n) = usage.pointer("/cache_creation/ephemeral_1h_input_tokens").and_then(Value::as_u64) {
+        total.cache_write_1h_tokens = n;
+    }
+}
+
+/// One content block of an Anthropic stream: its start and the deltas so far.
+#[derive(Debug, Default)]
+struct Block {
+    start: Value,
+    text: String,
+    thinking: String,
+    signature: String,
+    input_json: String,
+}
+
+impl Block {
+    /// The block as the non-streamed API would have sent it.
+    fn into_value(self) -> Value {
+        let mut block = match self.start {
+            Value::Object(fields) => fields,
+            _ => return json!({"type": "text", "text": self.text}),
+        };
+        let kind = block.get("type").and_then(Value::as_str).unwrap_or_default().to_owned();
+        match kind.as_str() {
+            "text" => {
+                let before = block.get("text").and_then(Value::as_str).unwrap_or_default();
+                block.insert("text".into(), Value::String(format!("{before}{}", self.text)));
+            }
+            "thinking" => {
+                let before = block.get("thinking").and_then(Value::as_str).unwrap_or_default();
+                block.insert("thinking".into(), Value::String(format!("{before}{}", self.thinking)));
+                let signature = block.get("signature").and_then(Value::as_str).unwrap_or_default();
+                block.insert("signature".into(), Value::String(format!("{signature}{}", self.signature)));
+            }
+            _ => {}
+        }
+        if !self.input_json.is_empty() {
+            let input = serde_json::from_str(&self.input_json).unwrap_or(Value::String(self.input_json));
+            block.insert("input".into(), input);
+        }
+        Value::Object(block)
+    }
 }

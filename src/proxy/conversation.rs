@@ -3,9 +3,10 @@
 //! session's sub-agents that start alike, a history the agent rewound), the least recently
 //! used one saved and closed past that.
 
+use super::record::CallRecord;
 use super::reply::ReplyOutcome;
 use super::request::ClientRequest;
-use super::session::{CallRecord, Prepared, ProxySession};
+use super::session::{Prepared, ProxySession};
 use crate::host::Host;
 
 /// Sessions one key holds at once.

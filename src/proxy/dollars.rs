@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::session::CallRecord;
+use super::record::{CallDollars, CallRecord, CostBasis};
 use crate::workbench::cost::{CacheTtl, CallCost};
 
 /// One model's list prices, USD per million tokens.
@@ -103,43 +103,6 @@ pub const DEFAULT_PRICES: &[(&str, ModelPrice, &str)] = &[
     ("gemini-2.5-flash", implicit(0.3, 0.075, 2.5), PRICES_READ_ON),
     ("gemini-2.5-flash-lite", implicit(0.1, 0.025, 0.4), PRICES_READ_ON),
 ];
-
-/// How a call's dollars were found.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[serde(rename_all = "snake_case")]
-pub enum CostBasis {
-    /// From the usage the upstream reported.
-    #[default]
-    Reported,
-    /// From the engine's counts: the upstream reported no usable usage (`note` says why).
-    Estimated,
-    /// No model answered (the upstream was unreachable or refused): nothing was spent.
-    NoModel,
-}
-
-/// One call in dollars: the agent's own request and what was sent (the same request for a call
-/// the engine did not manage), and the prices used.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-pub struct CallDollars {
-    pub agent: f64,
-    pub sent: f64,
-    pub basis: CostBasis,
-    /// The price row (a model name) and the day its prices were read.
-    pub priced_as: String,
-    pub prices_read_on: String,
-    /// What the cache lifetime the engine chose saved against 5-minute breakpoints only
-    /// ([`CallCost::ttl_saving`] at this model's input price; negative: it cost more).
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub ttl_saving: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub note: Option<String>,
-}
-
-fn is_zero(value: &f64) -> bool {
-    *value == 0.0
-}
 
 /// A model's price and the day it was read: the configuration's row, else the engine's.
 pub fn price_of<'a>(model: &str, configured: &'a ModelPrices) -> Option<(String, ModelPrice, &'a str)> {

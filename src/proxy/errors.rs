@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::route::{Format, Provider};
+use super::route::Provider;
 
 /// The error body a provider sends with `status`, carrying `message`.
 pub fn error_body(provider: Provider, status: u16, message: &str) -> String {
@@ -43,22 +43,6 @@ pub fn error_body(provider: Provider, status: u16, message: &str) -> String {
             };
             json!({"error": {"code": status, "message": message, "status": kind}}).to_string()
         }
-    }
-}
-
-/// The server-sent event that tells the agent its stream ended in an error: Anthropic's `error`
-/// event, the Responses API's `response.failed`; for Chat Completions and Gemini an event whose
-/// data is the error body, as their servers send.
-pub fn stream_error_event(format: Format, message: &str) -> String {
-    let provider = format.provider();
-    match format {
-        Format::Anthropic => format!("event: error\ndata: {}\n\n", error_body(provider, 500, message)),
-        Format::Responses => {
-            let error = json!({"code": "server_error", "message": message});
-            let response = json!({"object": "response", "status": "failed", "error": error});
-            format!("event: response.failed\ndata: {}\n\n", json!({"type": "response.failed", "response": response}))
-        }
-        Format::OpenAi | Format::Gemini => format!("data: {}\n\n", error_body(provider, 500, message)),
     }
 }
 
@@ -136,14 +120,5 @@ mod tests {
             error_body(Provider::Gemini, 413, "too big"),
             r#"{"error":{"code":413,"message":"too big","status":"INVALID_ARGUMENT"}}"#
         );
-        assert!(stream_error_event(Format::Anthropic, "cut").starts_with("event: error\ndata: {"));
-        let failed = stream_error_event(Format::Responses, "cut");
-        let data: serde_json::Value =
-            serde_json::from_str(failed.strip_prefix("event: response.failed\ndata: ").unwrap()).unwrap();
-        assert_eq!(
-            (data["type"].as_str(), data["response"]["error"]["message"].as_str()),
-            (Some("response.failed"), Some("cut"))
-        );
-        assert!(stream_error_event(Format::OpenAi, "cut").starts_with("data: {\"error\""));
     }
 }

@@ -20,12 +20,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::gateway::{Answer, Cause, Failure, Gateway, RequestHead, SideCall, Verdict};
-use super::pump::{End, ReplyPump, no_reply};
+use super::gateway::{Answer, Gateway, RequestHead, SideCall, Verdict};
+use super::pump::{Cause, End, Failure, ReplyPump, no_reply};
+use super::record::CallRecord;
 use super::reply::ReplyOutcome;
 use super::request::SessionKey;
 use super::route::Route;
-use super::session::CallRecord;
 use super::team::Team;
 
 /// A body longer than this is read off the shell's event loop (about a millisecond's parse).

@@ -11,13 +11,13 @@ use serde::{Deserialize, Serialize};
 use super::agents::agent_name;
 use super::args::Shell;
 use super::errors::{error_body, invalid_request};
-use super::pump::ReplyPump;
+use super::pump::{Failure, ReplyPump};
+use super::record::CallRecord;
 use super::report::{self, Totals};
 use super::request::{ClientRequest, SessionKey};
 use super::route::{DASHBOARD_PATH, Format, HeaderHints, Provider, Route, classify};
-use super::session::CallRecord;
 use super::team::{TOKEN_HEADER, Team, presented};
-use super::upstreams::{Upstreams, origin, without_credentials};
+use super::upstreams::{Upstreams, without_credentials};
 use crate::config::{Config, ProxyConfig};
 use crate::tokens::TokenCounter;
 
@@ -114,55 +114,6 @@ impl Decision {
 pub struct SideCall {
     pub key: SessionKey,
     pub record: CallRecord,
-}
-
-/// Why the upstream gave no reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[serde(rename_all = "snake_case")]
-pub enum Failure {
-    /// It could not be reached.
-    Unreachable(Cause),
-    /// It sent no headers within `proxy.upstream_timeout_ms`.
-    Timeout,
-    /// The proxy stopped before it answered.
-    Stopped,
-}
-
-/// Why a connection to the upstream failed, as far as a shell's HTTP client tells.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(test, derive(ts_rs::TS))]
-#[serde(rename_all = "snake_case")]
-pub enum Cause {
-    CannotConnect,
-    TimedOut,
-    Other,
-}
-
-impl Failure {
-    pub fn status(&self) -> u16 {
-        match self {
-            Failure::Unreachable(_) => 502,
-            Failure::Timeout => 504,
-            Failure::Stopped => 503,
-        }
-    }
-
-    /// Why, for a request that went to `url` (a message names its origin only).
-    pub fn message(&self, url: &str) -> String {
-        match self {
-            Failure::Unreachable(cause) => {
-                let why = match cause {
-                    Cause::CannotConnect => "cannot connect",
-                    Cause::TimedOut => "timed out",
-                    Cause::Other => "the request failed",
-                };
-                format!("upstream {}: {why}", origin(url))
-            }
-            Failure::Timeout => "the upstream did not answer in time".into(),
-            Failure::Stopped => "the proxy stopped before the upstream answered".into(),
-        }
-    }
 }
 
 /// A header that crosses the proxy toward the upstream: not hop-by-hop, not recomputed.
@@ -605,15 +556,6 @@ mod tests {
         assert!(passes_to_agent("content-encoding", false));
         assert!(!passes_to_agent("content-encoding", true));
         assert!(!passes_to_agent("transfer-encoding", false));
-    }
-
-    #[test]
-    fn failures_answer_with_their_status_and_name_only_the_origin() {
-        let failure = Failure::Unreachable(Cause::CannotConnect);
-        let message = failure.message("https://u:p@api.example/v1/messages?key=k");
-        assert_eq!((failure.status(), message.as_str()), (502, "upstream https://api.example: cannot connect"));
-        assert_eq!(Failure::Timeout.status(), 504);
-        assert_eq!(Failure::Stopped.status(), 503);
     }
 
     #[test]

@@ -13,21 +13,47 @@
 
 use serde_json::Value;
 
+use super::api::Api;
+use super::errors::error_body;
+use super::reply::{ProviderUsage, ReplyFacts, ReplyFormat};
 use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part, tool_list};
-use super::route::Format;
+use super::route::{Format, Provider};
 use super::wire::{RawObject, compact};
 use crate::engine::MessageDraft;
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
 use crate::prompt::serialize::{UNNAMED_CALL, to_gemini};
 use crate::prompt::{PromptView, ToolSpec};
 use crate::tokens::TokenCounter;
+use crate::workbench::cost::CacheTtl;
+
+/// Google's Gemini API (`generateContent`, `streamGenerateContent`).
+pub(super) struct Gemini;
+
+impl Api for Gemini {
+    fn parse_request(
+        &self,
+        body: RawObject,
+        path: &str,
+        counter: &TokenCounter,
+    ) -> Result<ClientRequest, RequestError> {
+        parse_request(body, path, counter)
+    }
+
+    fn upstream_body(&self, request: &ClientRequest, view: &PromptView, _ttl: CacheTtl) -> String {
+        upstream_body(request, view)
+    }
+
+    fn reply(&self) -> Box<dyn ReplyFormat> {
+        Box::<GeminiReply>::default()
+    }
+
+    fn stream_error(&self, message: &str) -> String {
+        format!("data: {}\n\n", error_body(Provider::Gemini, 500, message))
+    }
+}
 
 /// Read a request sent to `path`, which names its model and whether it streams.
-pub(super) fn parse_request(
-    body: RawObject,
-    path: &str,
-    counter: &TokenCounter,
-) -> Result<ClientRequest, RequestError> {
+fn parse_request(body: RawObject, path: &str, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
     let contents =
         body.field::<Vec<Value>>("contents").map_err(invalid)?.ok_or_else(|| invalid("`contents` is missing"))?;
     if contents.is_empty() {
@@ -64,7 +90,7 @@ pub(super) fn parse_request(
 
 /// The upstream's body: the agent's request with the engine's `contents`; its
 /// `systemInstruction` as it came, unless the engine's differs (project rules added to it).
-pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView) -> String {
+fn upstream_body(request: &ClientRequest, view: &PromptView) -> String {
     let rendered = to_gemini(view);
     let mut body = request.body.clone();
     let engine_system = rendered.pointer("/systemInstruction/parts").and_then(Value::as_array);
@@ -86,14 +112,14 @@ fn model_in_path(path: &str) -> (String, bool) {
 }
 
 /// The content parts of a reply's model parts, as recorded (streamed text pieces joined).
-pub(super) fn reply_parts(parts: &[Value], counter: &TokenCounter) -> Vec<ContentPart> {
+fn reply_parts(parts: &[Value], counter: &TokenCounter) -> Vec<ContentPart> {
     let mut reader = Reader { counter, unanswered: Vec::new(), unnamed: 0 };
     reader.model("reply", parts).unwrap_or_default()
 }
 
 /// The parts of a streamed reply's chunks as one list: consecutive text pieces of the same
 /// kind (thought or not) joined, a signature going with the piece that carried it.
-pub(super) fn join_streamed(pieces: Vec<Value>) -> Vec<Value> {
+fn join_streamed(pieces: Vec<Value>) -> Vec<Value> {
     let mut parts: Vec<Value> = Vec::new();
     for piece in pieces {
         let text = piece.get("text").and_then(Value::as_str);
@@ -262,6 +288,52 @@ fn tools(value: &Value) -> Result<Vec<ToolSpec>, RequestError> {
         }
     }
     Ok(specs)
+}
+
+/// A Gemini reply as it is read: the parts of its chunks, in order (streamed text pieces joined
+/// at the end).
+#[derive(Debug, Default)]
+struct GeminiReply {
+    parts: Vec<Value>,
+}
+
+impl ReplyFormat for GeminiReply {
+    /// A Gemini chunk (or the whole reply): its candidate's parts, its finish reason (the
+    /// reply's end) and the usage so far.
+    fn event(&mut self, data: &Value, facts: &mut ReplyFacts) {
+        if data.get("error").is_some_and(|e| !e.is_null()) {
+            facts.error.get_or_insert_with(|| "the upstream sent an error in its stream".to_owned());
+            return;
+        }
+        if let Some(usage) = data.get("usageMetadata").filter(|u| u.is_object()) {
+            let number = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+            facts.usage = Some(ProviderUsage::with_cached(
+                number("promptTokenCount"),
+                number("cachedContentTokenCount"),
+                number("candidatesTokenCount") + number("thoughtsTokenCount"),
+            ));
+        }
+        let Some(candidate) = data.pointer("/candidates/0") else { return };
+        let parts = candidate.pointer("/content/parts").and_then(Value::as_array);
+        self.parts.extend(parts.into_iter().flatten().cloned());
+        if let Some(reason) = candidate.get("finishReason").and_then(Value::as_str) {
+            facts.stop_reason = Some(reason.to_owned());
+            facts.done = true;
+        }
+    }
+
+    fn whole(&mut self, body: &Value, facts: &mut ReplyFacts) {
+        if !body.get("candidates").is_some_and(Value::is_array) {
+            facts.error = Some("the upstream's reply has no `candidates`".to_owned());
+            return;
+        }
+        self.event(body, facts);
+        facts.done = true;
+    }
+
+    fn parts(&mut self, counter: &TokenCounter) -> Vec<ContentPart> {
+        reply_parts(&join_streamed(std::mem::take(&mut self.parts)), counter)
+    }
 }
 
 #[cfg(test)]

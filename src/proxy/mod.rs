@@ -22,6 +22,7 @@
 
 mod agents;
 mod anthropic;
+pub mod api;
 pub mod args;
 pub mod conversation;
 pub mod dollars;
@@ -30,7 +31,9 @@ pub mod exchange;
 pub mod gateway;
 mod gemini;
 mod openai;
+pub mod providers;
 pub mod pump;
+pub mod record;
 pub mod reply;
 pub mod report;
 pub mod request;
@@ -49,14 +52,15 @@ pub mod worker;
 
 pub use agents::agent_name;
 pub use anthropic::MAX_BREAKPOINTS;
-pub use errors::{error_body, stream_error_event};
+pub use errors::error_body;
 pub use exchange::{Effect, Event, Exchange};
-pub use gateway::{Answer, Cause, Decision, Failure, Gateway, RequestHead, SideCall, Verdict};
-pub use pump::{End, Ending, ReplyPump};
+pub use gateway::{Answer, Decision, Gateway, RequestHead, SideCall, Verdict};
+pub use pump::{Cause, End, Ending, Failure, ReplyPump};
+pub use record::{CALLS_FILE, CallRecord};
 pub use reply::{ProviderUsage, ReplyOutcome, ReplyReader};
 pub use request::{ClientMessage, ClientRequest, RequestError, SessionKey};
 pub use route::{DASHBOARD_PATH, Format, HeaderHints, Provider, Route, classify, dashboard_path, upstream_url};
-pub use session::{CALLS_FILE, CallRecord, Extension, Prepared, ProxySession};
+pub use session::{Extension, Prepared, ProxySession};
 pub use table::SessionTable;
 pub use upstreams::Upstreams;
 pub use worker::{Shared, TraceIds, Worker};

@@ -4,21 +4,52 @@
 //! The leading `system`/`developer` messages are the system prompt; later system messages stay
 //! in history. An assistant's `tool_calls` keep their arguments byte-exact; each `tool` message
 //! is one tool result, named after its call. Content parts the engine does not read (images,
-//! audio, files) are kept as opaque parts and sent back as they came.
+//! audio, files) are kept as opaque parts and sent back as they came. Its replies are read as
+//! they stream (chunks of text and tool-call deltas, ended by a finish reason or `[DONE]`) or whole.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::api::Api;
+use super::errors::error_body;
+use super::reply::{ProviderUsage, ReplyFacts, ReplyFormat};
 use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part, tool_list};
-use super::route::Format;
+use super::route::{Format, Provider};
 use super::wire::RawObject;
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
 use crate::prompt::serialize::to_openai_chat;
 use crate::prompt::{PromptView, ToolSpec};
 use crate::tokens::TokenCounter;
+use crate::workbench::cost::CacheTtl;
 
-pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
+/// OpenAI's Chat Completions API.
+pub(super) struct ChatCompletions;
+
+impl Api for ChatCompletions {
+    fn parse_request(
+        &self,
+        body: RawObject,
+        _path: &str,
+        counter: &TokenCounter,
+    ) -> Result<ClientRequest, RequestError> {
+        parse_request(body, counter)
+    }
+
+    fn upstream_body(&self, request: &ClientRequest, view: &PromptView, _ttl: CacheTtl) -> String {
+        upstream_body(request, view)
+    }
+
+    fn reply(&self) -> Box<dyn ReplyFormat> {
+        Box::<ChatReply>::default()
+    }
+
+    fn stream_error(&self, message: &str) -> String {
+        format!("data: {}\n\n", error_body(Provider::OpenAi, 500, message))
+    }
+}
+
+fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
     let raw_messages =
         body.field::<Vec<Value>>("messages").map_err(invalid)?.ok_or_else(|| invalid("`messages` is missing"))?;
     if raw_messages.is_empty() {
@@ -97,7 +128,7 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
 
 /// The upstream's body: the agent's request with the engine's `messages` (its leading system
 /// message in the role the agent used), every other field as it came.
-pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView) -> String {
+fn upstream_body(request: &ClientRequest, view: &PromptView) -> String {
     let rendered = to_openai_chat(view);
     let mut messages = rendered.get("messages").cloned().unwrap_or(Value::Array(Vec::new()));
     if let (Some(role), Some(Value::Object(first))) = (&request.system_role, messages.get_mut(0))
@@ -172,4 +203,93 @@ fn text_of(at: &str, content: Option<&Value>) -> Result<String, RequestError> {
         Some(_) => return Err(RequestError::invalid(format!("{at}.content must be a string or a list of parts"))),
     };
     Ok(texts.join("\n"))
+}
+
+/// A Chat Completions reply as it is read: its text, and its tool calls by index (id, name,
+/// arguments).
+#[derive(Debug, Default)]
+struct ChatReply {
+    text: String,
+    calls: BTreeMap<u64, (String, String, String)>,
+}
+
+impl ReplyFormat for ChatReply {
+    fn event(&mut self, data: &Value, facts: &mut ReplyFacts) {
+        if data.get("error").is_some_and(|e| !e.is_null()) {
+            facts.error.get_or_insert_with(|| "the upstream sent an error in its stream".to_owned());
+            return;
+        }
+        usage(facts, data.get("usage"));
+        let Some(choice) = data.pointer("/choices/0") else { return };
+        if let Some(delta) = choice.get("delta") {
+            if let Some(text) = delta.get("content").and_then(Value::as_str) {
+                self.text.push_str(text);
+            }
+            for call in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+                let index = call.get("index").and_then(Value::as_u64).unwrap_or(0);
+                let slot = self.calls.entry(index).or_default();
+                if let Some(id) = call.get("id").and_then(Value::as_str) {
+                    slot.0 = id.to_owned();
+                }
+                if let Some(name) = call.pointer("/function/name").and_then(Value::as_str) {
+                    slot.1.push_str(name);
+                }
+                if let Some(arguments) = call.pointer("/function/arguments").and_then(Value::as_str) {
+                    slot.2.push_str(arguments);
+                }
+            }
+        }
+        if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+            facts.stop_reason = Some(reason.to_owned());
+        }
+    }
+
+    fn whole(&mut self, body: &Value, facts: &mut ReplyFacts) {
+        usage(facts, body.get("usage"));
+        let Some(choice) = body.pointer("/choices/0") else {
+            facts.error = Some("the upstream's reply has no `choices`".to_owned());
+            return;
+        };
+        let message = choice.get("message").unwrap_or(&Value::Null);
+        if let Some(text) = message.get("content").and_then(Value::as_str) {
+            self.text.push_str(text);
+        }
+        for (i, call) in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            let text = |pointer: &str| call.pointer(pointer).and_then(Value::as_str).unwrap_or_default().to_owned();
+            self.calls.insert(i as u64, (text("/id"), text("/function/name"), text("/function/arguments")));
+        }
+        facts.stop_reason = choice.get("finish_reason").and_then(Value::as_str).map(str::to_owned);
+        facts.done = true;
+    }
+
+    fn parts(&mut self, _counter: &TokenCounter) -> Vec<ContentPart> {
+        let mut parts = Vec::new();
+        if !self.text.is_empty() {
+            parts.push(ContentPart::Text { text: std::mem::take(&mut self.text) });
+        }
+        for (id, name, arguments) in std::mem::take(&mut self.calls).into_values() {
+            parts.push(ContentPart::ToolCall(ToolCall { id: ToolCallId::from(id.as_str()), name, arguments }));
+        }
+        parts
+    }
+
+    fn is_end_marker(&self, data: &str) -> bool {
+        data == "[DONE]"
+    }
+
+    /// A stream may end with its finish reason and no `[DONE]`.
+    fn ended(&self, facts: &ReplyFacts) -> bool {
+        facts.done || facts.stop_reason.is_some()
+    }
+}
+
+/// Chat Completions reports every prompt token, the cached ones among them.
+fn usage(facts: &mut ReplyFacts, usage: Option<&Value>) {
+    let Some(usage) = usage.filter(|u| u.is_object()) else { return };
+    let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+    facts.usage = Some(ProviderUsage::with_cached(
+        number("/prompt_tokens"),
+        number("/prompt_tokens_details/cached_tokens"),
+        number("/completion_tokens"),
+    ));
 }

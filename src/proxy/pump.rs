@@ -5,11 +5,60 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::errors::stream_error_event;
-use super::gateway::{Cause, Failure};
+use super::providers::api;
 use super::reply::{ReplyOutcome, ReplyReader};
 use super::route::Format;
+use super::upstreams::origin;
 use crate::tokens::TokenCounter;
+
+/// Why the upstream gave no reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum Failure {
+    /// It could not be reached.
+    Unreachable(Cause),
+    /// It sent no headers within `proxy.upstream_timeout_ms`.
+    Timeout,
+    /// The proxy stopped before it answered.
+    Stopped,
+}
+
+/// Why a connection to the upstream failed, as far as a shell's HTTP client tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "snake_case")]
+pub enum Cause {
+    CannotConnect,
+    TimedOut,
+    Other,
+}
+
+impl Failure {
+    pub fn status(&self) -> u16 {
+        match self {
+            Failure::Unreachable(_) => 502,
+            Failure::Timeout => 504,
+            Failure::Stopped => 503,
+        }
+    }
+
+    /// Why, for a request that went to `url` (a message names its origin only).
+    pub fn message(&self, url: &str) -> String {
+        match self {
+            Failure::Unreachable(cause) => {
+                let why = match cause {
+                    Cause::CannotConnect => "cannot connect",
+                    Cause::TimedOut => "timed out",
+                    Cause::Other => "the request failed",
+                };
+                format!("upstream {}: {why}", origin(url))
+            }
+            Failure::Timeout => "the upstream did not answer in time".into(),
+            Failure::Stopped => "the proxy stopped before the upstream answered".into(),
+        }
+    }
+}
 
 /// How a reply's body ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -85,7 +134,7 @@ impl ReplyPump {
         limit: usize,
     ) -> ReplyPump {
         let stream = content_type.is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
-        let reader = Some(ReplyReader::new(format, stream, status, limit));
+        let reader = Some(ReplyReader::new(api(format).reply(), stream, status, limit));
         ReplyPump { who, format, status, reader, to_come: content_length.filter(|_| !stream) }
     }
 
@@ -133,7 +182,7 @@ impl ReplyPump {
             _ => None,
         };
         let why = if cut { note } else { unfinished };
-        let trailer = why.map(|why| stream_error_event(self.format, &format!("{}: {why}", self.who)));
+        let trailer = why.map(|why| api(self.format).stream_error(&format!("{}: {why}", self.who)));
         Ending { trailer, outcome }
     }
 }
@@ -147,6 +196,15 @@ pub fn no_reply(why: String) -> ReplyOutcome {
 mod tests {
     use super::*;
     use crate::tokens::Encoding;
+
+    #[test]
+    fn failures_answer_with_their_status_and_name_only_the_origin() {
+        let failure = Failure::Unreachable(Cause::CannotConnect);
+        let message = failure.message("https://u:p@api.example/v1/messages?key=k");
+        assert_eq!((failure.status(), message.as_str()), (502, "upstream https://api.example: cannot connect"));
+        assert_eq!(Failure::Timeout.status(), 504);
+        assert_eq!(Failure::Stopped.status(), 503);
+    }
 
     const DONE: &str =
         "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";

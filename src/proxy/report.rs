@@ -2,8 +2,8 @@
 //! words from `workbench proxy` and from the npm package's proxy. Keys never reach them: a line
 //! is built from a call's record, the route and numbers only.
 
-use super::dollars::CostBasis;
-use super::session::CallRecord;
+use super::record::CallRecord;
+use super::record::CostBasis;
 use super::stats::{self, saving_words};
 
 /// The running totals under the log lines.

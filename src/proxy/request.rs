@@ -8,10 +8,9 @@ use std::sync::LazyLock;
 use serde_json::Value;
 use xxhash_rust::xxh3::xxh3_64;
 
+use super::record::CallRecord;
 use super::route::Format;
-use super::session::CallRecord;
 use super::wire::{RawObject, TOO_DEEP};
-use super::{anthropic, gemini, openai, responses};
 use crate::engine::MessageDraft;
 use crate::model::{ContentPart, OpaquePart, Role, without_reminders};
 use crate::prompt::ToolSpec;
@@ -151,30 +150,6 @@ impl ClientRequest {
             system_role: None,
             opening: None,
         }
-    }
-
-    /// Read a request body of `format` sent to `path` (without its query); `counter` estimates
-    /// what opaque blocks cost. Gemini names the model and whether the reply streams in the
-    /// path, not the body; the other formats do not read it.
-    pub fn parse_at(
-        format: Format,
-        path: &str,
-        body: &[u8],
-        counter: &TokenCounter,
-    ) -> Result<ClientRequest, RequestError> {
-        let object = RawObject::parse(body).map_err(RequestError::invalid)?;
-        match format {
-            Format::Anthropic => anthropic::parse_request(object, counter),
-            Format::OpenAi => openai::parse_request(object, counter),
-            Format::Responses => responses::parse_request(object, counter),
-            Format::Gemini => gemini::parse_request(object, path, counter),
-        }
-    }
-
-    /// [`ClientRequest::parse_at`] without a path: a Gemini request then has no model and does
-    /// not stream. For callers that have only the body (the tests).
-    pub fn parse(format: Format, body: &[u8], counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
-        ClientRequest::parse_at(format, "", body, counter)
     }
 
     /// The fingerprints of the request's messages, in order.

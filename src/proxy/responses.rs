@@ -14,8 +14,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use super::api::Api;
+use super::reply::{ProviderUsage, ReplyFacts, ReplyFormat};
 use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part, tool_list};
 use super::route::Format;
 use super::wire::{RawObject, compact};
@@ -23,8 +25,38 @@ use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStat
 use crate::prompt::serialize::{ResponsesOptions, to_openai_responses};
 use crate::prompt::{Layer, PromptView, ToolSpec};
 use crate::tokens::TokenCounter;
+use crate::workbench::cost::CacheTtl;
 
-pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
+/// OpenAI's Responses API.
+pub(super) struct Responses;
+
+impl Api for Responses {
+    fn parse_request(
+        &self,
+        body: RawObject,
+        _path: &str,
+        counter: &TokenCounter,
+    ) -> Result<ClientRequest, RequestError> {
+        parse_request(body, counter)
+    }
+
+    fn upstream_body(&self, request: &ClientRequest, view: &PromptView, _ttl: CacheTtl) -> String {
+        upstream_body(request, view)
+    }
+
+    fn reply(&self) -> Box<dyn ReplyFormat> {
+        Box::<ResponsesReply>::default()
+    }
+
+    /// `response.failed`, with the error.
+    fn stream_error(&self, message: &str) -> String {
+        let error = json!({"code": "server_error", "message": message});
+        let response = json!({"object": "response", "status": "failed", "error": error});
+        format!("event: response.failed\ndata: {}\n\n", json!({"type": "response.failed", "response": response}))
+    }
+}
+
+fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
     for server_side in ["previous_response_id", "conversation"] {
         if body.get(server_side).is_some_and(|v| v.get() != "null") {
             return Err(RequestError::unreadable(format!(
@@ -88,7 +120,7 @@ pub(super) fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<C
 
 /// The upstream's body: the agent's request with the engine's `input`; the engine's system
 /// prompt goes where the agent's was (`instructions`, or a leading message in its role).
-pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView) -> String {
+fn upstream_body(request: &ClientRequest, view: &PromptView) -> String {
     let custom = custom_tools(&request.body.value("tools"));
     let instructions = request.body.get("instructions").is_some_and(|v| v.get() != "null");
     let system_role = if instructions { None } else { Some(request.system_role.as_deref().unwrap_or("developer")) };
@@ -104,7 +136,7 @@ pub(super) fn upstream_body(request: &ClientRequest, view: &PromptView) -> Strin
 }
 
 /// The content parts of the assistant's output items (a reply's `output`), as recorded.
-pub(super) fn reply_parts(items: &[Value], counter: &TokenCounter) -> Vec<ContentPart> {
+fn reply_parts(items: &[Value], counter: &TokenCounter) -> Vec<ContentPart> {
     let mut names = BTreeMap::new();
     let mut parts = Vec::new();
     for (i, item) in items.iter().enumerate() {
@@ -264,4 +296,62 @@ fn custom_tools(value: &Value) -> BTreeSet<String> {
         .filter(|t| t.get("type").and_then(Value::as_str) == Some("custom"))
         .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_owned))
         .collect()
+}
+
+/// A Responses reply as it is read: its output items.
+#[derive(Debug, Default)]
+struct ResponsesReply {
+    output_items: Vec<Value>,
+}
+
+impl ReplyFormat for ResponsesReply {
+    /// Output items as they finish, then the whole response with its usage
+    /// (`response.completed`, or `response.incomplete` when a limit cut it).
+    fn event(&mut self, data: &Value, facts: &mut ReplyFacts) {
+        match data.get("type").and_then(Value::as_str).unwrap_or_default() {
+            "response.output_item.done" => self.output_items.extend(data.get("item").cloned()),
+            "response.completed" | "response.incomplete" => {
+                self.response(data.get("response").unwrap_or(&Value::Null), facts)
+            }
+            "response.failed" | "error" => {
+                let code = data.pointer("/response/error/code").or(data.get("code")).and_then(Value::as_str);
+                facts
+                    .error
+                    .get_or_insert_with(|| format!("the upstream's response failed ({})", code.unwrap_or("error")));
+            }
+            _ => {}
+        }
+    }
+
+    fn whole(&mut self, body: &Value, facts: &mut ReplyFacts) {
+        match body.get("output").is_some_and(Value::is_array) {
+            true => self.response(body, facts),
+            false => facts.error = Some("the upstream's reply has no `output`".to_owned()),
+        }
+    }
+
+    fn parts(&mut self, counter: &TokenCounter) -> Vec<ContentPart> {
+        reply_parts(&self.output_items, counter)
+    }
+}
+
+impl ResponsesReply {
+    /// A Responses response object: its `output` (when it lists it), status and usage.
+    fn response(&mut self, response: &Value, facts: &mut ReplyFacts) {
+        if let Some(output) = response.get("output").and_then(Value::as_array).filter(|o| !o.is_empty()) {
+            self.output_items = output.clone();
+        }
+        let status = response.get("status").and_then(Value::as_str).unwrap_or("completed");
+        let reason = response.pointer("/incomplete_details/reason").and_then(Value::as_str);
+        facts.stop_reason = Some(reason.map_or(status.to_owned(), |r| format!("{status}: {r}")));
+        if let Some(usage) = response.get("usage").filter(|u| u.is_object()) {
+            let number = |pointer: &str| usage.pointer(pointer).and_then(Value::as_u64).unwrap_or(0);
+            facts.usage = Some(ProviderUsage::with_cached(
+                number("/input_tokens"),
+                number("/input_tokens_details/cached_tokens"),
+                number("/output_tokens"),
+            ));
+        }
+        facts.done = true;
+    }
 }

@@ -6,13 +6,12 @@
 //! on past it revises the session ([`Extension::Revises`]); one that does not extend the recorded
 //! history otherwise belongs to another session: the caller opens one ([`Extension::Departs`]).
 
-use serde::{Deserialize, Serialize};
-
-use super::dollars::{CallDollars, price_call};
-use super::reply::{ProviderUsage, ReplyOutcome};
+use super::dollars::price_call;
+use super::providers::api;
+use super::record::{CALLS_FILE, CallRecord};
+use super::reply::ReplyOutcome;
 use super::request::{ClientMessage, ClientRequest, draft};
 use super::route::Format;
-use super::{anthropic, gemini, openai, responses};
 use crate::engine::{Engine, MessageDraft};
 use crate::error::Result;
 use crate::host::Host;
@@ -20,11 +19,6 @@ use crate::model::{ContentPart, Message, MessageId, Role};
 use crate::prompt::CallInput;
 use crate::prompt::serialize::UNNAMED_CALL;
 use crate::store::{FALLBACKS_KEY, Fallback, Redactor, SessionEnd};
-use crate::workbench::cost::CallCost;
-
-/// The file of a trace directory where the proxy appends one line per call: what was sent and
-/// what the provider reported (its cache reads and writes next to the engine's expectation).
-pub const CALLS_FILE: &str = crate::store::layout::CALLS;
 
 /// How a request relates to what a session recorded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,65 +48,6 @@ pub fn extension(recorded: &[u64], request: &[u64]) -> Extension {
     } else {
         Extension::Extends { from: common }
     }
-}
-
-/// What one call did, as the log line and `calls.jsonl` report it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct CallRecord {
-    /// The session's trace (not saved: `calls.jsonl` is in the trace's directory; read when a
-    /// JS shell hands a record back).
-    #[serde(skip_serializing)]
-    pub trace_id: String,
-    /// The call's number in its session, from 1.
-    pub call: u64,
-    pub at_ms: u64,
-    pub model: String,
-    /// The agent that sent it ([`super::agent_name`]: `Claude Code 2.1.328`), or empty.
-    pub agent: String,
-    pub stream: bool,
-    /// The engine's prompt went upstream (false: the agent's own request went through, and
-    /// `notes` says why).
-    pub managed: bool,
-    /// Messages in the agent's request, and how many of them were new.
-    pub messages: usize,
-    pub new_messages: usize,
-    /// Prompt tokens the agent sent and the engine sent, both counted by the engine.
-    pub client_tokens: usize,
-    pub prompt_tokens: usize,
-    /// What the engine expects the provider to read from its cache (its leading messages
-    /// unchanged since the previous call).
-    pub expected_cached_tokens: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_changed_byte: Option<usize>,
-    /// Rewrites of earlier prompt made for this call: `mechanism start..end`.
-    pub rewrites: Vec<String>,
-    /// The engine's price of this call beside the agent's own request's, as the provider's
-    /// prefix cache would serve each, and the session's running totals (managed calls only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cost: Option<CallCost>,
-    /// The call in dollars beside the agent's own request ([`super::dollars`]); absent for a
-    /// model without a price (a note says so) and in records written before dollars were kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub dollars: Option<CallDollars>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub status: Option<u16>,
-    pub completed: bool,
-    /// The provider's usage of the reply, when it reported one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub usage: Option<ProviderUsage>,
-    pub notes: Vec<String>,
-    /// A side call of the session's agent (a title, a classifier's check): it went upstream as
-    /// the agent sent it and is counted here, never part of the session's prompt. Its `call`
-    /// is the number of the session's call it came after; its reply passes unread (no `usage`,
-    /// `completed` false).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub side_call: bool,
-    /// When the reply came back whole and ended the agent's turn (it calls no tool), by the host
-    /// clock: the session shows as `finished` once no call follows for a while
-    /// ([`crate::store::shown_status`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub turn_ended_at: Option<u64>,
 }
 
 /// A call ready to go upstream.
@@ -378,8 +313,8 @@ impl<H: Host> ProxySession<H> {
             system_prompt: request.system_text.clone(),
             tools: request.tools.clone(),
             call: Some(self.calls),
-            cache_ttl: (self.format == Format::Anthropic).then(|| anthropic::agent_ttl(request)).flatten(),
-            choose_cache_ttl: self.format == Format::Anthropic,
+            cache_ttl: api(self.format).agent_cache_ttl(request),
+            choose_cache_ttl: api(self.format).chooses_cache_ttl(),
             ..CallInput::default()
         };
         let body = match self.engine.prepare_call_unsaved(&input).await {
@@ -392,12 +327,7 @@ impl<H: Host> ProxySession<H> {
                 record.rewrites =
                     assembly.rewrites.iter().map(|r| format!("{} {}..{}", r.mechanism, r.start, r.end)).collect();
                 record.notes.extend(assembly.notes.iter().map(|n| format!("engine: {n}")));
-                Some(match self.format {
-                    Format::Anthropic => anthropic::upstream_body(request, &assembly.view, assembly.cost.cache_ttl),
-                    Format::OpenAi => openai::upstream_body(request, &assembly.view),
-                    Format::Responses => responses::upstream_body(request, &assembly.view),
-                    Format::Gemini => gemini::upstream_body(request, &assembly.view),
-                })
+                Some(api(self.format).upstream_body(request, &assembly.view, assembly.cost.cache_ttl))
             }
             Err(e) => {
                 record.prompt_tokens = record.client_tokens;

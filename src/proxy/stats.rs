@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::dollars::CostBasis;
-use super::session::CallRecord;
+use super::record::CallRecord;
+use super::record::CostBasis;
 use crate::goals::utc_day;
 use crate::host::Host;
 use crate::store::{TraceMeta, TraceStore};
@@ -504,7 +504,7 @@ fn caller<'a>(trace: &'a TraceCalls, proxied: &BTreeMap<&str, &'a TraceCalls>) -
 mod tests {
     use super::*;
     use crate::proxy::ProviderUsage;
-    use crate::proxy::dollars::CallDollars;
+    use crate::proxy::record::CallDollars;
 
     fn meta(id: &str, updated_at: u64, continues: Option<&str>) -> TraceMeta {
         TraceMeta {

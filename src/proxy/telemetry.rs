@@ -7,9 +7,9 @@ use serde::Serialize;
 use xxhash_rust::xxh3::{xxh3_64, xxh3_128};
 
 use super::args::Shell;
-use super::dollars::CostBasis;
+use super::record::CallRecord;
+use super::record::CostBasis;
 use super::route::Provider;
-use super::session::CallRecord;
 use crate::workbench::cost::CacheTtl;
 
 /// One attribute's value, typed as OTLP types it.
@@ -212,7 +212,7 @@ impl Attributes {
 mod tests {
     use super::*;
     use crate::proxy::ProviderUsage;
-    use crate::proxy::dollars::CallDollars;
+    use crate::proxy::record::CallDollars;
     use crate::workbench::cost::CallCost;
 
     fn record() -> CallRecord {

@@ -11,9 +11,10 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use super::conversation::{Conversation, unmanaged};
+use super::record::{CALLS_FILE, CallRecord};
 use super::reply::ReplyOutcome;
 use super::request::{ClientRequest, SessionKey};
-use super::session::{CALLS_FILE, CallRecord, Prepared, ProxySession};
+use super::session::{Prepared, ProxySession};
 use super::session_config;
 use super::subagents::{Spawns, spawning_calls};
 use crate::config::Config;

@@ -36,7 +36,7 @@ pub struct Config {
     /// Relative prices per token, used by the cache cost model (R5.5) and the replay.
     pub prices: Prices,
     /// Dollar prices by model, added to or put in place of the engine's table
-    /// ([`crate::proxy::dollars`]): what `workbench stats`, the dashboard and the editor report.
+    /// (`src/proxy/dollars.rs`): what `workbench stats`, the dashboard and the editor report.
     pub model_prices: ModelPrices,
     /// The prune stage (R4.7).
     pub prune: PruneConfig,

@@ -13,41 +13,45 @@
 //!    error shape), or manage it under its conversation's [`SessionKey`].
 //! 2. The shell keeps a [`SessionTable`] of keys (the least recently used idle one makes room)
 //!    and runs each key's engines in a [`Worker`]: [`Worker::prepare`] records the new messages
-//!    in the session whose history the request extends ([`conversation::Conversation`]) and
+//!    in the session whose history the request extends (`conversation.rs`) and
 //!    builds the upstream's body ([`ProxySession::prepare`]).
 //! 3. A [`ReplyPump`] reads the reply as it passes to the agent; [`Worker::finish`] reports its
 //!    usage and keeps it; [`Worker::close`] saves the sessions. Every log line is the
-//!    [`Gateway`]'s ([`report`]); with `--otlp`, the shell exports each call as the span
+//!    [`Gateway`]'s (`report.rs`); with `--otlp`, the shell exports each call as the span
 //!    [`telemetry::call_span`] describes.
+//!
+//! The front door: what the shells, the wasm face and the tests use is re-exported here, beside
+//! the modules they name (`args`, `gateway`, `providers`, `stats`, `team`, `telemetry`,
+//! `worker`); the rest is the crate's own.
 
 mod agents;
 mod anthropic;
-pub mod api;
+pub(crate) mod api;
 pub mod args;
-pub mod conversation;
-pub mod dollars;
-pub mod errors;
-pub mod exchange;
+pub(crate) mod conversation;
+pub(crate) mod dollars;
+pub(crate) mod errors;
+pub(crate) mod exchange;
 pub mod gateway;
 mod gemini;
 mod openai;
 pub mod providers;
-pub mod pump;
-pub mod record;
-pub mod reply;
-pub mod report;
-pub mod request;
+pub(crate) mod pump;
+pub(crate) mod record;
+pub(crate) mod reply;
+pub(crate) mod report;
+pub(crate) mod request;
 mod responses;
-pub mod route;
-pub mod session;
-pub mod sse;
+pub(crate) mod route;
+pub(crate) mod session;
+pub(crate) mod sse;
 pub mod stats;
 mod subagents;
-pub mod table;
+pub(crate) mod table;
 pub mod team;
 pub mod telemetry;
-pub mod upstreams;
-pub mod wire;
+pub(crate) mod upstreams;
+pub(crate) mod wire;
 pub mod worker;
 
 pub use agents::agent_name;

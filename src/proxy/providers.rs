@@ -1,4 +1,4 @@
-//! Which [`Api`] a [`Format`] is: the one place the proxy chooses by format, and so where a
+//! Which `Api` a [`Format`] is: the one place the proxy chooses by format, and so where a
 //! request body is read (its format's API reads it).
 
 use super::api::Api;

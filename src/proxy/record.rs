@@ -1,7 +1,7 @@
 //! What the proxy records of one call, a line of a trace's `calls.jsonl`: what was sent, what
 //! the provider reported, and the call in dollars beside the agent's own request. The types
 //! alone: the session fills a record ([`super::session`]), the dollars price it
-//! ([`super::dollars`]), the report, the stats and the spans read it.
+//! (`dollars.rs`), the report, the stats and the spans read it.
 
 use serde::{Deserialize, Serialize};
 
@@ -47,7 +47,7 @@ pub struct CallRecord {
     /// prefix cache would serve each, and the session's running totals (managed calls only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<CallCost>,
-    /// The call in dollars beside the agent's own request ([`super::dollars`]); absent for a
+    /// The call in dollars beside the agent's own request (`dollars.rs`); absent for a
     /// model without a price (a note says so) and in records written before dollars were kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dollars: Option<CallDollars>,

@@ -1159,7 +1159,7 @@ export type ResolvedConfig = {
   prices: Prices,
   /**
    * Dollar prices by model, added to or put in place of the engine's table
-   * ([`crate::proxy::dollars`]): what `workbench stats`, the dashboard and the editor report.
+   * (`src/proxy/dollars.rs`): what `workbench stats`, the dashboard and the editor report.
    */
   model_prices: ModelPrices,
   /**

@@ -1,7 +1,8 @@
 //! The suite's third build: the proxy's machine itself, with no socket. Each request is the
 //! engine's `Exchange`, whose effects are carried out here in order on one thread: the body is
-//! what the case posted, the upstream is the scripted upstream's script called in process, and
-//! the sessions are one `Worker` on the case's folder (as an engine thread of the npm shell holds
+//! what the case posted, the upstream is the scripted upstream's script called in process (it
+//! still listens on 127.0.0.1 for the shells; the machine never connects to it), and the
+//! sessions are one `Worker` on the case's folder (as an engine thread of the npm shell holds
 //! several keys). What only the shells do (connections and their timers, threads, signals) is
 //! tested through them; every decision of a request is tested here a third time.
 

@@ -459,7 +459,7 @@ fn anthropic_stream() -> String {
 fn a_streamed_anthropic_reply_is_read_in_any_pieces() {
     let stream = anthropic_stream();
     for size in [1, 7, 64, stream.len()] {
-        let mut reader = ReplyReader::new(providers::api(Format::Anthropic).reply(), true, 200, 1 << 20);
+        let mut reader = ReplyReader::new((providers::api(Format::Anthropic).reply)(), true, 200, 1 << 20);
         for piece in stream.as_bytes().chunks(size) {
             reader.push(piece);
         }
@@ -485,24 +485,24 @@ fn a_streamed_anthropic_reply_is_read_in_any_pieces() {
 #[test]
 fn a_stream_cut_halfway_or_ended_by_an_error_is_not_a_reply() {
     let stream = anthropic_stream();
-    let mut reader = ReplyReader::new(providers::api(Format::Anthropic).reply(), true, 200, 1 << 20);
+    let mut reader = ReplyReader::new((providers::api(Format::Anthropic).reply)(), true, 200, 1 << 20);
     reader.push(&stream.as_bytes()[..stream.len() / 2]);
     let outcome = reader.finish(&counter());
     assert!(!outcome.completed && outcome.parts.is_empty());
     assert_eq!(outcome.error.as_deref(), Some("the upstream's stream ended before the reply did"));
 
-    let mut reader = ReplyReader::new(providers::api(Format::Anthropic).reply(), true, 200, 1 << 20);
+    let mut reader = ReplyReader::new((providers::api(Format::Anthropic).reply)(), true, 200, 1 << 20);
     reader.push(b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n");
     reader.push(b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n");
     let outcome = reader.finish(&counter());
     assert_eq!(outcome.error.as_deref(), Some("the upstream sent an error event (overloaded_error)"));
 
-    let mut reader = ReplyReader::new(providers::api(Format::Anthropic).reply(), false, 529, 1 << 20);
+    let mut reader = ReplyReader::new((providers::api(Format::Anthropic).reply)(), false, 529, 1 << 20);
     reader.push(br#"{"type":"error","error":{"type":"overloaded_error","message":"sk-ant-secret"}}"#);
     let outcome = reader.finish(&counter());
     assert_eq!(outcome.error.as_deref(), Some("the upstream answered 529"));
 
-    let mut reader = ReplyReader::new(providers::api(Format::Anthropic).reply(), true, 200, 100);
+    let mut reader = ReplyReader::new((providers::api(Format::Anthropic).reply)(), true, 200, 100);
     reader.push(stream.as_bytes());
     assert!(reader.finish(&counter()).error.unwrap().contains("larger than 100 bytes"));
 }
@@ -518,7 +518,7 @@ fn openai_replies_streamed_and_whole() {
     ];
     let mut stream: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
     stream.push_str("data: [DONE]\n\n");
-    let mut reader = ReplyReader::new(providers::api(Format::OpenAi).reply(), true, 200, 1 << 20);
+    let mut reader = ReplyReader::new((providers::api(Format::OpenAi).reply)(), true, 200, 1 << 20);
     stream.as_bytes().chunks(5).for_each(|c| reader.push(c));
     let outcome = reader.finish(&counter());
     assert!(outcome.completed);
@@ -532,7 +532,7 @@ fn openai_replies_streamed_and_whole() {
     assert_eq!((usage.prompt_tokens(), usage.cache_read_tokens, usage.input_tokens), (1000, 768, 232));
 
     let whole = json!({"choices": [{"message": {"role": "assistant", "content": "Done."}, "finish_reason": "stop"}], "usage": {"prompt_tokens": 5, "completion_tokens": 2}});
-    let mut reader = ReplyReader::new(providers::api(Format::OpenAi).reply(), false, 200, 1 << 20);
+    let mut reader = ReplyReader::new((providers::api(Format::OpenAi).reply)(), false, 200, 1 << 20);
     reader.push(whole.to_string().as_bytes());
     let outcome = reader.finish(&counter());
     assert_eq!((outcome.completed, outcome.parts.len()), (true, 1));

@@ -148,7 +148,7 @@ fn stream(n: usize) -> String {
 #[test]
 fn a_streamed_gemini_reply_is_read_in_any_pieces_and_whole() {
     for size in [1, 9, 4096] {
-        let mut reader = ReplyReader::new(providers::api(Format::Gemini).reply(), true, 200, 1 << 20);
+        let mut reader = ReplyReader::new((providers::api(Format::Gemini).reply)(), true, 200, 1 << 20);
         stream(3).as_bytes().chunks(size).for_each(|c| reader.push(c));
         let outcome = reader.finish(&counter());
         assert!(outcome.completed, "{outcome:?}");
@@ -160,16 +160,16 @@ fn a_streamed_gemini_reply_is_read_in_any_pieces_and_whole() {
         assert_eq!(outcome.stop_reason.as_deref(), Some("STOP"));
     }
     let whole = stream(1);
-    let mut reader = ReplyReader::new(providers::api(Format::Gemini).reply(), true, 200, 1 << 20);
+    let mut reader = ReplyReader::new((providers::api(Format::Gemini).reply)(), true, 200, 1 << 20);
     reader.push(&whole.as_bytes()[..whole.rfind("data:").unwrap()]);
     let outcome = reader.finish(&counter());
     assert!(!outcome.completed && outcome.error.is_some(), "no finish reason: cut short");
     let body = json!({"candidates": [{"content": {"role": "model", "parts": [{"text": "Done."}]}, "finishReason": "STOP"}], "usageMetadata": {"promptTokenCount": 10}});
-    let mut reader = ReplyReader::new(providers::api(Format::Gemini).reply(), false, 200, 1 << 20);
+    let mut reader = ReplyReader::new((providers::api(Format::Gemini).reply)(), false, 200, 1 << 20);
     reader.push(body.to_string().as_bytes());
     let outcome = reader.finish(&counter());
     assert_eq!((outcome.completed, outcome.parts.len()), (true, 1));
-    let mut reader = ReplyReader::new(providers::api(Format::Gemini).reply(), false, 200, 1 << 20);
+    let mut reader = ReplyReader::new((providers::api(Format::Gemini).reply)(), false, 200, 1 << 20);
     reader.push(b"{\"promptFeedback\":{}}");
     assert_eq!(reader.finish(&counter()).error.as_deref(), Some("the upstream's reply has no `candidates`"));
 }
@@ -183,7 +183,7 @@ fn a_gemini_session_records_only_what_is_new_and_keeps_its_prefix_byte_identical
         let prepared = block_on(session.prepare(&request));
         assert!(prepared.record.managed, "{:?}", prepared.record.notes);
         assert_eq!(prepared.record.new_messages, if steps == 0 { 1 } else { 2 }, "step {steps}");
-        let mut reader = ReplyReader::new(providers::api(Format::Gemini).reply(), true, 200, 1 << 20);
+        let mut reader = ReplyReader::new((providers::api(Format::Gemini).reply)(), true, 200, 1 << 20);
         reader.push(stream(steps).as_bytes());
         let record = block_on(session.finish(200, reader.finish(&counter())));
         assert!(record.completed);

@@ -254,7 +254,7 @@ fn stream(n: usize) -> String {
 #[test]
 fn a_streamed_responses_reply_is_read_in_any_pieces_and_whole() {
     for size in [1, 7, 4096] {
-        let mut reader = ReplyReader::new(providers::api(Format::Responses).reply(), true, 200, 1 << 20);
+        let mut reader = ReplyReader::new((providers::api(Format::Responses).reply)(), true, 200, 1 << 20);
         stream(0).as_bytes().chunks(size).for_each(|c| reader.push(c));
         assert!(reader.is_complete());
         let outcome = reader.finish(&counter());
@@ -269,12 +269,12 @@ fn a_streamed_responses_reply_is_read_in_any_pieces_and_whole() {
     // Cut before `response.completed`, or failed: not a reply.
     let whole = stream(1);
     let cut = &whole[..whole.find("response.completed").unwrap()];
-    let mut reader = ReplyReader::new(providers::api(Format::Responses).reply(), true, 200, 1 << 20);
+    let mut reader = ReplyReader::new((providers::api(Format::Responses).reply)(), true, 200, 1 << 20);
     reader.push(cut.as_bytes());
     let outcome = reader.finish(&counter());
     assert!(!outcome.completed && outcome.parts.is_empty() && outcome.error.is_some());
     let failed = "event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"x\"}}}\n\n";
-    let mut reader = ReplyReader::new(providers::api(Format::Responses).reply(), true, 200, 1 << 20);
+    let mut reader = ReplyReader::new((providers::api(Format::Responses).reply)(), true, 200, 1 << 20);
     reader.push(failed.as_bytes());
     let outcome = reader.finish(&counter());
     assert_eq!(
@@ -283,12 +283,12 @@ fn a_streamed_responses_reply_is_read_in_any_pieces_and_whole() {
     );
     // Not streamed: the response object.
     let body = json!({"id": "resp_2", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}, "output": step_output(2), "usage": {"input_tokens": 10, "output_tokens": 5}});
-    let mut reader = ReplyReader::new(providers::api(Format::Responses).reply(), false, 200, 1 << 20);
+    let mut reader = ReplyReader::new((providers::api(Format::Responses).reply)(), false, 200, 1 << 20);
     reader.push(body.to_string().as_bytes());
     let outcome = reader.finish(&counter());
     assert_eq!((outcome.completed, outcome.parts.len()), (true, 3));
     assert_eq!(outcome.stop_reason.as_deref(), Some("incomplete: max_output_tokens"));
-    let mut reader = ReplyReader::new(providers::api(Format::Responses).reply(), false, 200, 1 << 20);
+    let mut reader = ReplyReader::new((providers::api(Format::Responses).reply)(), false, 200, 1 << 20);
     reader.push(b"{\"id\":\"resp_3\"}");
     assert_eq!(reader.finish(&counter()).error.as_deref(), Some("the upstream's reply has no `output`"));
 }
@@ -306,7 +306,7 @@ fn a_codex_session_records_only_what_is_new_and_keeps_its_prefix_byte_identical(
         let reply = ReplyOutcome {
             completed: true,
             parts: {
-                let mut reader = ReplyReader::new(providers::api(Format::Responses).reply(), true, 200, 1 << 20);
+                let mut reader = ReplyReader::new((providers::api(Format::Responses).reply)(), true, 200, 1 << 20);
                 reader.push(stream(steps).as_bytes());
                 reader.finish(&counter()).parts
             },

@@ -29,40 +29,16 @@ use crate::workbench::cost::{CacheTtl, breakpoint_lifetimes};
 pub const MAX_BREAKPOINTS: usize = 4;
 
 /// Anthropic's Messages API.
-pub(super) struct Messages;
+pub(super) static MESSAGES: Api = Api {
+    parse_request,
+    upstream_body,
+    agent_cache_ttl: agent_ttl,
+    chooses_cache_ttl: true,
+    reply: || Box::<MessagesReply>::default(),
+    stream_error: |message| format!("event: error\ndata: {}\n\n", error_body(Provider::Anthropic, 500, message)),
+};
 
-impl Api for Messages {
-    fn parse_request(
-        &self,
-        body: RawObject,
-        _path: &str,
-        counter: &TokenCounter,
-    ) -> Result<ClientRequest, RequestError> {
-        parse_request(body, counter)
-    }
-
-    fn upstream_body(&self, request: &ClientRequest, view: &PromptView, ttl: CacheTtl) -> String {
-        upstream_body(request, view, ttl)
-    }
-
-    fn agent_cache_ttl(&self, request: &ClientRequest) -> Option<CacheTtl> {
-        agent_ttl(request)
-    }
-
-    fn chooses_cache_ttl(&self) -> bool {
-        true
-    }
-
-    fn reply(&self) -> Box<dyn ReplyFormat> {
-        Box::<MessagesReply>::default()
-    }
-
-    fn stream_error(&self, message: &str) -> String {
-        format!("event: error\ndata: {}\n\n", error_body(Provider::Anthropic, 500, message))
-    }
-}
-
-fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
+fn parse_request(body: RawObject, _path: &str, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
     let raw_messages =
         body.field::<Vec<Value>>("messages").map_err(invalid)?.ok_or_else(|| invalid("`messages` is missing"))?;
     if raw_messages.is_empty() {

@@ -27,30 +27,14 @@ use crate::tokens::TokenCounter;
 use crate::workbench::cost::CacheTtl;
 
 /// Google's Gemini API (`generateContent`, `streamGenerateContent`).
-pub(super) struct Gemini;
-
-impl Api for Gemini {
-    fn parse_request(
-        &self,
-        body: RawObject,
-        path: &str,
-        counter: &TokenCounter,
-    ) -> Result<ClientRequest, RequestError> {
-        parse_request(body, path, counter)
-    }
-
-    fn upstream_body(&self, request: &ClientRequest, view: &PromptView, _ttl: CacheTtl) -> String {
-        upstream_body(request, view)
-    }
-
-    fn reply(&self) -> Box<dyn ReplyFormat> {
-        Box::<GeminiReply>::default()
-    }
-
-    fn stream_error(&self, message: &str) -> String {
-        format!("data: {}\n\n", error_body(Provider::Gemini, 500, message))
-    }
-}
+pub(super) static GEMINI: Api = Api {
+    parse_request,
+    upstream_body,
+    agent_cache_ttl: |_| None,
+    chooses_cache_ttl: false,
+    reply: || Box::<GeminiReply>::default(),
+    stream_error: |message| format!("data: {}\n\n", error_body(Provider::Gemini, 500, message)),
+};
 
 /// Read a request sent to `path`, which names its model and whether it streams.
 fn parse_request(body: RawObject, path: &str, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
@@ -90,7 +74,7 @@ fn parse_request(body: RawObject, path: &str, counter: &TokenCounter) -> Result<
 
 /// The upstream's body: the agent's request with the engine's `contents`; its
 /// `systemInstruction` as it came, unless the engine's differs (project rules added to it).
-fn upstream_body(request: &ClientRequest, view: &PromptView) -> String {
+fn upstream_body(request: &ClientRequest, view: &PromptView, _ttl: CacheTtl) -> String {
     let rendered = to_gemini(view);
     let mut body = request.body.clone();
     let engine_system = rendered.pointer("/systemInstruction/parts").and_then(Value::as_array);

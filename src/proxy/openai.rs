@@ -24,32 +24,16 @@ use crate::tokens::TokenCounter;
 use crate::workbench::cost::CacheTtl;
 
 /// OpenAI's Chat Completions API.
-pub(super) struct ChatCompletions;
+pub(super) static CHAT_COMPLETIONS: Api = Api {
+    parse_request,
+    upstream_body,
+    agent_cache_ttl: |_| None,
+    chooses_cache_ttl: false,
+    reply: || Box::<ChatReply>::default(),
+    stream_error: |message| format!("data: {}\n\n", error_body(Provider::OpenAi, 500, message)),
+};
 
-impl Api for ChatCompletions {
-    fn parse_request(
-        &self,
-        body: RawObject,
-        _path: &str,
-        counter: &TokenCounter,
-    ) -> Result<ClientRequest, RequestError> {
-        parse_request(body, counter)
-    }
-
-    fn upstream_body(&self, request: &ClientRequest, view: &PromptView, _ttl: CacheTtl) -> String {
-        upstream_body(request, view)
-    }
-
-    fn reply(&self) -> Box<dyn ReplyFormat> {
-        Box::<ChatReply>::default()
-    }
-
-    fn stream_error(&self, message: &str) -> String {
-        format!("data: {}\n\n", error_body(Provider::OpenAi, 500, message))
-    }
-}
-
-fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
+fn parse_request(body: RawObject, _path: &str, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
     let raw_messages =
         body.field::<Vec<Value>>("messages").map_err(invalid)?.ok_or_else(|| invalid("`messages` is missing"))?;
     if raw_messages.is_empty() {
@@ -128,7 +112,7 @@ fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientReques
 
 /// The upstream's body: the agent's request with the engine's `messages` (its leading system
 /// message in the role the agent used), every other field as it came.
-fn upstream_body(request: &ClientRequest, view: &PromptView) -> String {
+fn upstream_body(request: &ClientRequest, view: &PromptView, _ttl: CacheTtl) -> String {
     let rendered = to_openai_chat(view);
     let mut messages = rendered.get("messages").cloned().unwrap_or(Value::Array(Vec::new()));
     if let (Some(role), Some(Value::Object(first))) = (&request.system_role, messages.get_mut(0))

@@ -9,12 +9,12 @@ use super::{anthropic, gemini, openai, responses};
 use crate::tokens::TokenCounter;
 
 /// The API of `format`.
-pub fn api(format: Format) -> &'static dyn Api {
+pub fn api(format: Format) -> &'static Api {
     match format {
-        Format::Anthropic => &anthropic::Messages,
-        Format::OpenAi => &openai::ChatCompletions,
-        Format::Responses => &responses::Responses,
-        Format::Gemini => &gemini::Gemini,
+        Format::Anthropic => &anthropic::MESSAGES,
+        Format::OpenAi => &openai::CHAT_COMPLETIONS,
+        Format::Responses => &responses::RESPONSES,
+        Format::Gemini => &gemini::GEMINI,
     }
 }
 
@@ -29,7 +29,7 @@ impl ClientRequest {
         counter: &TokenCounter,
     ) -> Result<ClientRequest, RequestError> {
         let object = RawObject::parse(body).map_err(RequestError::invalid)?;
-        api(format).parse_request(object, path, counter)
+        (api(format).parse_request)(object, path, counter)
     }
 
     /// [`ClientRequest::parse_at`] without a path: a Gemini request then has no model and does
@@ -45,7 +45,7 @@ mod tests {
 
     #[test]
     fn a_stream_cut_short_ends_with_its_apis_error_event() {
-        let error = |format| api(format).stream_error("cut");
+        let error = |format| (api(format).stream_error)("cut");
         assert!(error(Format::Anthropic).starts_with("event: error\ndata: {\"error\""));
         let failed = error(Format::Responses);
         let data: serde_json::Value =

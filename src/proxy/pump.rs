@@ -134,7 +134,7 @@ impl ReplyPump {
         limit: usize,
     ) -> ReplyPump {
         let stream = content_type.is_some_and(|v| v.trim_start().to_ascii_lowercase().starts_with("text/event-stream"));
-        let reader = Some(ReplyReader::new(api(format).reply(), stream, status, limit));
+        let reader = Some(ReplyReader::new((api(format).reply)(), stream, status, limit));
         ReplyPump { who, format, status, reader, to_come: content_length.filter(|_| !stream) }
     }
 
@@ -182,7 +182,7 @@ impl ReplyPump {
             _ => None,
         };
         let why = if cut { note } else { unfinished };
-        let trailer = why.map(|why| api(self.format).stream_error(&format!("{}: {why}", self.who)));
+        let trailer = why.map(|why| (api(self.format).stream_error)(&format!("{}: {why}", self.who)));
         Ending { trailer, outcome }
     }
 }

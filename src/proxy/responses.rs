@@ -27,36 +27,21 @@ use crate::prompt::{Layer, PromptView, ToolSpec};
 use crate::tokens::TokenCounter;
 use crate::workbench::cost::CacheTtl;
 
-/// OpenAI's Responses API.
-pub(super) struct Responses;
-
-impl Api for Responses {
-    fn parse_request(
-        &self,
-        body: RawObject,
-        _path: &str,
-        counter: &TokenCounter,
-    ) -> Result<ClientRequest, RequestError> {
-        parse_request(body, counter)
-    }
-
-    fn upstream_body(&self, request: &ClientRequest, view: &PromptView, _ttl: CacheTtl) -> String {
-        upstream_body(request, view)
-    }
-
-    fn reply(&self) -> Box<dyn ReplyFormat> {
-        Box::<ResponsesReply>::default()
-    }
-
-    /// `response.failed`, with the error.
-    fn stream_error(&self, message: &str) -> String {
+/// OpenAI's Responses API; a stream cut short ends with `response.failed`.
+pub(super) static RESPONSES: Api = Api {
+    parse_request,
+    upstream_body,
+    agent_cache_ttl: |_| None,
+    chooses_cache_ttl: false,
+    reply: || Box::<ResponsesReply>::default(),
+    stream_error: |message| {
         let error = json!({"code": "server_error", "message": message});
         let response = json!({"object": "response", "status": "failed", "error": error});
         format!("event: response.failed\ndata: {}\n\n", json!({"type": "response.failed", "response": response}))
-    }
-}
+    },
+};
 
-fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
+fn parse_request(body: RawObject, _path: &str, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
     for server_side in ["previous_response_id", "conversation"] {
         if body.get(server_side).is_some_and(|v| v.get() != "null") {
             return Err(RequestError::unreadable(format!(
@@ -120,7 +105,7 @@ fn parse_request(body: RawObject, counter: &TokenCounter) -> Result<ClientReques
 
 /// The upstream's body: the agent's request with the engine's `input`; the engine's system
 /// prompt goes where the agent's was (`instructions`, or a leading message in its role).
-fn upstream_body(request: &ClientRequest, view: &PromptView) -> String {
+fn upstream_body(request: &ClientRequest, view: &PromptView, _ttl: CacheTtl) -> String {
     let custom = custom_tools(&request.body.value("tools"));
     let instructions = request.body.get("instructions").is_some_and(|v| v.get() != "null");
     let system_role = if instructions { None } else { Some(request.system_role.as_deref().unwrap_or("developer")) };

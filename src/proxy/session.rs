@@ -313,8 +313,8 @@ impl<H: Host> ProxySession<H> {
             system_prompt: request.system_text.clone(),
             tools: request.tools.clone(),
             call: Some(self.calls),
-            cache_ttl: api(self.format).agent_cache_ttl(request),
-            choose_cache_ttl: api(self.format).chooses_cache_ttl(),
+            cache_ttl: (api(self.format).agent_cache_ttl)(request),
+            choose_cache_ttl: api(self.format).chooses_cache_ttl,
             ..CallInput::default()
         };
         let body = match self.engine.prepare_call_unsaved(&input).await {
@@ -327,7 +327,7 @@ impl<H: Host> ProxySession<H> {
                 record.rewrites =
                     assembly.rewrites.iter().map(|r| format!("{} {}..{}", r.mechanism, r.start, r.end)).collect();
                 record.notes.extend(assembly.notes.iter().map(|n| format!("engine: {n}")));
-                Some(api(self.format).upstream_body(request, &assembly.view, assembly.cost.cache_ttl))
+                Some((api(self.format).upstream_body)(request, &assembly.view, assembly.cost.cache_ttl))
             }
             Err(e) => {
                 record.prompt_tokens = record.client_tokens;

@@ -264,9 +264,20 @@ pub fn anthropic_usage(prompt: u64, cached: u64) -> Value {
 
 /// One behavioural suite for both shells: each `case(build: Build)` becomes a test against
 /// `workbench proxy` and one against the npm package's bin, `#[ignore]`d because it needs the
-/// package built (`.ci/test` runs them after `npm run build`, with `--ignored`).
+/// package built (`.ci/test` runs them after `npm run build`, with `--ignored`). Given as
+/// `machine: [...], shells: [...]`, the cases of the first list also run against the machine
+/// itself (`machine.rs`: no socket, no process).
 #[allow(unused_macros)]
 macro_rules! both_shells {
+    (machine: [$($also:ident),* $(,)?], shells: [$($case:ident),* $(,)?] $(,)?) => {
+        mod machine {
+            $(#[test]
+            fn $also() {
+                super::$also($crate::proxy_support::Build::Machine)
+            })*
+        }
+        both_shells!($($also,)* $($case),*);
+    };
     ($($case:ident),* $(,)?) => {
         mod native {
             $(#[test]
@@ -279,20 +290,6 @@ macro_rules! both_shells {
             #[ignore = "needs the npm package built: .ci/test runs it after `npm run build` (-- --ignored)"]
             fn $case() {
                 super::$case($crate::proxy_support::Build::Npm)
-            })*
-        }
-    };
-}
-
-/// The cases of the suite that are the exchange's decisions, against the machine itself
-/// (`machine.rs`): no socket, no process.
-#[allow(unused_macros)]
-macro_rules! on_the_machine {
-    ($($case:ident),* $(,)?) => {
-        mod machine {
-            $(#[test]
-            fn $case() {
-                super::$case($crate::proxy_support::Build::Machine)
             })*
         }
     };

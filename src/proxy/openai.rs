@@ -14,7 +14,9 @@ use serde_json::Value;
 use super::api::Api;
 use super::errors::error_body;
 use super::reply::{ProviderUsage, ReplyFacts, ReplyFormat};
-use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part, tool_list};
+use super::request::{
+    ClientMessage, ClientRequest, RequestError, draft, invalid, messages_of, model_and_stream, opaque_part, tool_list,
+};
 use super::route::{Format, Provider};
 use super::wire::RawObject;
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
@@ -34,14 +36,8 @@ pub(super) static CHAT_COMPLETIONS: Api = Api {
 };
 
 fn parse_request(body: RawObject, _path: &str, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {
-    let raw_messages =
-        body.field::<Vec<Value>>("messages").map_err(invalid)?.ok_or_else(|| invalid("`messages` is missing"))?;
-    if raw_messages.is_empty() {
-        return Err(invalid("`messages` is empty"));
-    }
-    let model = body.field::<String>("model").map_err(invalid)?.unwrap_or_default();
-    // `null` is how a client leaves an optional field unset (OpenAI's SDKs send it).
-    let stream = body.field::<Option<bool>>("stream").map_err(invalid)?.flatten().unwrap_or(false);
+    let raw_messages = messages_of(&body)?;
+    let (model, stream) = model_and_stream(&body)?;
     let tools = tools(&body.value("tools"))?;
 
     let role_of = |m: &Value| m.get("role").and_then(Value::as_str).map(str::to_owned);

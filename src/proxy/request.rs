@@ -115,6 +115,25 @@ pub(super) fn invalid(message: impl Into<String>) -> RequestError {
     RequestError::invalid(message)
 }
 
+/// A request's `messages` (Messages, Chat Completions), of which there must be some.
+pub(super) fn messages_of(body: &RawObject) -> Result<Vec<Value>, RequestError> {
+    let messages =
+        body.field::<Vec<Value>>("messages").map_err(invalid)?.ok_or_else(|| invalid("`messages` is missing"))?;
+    if messages.is_empty() {
+        return Err(invalid("`messages` is empty"));
+    }
+    Ok(messages)
+}
+
+/// A request's `model`, and whether its reply streams (Messages, Chat Completions, Responses;
+/// Gemini's path says both). `null` is how a client leaves an optional field unset (OpenAI's
+/// SDKs send it).
+pub(super) fn model_and_stream(body: &RawObject) -> Result<(String, bool), RequestError> {
+    let model = body.field::<String>("model").map_err(invalid)?.unwrap_or_default();
+    let stream = body.field::<Option<bool>>("stream").map_err(invalid)?.flatten().unwrap_or(false);
+    Ok((model, stream))
+}
+
 /// The request's `tools` list, empty when it has none; each format then reads its tools from it.
 pub(super) fn tool_list(value: &Value) -> Result<&[Value], RequestError> {
     match value {

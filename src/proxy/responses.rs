@@ -18,7 +18,9 @@ use serde_json::{Value, json};
 
 use super::api::Api;
 use super::reply::{ProviderUsage, ReplyFacts, ReplyFormat};
-use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part, tool_list};
+use super::request::{
+    ClientMessage, ClientRequest, RequestError, draft, invalid, model_and_stream, opaque_part, tool_list,
+};
 use super::route::Format;
 use super::wire::{RawObject, compact};
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
@@ -58,8 +60,7 @@ fn parse_request(body: RawObject, _path: &str, counter: &TokenCounter) -> Result
     if items.is_empty() {
         return Err(invalid("`input` is empty"));
     }
-    let model = body.field::<String>("model").map_err(invalid)?.unwrap_or_default();
-    let stream = body.field::<Option<bool>>("stream").map_err(invalid)?.flatten().unwrap_or(false);
+    let (model, stream) = model_and_stream(&body)?;
     let instructions = body.field::<Option<String>>("instructions").map_err(invalid)?.flatten();
     let tools = tools(&body.value("tools"))?;
 

@@ -309,12 +309,13 @@ impl<H: Host> ProxySession<H> {
         }
         self.keep_resume_state();
         self.unsaved = true;
+        let api = api(self.format);
         let input = CallInput {
             system_prompt: request.system_text.clone(),
             tools: request.tools.clone(),
             call: Some(self.calls),
-            cache_ttl: (api(self.format).agent_cache_ttl)(request),
-            choose_cache_ttl: api(self.format).chooses_cache_ttl,
+            cache_ttl: (api.agent_cache_ttl)(request),
+            choose_cache_ttl: api.chooses_cache_ttl,
             ..CallInput::default()
         };
         let body = match self.engine.prepare_call_unsaved(&input).await {
@@ -327,7 +328,7 @@ impl<H: Host> ProxySession<H> {
                 record.rewrites =
                     assembly.rewrites.iter().map(|r| format!("{} {}..{}", r.mechanism, r.start, r.end)).collect();
                 record.notes.extend(assembly.notes.iter().map(|n| format!("engine: {n}")));
-                Some((api(self.format).upstream_body)(request, &assembly.view, assembly.cost.cache_ttl))
+                Some((api.upstream_body)(request, &assembly.view, assembly.cost.cache_ttl))
             }
             Err(e) => {
                 record.prompt_tokens = record.client_tokens;

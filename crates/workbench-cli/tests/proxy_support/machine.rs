@@ -13,7 +13,7 @@ use std::sync::mpsc::{Sender, channel};
 use std::thread::JoinHandle;
 
 use context_workbench::proxy::args::{ProxyArgs, Shell, StoreLocation, config_from_file};
-use context_workbench::proxy::gateway::{passes_to_agent, passes_to_upstream};
+use context_workbench::proxy::gateway::passes_to_upstream;
 use context_workbench::proxy::{
     Cause, ClientRequest, Effect, End, Event, Exchange, Failure, Gateway, RequestHead, SessionTable, Upstreams, Worker,
 };
@@ -376,9 +376,7 @@ impl<'a> Call<'a> {
                 })
             }
             Effect::Respond { status } => {
-                let crosses = passes_to_agent("content-type", false);
-                let content_type = if crosses { self.upstream_type.clone() } else { String::new() };
-                (self.status, self.content_type) = (status, content_type);
+                (self.status, self.content_type) = (status, self.upstream_type.clone());
                 None
             }
             Effect::Give => None,

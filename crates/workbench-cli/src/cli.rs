@@ -249,7 +249,10 @@ pub fn main() -> ExitCode {
             replay::run(&config, args)
         }
         Command::LlmCheck { prompt } => llm_check::run(config, cli.llm_url, cli.llm_model, prompt),
-        Command::Serve { root, store, port } => serve::run(&store.or(root).unwrap_or_default(), port),
+        Command::Serve { root, store, port } => {
+            let header_timeout = std::time::Duration::from_millis(config.proxy.header_timeout_ms);
+            serve::run(&store.or(root).unwrap_or_default(), port, header_timeout)
+        }
         Command::Proxy { args } => {
             proxy::run(config, proxy::GlobalLlm { url: cli.llm_url, model: cli.llm_model }, args)
         }

@@ -2,6 +2,7 @@
 
 mod cli;
 mod compress;
+mod connections;
 mod count;
 mod dump;
 mod family;

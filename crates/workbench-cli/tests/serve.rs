@@ -6,6 +6,7 @@
 #[path = "serve_support/mod.rs"]
 mod support;
 
+use std::io::{Read, Write};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -260,6 +261,26 @@ fn sigterm_closes_every_watcher_with_going_away_and_exits_cleanly() {
     }
     assert!(std::net::TcpStream::connect(&server.address).is_err(), "nothing listens after the stop");
     std::fs::remove_dir_all(root).unwrap();
+}
+
+#[test]
+fn a_connection_whose_headers_never_end_is_closed_after_the_header_timeout_and_others_are_answered() {
+    let root = scratch("half-open");
+    write_demo(&root);
+    let config = root.with_extension("toml");
+    std::fs::write(&config, "[proxy]\nheader_timeout_ms = 1000\n").unwrap();
+    let server = Server::start_with(&["--config", config.to_str().unwrap()], &root);
+    let mut half_open = std::net::TcpStream::connect(&server.address).unwrap();
+    half_open.write_all(b"GET /api/traces HTTP/1.1\r\nhost: 127.0.0.1\r\n").unwrap();
+    half_open.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+    let (status, _) = server.get("/api/traces");
+    assert_eq!(status, 200, "a whole request beside the half-open one is answered");
+    let mut answer = Vec::new();
+    let ended = half_open.read_to_end(&mut answer);
+    assert!(ended.is_ok(), "the connection was still open after 20 s: {ended:?}");
+    drop(server);
+    std::fs::remove_dir_all(root).unwrap();
+    std::fs::remove_file(config).unwrap();
 }
 
 #[test]

@@ -1,14 +1,13 @@
 //! `workbench proxy`: the engine in front of the agents people already use. Every decision is the
 //! library's (`context_workbench::proxy`: the flags, the gateway, each request's exchange, the
 //! session table, the log lines); this is the native I/O around them: the server carrying out
-//! each exchange's effects (`handler.rs`), its connections (`connections.rs`), the upstream client
+//! each exchange's effects (`handler.rs`), its connections (`crate::connections`), the upstream client
 //! (`upstream.rs`), the sessions' threads (`sessions.rs`), the log (`log.rs`), the spans of
 //! `--otlp` (`telemetry.rs`) and the shutdown:
 //! the first Ctrl-C or SIGTERM stops new requests and gives those in flight
 //! `proxy.shutdown_grace_ms`, then cuts them short; a second signal cuts at once; every session
 //! is saved, exit 0.
 
-mod connections;
 mod handler;
 mod log;
 mod sessions;
@@ -154,7 +153,7 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
             .with_state(Arc::clone(&app));
         let header_timeout = Duration::from_millis(config.proxy.header_timeout_ms);
         let stopped = stop(Arc::clone(&app), grace, signal, dashboard_stopping);
-        connections::serve(listener, router, header_timeout, stopped).await;
+        crate::connections::serve(listener, router, header_timeout, stopped).await;
         app.log.finish();
         app.log.line(&app.gateway.stopping_line());
         for failure in app.registry.close_all().await {

@@ -70,9 +70,10 @@ impl Stopping {
 /// How long watchers get to send their Close frames once the server is stopping.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
-/// Serve the trace root `root`: a folder or a `postgres://` URL.
-pub fn run(root: &str, port: u16) -> ExitCode {
-    match serve(root, port) {
+/// Serve the trace root `root`: a folder or a `postgres://` URL. A connection whose request
+/// headers take longer than `header_timeout` is closed (the config's `proxy.header_timeout_ms`).
+pub fn run(root: &str, port: u16, header_timeout: Duration) -> ExitCode {
+    match serve(root, port, header_timeout) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("workbench: serve: {message}");
@@ -81,7 +82,7 @@ pub fn run(root: &str, port: u16) -> ExitCode {
     }
 }
 
-fn serve(root: &str, port: u16) -> Result<(), String> {
+fn serve(root: &str, port: u16, header_timeout: Duration) -> Result<(), String> {
     let fs = StoreFs::open_root(root)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| e.to_string())?;
     runtime.block_on(async {
@@ -95,15 +96,14 @@ fn serve(root: &str, port: u16) -> Result<(), String> {
         writeln!(stdout, "http://{address}").and_then(|()| stdout.flush()).map_err(|e| e.to_string())?;
         let state = AppState::new(fs, false);
         let stop = Arc::clone(&state.stopping);
-        axum::serve(listener, routes::router(state))
-            .with_graceful_shutdown(async move {
-                signal.recv().await;
-                eprintln!("workbench: serve: stopping");
-                stop.send_replace(true);
-                let _ = tokio::time::timeout(CLOSE_GRACE, stop.closed()).await;
-            })
-            .await
-            .map_err(|e| e.to_string())
+        let stopped = async move {
+            signal.recv().await;
+            eprintln!("workbench: serve: stopping");
+            stop.send_replace(true);
+            let _ = tokio::time::timeout(CLOSE_GRACE, stop.closed()).await;
+        };
+        crate::connections::serve(listener, routes::router(state), header_timeout, stopped).await;
+        Ok(())
     })
 }
 

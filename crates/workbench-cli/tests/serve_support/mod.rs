@@ -28,7 +28,13 @@ pub struct Server {
 
 impl Server {
     pub fn start(root: &Path) -> Server {
+        Server::start_with(&[], root)
+    }
+
+    /// `workbench GLOBAL… serve ROOT --port 0`: with the global flags `global` (`--config`).
+    pub fn start_with(global: &[&str], root: &Path) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_workbench"))
+            .args(global)
             .arg("serve")
             .arg(root)
             .args(["--port", "0"])

@@ -1,6 +1,7 @@
-//! The proxy's connections, as `axum::serve` keeps them plus what it does not expose: a request
-//! whose headers do not arrive within `proxy.header_timeout_ms` loses its connection, so
-//! half-open connections cannot hold the proxy's descriptors for good. Replies go out at once
+//! The connections of the CLI's servers (`workbench proxy`, `workbench serve`), as `axum::serve`
+//! keeps them plus what it does not expose: a request whose headers do not arrive within
+//! `proxy.header_timeout_ms` loses its connection, so half-open connections cannot hold the
+//! server's descriptors for good. Replies go out at once
 //! (no delayed ACK: ~40 ms per keep-alive request); once `stop` resolves no connection is
 //! taken, idle ones close, and the others end with their requests.
 

@@ -688,8 +688,21 @@ fn a_panic_while_a_call_is_saved_drops_its_session_not_its_key() {
     let saved = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| block_on(worker.save_behind())));
     assert!(saved.is_err());
     host.panics.set(false);
-    // As a shell does after a panic: the session it hit is dropped; the key is not left busy.
-    worker.forget(&key.name());
+    // The worker's answer to the panic, as a shell takes it: the session it hit is dropped; the
+    // key is not left busy.
+    assert_eq!(worker.save_panicked(Some(&key.name())), ["the engine panicked while saving"]);
+    let prepared = block_on(worker.prepare(&key, &request, Vec::new()));
+    assert!(prepared.body.is_some(), "{:?}", prepared.record.notes);
+    // A panic while preparing: the request goes as it came, its record says why.
+    let unmanaged = worker.prepare_panicked(&key.name());
+    assert!(unmanaged.body.is_none());
+    assert!(unmanaged.record.notes.iter().any(|n| n.contains("the engine panicked")), "{:?}", unmanaged.record.notes);
+    let record = worker.finish_panicked(&key.name(), 200, None);
+    assert_eq!(
+        (record.status, record.notes.as_slice()),
+        (Some(200), ["the engine panicked on the reply".to_owned()].as_slice())
+    );
+    // The panicked call's session was dropped, the key not: its next call is managed again.
     let prepared = block_on(worker.prepare(&key, &request, Vec::new()));
     assert!(prepared.body.is_some(), "{:?}", prepared.record.notes);
 }

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use super::conversation::{Conversation, unmanaged};
 use super::record::{CALLS_FILE, CallRecord};
-use super::reply::ReplyOutcome;
+use super::reply::{ProviderUsage, ReplyOutcome};
 use super::request::{ClientRequest, SessionKey};
 use super::session::{Prepared, ProxySession};
 use super::session_config;
@@ -236,6 +236,33 @@ impl<H: Host + Clone> Worker<H> {
         Some(record)
     }
 
+    /// What a prepare of the key named `name` gives when the engine panicked on it (a native
+    /// shell catches the panic): the session it hit is dropped unsaved, and the request goes
+    /// upstream as it came, its record saying why.
+    pub fn prepare_panicked(&self, name: &str) -> Prepared {
+        self.forget(name);
+        unmanaged(vec![
+            "the engine panicked on this request; the session is dropped and the request sent unmanaged".into(),
+        ])
+    }
+
+    /// The record of a reply of the key named `name` the engine panicked on (its session is
+    /// dropped unsaved): the status and the provider's usage, and why nothing else.
+    pub fn finish_panicked(&self, name: &str, status: u16, usage: Option<ProviderUsage>) -> CallRecord {
+        self.forget(name);
+        let notes = vec!["the engine panicked on the reply".into()];
+        CallRecord { status: Some(status), usage, notes, ..CallRecord::default() }
+    }
+
+    /// What could not be saved when the engine panicked saving the key named `name` (`None`: all
+    /// of the worker's keys, as at a stop); the session it hit is dropped.
+    pub fn save_panicked(&self, name: Option<&str>) -> Vec<String> {
+        if let Some(name) = name {
+            self.forget(name);
+        }
+        vec!["the engine panicked while saving".into()]
+    }
+
     /// Drop the session of the key's call in flight unsaved (its engine panicked).
     pub fn forget(&self, name: &str) {
         if let Some(conversation) = self.conversations.borrow_mut().get_mut(name).and_then(|s| s.conversation.as_mut())
@@ -409,11 +436,6 @@ pub const SHARED_WAIT_MS: u64 = 30_000;
 
 /// What a call of a key gets while another call of the same key holds its conversation.
 const BUSY: &str = "this conversation is busy with another request";
-
-/// A call that had no session: the engine panicked on it, say.
-pub fn without_session(note: &str) -> Prepared {
-    unmanaged(vec![note.to_owned()])
-}
 
 /// The number `n` of a trace id `base`, `base-2`, … ([`numbered`]) that no directory under the
 /// trace root `root` (workspace-relative) has, reserved with `reserve` (false: another session

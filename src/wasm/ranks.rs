@@ -10,9 +10,7 @@ use crate::error::Error;
 use crate::tokens::{Encoding, TokenCounter, compile_ranks, load_ranks, prepare_encoding, ranks_available};
 
 fn encoding_of(name: &str) -> Result<Encoding, JsValue> {
-    Encoding::from_name(name).ok_or_else(|| {
-        to_js_error(Error::InvalidInput(format!("unknown encoding `{name}`; use o200k_base or cl100k_base")))
-    })
+    Encoding::parse(name).map_err(|message| to_js_error(Error::InvalidInput(message)))
 }
 
 /// Load the official rank file of `encoding` from its bytes, binary (`o200k_base.ranks`, 1.2 MB,

@@ -47,12 +47,19 @@ impl Encoding {
         }
     }
 
+    /// Every encoding, in the order they are offered.
+    pub const ALL: [Encoding; 2] = [Encoding::O200kBase, Encoding::Cl100kBase];
+
     pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "o200k_base" => Some(Encoding::O200kBase),
-            "cl100k_base" => Some(Encoding::Cl100kBase),
-            _ => None,
-        }
+        Encoding::ALL.into_iter().find(|encoding| encoding.name() == name)
+    }
+
+    /// `name`'s encoding, or the error that names the encodings there are.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        Encoding::from_name(name).ok_or_else(|| {
+            let names: Vec<&str> = Encoding::ALL.iter().map(|e| e.name()).collect();
+            format!("unknown encoding `{name}`; use {}", names.join(" or "))
+        })
     }
 }
 
@@ -218,7 +225,7 @@ mod tests {
             }
         }
         assert!(texts.len() > 80, "expected the shared traces beside the clone");
-        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        for encoding in Encoding::ALL {
             let bpe = bpe(encoding).unwrap();
             for text in &texts {
                 let chunked: usize = chunks_of(text, 256).map(|c| bpe.encode_ordinary(c).len()).sum();

@@ -35,7 +35,7 @@ enum Command {
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// o200k_base (default) or cl100k_base; overrides the config file.
-        #[arg(long, value_parser = parse_encoding)]
+        #[arg(long, value_parser = Encoding::parse)]
         encoding: Option<Encoding>,
     },
     /// Print the history form of one tool output read from standard input, or with `--stats`
@@ -273,10 +273,6 @@ pub fn main() -> ExitCode {
             TeamCommand::List { store } => team::run(&store, team::Action::List),
         },
     }
-}
-
-fn parse_encoding(name: &str) -> Result<Encoding, String> {
-    Encoding::from_name(name).ok_or_else(|| format!("unknown encoding `{name}` (o200k_base or cl100k_base)"))
 }
 
 /// The config file, or the defaults; errors name the file and the offending key.

@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 
 use context_workbench::Config;
 use context_workbench::proxy::args::Shell;
-use context_workbench::proxy::worker::without_session;
 use context_workbench::proxy::{
     CallRecord, ClientRequest, Prepared, ReplyOutcome, SessionKey, SessionTable, Shared, Worker,
 };
@@ -147,42 +146,27 @@ fn spawn(key: &SessionKey, setup: Arc<WorkerSetup>) -> Sender<Command> {
     tx
 }
 
-/// An actor's loop: its key's commands in order; a panic of the engine is caught here and the
-/// session it hit is dropped.
+/// An actor's loop: its key's commands in order. A panic of the engine is caught here and
+/// answered as the worker says (the session it hit is dropped).
 fn run(worker: &Worker<NativeHost>, name: &str, commands: Receiver<Command>) {
     while let Ok(command) = commands.recv() {
         match command {
             Command::Prepare(call, reply) => {
                 let (key, request, notes) = *call;
-                let prepared =
-                    catch_unwind(AssertUnwindSafe(|| pollster::block_on(worker.prepare(&key, &request, notes))));
-                let prepared = prepared.unwrap_or_else(|_| {
-                    worker.forget(name);
-                    without_session(
-                        "the engine panicked on this request; the session is dropped and the request sent unmanaged",
-                    )
-                });
-                let _ = reply.send(prepared);
+                let prepared = caught(worker.prepare(&key, &request, notes));
+                let _ = reply.send(prepared.unwrap_or_else(|| worker.prepare_panicked(name)));
                 // The body is on its way: the session is saved while the upstream has the call.
-                if catch_unwind(AssertUnwindSafe(|| pollster::block_on(worker.save_behind()))).is_err() {
-                    worker.forget(name);
+                if caught(worker.save_behind()).is_none() {
+                    worker.save_panicked(Some(name));
                 }
             }
             Command::Finish(status, outcome, reply) => {
                 let usage = outcome.usage;
-                let record =
-                    catch_unwind(AssertUnwindSafe(|| pollster::block_on(worker.finish(name, status, *outcome))));
-                let record = record.unwrap_or_else(|_| {
-                    worker.forget(name);
-                    let notes = vec!["the engine panicked on the reply".into()];
-                    CallRecord { status: Some(status), usage, notes, ..CallRecord::default() }
-                });
-                let _ = reply.send(record);
+                let record = caught(worker.finish(name, status, *outcome));
+                let _ = reply.send(record.unwrap_or_else(|| worker.finish_panicked(name, status, usage)));
             }
             Command::SideCall(name, record) => {
-                let counted =
-                    catch_unwind(AssertUnwindSafe(|| pollster::block_on(worker.record_side_call(&name, *record))));
-                if counted.is_err() {
+                if caught(worker.record_side_call(&name, *record)).is_none() {
                     eprintln!("workbench: proxy: the engine panicked counting a side call");
                 }
             }
@@ -198,6 +182,11 @@ fn run(worker: &Worker<NativeHost>, name: &str, commands: Receiver<Command>) {
 }
 
 fn close_worker(worker: &Worker<NativeHost>) -> Vec<String> {
-    catch_unwind(AssertUnwindSafe(|| pollster::block_on(worker.close_all())))
-        .unwrap_or_else(|_| vec!["the engine panicked while saving".into()])
+    caught(worker.close_all()).unwrap_or_else(|| worker.save_panicked(None))
+}
+
+/// The engine's `work`, run to its end (a native host's futures complete at once); `None` when
+/// it panicked.
+fn caught<T>(work: impl Future<Output = T>) -> Option<T> {
+    catch_unwind(AssertUnwindSafe(|| pollster::block_on(work))).ok()
 }

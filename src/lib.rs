@@ -29,7 +29,7 @@
 //! - [`import`]: the agent log formats read into trajectories.
 //! - [`proxy`]: the engine in front of an agent's provider API (`workbench proxy`).
 //! - [`dashboard`]: the dashboard's page, embedded, and how it is served.
-//! - [`js_forms`]: the forms only the wasm face exchanges with JavaScript.
+//! - `js_forms` (the wasm face and tests only): the forms only the wasm face exchanges with JavaScript.
 //! - `wasm` (feature `wasm`, wasm32 only): the wasm-bindgen face.
 //! - `ts_types` (tests only): the TypeScript declarations, generated and checked.
 
@@ -42,7 +42,6 @@ pub mod goals;
 pub mod history;
 pub mod host;
 pub mod import;
-pub mod js_forms;
 pub mod model;
 pub mod paths;
 pub mod prompt;
@@ -52,6 +51,10 @@ pub mod store;
 pub mod tokens;
 pub mod workbench;
 
+#[cfg(any(test, all(feature = "wasm", target_arch = "wasm32")))]
+// Natively, only the TypeScript declarations' test reads its types.
+#[cfg_attr(not(all(feature = "wasm", target_arch = "wasm32")), allow(dead_code))]
+mod js_forms;
 #[cfg(test)]
 mod ts_types;
 

@@ -354,7 +354,7 @@ fn declared_modules(lib: &str) -> BTreeSet<String> {
     lib.lines()
         .filter_map(|line| {
             let line = line.trim();
-            let line = line.strip_prefix("pub ").unwrap_or(line);
+            let line = line.strip_prefix("pub ").or_else(|| line.strip_prefix("pub(crate) ")).unwrap_or(line);
             line.strip_prefix("mod ")?.strip_suffix(';').map(str::to_owned)
         })
         .collect()

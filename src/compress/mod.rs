@@ -10,7 +10,7 @@ mod clean;
 mod draft;
 mod envelope;
 mod family;
-pub mod focus;
+pub(crate) mod focus;
 mod limits;
 pub mod logs;
 mod rules;
@@ -41,7 +41,7 @@ pub struct ToolOutput<'a> {
     /// Where a file reader finds the original as plain text (the trace store's `raw/<id>.txt`,
     /// workspace-relative), when the host keeps one.
     pub original: Option<&'a str>,
-    /// For a read: the file's lines the agent was pointed to before it ([`focus`]), whose
+    /// For a read: the file's lines the agent was pointed to before it (`focus.rs`), whose
     /// surroundings the history form keeps first.
     pub focus: &'a [u32],
 }

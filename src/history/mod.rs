@@ -3,7 +3,7 @@
 
 pub mod compaction;
 pub mod mentions;
-pub mod prune;
+pub(crate) mod prune;
 pub mod repair;
 pub mod view;
 

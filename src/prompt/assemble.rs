@@ -42,7 +42,7 @@ pub struct CallInput {
     #[cfg_attr(test, ts(optional = nullable))]
     pub cache_ttl: Option<crate::workbench::cost::CacheTtl>,
     /// The caller writes its breakpoints for the lifetime the engine chooses
-    /// ([`choose_cache_ttl`](crate::workbench::cost::choose_cache_ttl)), reported as the call's
+    /// (`workbench::cost::choose_cache_ttl`), reported as the call's
     /// `cost.cache_ttl` (the proxy does for Anthropic).
     #[cfg_attr(test, ts(optional = nullable))]
     pub choose_cache_ttl: bool,

@@ -28,7 +28,7 @@ pub const META: &str = "meta.json";
 pub const GOAL: &str = "goal.json";
 /// The newest call's [`crate::prompt::Assembly`]: what the model received, for viewers of a live trace.
 pub const PROMPT: &str = "prompt.json";
-/// Each saved call's prompt ([`crate::store::records::CallPrompt`]), for viewers of any call.
+/// Each saved call's prompt (`store::records::CallPrompt`), for viewers of any call.
 pub const PROMPTS: &str = "prompts.jsonl";
 pub const MESSAGES: &str = "messages";
 pub const RAW: &str = "raw";

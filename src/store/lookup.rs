@@ -242,7 +242,7 @@ fn call_holding(calls: &[(u64, u64)], index: usize) -> Option<u64> {
 }
 
 /// The ids a reference names, in order: one id (`m000012`, `raw#m000012`) or a range of the same
-/// prefix (`m000022..m000025`, at most [`MAX_ORIGINALS`]).
+/// prefix (`m000022..m000025`, at most `MAX_ORIGINALS`).
 pub fn message_ids(reference: &str) -> Result<Vec<String>> {
     let reference = reference.trim();
     let bad = || {

@@ -9,17 +9,17 @@
 //! already written is rewritten in place. The engine side is `Engine::open` / `Engine::persist`.
 
 pub mod api;
-pub mod compactions;
-pub mod jsonl;
+pub(crate) mod compactions;
+pub(crate) mod jsonl;
 pub mod layout;
 pub mod live;
 pub mod load;
-pub mod lookup;
+pub(crate) mod lookup;
 pub mod query;
-pub mod records;
+pub(crate) mod records;
 pub mod recover;
-pub mod redact;
-pub mod status;
+pub(crate) mod redact;
+pub(crate) mod status;
 
 pub use layout::{DEFAULT_ROOT, TraceDir, check_id};
 pub use live::{LiveTraces, SessionState, SessionSummary};

@@ -244,7 +244,7 @@ export type CallInput = {
   cache_ttl?: CacheTtl | null,
   /**
    * The caller writes its breakpoints for the lifetime the engine chooses
-   * ([`choose_cache_ttl`](crate::workbench::cost::choose_cache_ttl)), reported as the call's
+   * (`workbench::cost::choose_cache_ttl`), reported as the call's
    * `cost.cache_ttl` (the proxy does for Anthropic).
    */
   choose_cache_ttl?: boolean,
@@ -486,7 +486,7 @@ export type Compressed = {
 export type CompressedTurns = {
   version: number, replaces: Replaces, goal: string, what_we_learned: Array<Learned>, anchors: Array<Anchor>, exec_assertions: Array<string>, open_questions: Array<string>, next_actions: Array<string>,
   /**
-   * The files the window touched, one line each (written by code, [`super::index`]).
+   * The files the window touched, one line each (written by code, `index.rs`).
    */
   files?: Array<string>,
   /**

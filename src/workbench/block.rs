@@ -42,7 +42,7 @@ pub struct CompressedTurns {
     pub exec_assertions: Vec<String>,
     pub open_questions: Vec<String>,
     pub next_actions: Vec<String>,
-    /// The files the window touched, one line each (written by code, [`super::index`]).
+    /// The files the window touched, one line each (written by code, `index.rs`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
     /// The code names the window worked with, most salient first (written by code).

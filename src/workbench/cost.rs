@@ -51,13 +51,9 @@ impl RewriteCost {
     }
 }
 
-/// What a prompt of `tokens` costs when the provider's cache serves `cached` of them, with
-/// `output` tokens the engine spent on its own completions for it.
-pub fn prompt_cost(prices: &Prices, tokens: usize, cached: usize, output: u64) -> f64 {
-    prompt_cost_for(prices, CacheTtl::FiveMinutes, tokens, cached, output)
-}
-
-/// [`prompt_cost`] with the tokens not served written for `ttl` (a 1-hour write costs more).
+/// What a prompt of `tokens` costs when the provider's cache serves `cached` of them, the rest
+/// written for `ttl` (a 1-hour write costs more), with `output` tokens the engine spent on its
+/// own completions for it.
 pub fn prompt_cost_for(prices: &Prices, ttl: CacheTtl, tokens: usize, cached: usize, output: u64) -> f64 {
     let cached = cached.min(tokens);
     prices.cache_read * cached as f64
@@ -206,8 +202,11 @@ mod tests {
     #[test]
     fn a_prompt_costs_its_reads_writes_and_output() {
         let prices = Prices::default();
-        assert!((prompt_cost(&prices, 10_000, 9_000, 0) - (900.0 + 1_250.0)).abs() < 1e-9);
-        assert!((prompt_cost(&prices, 100, 500, 10) - (10.0 + 50.0)).abs() < 1e-9, "cached is capped");
+        assert!((prompt_cost_for(&prices, CacheTtl::FiveMinutes, 10_000, 9_000, 0) - (900.0 + 1_250.0)).abs() < 1e-9);
+        assert!(
+            (prompt_cost_for(&prices, CacheTtl::FiveMinutes, 100, 500, 10) - (10.0 + 50.0)).abs() < 1e-9,
+            "cached is capped"
+        );
     }
 
     /// The rule on its numbers: one lapse in eight gaps over eight calls ahead saves

@@ -30,18 +30,6 @@ pub fn strip_line_number(line: &str) -> &str {
     split_line_number(line).map_or(line, |(_, rest)| rest)
 }
 
-/// Every line of `text` without its line-number prefix.
-pub fn strip_line_numbers(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for (i, line) in text.split('\n').enumerate() {
-        if i > 0 {
-            out.push('\n');
-        }
-        out.push_str(strip_line_number(line));
-    }
-    out
-}
-
 /// Leading spaces, 1-9 digits, then one of `separators`.
 fn split_number<'a>(line: &'a str, separators: &[&str]) -> Option<(u32, &'a str)> {
     let digits = line.len() - line.trim_start_matches(' ').len();

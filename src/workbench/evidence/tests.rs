@@ -94,7 +94,6 @@ fn line_number_prefixes_are_stripped() {
     assert_eq!(strip_line_number("x = 1\t# 2"), "x = 1\t# 2");
     assert_eq!(strip_line_number("12:30 meeting"), "12:30 meeting");
     assert_eq!(strip_line_number("1234567890→too long"), "1234567890→too long");
-    assert_eq!(strip_line_numbers("     1→a\n     2→\n     3\tb\nc"), "a\n\nb\nc");
     assert_eq!(split_line_number("  7→é"), Some((7, "é")));
 }
 

@@ -122,6 +122,35 @@ test('a conversation goes through the engine and is saved as workbench proxy sav
   }
 });
 
+test('an engine thread that dies is replaced: the call it was preparing goes as it came, the next resumes the session', async () => {
+  const workspace = await mkdtemp(path.join(tmpdir(), 'cw-npm-proxy-dies-'));
+  const up = await upstream();
+  const lines = [];
+  const calls = [];
+  const engineThreads = { script: new URL('./engine-thread-that-dies.mjs', import.meta.url), count: 1 };
+  const proxy = await startProxy({ port: 0, upstream: up.url, workspace, engineThreads, log: (l) => lines.push(l), onCall: (c) => calls.push(c) });
+  try {
+    assert.match(await (await post(proxy.url, request(first))).text(), /"stop_reason":"tool_use"/);
+    // The thread ends while it prepares this call: the agent still gets its answer.
+    assert.match(await (await post(proxy.url, request(second))).text(), /Done\./);
+    assert.deepEqual(up.received[1].body.messages, second, 'the call went upstream as the agent sent it');
+    const third = [...second, { role: 'assistant', content: [{ type: 'text', text: 'Done.' }] }, { role: 'user', content: 'Now run the tests.' }];
+    assert.match(await (await post(proxy.url, request(third))).text(), /Done\./);
+    await proxy.close();
+    assert.ok(lines.some((l) => /an engine thread exited \(70\); another takes its place/.test(l)), lines.join('\n'));
+    assert.ok(lines.some((l) => /the session is gone \(an engine thread exited \(70\)\), passed through/.test(l)), lines.join('\n'));
+    // The session went on in the new thread, from the store: one trace, its third call managed.
+    const store = path.join(workspace, '.trace');
+    assert.deepEqual(await traceDirs(store), ['npm-proxy-session']);
+    assert.deepEqual(calls.map((c) => [c.traceId, c.record.call, c.record.managed]), [['npm-proxy-session', 1, true], ['npm-proxy-session', 2, true]]);
+    assert.ok(up.received[2].body.system.some((b) => b.cache_control), 'the third call was prepared by the engine');
+  } finally {
+    await proxy.close();
+    await up.close();
+    await rm(workspace, { recursive: true, force: true });
+  }
+});
+
 test('a port in use, an upstream that is down and a bad upstream get clear errors', async () => {
   const workspace = await mkdtemp(path.join(tmpdir(), 'cw-npm-proxy-'));
   const down = await upstream();

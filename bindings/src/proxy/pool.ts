@@ -28,55 +28,89 @@ export interface EngineThreadData {
 }
 
 interface Pending {
+  thread: number;
   resolve: (value: unknown) => void;
   reject: (error: Error) => void;
 }
 
 export class EnginePool {
-  readonly #threads: Worker[];
+  readonly #threads: Worker[] = [];
+  /** Each thread's start: calls wait for it. */
+  readonly #ready: Promise<void>[] = [];
   readonly #pending = new Map<number, Pending>();
   /** Trace base → its thread, and how many bases each thread holds. */
   readonly #assigned = new Map<string, number>();
   readonly #load: number[];
   #next = 0;
   #nextAny = 0;
-  /** Threads that failed or exited: a call to one fails at once. */
+  /** Threads that failed to start: a call to one fails at once. */
   readonly #gone = new Set<number>();
+  #terminating = false;
 
-  private constructor(threads: Worker[]) {
-    this.#threads = threads;
-    this.#load = threads.map(() => 0);
-    threads.forEach((thread, index) => {
-      thread.on('message', (message: { id?: number; result?: unknown; error?: { message: string; code: string } }) => {
-        const pending = message.id === undefined ? undefined : this.#pending.get(message.id);
-        if (!pending) return;
-        this.#pending.delete(message.id!);
-        if (message.error) pending.reject(new ContextWorkbenchError(message.error.code, message.error.message));
-        else pending.resolve(message.result);
-      });
-      // A thread that dies fails what waits on it; the server then sends those requests as they came.
-      const fail = (why: string) => {
-        this.#gone.add(index);
-        for (const [id, pending] of this.#pending) {
-          pending.reject(new ContextWorkbenchError('host_failed', `an engine thread ${why}`));
-          this.#pending.delete(id);
-        }
-      };
-      thread.on('error', (error) => fail(`failed: ${error.message}`));
-      thread.on('exit', (code) => fail(`exited (${code})`));
-    });
+  private constructor(count: number, private readonly spawn: () => Worker, private readonly log: (line: string) => void) {
+    this.#load = Array.from({ length: count }, () => 0);
   }
 
-  /** Start the threads and wait until each has loaded the engine. */
-  static async start(data: EngineThreadData, options: EngineThreads = {}): Promise<EnginePool> {
+  /**
+   * Start the threads and wait until each has loaded the engine. A thread that ends later (a
+   * crash, the engine's trap) fails only the calls it had, and another takes its place, told in
+   * `log`: its conversations go on from the store at their next call.
+   */
+  static async start(data: EngineThreadData, options: EngineThreads = {}, log: (line: string) => void = () => {}): Promise<EnginePool> {
     const script = options.script ?? new URL('./worker.js', import.meta.url);
-    const count = Math.max(1, options.count ?? 2);
-    const threads = Array.from({ length: count }, () => new Worker(script, { workerData: { ...data, wasm: options.wasm, ranks: options.ranks } }));
-    await Promise.all(threads.map((thread) => new Promise<void>((resolve, reject) => {
-      thread.once('message', () => resolve());
-      thread.once('error', (error) => reject(new ContextWorkbenchError('init_failed', `an engine thread could not start: ${error.message}`)));
-    })));
-    return new EnginePool(threads);
+    const workerData = { ...data, wasm: options.wasm, ranks: options.ranks };
+    const pool = new EnginePool(Math.max(1, options.count ?? 2), () => new Worker(script, { workerData }), log);
+    try {
+      await Promise.all(pool.#load.map((_, index) => pool.#start(index)));
+    } catch (error) {
+      await pool.terminate();
+      throw error;
+    }
+    return pool;
+  }
+
+  /** Start thread `index`; resolves once it has loaded the engine. */
+  #start(index: number): Promise<void> {
+    const thread = this.spawn();
+    this.#threads[index] = thread;
+    /** Why it ended, when an error ended it. */
+    let failure: string | undefined;
+    thread.on('message', (message: { id?: number; result?: unknown; error?: { message: string; code: string } }) => {
+      const pending = message.id === undefined ? undefined : this.#pending.get(message.id);
+      if (!pending) return;
+      this.#pending.delete(message.id!);
+      if (message.error) pending.reject(new ContextWorkbenchError(message.error.code, message.error.message));
+      else pending.resolve(message.result);
+    });
+    thread.on('error', (error) => { failure = error.message; });
+    let started = false;
+    let refuse!: (error: Error) => void;
+    const ready = new Promise<void>((resolve, reject) => {
+      refuse = reject;
+      thread.once('message', () => {
+        started = true;
+        resolve();
+      });
+    });
+    ready.catch(() => undefined);
+    thread.once('exit', (code) => {
+      const ended = `an engine thread ${failure === undefined ? `exited (${code})` : `failed: ${failure}`}`;
+      for (const [id, pending] of this.#pending) {
+        if (pending.thread !== index) continue;
+        pending.reject(new ContextWorkbenchError('host_failed', ended));
+        this.#pending.delete(id);
+      }
+      if (!started) {
+        // A start that failed is not tried again.
+        this.#gone.add(index);
+        refuse(new ContextWorkbenchError('init_failed', `an engine thread could not start: ${failure ?? `it exited (${code})`}`));
+      } else if (!this.#terminating) {
+        this.log(`context-workbench proxy: ${ended}; another takes its place`);
+        void this.#start(index);
+      }
+    });
+    this.#ready[index] = ready;
+    return ready;
   }
 
   /** The thread of a trace base: the one it has, else the least loaded. */
@@ -96,14 +130,14 @@ export class EnginePool {
     return this.#nextAny;
   }
 
-  /** Run ProxyWorker's `op` on `thread`. */
+  /** Run ProxyWorker's `op` on `thread` (one taking another's place, once it has started). */
   call<T>(thread: number, op: string, ...args: unknown[]): Promise<T> {
     if (this.#gone.has(thread)) return Promise.reject(new ContextWorkbenchError('host_failed', 'the engine thread is gone'));
-    const id = this.#next++;
-    return new Promise<T>((resolve, reject) => {
-      this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+    return this.#ready[thread]!.then(() => new Promise<T>((resolve, reject) => {
+      const id = this.#next++;
+      this.#pending.set(id, { thread, resolve: resolve as (value: unknown) => void, reject });
       this.#threads[thread]!.postMessage({ id, op, args });
-    });
+    }));
   }
 
   /** How many threads there are. */
@@ -112,6 +146,7 @@ export class EnginePool {
   }
 
   async terminate(): Promise<void> {
+    this.#terminating = true;
     await Promise.all(this.#threads.map((thread) => thread.terminate()));
   }
 }

@@ -66,9 +66,10 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   const flags = typeof options.upstream === 'string' ? [options.upstream] : options.upstream ?? [];
   const gateway = guarded(() => new ProxyGateway(options.config, flags, options.window, workspace, root));
   const threadData = { workspace, config: gateway.config() };
+  const log = safely(options.log ?? ((line) => process.stderr.write(`${line}\n`)));
   let pool: EnginePool;
   try {
-    pool = await EnginePool.start(threadData, options.engineThreads);
+    pool = await EnginePool.start(threadData, options.engineThreads, log);
   } catch (error) {
     gateway.free();
     throw error;
@@ -85,7 +86,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
     gateway.free();
     throw error;
   }
-  const proxy = new Proxy(gateway, pool, dashboard, safely(options.log ?? ((line) => process.stderr.write(`${line}\n`))), options.onCall);
+  const proxy = new Proxy(gateway, pool, dashboard, log, options.onCall);
   const otlp = guarded(() => otlpTracesUrl(options.otlp ?? ((gateway.config() as Required<Config>).proxy as { otlp: string }).otlp));
   // The SDK is loaded only when spans are exported.
   if (otlp !== undefined) proxy.telemetry = new (await import('./telemetry.js')).Telemetry(otlp);

@@ -2,16 +2,10 @@
 // step, and this carries out its effects with node:http, the upstream client and the engine
 // threads, as `workbench proxy` does with tokio.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { ExchangeEffect, ExchangeEvent, ProxyCallRecord, ProxyExchange } from '../wasm/context_workbench.js';
+import type { ExchangeEffect, ExchangeEvent, ProxyExchange } from '../wasm/context_workbench.js';
 import { asWorkbenchError } from '../errors.js';
 import { failureOf, pump, replyHeader, replyHeaders } from './upstream.js';
-import type { Proxy } from './start.js';
-
-/** A call as its engine thread recorded it. */
-interface Finished {
-  record: ProxyCallRecord;
-  trace_id: string;
-}
+import type { Finished, Proxy } from './start.js';
 
 export class Call {
   #body: Uint8Array = new Uint8Array();
@@ -86,7 +80,7 @@ export class Call {
       }
       case 'prepare':
         try {
-          this.#prepared = await proxy.pool.call<string | undefined>(this.#thread!, 'prepare', req.method ?? 'POST', req.url ?? '/',
+          this.#prepared = await proxy.pool.call(this.#thread!, 'prepare', req.method ?? 'POST', req.url ?? '/',
             req.rawHeaders, this.#body, { notes: effect.notes, opening: effect.opening });
           return { event: 'prepared', rewritten: this.#prepared !== undefined };
         } catch (error) {

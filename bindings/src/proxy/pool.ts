@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { ContextWorkbenchError } from '../errors.js';
 import type { RanksSource } from '../init.js';
 import type { ResolvedConfig } from '../wasm/context_workbench.js';
+import type { Operations } from './worker.js';
 
 /** Where an engine thread finds its script and the engine (a bundler ships them elsewhere). */
 export interface EngineThreads {
@@ -131,9 +132,10 @@ export class EnginePool {
   }
 
   /** Run ProxyWorker's `op` on `thread` (one taking another's place, once it has started). */
-  call<T>(thread: number, op: string, ...args: unknown[]): Promise<T> {
+  call<Op extends keyof Operations>(thread: number, op: Op, ...args: Parameters<Operations[Op]>): Promise<Awaited<ReturnType<Operations[Op]>>> {
+    type Result = Awaited<ReturnType<Operations[Op]>>;
     if (this.#gone.has(thread)) return Promise.reject(new ContextWorkbenchError('host_failed', 'the engine thread is gone'));
-    return this.#ready[thread]!.then(() => new Promise<T>((resolve, reject) => {
+    return this.#ready[thread]!.then(() => new Promise<Result>((resolve, reject) => {
       const id = this.#next++;
       this.#pending.set(id, { thread, resolve: resolve as (value: unknown) => void, reject });
       this.#threads[thread]!.postMessage({ id, op, args });

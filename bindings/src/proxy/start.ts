@@ -17,6 +17,7 @@ import { EnginePool, type EngineThreads } from './pool.js';
 import { Call } from './exchange.js';
 import type { Telemetry } from './telemetry.js';
 import { Upstream } from './upstream.js';
+import type { Operations } from './worker.js';
 
 export interface ProxyOptions {
   /** 127.0.0.1's port; 8787 by default, 0 picks a free one. */
@@ -80,7 +81,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   // what a killed proxy left running is marked interrupted.
   let recovered: string | undefined;
   try {
-    recovered = await pool.call<string | undefined>(0, 'recover');
+    recovered = await pool.call(0, 'recover');
   } catch (error) {
     await pool.terminate();
     gateway.free();
@@ -131,10 +132,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
 }
 
 /** A call as its engine thread recorded it. */
-interface Finished {
-  record: ProxyCallRecord;
-  trace_id: string;
-}
+export type Finished = Awaited<ReturnType<Operations['finish']>>;
 
 export class Proxy {
   /** The tail of each conversation's queue: one request of a key at a time, reply included. */
@@ -195,23 +193,25 @@ export class Proxy {
     const thread = this.pool.threadOf(exchange.traceBase!);
     this.#threadOfSocket.set(req.socket, thread);
     const evicted = this.gateway.touch(exchange, [...this.#turns.keys()].filter((k) => k !== key));
-    const notes = evicted === undefined ? [] : await this.#engines<string[]>(this.#threadOfKey.get(evicted), 'close', evicted);
+    const evictedThread = evicted === undefined ? undefined : this.#threadOfKey.get(evicted);
+    const notes = evictedThread === undefined ? [] : await this.pool.call(evictedThread, 'close', evicted!)
+      .catch((error) => [asWorkbenchError(error).message]);
     if (evicted !== undefined) this.#threadOfKey.delete(evicted);
     this.#threadOfKey.set(key, thread);
-    return { release, thread, notes: notes as string[] };
+    return { release, thread, notes };
   }
 
   /** A side call counted in its agent session's latest conversation held here, beside its turn (never awaited). */
   countSideCall(agentSession: string, record: ProxyCallRecord): void {
     const key = this.gateway.latestOf(agentSession);
     const thread = key === undefined ? undefined : this.#threadOfKey.get(key);
-    if (thread !== undefined) void this.#engines(thread, 'recordSideCall', key, record);
+    if (thread !== undefined) void this.pool.call(thread, 'recordSideCall', key!, record).catch(() => undefined);
   }
 
   /** The reply's outcome to its session on its engine thread: the call as recorded (none when it could not be). */
   async finish(thread: number, key: string, status: number, outcome: unknown): Promise<Finished | undefined> {
     try {
-      return await this.pool.call<Finished>(thread, 'finish', key, status, outcome);
+      return await this.pool.call(thread, 'finish', key, status, outcome);
     } catch (error) {
       this.log(`context-workbench proxy: the reply was not recorded: ${asWorkbenchError(error).message}`);
       return undefined;
@@ -227,11 +227,7 @@ export class Proxy {
     }
   }
 
-  /** `op` on `thread`, or nothing when the key has no thread (it never opened a session). */
-  async #engines<T>(thread: number | undefined, op: string, ...args: unknown[]): Promise<T | []> {
-    if (thread === undefined) return [];
-    return this.pool.call<T>(thread, op, ...args).catch((error) => [asWorkbenchError(error).message] as T);
-  }
+
 
   /** Wait for `key`'s turn; the returned function ends it. */
   async #turn(key: string): Promise<() => void> {
@@ -257,7 +253,7 @@ export class Proxy {
     await stopped;
     this.upstream.close();
     const failures = (await Promise.all([...Array(this.pool.size).keys()].map((thread) =>
-      this.pool.call<string[]>(thread, 'closeAll').catch((error) => [asWorkbenchError(error).message])))).flat();
+      this.pool.call(thread, 'closeAll').catch((error) => [asWorkbenchError(error).message])))).flat();
     for (const line of this.gateway.closingLines(failures)) this.log(line);
     if (this.telemetry) this.log(await this.telemetry.stop());
     await Promise.all([this.pool.terminate(), this.dashboard.dispose()]);

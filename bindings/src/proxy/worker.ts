@@ -18,7 +18,7 @@ await ensureEncoding(data.config.encoding as Encoding);
 const files = nodeFsHost(data.workspace, { blocking: true });
 const engines = new ProxyWorker(guardHost(files, { onEvent() {}, onProgress() {} }), data.config);
 let store: Promise<TraceStore> | undefined;
-const operations: Record<string, (...args: never[]) => unknown> = {
+const operations = {
   recover: () => engines.recover(),
   read: (...args: Parameters<ProxyWorker['read']>) => engines.read(...args),
   prepare: (...args: Parameters<ProxyWorker['prepare']>) => engines.prepare(...args),
@@ -29,10 +29,12 @@ const operations: Record<string, (...args: never[]) => unknown> = {
   answer: async (root: string, method: string, path: string, query: string) =>
     (await (store ??= TraceStore.create(files, { root }))).answer(method, path, query),
 };
+/** What a thread does, by name: the server's `EnginePool.call` is typed by it. */
+export type Operations = typeof operations;
 
-parentPort!.on('message', async ({ id, op, args }: { id: number; op: string; args: never[] }) => {
+parentPort!.on('message', async ({ id, op, args }: { id: number; op: keyof Operations; args: never[] }) => {
   try {
-    parentPort!.postMessage({ id, result: await operations[op]!(...args) });
+    parentPort!.postMessage({ id, result: await (operations[op] as (...args: never[]) => unknown)(...args) });
   } catch (error) {
     const e = asWorkbenchError(error);
     parentPort!.postMessage({ id, error: { message: e.message, code: e.code } });

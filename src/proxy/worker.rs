@@ -264,7 +264,7 @@ impl<H: Host + Clone> Worker<H> {
     }
 
     /// Drop the session of the key's call in flight unsaved (its engine panicked).
-    pub fn forget(&self, name: &str) {
+    fn forget(&self, name: &str) {
         if let Some(conversation) = self.conversations.borrow_mut().get_mut(name).and_then(|s| s.conversation.as_mut())
         {
             conversation.forget_current();

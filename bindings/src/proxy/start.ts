@@ -227,8 +227,6 @@ export class Proxy {
     }
   }
 
-
-
   /** Wait for `key`'s turn; the returned function ends it. */
   async #turn(key: string): Promise<() => void> {
     const previous = this.#turns.get(key) ?? Promise.resolve();

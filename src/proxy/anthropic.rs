@@ -20,6 +20,7 @@ use super::request::{
     ClientMessage, ClientRequest, RequestError, draft, invalid, messages_of, model_and_stream, opaque_part, tool_list,
 };
 use super::route::{Format, Provider};
+use super::sse;
 use super::wire::{RawObject, compact, without_cache_control};
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
 use crate::prompt::serialize::{AnthropicOptions, to_anthropic_with};
@@ -37,7 +38,7 @@ pub(super) static MESSAGES: Api = Api {
     agent_cache_ttl: agent_ttl,
     chooses_cache_ttl: true,
     reply: || Box::<MessagesReply>::default(),
-    stream_error: |message| format!("event: error\ndata: {}\n\n", error_body(Provider::Anthropic, 500, message)),
+    stream_error: |message| sse::event("error", &error_body(Provider::Anthropic, 500, message)),
 };
 
 fn parse_request(body: RawObject, _path: &str, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {

@@ -18,6 +18,7 @@ use super::errors::error_body;
 use super::reply::{ProviderUsage, ReplyFacts, ReplyFormat};
 use super::request::{ClientMessage, ClientRequest, RequestError, draft, invalid, opaque_part, tool_list};
 use super::route::{Format, Provider};
+use super::sse;
 use super::wire::{RawObject, compact};
 use crate::engine::MessageDraft;
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
@@ -33,7 +34,7 @@ pub(super) static GEMINI: Api = Api {
     agent_cache_ttl: |_| None,
     chooses_cache_ttl: false,
     reply: || Box::<GeminiReply>::default(),
-    stream_error: |message| format!("data: {}\n\n", error_body(Provider::Gemini, 500, message)),
+    stream_error: |message| sse::event("", &error_body(Provider::Gemini, 500, message)),
 };
 
 /// Read a request sent to `path`, which names its model and whether it streams.

@@ -18,6 +18,7 @@ use super::request::{
     ClientMessage, ClientRequest, RequestError, draft, invalid, messages_of, model_and_stream, opaque_part, tool_list,
 };
 use super::route::{Format, Provider};
+use super::sse;
 use super::wire::RawObject;
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
 use crate::prompt::serialize::to_openai_chat;
@@ -32,7 +33,7 @@ pub(super) static CHAT_COMPLETIONS: Api = Api {
     agent_cache_ttl: |_| None,
     chooses_cache_ttl: false,
     reply: || Box::<ChatReply>::default(),
-    stream_error: |message| format!("data: {}\n\n", error_body(Provider::OpenAi, 500, message)),
+    stream_error: |message| sse::event("", &error_body(Provider::OpenAi, 500, message)),
 };
 
 fn parse_request(body: RawObject, _path: &str, counter: &TokenCounter) -> Result<ClientRequest, RequestError> {

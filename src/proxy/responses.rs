@@ -22,6 +22,7 @@ use super::request::{
     ClientMessage, ClientRequest, RequestError, draft, invalid, model_and_stream, opaque_part, tool_list,
 };
 use super::route::Format;
+use super::sse;
 use super::wire::{RawObject, compact};
 use crate::model::{ContentPart, Role, ToolCall, ToolCallId, ToolResult, ToolStatus};
 use crate::prompt::serialize::{ResponsesOptions, to_openai_responses};
@@ -39,7 +40,7 @@ pub(super) static RESPONSES: Api = Api {
     stream_error: |message| {
         let error = json!({"code": "server_error", "message": message});
         let response = json!({"object": "response", "status": "failed", "error": error});
-        format!("event: response.failed\ndata: {}\n\n", json!({"type": "response.failed", "response": response}))
+        sse::event("response.failed", &json!({"type": "response.failed", "response": response}).to_string())
     },
 };
 

@@ -1,11 +1,25 @@
 //! An incremental reader of server-sent events: bytes in, in pieces of any size, whole events
-//! out. Bounded: an event larger than the limit is an error, never an unbounded buffer.
+//! out. Bounded: an event larger than the limit is an error, never an unbounded buffer. And
+//! the writer of one event, for what the proxy adds to a stream.
 
 /// One event: its `event:` name (empty when it has none) and its `data:` lines joined by `\n`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SseEvent {
     pub event: String,
     pub data: String,
+}
+
+/// One event as it goes on the wire: its `event:` line when `name` is not empty, a `data:` line
+/// for each line of `data`, and the blank line that ends it.
+pub fn event(name: &str, data: &str) -> String {
+    let mut out = if name.is_empty() { String::new() } else { format!("event: {name}\n") };
+    for line in data.split('\n') {
+        out.push_str("data: ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push('\n');
+    out
 }
 
 /// Splits a byte stream into events (`\n`, `\r\n` or `\r` line ends; comment lines ignored).
@@ -78,6 +92,15 @@ impl SseParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_event_written_is_read_back_as_it_was() {
+        assert_eq!(event("error", "{\"a\":1}"), "event: error\ndata: {\"a\":1}\n\n");
+        assert_eq!(event("", "[DONE]"), "data: [DONE]\n\n");
+        let mut parser = SseParser::new(1024);
+        let events = parser.push(event("x", "one\ntwo").as_bytes()).unwrap();
+        assert_eq!(events, [SseEvent { event: "x".into(), data: "one\ntwo".into() }]);
+    }
 
     #[test]
     fn events_come_out_whole_whatever_the_pieces() {

@@ -36,7 +36,7 @@ interface Pending {
 
 export class EnginePool {
   readonly #threads: Worker[] = [];
-  /** Each thread's start: calls wait for it. */
+  /** Each thread's start: calls wait for it, and fail when it failed (a thread that is gone). */
   readonly #ready: Promise<void>[] = [];
   readonly #pending = new Map<number, Pending>();
   /** Trace base → its thread, and how many bases each thread holds. */
@@ -44,8 +44,6 @@ export class EnginePool {
   readonly #load: number[];
   #next = 0;
   #nextAny = 0;
-  /** Threads that failed to start: a call to one fails at once. */
-  readonly #gone = new Set<number>();
   #terminating = false;
 
   private constructor(count: number, private readonly spawn: () => Worker, private readonly log: (line: string) => void) {
@@ -103,7 +101,6 @@ export class EnginePool {
       }
       if (!started) {
         // A start that failed is not tried again.
-        this.#gone.add(index);
         refuse(new ContextWorkbenchError('init_failed', `an engine thread could not start: ${failure ?? `it exited (${code})`}`));
       } else if (!this.#terminating) {
         this.log(`context-workbench proxy: ${ended}; another takes its place`);
@@ -134,12 +131,12 @@ export class EnginePool {
   /** Run ProxyWorker's `op` on `thread` (one taking another's place, once it has started). */
   call<Op extends keyof Operations>(thread: number, op: Op, ...args: Parameters<Operations[Op]>): Promise<Awaited<ReturnType<Operations[Op]>>> {
     type Result = Awaited<ReturnType<Operations[Op]>>;
-    if (this.#gone.has(thread)) return Promise.reject(new ContextWorkbenchError('host_failed', 'the engine thread is gone'));
+    const gone = () => Promise.reject(new ContextWorkbenchError('host_failed', 'the engine thread is gone'));
     return this.#ready[thread]!.then(() => new Promise<Result>((resolve, reject) => {
       const id = this.#next++;
       this.#pending.set(id, { thread, resolve: resolve as (value: unknown) => void, reject });
       this.#threads[thread]!.postMessage({ id, op, args });
-    }));
+    }), gone);
   }
 
   /** How many threads there are. */

@@ -136,11 +136,9 @@ pub enum Effect {
     AwaitRecord,
     /// End the agent's reply.
     EndReply,
-    /// The call is recorded (for an embedder that wants each record).
-    Called {
-        #[cfg_attr(test, ts(type = "ProxyCallRecord"))]
-        record: Box<CallRecord>,
-    },
+    /// The call is recorded (for an embedder that wants each record, and `--otlp`'s span:
+    /// [`Exchange::span`]).
+    Called,
     /// Close the agent's connection (the reply cannot be completed).
     Close,
     /// The exchange is over: its turn, if it took one, is released.
@@ -186,6 +184,8 @@ pub struct Exchange {
     responded: bool,
     /// The answer to give once a call the upstream gave no reply to is recorded.
     unanswered: Option<(u16, String)>,
+    /// The call as its session recorded it.
+    record: Option<Box<CallRecord>>,
 }
 
 impl Exchange {
@@ -219,6 +219,7 @@ impl Exchange {
             status: 0,
             responded: false,
             unanswered: None,
+            record: None,
         };
         let refusal = match (gateway.forbidden(&exchange.head, route), signed) {
             (Some(answer), _) | (None, Err(answer)) => Err(answer),
@@ -243,10 +244,11 @@ impl Exchange {
         self.route
     }
 
-    /// The span of this exchange's call `record` (its session's trace id on it), whose reply
-    /// ended at `end_ms`: what `--otlp` exports.
-    pub fn span(&self, record: &CallRecord, end_ms: u64) -> super::telemetry::CallSpan {
-        super::telemetry::call_span(record, &record.trace_id, self.route.provider(), end_ms)
+    /// The span of this exchange's recorded call (after `Called`), whose reply ended at
+    /// `end_ms`: what `--otlp` exports.
+    pub fn span(&self, end_ms: u64) -> Option<super::telemetry::CallSpan> {
+        let record = self.record.as_deref()?;
+        Some(super::telemetry::call_span(record, &record.trace_id, self.route.provider(), end_ms))
     }
 
     /// The team member the request signed in as (team mode), for [`Gateway::read_as`].
@@ -442,7 +444,8 @@ impl Exchange {
         }
         if let Some(record) = record {
             effects.push(Effect::Log { line: gateway.call_line(&record) });
-            effects.push(Effect::Called { record });
+            effects.push(Effect::Called);
+            self.record = Some(record);
         }
         if let Some((status, body)) = self.unanswered.take() {
             effects.push(Effect::Answer { status, body, close: false, drain_ms: 0 });
@@ -518,7 +521,7 @@ mod tests {
                 Effect::Finish { .. } => "finish",
                 Effect::AwaitRecord => "await_record",
                 Effect::EndReply => "end_reply",
-                Effect::Called { .. } => "called",
+                Effect::Called => "called",
                 Effect::Close => "close",
                 Effect::Done => "done",
             })

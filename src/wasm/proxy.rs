@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::proxy::args::{ProxyArgs, Shell, StoreLocation, config_from_file, usage};
 use crate::proxy::gateway::{passes_to_agent, passes_to_upstream};
-use crate::proxy::{CallRecord, Effect, Event, Exchange, Gateway, RequestHead, SessionKey, SessionTable, Upstreams};
+use crate::proxy::{Effect, Event, Exchange, Gateway, RequestHead, SessionKey, SessionTable, Upstreams};
 use crate::tokens::require_ranks;
 
 /// The proxy's decisions for the JS server's own thread: every request's [`Exchange`] and the
@@ -162,16 +162,14 @@ impl ProxyExchange {
         self.exchange.key().map(SessionKey::name)
     }
 
-    /// The span `--otlp` exports for this exchange's call `record` (with its session's
-    /// `trace_id`), whose reply ended at `endMs` (ms since the epoch).
-    #[wasm_bindgen(unchecked_return_type = "CallSpan")]
-    pub fn span(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "ProxyCallRecord & { trace_id: string }")] record: JsValue,
-        #[wasm_bindgen(js_name = endMs)] end_ms: f64,
-    ) -> Result<JsValue, JsValue> {
-        let record: CallRecord = from_js(record, "record")?;
-        to_js_value(&self.exchange.span(&record, end_ms as u64))
+    /// The span `--otlp` exports for this exchange's recorded call (after `called`), whose reply
+    /// ended at `endMs` (ms since the epoch).
+    #[wasm_bindgen(unchecked_return_type = "CallSpan | undefined")]
+    pub fn span(&self, #[wasm_bindgen(js_name = endMs)] end_ms: f64) -> Result<JsValue, JsValue> {
+        match self.exchange.span(end_ms as u64) {
+            Some(span) => to_js_value(&span),
+            None => Ok(JsValue::UNDEFINED),
+        }
     }
 
     /// The name the key's traces start with: the conversations of one base run on one worker.

@@ -141,7 +141,8 @@ export class Call {
         if (this.#finished) {
           proxy.called(this.#finished.trace_id, this.#finished.record);
           try {
-            proxy.telemetry?.export(this.exchange.span({ ...this.#finished.record, trace_id: this.#finished.trace_id }, Date.now()));
+            const span = proxy.telemetry && this.exchange.span(Date.now());
+            if (span) proxy.telemetry!.export(span);
           } catch {
             // A span that cannot be made is not exported; the call is answered and recorded.
           }

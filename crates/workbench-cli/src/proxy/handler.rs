@@ -274,9 +274,9 @@ impl Call {
                 self.to_agent = None;
                 Flow::Go
             }
-            Effect::Called { record } => {
-                if let Some(telemetry) = &app.telemetry {
-                    telemetry.export(self.exchange.span(&record, now_ms()));
+            Effect::Called => {
+                if let (Some(telemetry), Some(span)) = (&app.telemetry, self.exchange.span(now_ms())) {
+                    telemetry.export(span);
                 }
                 Flow::Go
             }

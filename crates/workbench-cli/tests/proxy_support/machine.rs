@@ -390,7 +390,7 @@ impl<'a> Call<'a> {
                 None
             }
             Effect::AwaitRecord => Some(Event::Recorded { record: self.record.take().map(Box::new) }),
-            Effect::EndReply | Effect::Close | Effect::Called { .. } | Effect::Done => None,
+            Effect::EndReply | Effect::Close | Effect::Called | Effect::Done => None,
         }
     }
 }

@@ -233,6 +233,12 @@ impl StoreLocation {
         }
     }
 
+    /// Why the store at `absolute` could not be created (named by that path, with no flag: it
+    /// may be the default one), with the platform's `detail`.
+    pub fn cannot_create(absolute: &str, detail: &str) -> String {
+        format!("cannot create the trace store {absolute}: {detail}")
+    }
+
     /// The engine's configuration for the proxy's sessions: `config` with the window of
     /// `--window`, this trace root, and originals named by absolute path (agents' file tools,
     /// Claude Code's Read, want one) unless the config names a base.

@@ -242,6 +242,12 @@ pub fn proxy_store_location(cwd: &str, store: &str) -> Result<JsValue, JsValue> 
     to_js_value(&serde_json::json!({"workspace": location.workspace, "root": location.root}))
 }
 
+/// Why the store at `absolute` could not be created, with the platform's `detail`.
+#[wasm_bindgen(js_name = cannotCreateStore)]
+pub fn cannot_create_store(absolute: &str, detail: &str) -> String {
+    StoreLocation::cannot_create(absolute, detail)
+}
+
 /// Whether a request header crosses to the upstream (`plain`: the reply is wanted uncompressed).
 #[wasm_bindgen(js_name = passesToUpstream)]
 pub fn passes_to_upstream_js(name: &str, plain: bool) -> bool {

@@ -8,7 +8,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { mkdir, realpath } from 'node:fs/promises';
-import { type ProxyExchange, ProxyGateway, cannotListen, dashboardPath, otlpTracesUrl, proxyStoreLocation } from '../wasm/context_workbench.js';
+import { type ProxyExchange, ProxyGateway, cannotCreateStore, cannotListen, dashboardPath, otlpTracesUrl, proxyStoreLocation } from '../wasm/context_workbench.js';
 import { ContextWorkbenchError, asWorkbenchError, guarded } from '../errors.js';
 import { ensureEncoding } from '../init.js';
 import type { Config, ProxyCallRecord } from '../types.js';
@@ -294,8 +294,7 @@ async function storeLocation(workspaceDir: string, store: string): Promise<{ wor
   try {
     await mkdir(absolute, { recursive: true });
   } catch (error) {
-    // The absolute path, and no flag: the store may be the default one.
-    throw new ContextWorkbenchError('io', `cannot create the trace store ${absolute}: ${(error as Error).message}`);
+    throw new ContextWorkbenchError('io', cannotCreateStore(absolute, (error as Error).message));
   }
   const [realStore, realWs] = await Promise.all([realpath(absolute), realpath(ws)]);
   return guarded(() => proxyStoreLocation(realWs, realStore));

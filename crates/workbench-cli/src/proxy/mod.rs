@@ -200,8 +200,7 @@ fn database_location(config: &Config) -> Result<StoreLocation, String> {
 fn store_location(store: &Path) -> Result<StoreLocation, String> {
     let cwd = std::env::current_dir().map_err(|e| format!("the current directory: {e}"))?;
     let absolute: PathBuf = if store.is_absolute() { store.to_path_buf() } else { cwd.join(store) };
-    // The absolute path, and no flag: the store may be the default one.
-    let unusable = |e: std::io::Error| format!("cannot create the trace store {}: {e}", absolute.display());
+    let unusable = |e: std::io::Error| StoreLocation::cannot_create(&absolute.display().to_string(), &e.to_string());
     std::fs::create_dir_all(&absolute).map_err(unusable)?;
     let real = |path: &Path, what: &str| -> Result<String, String> {
         let path = path.canonicalize().map_err(|e| format!("{what}: {e}"))?;

@@ -72,6 +72,8 @@ pub enum Event {
         #[cfg_attr(test, ts(type = "(ProxyCallRecord & { trace_id: string }) | null"))]
         record: Option<Box<CallRecord>>,
     },
+    /// The session was handed the reply but could not record it (`why`: its thread is gone).
+    NotRecorded { why: String },
     /// The shell failed unexpectedly (`why`).
     Broke { why: String },
 }
@@ -312,6 +314,13 @@ impl Exchange {
             (Stage::Refused, Event::Ended { end }) => self.failed(gateway, end.failure()),
             (Stage::Relaying, Event::Ended { end }) => self.ended(gateway, end),
             (Stage::Recording, Event::Recorded { record }) => self.recorded(gateway, record),
+            (Stage::Recording, Event::NotRecorded { why }) => {
+                let mut effects = self.recorded(gateway, None);
+                let done = effects.pop();
+                effects.push(Effect::Log { line: gateway.unrecorded_line(&self.head, &why) });
+                effects.extend(done);
+                effects
+            }
             (_, Event::Broke { why }) => self.broke(gateway, &why),
             (stage, event) => self.broke(gateway, &format!("{event:?} was not expected at {stage:?}")),
         }
@@ -557,6 +566,21 @@ mod tests {
         assert_eq!(names(&effects), ["end_reply", "log", "called", "done"]);
         assert!(exchange.is_over());
         assert!(gateway.progress().starts_with("1 requests, 1 managed"), "{}", gateway.progress());
+    }
+
+    #[test]
+    fn a_reply_its_session_could_not_record_ends_and_is_logged_with_why() {
+        let gateway = gateway();
+        let mut exchange = sent(&gateway, true);
+        let answered =
+            Event::Answered { status: 200, content_type: Some("application/json".into()), content_length: None };
+        exchange.step(&gateway, answered);
+        exchange.step(&gateway, Event::Ended { end: End::Done });
+        let effects = exchange.step(&gateway, Event::NotRecorded { why: "its session thread stopped".into() });
+        let [Effect::EndReply, Effect::Log { line }, Effect::Done] = &effects[..] else { panic!("{effects:?}") };
+        assert!(line.ends_with("POST /v1/messages: the reply was not recorded: its session thread stopped"), "{line}");
+        assert!(exchange.is_over() && exchange.span(1).is_none());
+        assert!(gateway.progress().starts_with("1 requests"), "counted: {}", gateway.progress());
     }
 
     #[test]

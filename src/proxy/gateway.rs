@@ -467,6 +467,11 @@ impl Gateway {
         )
     }
 
+    /// The log line of a managed call whose reply its session could not record (`why`).
+    pub fn unrecorded_line(&self, head: &RequestHead, why: &str) -> String {
+        self.request_line(&format!("{} {}: the reply was not recorded: {why}", head.method, head.path()))
+    }
+
     fn request_line(&self, text: &str) -> String {
         self.count_request();
         report::one_line(&format!("{}: {text}", self.who))

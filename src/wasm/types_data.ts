@@ -541,7 +541,7 @@ export type ExchangeEffect = { "effect": "read_body", limit: number, timeout_ms:
 /**
  * What happened, as the shell tells the exchange.
  */
-export type ExchangeEvent = { "event": "body_read", bytes: number, } | { "event": "body_refused" } | { "event": "body_timed_out" } | { "event": "read", verdict: unknown, } | { "event": "unreadable", why: string, } | { "event": "turn_taken", notes: Array<string>, } | { "event": "prepared", rewritten: boolean, } | { "event": "session_gone", why: string, } | { "event": "answered", status: number, content_type: string | null, content_length: number | null, } | { "event": "failed", failure: Failure, } | { "event": "reply_read", body: string, } | { "event": "ended", end: End, } | { "event": "recorded", record: (ProxyCallRecord & { trace_id: string }) | null, } | { "event": "broke", why: string, };
+export type ExchangeEvent = { "event": "body_read", bytes: number, } | { "event": "body_refused" } | { "event": "body_timed_out" } | { "event": "read", verdict: unknown, } | { "event": "unreadable", why: string, } | { "event": "turn_taken", notes: Array<string>, } | { "event": "prepared", rewritten: boolean, } | { "event": "session_gone", why: string, } | { "event": "answered", status: number, content_type: string | null, content_length: number | null, } | { "event": "failed", failure: Failure, } | { "event": "reply_read", body: string, } | { "event": "ended", end: End, } | { "event": "recorded", record: (ProxyCallRecord & { trace_id: string }) | null, } | { "event": "not_recorded", why: string, } | { "event": "broke", why: string, };
 
 /**
  * A claim and the pointers that prove it (`file:src/a.py:L40-L55`, `cmd#12 exit=1`,

@@ -17,7 +17,7 @@ export class Call {
   #response: IncomingMessage | undefined;
   #chunk: Uint8Array = new Uint8Array();
   #agentHere = true;
-  #recording: Promise<Finished | undefined> | undefined;
+  #recording: Promise<Finished> | undefined;
   #finished: Finished | undefined;
 
   constructor(private readonly proxy: Proxy, private readonly req: IncomingMessage, private readonly res: ServerResponse,
@@ -129,10 +129,15 @@ export class Call {
         this.#agentHere &&= await write(res, new TextEncoder().encode(effect.text));
         return;
       case 'finish':
-        this.#recording = proxy.finish(this.#thread!, this.exchange.key!, effect.status, effect.outcome);
+        this.#recording = proxy.pool.call(this.#thread!, 'finish', this.exchange.key!, effect.status, effect.outcome);
+        this.#recording.catch(() => undefined); // its failure is `await_record`'s to tell
         return;
       case 'await_record':
-        this.#finished = await this.#recording;
+        try {
+          this.#finished = await this.#recording;
+        } catch (error) {
+          return { event: 'not_recorded', why: asWorkbenchError(error).message };
+        }
         return { event: 'recorded', record: this.#finished ? { ...this.#finished.record, trace_id: this.#finished.trace_id } : null };
       case 'end_reply':
         res.end();

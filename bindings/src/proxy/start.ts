@@ -208,15 +208,7 @@ export class Proxy {
     if (thread !== undefined) void this.pool.call(thread, 'recordSideCall', key!, record).catch(() => undefined);
   }
 
-  /** The reply's outcome to its session on its engine thread: the call as recorded (none when it could not be). */
-  async finish(thread: number, key: string, status: number, outcome: unknown): Promise<Finished | undefined> {
-    try {
-      return await this.pool.call(thread, 'finish', key, status, outcome);
-    } catch (error) {
-      this.log(`context-workbench proxy: the reply was not recorded: ${asWorkbenchError(error).message}`);
-      return undefined;
-    }
-  }
+
 
   /** A recorded call, to the embedder. */
   called(traceId: string, record: ProxyCallRecord): void {

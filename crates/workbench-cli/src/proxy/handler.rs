@@ -260,16 +260,16 @@ impl Call {
                 Flow::Go
             }
             Effect::Finish { status, outcome } => {
-                self.recording = self.turn.as_ref().and_then(|turn| turn.begin_finish(status, *outcome));
+                self.recording = self.turn.as_ref().map(|turn| turn.begin_finish(status, *outcome));
                 Flow::Go
             }
-            Effect::AwaitRecord => {
-                let record = match self.recording.take() {
-                    Some(recording) => recording.await.ok().map(Box::new),
-                    None => None,
-                };
-                Flow::Then(Event::Recorded { record })
-            }
+            Effect::AwaitRecord => Flow::Then(match self.recording.take() {
+                Some(recording) => match recording.await {
+                    Ok(record) => Event::Recorded { record: Some(Box::new(record)) },
+                    Err(_) => Event::NotRecorded { why: "its session thread stopped".into() },
+                },
+                None => Event::Recorded { record: None },
+            }),
             Effect::EndReply | Effect::Close => {
                 self.to_agent = None;
                 Flow::Go

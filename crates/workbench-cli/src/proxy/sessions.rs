@@ -68,11 +68,12 @@ impl Turn {
         rx.await.ok()
     }
 
-    /// Hand the reply to the session without waiting: the call's record arrives on the receiver.
-    pub fn begin_finish(&self, status: u16, outcome: ReplyOutcome) -> Option<oneshot::Receiver<CallRecord>> {
+    /// Hand the reply to the session without waiting: the call's record arrives on the receiver
+    /// (which fails when the session's thread has stopped).
+    pub fn begin_finish(&self, status: u16, outcome: ReplyOutcome) -> oneshot::Receiver<CallRecord> {
         let (tx, rx) = oneshot::channel();
-        self.commands.send(Command::Finish(status, Box::new(outcome), tx)).ok()?;
-        Some(rx)
+        let _ = self.commands.send(Command::Finish(status, Box::new(outcome), tx));
+        rx
     }
 }
 

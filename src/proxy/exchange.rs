@@ -67,12 +67,13 @@ pub enum Event {
     ReplyRead { body: String },
     /// The reply's body ended.
     Ended { end: End },
-    /// The session recorded the call (none: it could not), with its trace id.
+    /// The session recorded the call, with its trace id (none: no reply was handed to it).
     Recorded {
         #[cfg_attr(test, ts(type = "(ProxyCallRecord & { trace_id: string }) | null"))]
         record: Option<Box<CallRecord>>,
     },
-    /// The session was handed the reply but could not record it (`why`: its thread is gone).
+    /// The session was handed the reply but could not record it (`why`: its thread is gone,
+    /// or the engine refused the outcome).
     NotRecorded { why: String },
     /// The shell failed unexpectedly (`why`).
     Broke { why: String },
@@ -138,8 +139,8 @@ pub enum Effect {
     AwaitRecord,
     /// End the agent's reply.
     EndReply,
-    /// The call is recorded (for an embedder that wants each record, and `--otlp`'s span:
-    /// [`Exchange::span`]).
+    /// The call is recorded: the shell tells an embedder that wants each record (the record
+    /// it passed in with [`Event::Recorded`]), and `--otlp` exports [`Exchange::span`].
     Called,
     /// Close the agent's connection (the reply cannot be completed).
     Close,

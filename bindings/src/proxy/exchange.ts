@@ -130,7 +130,8 @@ export class Call {
         return;
       case 'finish':
         this.#recording = proxy.pool.call(this.#thread!, 'finish', this.exchange.key!, effect.status, effect.outcome);
-        this.#recording.catch(() => undefined); // its failure is `await_record`'s to tell
+        // `await_record` tells its failure (a reply that breaks before then is not recorded, natively too).
+        this.#recording.catch(() => undefined);
         return;
       case 'await_record':
         try {

@@ -208,8 +208,6 @@ export class Proxy {
     if (thread !== undefined) void this.pool.call(thread, 'recordSideCall', key!, record).catch(() => undefined);
   }
 
-
-
   /** A recorded call, to the embedder. */
   called(traceId: string, record: ProxyCallRecord): void {
     try {

@@ -314,14 +314,8 @@ impl Exchange {
             (Stage::Refused, Event::ReplyRead { body }) => self.refused(gateway, body),
             (Stage::Refused, Event::Ended { end }) => self.failed(gateway, end.failure()),
             (Stage::Relaying, Event::Ended { end }) => self.ended(gateway, end),
-            (Stage::Recording, Event::Recorded { record }) => self.recorded(gateway, record),
-            (Stage::Recording, Event::NotRecorded { why }) => {
-                let mut effects = self.recorded(gateway, None);
-                let done = effects.pop();
-                effects.push(Effect::Log { line: gateway.unrecorded_line(&self.head, &why) });
-                effects.extend(done);
-                effects
-            }
+            (Stage::Recording, Event::Recorded { record }) => self.recorded(gateway, Ok(record)),
+            (Stage::Recording, Event::NotRecorded { why }) => self.recorded(gateway, Err(why)),
             (_, Event::Broke { why }) => self.broke(gateway, &why),
             (stage, event) => self.broke(gateway, &format!("{event:?} was not expected at {stage:?}")),
         }
@@ -446,16 +440,22 @@ impl Exchange {
         effects
     }
 
-    fn recorded(&mut self, gateway: &Gateway, record: Option<Box<CallRecord>>) -> Vec<Effect> {
+    /// The session's answer to the reply it was handed: its record, none (no reply was), or why
+    /// it could not record one.
+    fn recorded(&mut self, gateway: &Gateway, record: Result<Option<Box<CallRecord>>, String>) -> Vec<Effect> {
         self.stage = Stage::Over;
         let mut effects = Vec::new();
         if self.responded {
             effects.push(Effect::EndReply);
         }
-        if let Some(record) = record {
-            effects.push(Effect::Log { line: gateway.call_line(&record) });
-            effects.push(Effect::Called);
-            self.record = Some(record);
+        match record {
+            Ok(Some(record)) => {
+                effects.push(Effect::Log { line: gateway.call_line(&record) });
+                effects.push(Effect::Called);
+                self.record = Some(record);
+            }
+            Ok(None) => {}
+            Err(why) => effects.push(Effect::Log { line: gateway.unrecorded_line(&self.head, &why) }),
         }
         if let Some((status, body)) = self.unanswered.take() {
             effects.push(Effect::Answer { status, body, close: false, drain_ms: 0 });

@@ -164,12 +164,9 @@ impl ProxyExchange {
 
     /// The span `--otlp` exports for this exchange's recorded call (after `called`), whose reply
     /// ended at `endMs` (ms since the epoch).
-    #[wasm_bindgen(unchecked_return_type = "CallSpan | undefined")]
+    #[wasm_bindgen(unchecked_return_type = "CallSpan | null")]
     pub fn span(&self, #[wasm_bindgen(js_name = endMs)] end_ms: f64) -> Result<JsValue, JsValue> {
-        match self.exchange.span(end_ms as u64) {
-            Some(span) => to_js_value(&span),
-            None => Ok(JsValue::UNDEFINED),
-        }
+        to_js_value(&self.exchange.span(end_ms as u64))
     }
 
     /// The name the key's traces start with: the conversations of one base run on one worker.

@@ -116,6 +116,15 @@ pub struct SideCall {
     pub record: CallRecord,
 }
 
+/// What befell a shell's engine thread outside any request, for [`Gateway::thread_line`].
+pub enum ThreadTrouble {
+    /// A conversation's thread could not be started (its requests are answered with an error).
+    CannotStart(String),
+    /// An engine thread ended (how: `exited (1)`) and a new one took its place.
+    Replaced(String),
+    SideCallPanicked,
+}
+
 /// A header that crosses the proxy toward the upstream: not hop-by-hop, not recomputed.
 /// `plain`: the shell wants the reply uncompressed (it reads a managed reply as it passes, or
 /// its client would decode it anyway), so the agent's `accept-encoding` stays behind.
@@ -505,6 +514,16 @@ impl Gateway {
     /// The log line of a session that could not be saved.
     pub fn unsaved_line(&self, failure: &str) -> String {
         format!("{}: proxy: {failure}", self.shell.program())
+    }
+
+    /// The log line of a shell's engine thread in trouble outside any request.
+    pub fn thread_line(&self, trouble: &ThreadTrouble) -> String {
+        let what = match trouble {
+            ThreadTrouble::CannotStart(why) => format!("a session thread could not start: {why}"),
+            ThreadTrouble::Replaced(how) => format!("an engine thread {how}; another takes its place"),
+            ThreadTrouble::SideCallPanicked => "the engine panicked counting a side call; it is not counted".into(),
+        };
+        format!("{}: {what}", self.who)
     }
 
     /// A pump for the reply to a managed call of `format` (see [`ReplyPump::new`]).

@@ -58,7 +58,7 @@ pub use agents::agent_name;
 pub use anthropic::MAX_BREAKPOINTS;
 pub use errors::error_body;
 pub use exchange::{Effect, Event, Exchange};
-pub use gateway::{Answer, Decision, Gateway, RequestHead, SideCall, Verdict};
+pub use gateway::{Answer, Decision, Gateway, RequestHead, SideCall, ThreadTrouble, Verdict};
 pub use pump::{Cause, End, Ending, Failure, ReplyPump};
 pub use record::{CALLS_FILE, CallRecord};
 pub use reply::{ProviderUsage, ReplyOutcome, ReplyReader};

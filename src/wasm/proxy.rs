@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::error::Error;
 use crate::proxy::args::{ProxyArgs, Shell, StoreLocation, config_from_file, usage};
 use crate::proxy::gateway::{passes_to_agent, passes_to_upstream};
-use crate::proxy::{Effect, Event, Exchange, Gateway, RequestHead, SessionKey, SessionTable, Upstreams};
+use crate::proxy::{Effect, Event, Exchange, Gateway, RequestHead, SessionKey, SessionTable, ThreadTrouble, Upstreams};
 use crate::tokens::require_ranks;
 
 /// The proxy's decisions for the JS server's own thread: every request's [`Exchange`] and the
@@ -100,6 +100,12 @@ impl ProxyGateway {
     #[wasm_bindgen(js_name = cutLine)]
     pub fn cut_line(&self, in_flight: usize, grace_ms: f64) -> String {
         self.gateway.cut_line(in_flight, grace_ms.max(0.0) as u64)
+    }
+
+    /// The log line of an engine thread that ended (`why`: how) and was replaced.
+    #[wasm_bindgen(js_name = threadReplacedLine)]
+    pub fn thread_replaced_line(&self, why: String) -> String {
+        self.gateway.thread_line(&ThreadTrouble::Replaced(why))
     }
 
     /// The log lines of the shutdown: the stopping line, then what could not be saved.

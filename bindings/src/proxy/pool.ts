@@ -46,19 +46,19 @@ export class EnginePool {
   #nextAny = 0;
   #terminating = false;
 
-  private constructor(count: number, private readonly spawn: () => Worker, private readonly log: (line: string) => void) {
+  private constructor(count: number, private readonly spawn: () => Worker, private readonly onReplaced: (how: string) => void) {
     this.#load = Array.from({ length: count }, () => 0);
   }
 
   /**
    * Start the threads and wait until each has loaded the engine. A thread that ends later (a
-   * crash, the engine's trap) fails only the calls it had, and another takes its place, told in
-   * `log`: its conversations go on from the store at their next call.
+   * crash, the engine's trap) fails only the calls it had, and another takes its place, told to
+   * `onReplaced` (how it ended): its conversations go on from the store at their next call.
    */
-  static async start(data: EngineThreadData, options: EngineThreads = {}, log: (line: string) => void = () => {}): Promise<EnginePool> {
+  static async start(data: EngineThreadData, options: EngineThreads = {}, onReplaced: (how: string) => void = () => {}): Promise<EnginePool> {
     const script = options.script ?? new URL('./worker.js', import.meta.url);
     const workerData = { ...data, wasm: options.wasm, ranks: options.ranks };
-    const pool = new EnginePool(Math.max(1, options.count ?? 2), () => new Worker(script, { workerData }), log);
+    const pool = new EnginePool(Math.max(1, options.count ?? 2), () => new Worker(script, { workerData }), onReplaced);
     try {
       await Promise.all(pool.#load.map((_, index) => pool.#start(index)));
     } catch (error) {
@@ -93,17 +93,17 @@ export class EnginePool {
     });
     ready.catch(() => undefined);
     thread.once('exit', (code) => {
-      const ended = `an engine thread ${failure === undefined ? `exited (${code})` : `failed: ${failure}`}`;
+      const how = failure === undefined ? `exited (${code})` : `failed: ${failure}`;
       for (const [id, pending] of this.#pending) {
         if (pending.thread !== index) continue;
-        pending.reject(new ContextWorkbenchError('host_failed', ended));
+        pending.reject(new ContextWorkbenchError('host_failed', `an engine thread ${how}`));
         this.#pending.delete(id);
       }
       if (!started) {
         // A start that failed is not tried again.
         refuse(new ContextWorkbenchError('init_failed', `an engine thread could not start: ${failure ?? `it exited (${code})`}`));
       } else if (!this.#terminating) {
-        this.log(`context-workbench proxy: ${ended}; another takes its place`);
+        this.onReplaced(how);
         void this.#start(index);
       }
     });

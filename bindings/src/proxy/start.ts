@@ -70,7 +70,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   const log = safely(options.log ?? ((line) => process.stderr.write(`${line}\n`)));
   let pool: EnginePool;
   try {
-    pool = await EnginePool.start(threadData, options.engineThreads, log);
+    pool = await EnginePool.start(threadData, options.engineThreads, (how) => log(gateway.threadReplacedLine(how)));
   } catch (error) {
     gateway.free();
     throw error;

@@ -26,7 +26,7 @@ pub struct App {
     pub gateway: Arc<Gateway>,
     pub upstream: Upstream,
     pub registry: Registry,
-    pub log: Log,
+    pub log: Arc<Log>,
     /// `--otlp`'s exporter.
     pub telemetry: Option<Telemetry>,
     /// Team mode's members: with one, every request signs in.
@@ -43,10 +43,10 @@ impl App {
         gateway: Arc<Gateway>,
         upstream: Upstream,
         registry: Registry,
+        log: Arc<Log>,
         telemetry: Option<Telemetry>,
         team: TeamFile,
     ) -> App {
-        let log = Log::new(Arc::clone(&gateway));
         let (cut, _) = watch::channel(false);
         App {
             gateway,

@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
-use context_workbench::proxy::Gateway;
+use context_workbench::proxy::{Gateway, ThreadTrouble};
 
 pub struct Log {
     terminal: bool,
@@ -24,6 +24,18 @@ impl Log {
             let _ = writeln!(err, "{line}");
         }
         let _ = err.flush();
+    }
+
+    /// What a session could not save.
+    pub fn unsaved(&self, failures: &[String]) {
+        for failure in failures {
+            self.line(&self.gateway.unsaved_line(failure));
+        }
+    }
+
+    /// A session thread's trouble outside any request.
+    pub fn trouble(&self, trouble: &ThreadTrouble) {
+        self.line(&self.gateway.thread_line(trouble));
     }
 
     /// Ends the progress line (at shutdown).

@@ -31,6 +31,7 @@ use workbench_cli::native::{LlmEndpoint, OpenAiCompatibleClient, PgStore, StoreF
 use crate::signal::StopSignal;
 use crate::team_file::TeamFile;
 use handler::App;
+use log::Log;
 use sessions::{Registry, WorkerSetup};
 use upstream::Upstream;
 
@@ -115,7 +116,8 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
     let endpoint = LlmEndpoint::from_flags_and_env(url, model, |k| std::env::var(k).ok()).map_err(|e| e.message)?;
     let gateway = Gateway::new(&config, upstreams, Shell::Native);
     let gateway = Arc::new(if beyond_loopback { gateway.answering_any_host() } else { gateway });
-    let setup = WorkerSetup::new(fs, endpoint.map(OpenAiCompatibleClient::new), config.clone());
+    let log = Arc::new(Log::new(Arc::clone(&gateway)));
+    let setup = WorkerSetup::new(fs, endpoint.map(OpenAiCompatibleClient::new), config.clone(), Arc::clone(&log));
     let recovered = setup.recover()?;
     let timeout = Duration::from_millis(config.proxy.upstream_timeout_ms);
     let grace = Duration::from_millis(config.proxy.shutdown_grace_ms);
@@ -133,6 +135,7 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
             Arc::clone(&gateway),
             Upstream::new(timeout)?,
             Registry::new(setup, config.proxy.max_sessions as usize),
+            log,
             telemetry,
             team,
         ));
@@ -156,9 +159,7 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
         crate::connections::serve(listener, router, header_timeout, stopped).await;
         app.log.finish();
         app.log.line(&app.gateway.stopping_line());
-        for failure in app.registry.close_all().await {
-            app.log.line(&app.gateway.unsaved_line(&failure));
-        }
+        app.log.unsaved(&app.registry.close_all().await);
         let exporting = Arc::clone(&app);
         let stopped = tokio::task::spawn_blocking(move || exporting.telemetry.as_ref().map(|t| t.stop())).await;
         if let Ok(Some(line)) = stopped {

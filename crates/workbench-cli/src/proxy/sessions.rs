@@ -10,22 +10,25 @@ use std::sync::{Arc, Mutex};
 use context_workbench::Config;
 use context_workbench::proxy::args::Shell;
 use context_workbench::proxy::{
-    CallRecord, ClientRequest, Prepared, ReplyOutcome, SessionKey, SessionTable, Shared, Worker,
+    CallRecord, ClientRequest, Prepared, ReplyOutcome, SessionKey, SessionTable, Shared, ThreadTrouble, Worker,
 };
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard, oneshot};
 use workbench_cli::native::{NativeHost, OpenAiCompatibleClient, StoreFs};
 
-/// What every actor needs to make its worker.
+use super::log::Log;
+
+/// What every actor needs to make its worker, and the log of what befalls it outside a request.
 pub struct WorkerSetup {
     fs: StoreFs,
     llm: Option<OpenAiCompatibleClient>,
     config: Config,
     shared: Arc<Shared>,
+    log: Arc<Log>,
 }
 
 impl WorkerSetup {
-    pub fn new(fs: StoreFs, llm: Option<OpenAiCompatibleClient>, config: Config) -> WorkerSetup {
-        WorkerSetup { fs, llm, config, shared: Arc::default() }
+    pub fn new(fs: StoreFs, llm: Option<OpenAiCompatibleClient>, config: Config, log: Arc<Log>) -> WorkerSetup {
+        WorkerSetup { fs, llm, config, shared: Arc::default(), log }
     }
 
     /// The store taken for this proxy (an error when another proxy records into it), and what a
@@ -138,18 +141,19 @@ async fn close(actor: &Sender<Command>) -> Vec<String> {
 fn spawn(key: &SessionKey, setup: Arc<WorkerSetup>) -> Sender<Command> {
     let (tx, rx) = channel();
     let name = key.name();
+    let log = Arc::clone(&setup.log);
     let spawned = std::thread::Builder::new()
         .name(format!("proxy-{}", key.trace_base()))
-        .spawn(move || run(&setup.worker(), &name, rx));
+        .spawn(move || run(&setup.worker(), &setup.log, &name, rx));
     if let Err(e) = spawned {
-        eprintln!("workbench: proxy: could not start a session thread: {e}");
+        log.trouble(&ThreadTrouble::CannotStart(e.to_string()));
     }
     tx
 }
 
 /// An actor's loop: its key's commands in order. A panic of the engine is caught here and
 /// answered as the worker says (the session it hit is dropped).
-fn run(worker: &Worker<NativeHost>, name: &str, commands: Receiver<Command>) {
+fn run(worker: &Worker<NativeHost>, log: &Log, name: &str, commands: Receiver<Command>) {
     while let Ok(command) = commands.recv() {
         match command {
             Command::Prepare(call, reply) => {
@@ -158,7 +162,7 @@ fn run(worker: &Worker<NativeHost>, name: &str, commands: Receiver<Command>) {
                 let _ = reply.send(prepared.unwrap_or_else(|| worker.prepare_panicked(name)));
                 // The body is on its way: the session is saved while the upstream has the call.
                 if caught(worker.save_behind()).is_none() {
-                    worker.save_panicked(Some(name));
+                    log.unsaved(&worker.save_panicked(Some(name)));
                 }
             }
             Command::Finish(status, outcome, reply) => {
@@ -168,7 +172,7 @@ fn run(worker: &Worker<NativeHost>, name: &str, commands: Receiver<Command>) {
             }
             Command::SideCall(name, record) => {
                 if caught(worker.record_side_call(&name, *record)).is_none() {
-                    eprintln!("workbench: proxy: the engine panicked counting a side call");
+                    log.trouble(&ThreadTrouble::SideCallPanicked);
                 }
             }
             Command::Close(done) => {
@@ -177,9 +181,7 @@ fn run(worker: &Worker<NativeHost>, name: &str, commands: Receiver<Command>) {
             }
         }
     }
-    for failure in close_worker(worker) {
-        eprintln!("workbench: proxy: {failure}");
-    }
+    log.unsaved(&close_worker(worker));
 }
 
 fn close_worker(worker: &Worker<NativeHost>) -> Vec<String> {

@@ -2,8 +2,8 @@
 // `context-workbench proxy [--port N] [--upstream URL]... [--store DIR] [--window N] [--config FILE] [--otlp URL]`:
 // `workbench proxy` from the npm package. The flags, their usage text, the config file's format and
 // every line printed are the engine's, as in `workbench proxy`: the address and the lines to paste on
-// stdout, one log line per request on stderr (and a progress line on a terminal). The first Ctrl-C or
-// SIGTERM (or the end of the process that started it: `npx` stopped) stops new requests and gives
+// stdout, one log line per request on stderr (and a progress line on a terminal). The first Ctrl-C,
+// SIGTERM or SIGHUP (or the end of the process that started it: `npx` stopped) stops new requests and gives
 // those in flight the shutdown grace; a second cuts at once; every session is saved, exit 0.
 import { readFile } from 'node:fs/promises';
 import './platform-node.js';
@@ -63,6 +63,11 @@ async function main(argv: string[]): Promise<number> {
     };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
+    // The terminal closed: its writes fail from now on, and the sessions are saved all the same.
+    process.on('SIGHUP', () => {
+      for (const output of [process.stdout, process.stderr]) output.on('error', () => undefined);
+      stop();
+    });
     // Under `npx`/`npm exec`, a SIGTERM stops npm but never reaches this process (the `sh -c`
     // between them does not pass it on): a parent gone is a stop too.
     const parent = process.ppid;

@@ -396,9 +396,7 @@ impl<H: Host> Engine<H> {
     /// and so agents' own Grep): a `.gitignore` of `*` in it, written once when missing.
     async fn ignore_store_root(&self) -> Result<()> {
         let Some(path) = self.store.borrow().as_ref().and_then(|s| s.ignore_file.clone()) else { return Ok(()) };
-        if self.host.stat(&path).await?.is_none() {
-            self.host.write_file(&path, layout::IGNORE_TEXT).await?;
-        }
+        layout::keep_out_of_git(&self.host, &path).await?;
         if let Some(store) = self.store.borrow_mut().as_mut() {
             store.ignore_file = None;
         }

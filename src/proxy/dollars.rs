@@ -2,7 +2,7 @@
 //! (#48, "one ledger, one basis"). The sent request is priced from the upstream's reported usage
 //! (input, cache reads, cache writes of each lifetime, output), or estimated from the engine's
 //! counts and marked so. The agent's own request costs that, plus what the engine's model says
-//! its prompt would have cost more ([`CallCost`]: its tokens and the prefix a provider's cache
+//! its prompt would have cost more ([`CallCost`](crate::workbench::cost::CallCost): its tokens and the prefix a provider's cache
 //! would have served, against the prompt sent and the prefix expected served), brought to the
 //! provider's tokenizer by the ratio of the reported prompt to the engine's count of it: anchored
 //! on the bill, a request sent as the agent made it saves exactly nothing. A call no model
@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::record::{CallDollars, CallRecord, CostBasis};
-use crate::workbench::cost::{CacheTtl, CallCost};
+use crate::workbench::cost::CacheTtl;
 
 /// One model's list prices, USD per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -159,10 +159,7 @@ pub fn price_call(record: &CallRecord, prices: &ModelPrices) -> Result<CallDolla
     // rest written (the engine marks its prefix for the cache); a request sent as it came, as
     // uncached input.
     let modelled_sent = match engine_cost {
-        Some(cost) => {
-            let cached = record.expected_cached_tokens.min(record.prompt_tokens) as f64;
-            per_token(price.cache_read) * cached + write(cost.cache_ttl) * (record.prompt_tokens as f64 - cached)
-        }
+        Some(cost) => prompt_usd(price, record.prompt_tokens, record.expected_cached_tokens, cost.cache_ttl),
         None => per_token(price.input) * counted as f64,
     };
     let (sent, basis, note, scale) = match usage {
@@ -185,7 +182,10 @@ pub fn price_call(record: &CallRecord, prices: &ModelPrices) -> Result<CallDolla
         }
     };
     let agent = match engine_cost {
-        Some(cost) => (sent + scale * (agent_prompt(&cost, price) - modelled_sent)).max(0.0),
+        Some(cost) => {
+            let agent_prompt = prompt_usd(price, cost.agent_tokens, cost.agent_cached_tokens, cost.agent_cache_ttl);
+            (sent + scale * (agent_prompt - modelled_sent)).max(0.0)
+        }
         // Unmanaged, a side call, or a fallback: the agent's own request is what went.
         None => sent,
     };
@@ -194,11 +194,13 @@ pub fn price_call(record: &CallRecord, prices: &ModelPrices) -> Result<CallDolla
     Ok(CallDollars { ttl_saving, ..dollars(agent, sent, basis, note) })
 }
 
-/// The agent's own prompt with the prefix a cache would have served, at its own lifetime.
-fn agent_prompt(cost: &CallCost, price: ModelPrice) -> f64 {
-    let write = if cost.agent_cache_ttl == CacheTtl::OneHour { price.cache_write_1h } else { price.cache_write };
-    let cached = cost.agent_cached_tokens.min(cost.agent_tokens);
-    (cached as f64 * price.cache_read + (cost.agent_tokens - cached) as f64 * write) / 1e6
+/// A prompt of `tokens` as the engine's model prices it: `cached` of them read from the cache,
+/// the rest written for `ttl`. One formula for the prompt sent and the agent's own, so that the
+/// agent's prompt sent as it came costs exactly what it saves nothing against.
+fn prompt_usd(price: ModelPrice, tokens: usize, cached: usize, ttl: CacheTtl) -> f64 {
+    let write = if ttl == CacheTtl::OneHour { price.cache_write_1h } else { price.cache_write };
+    let cached = cached.min(tokens);
+    (cached as f64 * price.cache_read + (tokens - cached) as f64 * write) / 1e6
 }
 
 /// Why reported usage cannot be the prompt the engine counted `counted` tokens of: none of it
@@ -216,6 +218,7 @@ fn implausible(usage: &super::ProviderUsage, counted: u64) -> Option<String> {
 mod tests {
     use super::*;
     use crate::proxy::ProviderUsage;
+    use crate::workbench::cost::CallCost;
 
     fn record(model: &str, status: Option<u16>) -> CallRecord {
         CallRecord {
@@ -291,6 +294,30 @@ mod tests {
             assert_eq!(d.basis, CostBasis::Estimated, "{usage:?}");
             assert!(d.note.is_some());
             assert!((d.sent - (1_000.0 * 1.25 + 3_000.0 * 2.5) / 1e6).abs() < 1e-12, "{d:?}");
+        }
+    }
+
+    #[test]
+    fn a_managed_prompt_sent_as_the_agent_made_it_saves_exactly_nothing() {
+        for tokens in (1_000..200_000).step_by(997) {
+            let cached = tokens / 3;
+            let cost = CallCost { agent_tokens: tokens, agent_cached_tokens: cached, ..CallCost::default() };
+            let usage = ProviderUsage {
+                cache_read_tokens: cached as u64,
+                cache_write_tokens: (tokens - cached) as u64,
+                output_tokens: 120,
+                ..ProviderUsage::default()
+            };
+            let call = CallRecord {
+                cost: Some(cost),
+                usage: Some(usage),
+                client_tokens: tokens,
+                prompt_tokens: tokens,
+                expected_cached_tokens: cached,
+                ..record("claude-sonnet-4-5", Some(200))
+            };
+            let d = price_call(&call, &ModelPrices::default()).unwrap();
+            assert_eq!(d.agent, d.sent, "{tokens} tokens: not even a rounding error's saving or cost");
         }
     }
 

@@ -116,11 +116,12 @@ pub enum Effect {
     },
     /// Send the request to `url` with the headers that cross (`plain`: the reply wanted
     /// uncompressed) and the engine's body when `prepared`, else the agent's; then
-    /// [`Event::Answered`] or [`Event::Failed`].
+    /// [`Event::Answered`] or [`Event::Failed`] (`AgentGone` when the agent closes its connection
+    /// meanwhile: the upstream's call is dropped).
     Send { url: String, prepared: bool, plain: bool },
     /// Read the upstream's reply whole, at most `limit` bytes, without answering the agent; then
     /// [`Event::ReplyRead`], or [`Event::Ended`] when it did not come whole (it broke off or ran
-    /// over the limit: `broke_off`; went silent; the proxy stopped).
+    /// over the limit: `broke_off`; went silent; the proxy stopped; the agent left).
     ReadReply { limit: usize },
     /// Answer with the upstream's status and the headers that cross; then pass each piece of its
     /// body through [`Exchange::relay`], and [`Event::Ended`] at its end.

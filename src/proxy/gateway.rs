@@ -497,6 +497,14 @@ impl Gateway {
         Answer::uncounted(self.who, route, status, message, line)
     }
 
+    /// The log line of the stop's start: `in_flight` requests have `grace_ms` to finish.
+    pub fn stop_begun_line(&self, in_flight: usize, grace_ms: u64) -> String {
+        match in_flight {
+            0 => format!("{}: stopping: no new requests", self.who),
+            n => format!("{}: stopping: no new requests; {n} in flight given {grace_ms} ms to finish", self.who),
+        }
+    }
+
     /// The log line of shutdown, before the sessions are saved.
     pub fn stopping_line(&self) -> String {
         format!("{}: stopping: saving every session", self.who)

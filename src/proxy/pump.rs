@@ -22,6 +22,8 @@ pub enum Failure {
     Timeout,
     /// The proxy stopped before it answered.
     Stopped,
+    /// The agent closed its connection before the reply came (the upstream's call is dropped).
+    AgentGone,
 }
 
 /// Why a connection to the upstream failed, as far as a shell's HTTP client tells.
@@ -40,6 +42,8 @@ impl Failure {
             Failure::Unreachable(_) => 502,
             Failure::Timeout => 504,
             Failure::Stopped => 503,
+            // As servers log a request whose client left first (nginx's "client closed request").
+            Failure::AgentGone => 499,
         }
     }
 
@@ -56,6 +60,7 @@ impl Failure {
             }
             Failure::Timeout => "the upstream did not answer in time".into(),
             Failure::Stopped => "the proxy stopped before the upstream answered".into(),
+            Failure::AgentGone => "the agent closed its connection before the upstream answered".into(),
         }
     }
 }
@@ -83,7 +88,8 @@ impl End {
         match self {
             End::Silent(_) => Failure::Timeout,
             End::Stopped => Failure::Stopped,
-            End::Done | End::AgentGone | End::BrokeOff => Failure::Unreachable(Cause::Other),
+            End::AgentGone => Failure::AgentGone,
+            End::Done | End::BrokeOff => Failure::Unreachable(Cause::Other),
         }
     }
 

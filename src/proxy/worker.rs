@@ -20,7 +20,7 @@ use super::subagents::{Spawns, spawning_calls};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::host::Host;
-use crate::store::layout::PROXY_LOCK;
+use crate::store::layout::{self, PROXY_LOCK};
 use crate::store::load::read_optional;
 use crate::store::recover::mark_interrupted;
 use crate::store::{BRANCH_OF_KEY, CONTINUES_KEY, PERSON_KEY};
@@ -104,6 +104,9 @@ impl<H: Host + Clone> Worker<H> {
                 "the store {root} is in use by another proxy ({holder}); stop it, or start this one on another store (--store)"
             ));
         }
+        // Out of `git status` from the start, not from the first session's save (a failed
+        // save says so then).
+        let _ = layout::keep_out_of_git(&self.host, &layout::ignore_file(root)).await;
         Ok(match mark_interrupted(&self.host, root).await {
             Ok(ids) if ids.is_empty() => None,
             Ok(ids) => Some(format!(

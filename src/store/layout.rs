@@ -58,6 +58,14 @@ pub fn ignore_file(root: &str) -> String {
 pub const IGNORE_TEXT: &str =
     "# Context Workbench's trace store: sessions and their raw history, kept out of git and searches.\n*\n";
 
+/// Write the `.gitignore` at `path` ([`ignore_file`]) when it is missing.
+pub async fn keep_out_of_git<H: crate::host::Host>(host: &H, path: &str) -> Result<()> {
+    if host.stat(path).await?.is_none() {
+        host.write_file(path, IGNORE_TEXT).await?;
+    }
+    Ok(())
+}
+
 /// Paths of one trace under a root; every id in them has been checked by [`check_id`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TraceDir {

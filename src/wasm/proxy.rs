@@ -96,6 +96,12 @@ impl ProxyGateway {
         self.table.latest_of(agent_session).map(|(key, ())| key.name())
     }
 
+    /// The log line of the stop's start: `in_flight` requests have `graceMs` to finish.
+    #[wasm_bindgen(js_name = stopBegunLine)]
+    pub fn stop_begun_line(&self, in_flight: usize, grace_ms: f64) -> String {
+        self.gateway.stop_begun_line(in_flight, grace_ms.max(0.0) as u64)
+    }
+
     /// The log line of requests cut short after the shutdown grace.
     #[wasm_bindgen(js_name = cutLine)]
     pub fn cut_line(&self, in_flight: usize, grace_ms: f64) -> String {

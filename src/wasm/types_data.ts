@@ -552,7 +552,7 @@ export type Fact = { text: string, evidence: Array<string>, };
 /**
  * Why the upstream gave no reply.
  */
-export type Failure = { "unreachable": Cause } | "timeout" | "stopped";
+export type Failure = { "unreachable": Cause } | "timeout" | "stopped" | "agent_gone";
 
 /**
  * A call sent as the agent's own after the upstream refused the engine's form of it.

@@ -19,12 +19,20 @@ export class Call {
   #agentHere = true;
   #recording: Promise<Finished> | undefined;
   #finished: Finished | undefined;
+  /** The agent closed its connection before its reply ended (what `stop` then cuts short is the agent's doing). */
+  #agentLeft = false;
 
+  /** `stop` cuts the call short: at the proxy's shutdown, or once its agent has gone. */
   constructor(private readonly proxy: Proxy, private readonly req: IncomingMessage, private readonly res: ServerResponse,
-    private readonly exchange: ProxyExchange, private readonly cut: AbortSignal) {}
+    private readonly exchange: ProxyExchange, private readonly stop: AbortController) {}
 
   /** Carry out the exchange's effects, and those of the events they lead to, until it is over. */
   async run(): Promise<void> {
+    this.res.once('close', () => {
+      if (this.res.writableFinished) return;
+      this.#agentLeft = true;
+      this.stop.abort();
+    });
     try {
       await this.#drive(this.exchange.start());
     } catch (error) {
@@ -56,9 +64,9 @@ export class Call {
         return { event: 'body_read', bytes: body.length };
       }
       case 'read':
-        if (!effect.away) return { event: 'read', verdict: this.exchange.verdict(this.#body) };
         try {
-          return { event: 'read', verdict: await proxy.readAway(req, this.#body) };
+          const verdict = effect.away ? await proxy.readAway(req, this.#body) : this.exchange.verdict(this.#body);
+          return { event: 'read', verdict };
         } catch (error) {
           return { event: 'unreadable', why: asWorkbenchError(error).message };
         }
@@ -71,7 +79,7 @@ export class Call {
           // A body never read is read and dropped first: an agent still sending it then reads the answer, not a reset.
           if (this.#unread) await drain(req, effect.drain_ms);
         }
-        if (!res.headersSent) respond(res, effect.status, effect.body);
+        if (!res.headersSent && !res.destroyed) respond(res, effect.status, effect.body);
         return;
       case 'take_turn': {
         const { release, thread, notes } = await proxy.takeTurn(req, this.exchange);
@@ -92,7 +100,7 @@ export class Call {
       case 'send':
         try {
           const body = effect.prepared ? this.#prepared : this.#body;
-          const response = await proxy.upstream.send(effect.url, req.method ?? 'POST', req.headers, body, this.cut, effect.plain);
+          const response = await proxy.upstream.send(effect.url, req.method ?? 'POST', req.headers, body, this.stop.signal, effect.plain);
           this.#response = response;
           const length = replyHeader(response, 'content-length');
           return {
@@ -100,7 +108,7 @@ export class Call {
             content_length: length === undefined || !/^\d+$/.test(length.trim()) ? null : Number(length),
           };
         } catch (error) {
-          return { event: 'failed', failure: failureOf(error) };
+          return { event: 'failed', failure: this.#agentLeft ? 'agent_gone' : failureOf(error) };
         }
       case 'read_reply': {
         const pieces: Uint8Array[] = [];
@@ -109,9 +117,10 @@ export class Call {
           size += bytes.length;
           pieces.push(bytes);
           return size <= effect.limit;
-        }, this.cut);
+        }, this.stop.signal);
         if (end === 'done') return { event: 'reply_read', body: Buffer.concat(pieces).toString('utf8') };
-        return { event: 'ended', end: end === 'agent_gone' ? 'broke_off' : end };
+        // Here `agent_gone` is the callback's refusal: the reply ran over the limit.
+        return { event: 'ended', end: this.#agentLeft ? 'agent_gone' : end === 'agent_gone' ? 'broke_off' : end };
       }
       case 'respond': {
         res.writeHead(effect.status, replyHeaders(this.#response!));
@@ -119,8 +128,8 @@ export class Call {
           this.#chunk = bytes;
           for (const relayed of this.exchange.relay(bytes)) await this.#act(relayed);
           return this.#agentHere;
-        }, this.cut);
-        return { event: 'ended', end };
+        }, this.stop.signal);
+        return { event: 'ended', end: this.#agentLeft ? 'agent_gone' : end };
       }
       case 'give':
         this.#agentHere &&= await write(res, this.#chunk);

@@ -124,7 +124,9 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
     banner: gateway.banner(url),
     progress: () => gateway.progress(),
     close: (options) => {
-      proxy.cutAfter(server, options?.graceMs ?? proxy.graceMs);
+      const graceMs = options?.graceMs ?? proxy.graceMs;
+      if (!closing) proxy.log(gateway.stopBegunLine(proxy.inFlight, graceMs));
+      proxy.cutAfter(server, graceMs);
       closing ??= proxy.close(server);
       return closing;
     },
@@ -146,6 +148,8 @@ export class Proxy {
   #closing = false;
   #cutTimer: ReturnType<typeof setTimeout> | undefined;
   #cutAt = Infinity;
+  /** When the first `cutAfter` came: the cut's line says how long after it. */
+  #stopAt: number | undefined;
   readonly upstream: Upstream;
   readonly graceMs: number;
   /** `otlp`'s exporter. */
@@ -164,7 +168,7 @@ export class Proxy {
     if (within !== undefined) return this.dashboard.serve(req, res, within);
     const exchange = this.gateway.begin(req.method ?? 'GET', req.url ?? '/', req.rawHeaders, this.#closing);
     const cut = new AbortController();
-    const done = new Call(this, req, res, exchange, cut.signal).run()
+    const done = new Call(this, req, res, exchange, cut).run()
       .catch(() => { res.destroy(); })
       .finally(() => exchange.free());
     this.#inFlight.set(done, cut);
@@ -190,15 +194,21 @@ export class Proxy {
   async takeTurn(req: IncomingMessage, exchange: ProxyExchange): Promise<{ release: () => void; thread: number; notes: string[] }> {
     const key = exchange.key!;
     const release = await this.#turn(key);
-    const thread = this.pool.threadOf(exchange.traceBase!);
-    this.#threadOfSocket.set(req.socket, thread);
-    const evicted = this.gateway.touch(exchange, [...this.#turns.keys()].filter((k) => k !== key));
-    const evictedThread = evicted === undefined ? undefined : this.#threadOfKey.get(evicted);
-    const notes = evictedThread === undefined ? [] : await this.pool.call(evictedThread, 'close', evicted!)
-      .catch((error) => [asWorkbenchError(error).message]);
-    if (evicted !== undefined) this.#threadOfKey.delete(evicted);
-    this.#threadOfKey.set(key, thread);
-    return { release, thread, notes };
+    try {
+      const thread = this.pool.threadOf(exchange.traceBase!);
+      this.#threadOfSocket.set(req.socket, thread);
+      this.#threadOfKey.set(key, thread);
+      const evicted = this.gateway.touch(exchange, [...this.#turns.keys()].filter((k) => k !== key));
+      const evictedThread = evicted === undefined ? undefined : this.#threadOfKey.get(evicted);
+      // Forgotten at once: the key's next request, if it comes while this closes, maps it again.
+      if (evicted !== undefined) this.#threadOfKey.delete(evicted);
+      const notes = evictedThread === undefined ? [] : await this.pool.call(evictedThread, 'close', evicted!)
+        .catch((error) => [asWorkbenchError(error).message]);
+      return { release, thread, notes };
+    } catch (error) {
+      release();
+      throw error;
+    }
   }
 
   /** A side call counted in its agent session's latest conversation held here, beside its turn (never awaited). */
@@ -215,6 +225,11 @@ export class Proxy {
     } catch {
       // An embedder's callback that fails never fails the request.
     }
+  }
+
+  /** How many requests are in flight. */
+  get inFlight(): number {
+    return this.#inFlight.size;
   }
 
   /** Wait for `key`'s turn; the returned function ends it. */
@@ -250,14 +265,17 @@ export class Proxy {
 
   /** Cut short what is still in flight `ms` from now (sooner than an earlier call said): its agents get an error. */
   cutAfter(server: Server, ms: number): void {
-    const at = Date.now() + Math.max(0, ms);
+    const now = Date.now();
+    const at = now + Math.max(0, ms);
     if (at >= this.#cutAt) return;
     this.#cutAt = at;
+    this.#stopAt ??= now;
+    const waited = at - this.#stopAt;
     clearTimeout(this.#cutTimer);
     this.#cutTimer = setTimeout(() => {
       const n = this.#inFlight.size;
       if (n === 0) return;
-      this.log(this.gateway.cutLine(n, ms));
+      this.log(this.gateway.cutLine(n, waited));
       for (const cut of this.#inFlight.values()) cut.abort();
       // What waits on an agent (a body still arriving, a connection that is full) ends with the connection.
       setTimeout(() => server.closeAllConnections(), 500).unref();

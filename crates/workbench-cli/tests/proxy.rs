@@ -510,7 +510,80 @@ fn an_upstream_that_is_down_slow_failing_or_cut_short_reaches_the_agent_and_lose
     assert_no_key(&dir, &log);
 }
 
-fn ctrl_c_finishes_the_requests_in_flight_and_saves(build: Build) {
+/// An agent that closes its connection before the reply came: the upstream's call is dropped,
+/// the call is recorded and logged as cut short by the agent (499, as servers log it), and the
+/// conversation's next request (the agent's retry) is not held behind it until the upstream's
+/// timeout.
+fn an_agent_that_leaves_before_the_reply_is_recorded_and_holds_nothing_up(build: Build) {
+    let upstream = Upstream::start(|request: &Received| {
+        if request.path.contains("wait") {
+            return Reply::Silent;
+        }
+        let n = step_of(&request.json(), "toolu_s");
+        let events = anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(100, 0));
+        Reply::Events { events, cut_after: None }
+    });
+    let dir = scratch("agent-left");
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let body = request("left", &conversation("Fix the parser", 0));
+    let mut agent = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
+    let head = format!(
+        "POST /v1/messages?wait=1 HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: {KEY}\r\n\
+         anthropic-version: 2023-06-01\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    agent.write_all(&[head.as_bytes(), &body].concat()).unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while upstream.requests().is_empty() {
+        assert!(std::time::Instant::now() < until, "the call never reached the upstream");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(agent);
+    let (status, _, text) = post(&format!("{}/v1/messages", proxy.url), &body, &headers());
+    assert_eq!(status, 200, "the retry is answered: {text}");
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let left = log.lines().find(|l| l.contains(" #1 ")).unwrap_or_else(|| panic!("no line for the call left:\n{log}"));
+    assert!(left.contains("status 499 (incomplete)"), "{left}");
+    let recorded = calls(&dir.join(".trace"), "left");
+    let outcomes: Vec<_> = recorded.iter().map(|c| (c["status"].as_u64(), c["completed"].as_bool())).collect();
+    assert_eq!(outcomes, [(Some(499), Some(false)), (Some(200), Some(true))], "{recorded:?}");
+    assert_eq!(recorded[1]["new_messages"], json!(0), "the retry repeats the request: nothing recorded twice");
+}
+
+/// An agent that stopped reading its streamed reply without closing the connection (suspended,
+/// hung) is cut off once the shutdown grace is over: the proxy still saves and exits.
+fn an_agent_that_stopped_reading_holds_up_no_shutdown(build: Build) {
+    let upstream = Upstream::start(|_: &Received| {
+        let piece = json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x".repeat(64 << 10)}});
+        let events = vec![("content_block_delta".to_owned(), piece); 400];
+        Reply::Slow { events, pause: std::time::Duration::from_millis(1) }
+    });
+    let dir = scratch("stalled");
+    std::fs::write(dir.join("grace.toml"), "[proxy]\nshutdown_grace_ms = 300\n").unwrap();
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url, "--config", "grace.toml"]);
+    let body = request("stalled", &conversation("Print a lot", 0));
+    let mut agent = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
+    let head = format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: {KEY}\r\n\
+         content-length: {}\r\n\r\n",
+        body.len()
+    );
+    agent.write_all(&[head.as_bytes(), &body].concat()).unwrap();
+    while upstream.requests().is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The reply fills the connection's buffers while the agent reads nothing.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    assert!(log.contains("1 request still in flight after 300 ms cut short"), "{log}");
+    drop(agent);
+}
+
+/// The terminal closing (SIGHUP) stops the proxy as Ctrl-C does: the request in flight finishes
+/// and every session is saved.
+fn a_closed_terminal_stops_the_proxy_as_ctrl_c_does_finishing_the_requests_in_flight(build: Build) {
     let upstream = Upstream::start(|request: &Received| {
         let n = step_of(&request.json(), "toolu_s");
         let events = anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(100, 0));
@@ -523,8 +596,10 @@ fn ctrl_c_finishes_the_requests_in_flight_and_saves(build: Build) {
     while upstream.requests().is_empty() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let (status, log) = proxy.stop();
+    let (status, log) = proxy.stop_on(libc::SIGHUP);
     assert!(status.success(), "{log}");
+    assert!(log.contains("stopping: no new requests; 1 in flight given 5000 ms to finish"), "{log}");
+    assert!(log.contains("stopping: saving every session"), "{log}");
     let (status, _, body) = in_flight.join().unwrap();
     let expected = anthropic_events("msg_1", &step_blocks(1), anthropic_usage(100, 0));
     assert_eq!((status, body), (200, sse(&expected)), "the request in flight finished");
@@ -827,6 +902,39 @@ fn a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_se
     assert!(status.success(), "{log}");
     assert_eq!(trace_dirs(&store), ["a", "b", "r"], "{log}");
     assert_eq!(message_files(&store, "a").len(), 4, "a's history once, and its last reply");
+}
+
+/// Four agents at once on a proxy that holds one conversation: each request closes another
+/// conversation to make room, and a conversation opened again while its last closing is still
+/// saving waits for it. Each stays one session, with each message once.
+fn conversations_that_take_each_others_room_stay_one_session_each(build: Build) {
+    let upstream = scripted();
+    let dir = scratch("room");
+    std::fs::write(dir.join("one.toml"), "[proxy]\nmax_sessions = 1\n").unwrap();
+    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url, "--config", "one.toml"]);
+    let agents: Vec<_> = ["a", "b", "c", "d"]
+        .into_iter()
+        .map(|session| {
+            let url = format!("{}/v1/messages", proxy.url);
+            std::thread::spawn(move || {
+                for steps in 0..6 {
+                    let task = format!("Task {session}");
+                    let (status, _, text) = post(&url, &request(session, &conversation(&task, steps)), &headers());
+                    assert_eq!(status, 200, "{text}");
+                }
+            })
+        })
+        .collect();
+    for agent in agents {
+        agent.join().unwrap();
+    }
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let store = dir.join(".trace");
+    assert_eq!(trace_dirs(&store), ["a", "b", "c", "d"], "{log}");
+    for session in ["a", "b", "c", "d"] {
+        assert_eq!(message_files(&store, session).len(), 12, "{session}: its history once, and its last reply");
+    }
 }
 
 /// A conversation of 10,000 messages (5,000 tool results, about 200,000 tokens).
@@ -1154,7 +1262,10 @@ both_shells! {
         a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_session,
     ],
     shells: [
-        ctrl_c_finishes_the_requests_in_flight_and_saves,
+        an_agent_that_leaves_before_the_reply_is_recorded_and_holds_nothing_up,
+        a_closed_terminal_stops_the_proxy_as_ctrl_c_does_finishing_the_requests_in_flight,
+        an_agent_that_stopped_reading_holds_up_no_shutdown,
+        conversations_that_take_each_others_room_stay_one_session_each,
         a_long_history_arriving_at_once_is_prepared_in_seconds,
         a_long_prepare_in_one_session_holds_up_no_other_request,
         a_long_body_is_read_without_holding_up_other_requests,
@@ -1196,6 +1307,8 @@ fn help_and_messages_name_the_shell_and_what_it_speaks(build: Build) {
         "{program}: proxy: cannot listen on 127.0.0.1:{port}: the address is in use (--port 0 picks a free port)\n"
     );
     assert_eq!(stderr, expected);
+    let ignored = std::fs::read_to_string(dir.join(".trace/.gitignore")).unwrap_or_default();
+    assert!(ignored.ends_with("\n*\n"), "a start that failed leaves its store out of `git status`: {ignored:?}");
 
     let upstream = scripted();
     let dir = scratch(&format!("lines-{build:?}"));

@@ -11,7 +11,9 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use context_workbench::proxy::gateway::passes_to_agent;
-use context_workbench::proxy::{CallRecord, ClientRequest, Effect, End, Event, Exchange, Gateway, RequestHead};
+use context_workbench::proxy::{
+    CallRecord, ClientRequest, Effect, End, Event, Exchange, Failure, Gateway, RequestHead,
+};
 use futures_util::StreamExt;
 use tokio::sync::{oneshot, watch};
 
@@ -74,6 +76,11 @@ impl App {
     pub fn cut(&self) {
         self.cut.send_replace(true);
     }
+
+    /// Set once [`App::cut`] is called.
+    pub fn cuts(&self) -> watch::Receiver<bool> {
+        self.cut.subscribe()
+    }
 }
 
 /// A request counted in flight until its reply ends (it moves into the reply's task).
@@ -110,9 +117,13 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
     }
     let stopping = app.stopping.load(Ordering::SeqCst);
     let (exchange, effects) = Exchange::begin_signed(&app.gateway, head, stopping, team.as_deref());
-    let mut call = Call {
+    // The call runs on a task of its own: when the agent closes its connection, hyper drops this
+    // handler, and the call learns it from its answer's channel (`Failure::AgentGone`).
+    let (answer, answered) = oneshot::channel();
+    let call = Call {
         app,
         exchange,
+        agent: Some(answer),
         headers: parts.headers,
         incoming: Some(body),
         body: Bytes::new(),
@@ -125,17 +136,16 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
         recording: None,
         _in_flight: in_flight,
     };
-    let response = call.drive(effects).await;
-    if !call.exchange.is_over() {
-        tokio::spawn(call.relay());
-    }
-    response.unwrap_or_else(|| json_response(500, String::new(), true))
+    tokio::spawn(call.run(effects));
+    answered.await.unwrap_or_else(|_| json_response(500, String::new(), true))
 }
 
 /// One request and what its effects have gathered so far.
 struct Call {
     app: Arc<App>,
     exchange: Exchange,
+    /// Where the agent's answer (or the reply's head) goes, until it is given.
+    agent: Option<oneshot::Sender<Response>>,
     headers: HeaderMap,
     /// The agent's body, until it is read.
     incoming: Option<Body>,
@@ -163,6 +173,18 @@ enum Flow {
 }
 
 impl Call {
+    /// The whole exchange: its answer to the agent, then the reply's body when one follows.
+    async fn run(mut self, effects: Vec<Effect>) {
+        if let Some(response) = self.drive(effects).await
+            && let Some(agent) = self.agent.take()
+        {
+            let _ = agent.send(response);
+        }
+        if !self.exchange.is_over() {
+            self.relay().await;
+        }
+    }
+
     /// Carry out `effects` and those of the events they lead to, until the agent has its answer
     /// (or the reply's head) or the exchange is over.
     async fn drive(&mut self, mut effects: Vec<Effect>) -> Option<Response> {
@@ -232,7 +254,12 @@ impl Call {
                 let body = if prepared { self.prepared.take().unwrap_or_default() } else { self.body.clone() };
                 let method = &self.exchange.head().method;
                 let cut = app.cut.subscribe();
-                Flow::Then(match app.upstream.send(&url, method, &self.headers, body, plain, cut).await {
+                let sent = tokio::select! {
+                    biased;
+                    () = agent_left(&mut self.agent) => Err(Failure::AgentGone),
+                    sent = app.upstream.send(&url, method, &self.headers, body, plain, cut) => sent,
+                };
+                Flow::Then(match sent {
                     Ok(response) => {
                         let content_type = response.headers().get(header::CONTENT_TYPE);
                         let content_type = content_type.and_then(|v| v.to_str().ok()).map(str::to_owned);
@@ -302,7 +329,12 @@ impl Call {
         let mut from_upstream = UpstreamBody::new(response, self.app.upstream.timeout, self.app.cut.subscribe());
         let mut body = Vec::new();
         loop {
-            match from_upstream.next().await {
+            let next = tokio::select! {
+                biased;
+                () = agent_left(&mut self.agent) => Err(End::AgentGone),
+                next = from_upstream.next() => next,
+            };
+            match next {
                 Ok(Some(bytes)) if body.len() + bytes.len() <= limit => body.extend_from_slice(&bytes),
                 Ok(Some(_)) => return Event::Ended { end: End::BrokeOff },
                 Ok(None) => return Event::ReplyRead { body: String::from_utf8_lossy(&body).into_owned() },
@@ -358,6 +390,14 @@ impl Call {
         {
             self.to_agent = None;
         }
+    }
+}
+
+/// Resolves once the agent has closed its connection before its answer was given.
+async fn agent_left(agent: &mut Option<oneshot::Sender<Response>>) {
+    match agent {
+        Some(agent) => agent.closed().await,
+        None => std::future::pending().await,
     }
 }
 

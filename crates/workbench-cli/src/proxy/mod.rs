@@ -4,7 +4,7 @@
 //! each exchange's effects (`handler.rs`), its connections (`crate::connections`), the upstream client
 //! (`upstream.rs`), the sessions' threads (`sessions.rs`), the log (`log.rs`), the spans of
 //! `--otlp` (`telemetry.rs`) and the shutdown:
-//! the first Ctrl-C or SIGTERM stops new requests and gives those in flight
+//! the first Ctrl-C, SIGTERM or SIGHUP stops new requests and gives those in flight
 //! `proxy.shutdown_grace_ms`, then cuts them short; a second signal cuts at once; every session
 //! is saved, exit 0.
 
@@ -140,6 +140,8 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
             team,
         ));
         let signal = StopSignal::listen()?;
+        // The address first: on a terminal the log's progress line would end where it is printed.
+        println!("{}", gateway.banner(&address));
         app.log.line(&gateway.start_line(&address, &shown_store));
         if let Some(line) = recovered {
             app.log.line(&line);
@@ -147,7 +149,6 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
         if let Some(url) = &otlp {
             app.log.line(&context_workbench::proxy::telemetry::start_line(Shell::Native, url));
         }
-        println!("{}", gateway.banner(&address));
         // The dashboard under a path no provider's API uses; everything else is the agents'.
         let (dashboard, dashboard_stopping) = crate::serve::dashboard(dashboard_fs, beyond_loopback);
         let router = axum::Router::new()
@@ -156,7 +157,7 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
             .with_state(Arc::clone(&app));
         let header_timeout = Duration::from_millis(config.proxy.header_timeout_ms);
         let stopped = stop(Arc::clone(&app), grace, signal, dashboard_stopping);
-        crate::connections::serve(listener, router, header_timeout, stopped).await;
+        crate::connections::serve(listener, router, header_timeout, stopped, Some(app.cuts())).await;
         app.log.finish();
         app.log.line(&app.gateway.stopping_line());
         app.log.unsaved(&app.registry.close_all().await);
@@ -174,15 +175,17 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
 async fn stop(app: Arc<App>, grace: Duration, mut signal: StopSignal, dashboard: crate::serve::Stopping) {
     signal.recv().await;
     app.begin_stopping();
+    app.log.line(&app.gateway.stop_begun_line(app.in_flight(), grace.as_millis() as u64));
     dashboard.stop();
+    let began = std::time::Instant::now();
     tokio::spawn(async move {
-        tokio::select! {
-            () = tokio::time::sleep(grace) => {}
-            () = signal.recv() => {}
-        }
+        let waited = tokio::select! {
+            () = tokio::time::sleep(grace) => grace,
+            () = signal.recv() => began.elapsed(),
+        };
         let in_flight = app.in_flight();
         if in_flight > 0 {
-            app.log.line(&app.gateway.cut_line(in_flight, grace.as_millis() as u64));
+            app.log.line(&app.gateway.cut_line(in_flight, waited.as_millis() as u64));
         }
         app.cut();
     });

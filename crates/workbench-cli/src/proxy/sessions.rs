@@ -3,6 +3,7 @@
 //! order and conversations run in parallel. The keys are the library's `SessionTable`: past
 //! `proxy.max_sessions` the least recently used idle key is saved and closed.
 
+use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
@@ -83,37 +84,63 @@ impl Turn {
 /// Every key's actor.
 pub struct Registry {
     setup: Arc<WorkerSetup>,
-    table: Mutex<SessionTable<Actor>>,
+    keys: Mutex<Keys>,
+}
+
+struct Keys {
+    table: SessionTable<Actor>,
+    /// The turns of the keys closed to make room, held until their actor has saved them: a key
+    /// opened again meanwhile takes its turn after that (its traces are the closing actor's
+    /// until then), by key name.
+    closing: HashMap<String, Arc<AsyncMutex<()>>>,
 }
 
 impl Registry {
     pub fn new(setup: WorkerSetup, max_keys: usize) -> Registry {
-        Registry { setup: Arc::new(setup), table: Mutex::new(SessionTable::new(max_keys)) }
+        let keys = Keys { table: SessionTable::new(max_keys), closing: HashMap::new() };
+        Registry { setup: Arc::new(setup), keys: Mutex::new(keys) }
     }
 
     /// The key's actor (started when new) with its turn taken, waiting while another request
     /// of the conversation is in flight; and what a key closed to make room could not save.
     pub async fn turn(&self, key: &SessionKey) -> (Turn, Vec<String>) {
-        let (commands, turn, evicted) = {
-            let mut table = self.table.lock().unwrap_or_else(|e| e.into_inner());
-            let open = || Actor { commands: spawn(key, Arc::clone(&self.setup)), turn: Arc::default() };
+        let (commands, turn, taken, evicted) = {
+            let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+            let Keys { table, closing } = &mut *keys;
+            let turn = closing.get(&key.name()).cloned().unwrap_or_default();
+            let open = || Actor { commands: spawn(key, Arc::clone(&self.setup)), turn };
             let busy = |_: &SessionKey, actor: &Actor| actor.turn.try_lock().is_err();
             let (actor, evicted) = table.touch(key, open, busy);
-            (actor.commands.clone(), Arc::clone(&actor.turn), evicted)
+            // Taken here when free, so the key is busy from now on (never closed to make room).
+            let taken = Arc::clone(&actor.turn).try_lock_owned().ok();
+            let (commands, turn) = (actor.commands.clone(), Arc::clone(&actor.turn));
+            let evicted = evicted.map(|(key, actor)| {
+                closing.insert(key.name(), Arc::clone(&actor.turn));
+                (key.name(), Arc::clone(&actor.turn).try_lock_owned().ok(), actor)
+            });
+            (commands, turn, taken, evicted)
         };
-        let unsaved = match evicted {
-            Some((_, actor)) => close(&actor.commands).await,
-            None => Vec::new(),
+        let mut unsaved = Vec::new();
+        if let Some((name, held, actor)) = evicted {
+            unsaved = close(&actor.commands).await;
+            let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+            if keys.closing.get(&name).is_some_and(|turn| Arc::ptr_eq(turn, &actor.turn)) {
+                keys.closing.remove(&name);
+            }
+            drop(held);
+        }
+        let guard = match taken {
+            Some(guard) => guard,
+            None => turn.lock_owned().await,
         };
-        let guard = turn.lock_owned().await;
         (Turn { commands, _guard: guard }, unsaved)
     }
 
     /// Count an answered side call in the agent session's latest conversation, without waiting
     /// for it (nor for the conversation's turn: a side call runs beside it).
     pub fn record_side_call(&self, agent_session: &str, record: CallRecord) {
-        let table = self.table.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((key, actor)) = table.latest_of(agent_session) {
+        let keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((key, actor)) = keys.table.latest_of(agent_session) {
             let _ = actor.commands.send(Command::SideCall(key.name(), Box::new(record)));
         }
     }
@@ -121,7 +148,7 @@ impl Registry {
     /// Save and close every session (at shutdown, after the requests in flight); returns what
     /// could not be saved.
     pub async fn close_all(&self) -> Vec<String> {
-        let actors = self.table.lock().unwrap_or_else(|e| e.into_inner()).drain();
+        let actors = self.keys.lock().unwrap_or_else(|e| e.into_inner()).table.drain();
         let mut failures = Vec::new();
         for (_, actor) in actors {
             failures.extend(close(&actor.commands).await);

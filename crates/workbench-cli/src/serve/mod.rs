@@ -1,7 +1,7 @@
 //! `workbench serve ROOT`: the query API (R8.4) over HTTP and live goal events over WebSocket,
 //! for the traces under one trace root, on 127.0.0.1 only. The server only reads: nothing under
 //! ROOT is created, changed or removed. Routes in `routes.rs`, the WebSocket in `watch.rs`.
-//! Ctrl-C or SIGTERM stops it cleanly: no new connections, requests in flight are answered,
+//! Ctrl-C, SIGTERM or SIGHUP stops it cleanly: no new connections, requests in flight are answered,
 //! every watcher gets a Close frame (1001, going away), and the process exits with 0.
 
 mod errors;
@@ -102,7 +102,7 @@ fn serve(root: &str, port: u16, header_timeout: Duration) -> Result<(), String> 
             stop.send_replace(true);
             let _ = tokio::time::timeout(CLOSE_GRACE, stop.closed()).await;
         };
-        crate::connections::serve(listener, routes::router(state), header_timeout, stopped).await;
+        crate::connections::serve(listener, routes::router(state), header_timeout, stopped, None).await;
         Ok(())
     })
 }

@@ -391,20 +391,25 @@ impl Proxy {
     }
 
     /// SIGTERM, as Ctrl-C stops it: the exit status and the log.
-    pub fn stop(mut self) -> (ExitStatus, String) {
+    pub fn stop(self) -> (ExitStatus, String) {
+        self.stop_on(libc::SIGTERM)
+    }
+
+    /// Stopped by `signal`: the exit status and the log.
+    pub fn stop_on(mut self, signal: libc::c_int) -> (ExitStatus, String) {
         if let Some(machine) = self.machine.take() {
             machine.stop();
             return (std::os::unix::process::ExitStatusExt::from_raw(0), self.log());
         }
         let mut child = self.child.take().expect("running");
         let pid = child.id() as i32;
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0, "signal the proxy");
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0, "signal the proxy");
         let started = Instant::now();
         let status = loop {
             if let Some(status) = child.try_wait().expect("wait") {
                 break status;
             }
-            assert!(started.elapsed() < PATIENCE, "the proxy did not stop after SIGTERM");
+            assert!(started.elapsed() < PATIENCE, "the proxy did not stop after signal {signal}");
             std::thread::sleep(Duration::from_millis(20));
         };
         (status, self.log())

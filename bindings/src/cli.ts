@@ -13,8 +13,7 @@ import { type RunningProxy, startProxy } from './proxy/index.js';
 import type { Config } from './types.js';
 
 interface ProxyFlags {
-  port: number; upstream: string[]; store: string; window?: number; config?: string; otlp?: string;
-  llm_url?: string; llm_model?: string; help: boolean;
+  port: number; upstream: string[]; store: string; window?: number; config?: string; otlp?: string; help: boolean;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -39,9 +38,6 @@ async function main(argv: string[]): Promise<number> {
   if (flags.help) {
     process.stdout.write(`${usage}\n`);
     return 0;
-  }
-  if (flags.llm_url !== undefined || flags.llm_model !== undefined) {
-    throw new Error('--llm-url and --llm-model are for the native `workbench proxy` only: here the embedded compactor writes the blocks');
   }
   const config = flags.config === undefined ? undefined : await configFile(flags.config);
   const terminal = process.stderr.isTTY === true;

@@ -251,7 +251,7 @@ test('the bin refuses bad flags with a clear message and exit code 2', async () 
   });
   const port = await run('proxy', '--port', 'abc');
   assert.equal(port.code, 2);
-  assert.equal(port.stderr, 'context-workbench: proxy: --port `abc`: expected a whole number from 0 to 65535\n');
+  assert.equal(port.stderr, 'context-workbench: proxy: --port `abc`: expected a whole number from 0 to 65535 (context-workbench proxy --help lists the flags)\n');
   const config = await run('proxy', '--port', '0', '--config', 'no-such-workbench.toml');
   assert.equal(config.code, 2);
   assert.match(config.stderr, /^context-workbench: proxy: no-such-workbench\.toml: ENOENT/);

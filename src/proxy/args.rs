@@ -42,42 +42,55 @@ pub fn cannot_listen(address: &str, in_use: bool, detail: &str) -> String {
     format!("cannot listen on {address}: {why} (--port 0 picks a free port)")
 }
 
-/// What `--help` prints in `shell`: the LLM flags only where they are taken (the native CLI).
+/// What `--help` prints in `shell`: the database store, `--listen` and the LLM flags only where
+/// they are taken (the native CLI).
 pub fn usage(shell: Shell) -> String {
-    let llm = if shell == Shell::Native { LLM_FLAGS } else { "" };
-    let head =
-        if shell == Shell::Native { USAGE_HEAD.replace(STORE_FLAG, NATIVE_STORE_FLAG) } else { USAGE_HEAD.into() };
-    format!("usage: {} {head}{llm}{USAGE_TAIL}", shell.program())
+    let native = shell == Shell::Native;
+    let (store, store_flag, own_flags) = if native {
+        ("DIR|URL", NATIVE_STORE_FLAG, " [--listen ADDR:PORT] [--llm-url URL] [--llm-model NAME]")
+    } else {
+        ("DIR", STORE_FLAG, "")
+    };
+    let own = if native { NATIVE_FLAGS } else { "" };
+    format!(
+        "usage: {} [--port N] [--upstream URL | NAME=URL]... [--store {store}] [--window N]\n       \
+         [--config FILE] [--otlp URL]{own_flags}\n\n{ABOUT}{UPSTREAM_FLAGS}{store_flag}{OTHER_FLAGS}{own}{USAGE_TAIL}",
+        shell.proxy()
+    )
 }
 
-/// The flags and what they do, after `usage: PROGRAM `.
-const USAGE_HEAD: &str = "\
-proxy [--port N] [--upstream URL | NAME=URL]... [--store DIR] [--window N] [--config FILE]
-      [--otlp URL]
-
-Puts the Context Workbench engine in front of an agent that speaks Anthropic Messages, OpenAI
+// Each flag's lines start with two spaces and end with a newline; a string starts on its quote's
+// line, since a `\` line continuation would eat the spaces.
+const ABOUT: &str = "Puts the Context Workbench engine in front of an agent that speaks Anthropic Messages, OpenAI
 Chat Completions, OpenAI Responses or Gemini (Claude Code, Codex, Gemini CLI, Cline, OpenCode,
 ...): listens on 127.0.0.1, sends the engine's prompt upstream and saves each conversation in the
 trace store.
 
-  --port N          the port on 127.0.0.1 (default 8787; 0 picks a free one)
-  --upstream URL    where requests go: a URL for every API, or NAME=URL for one of anthropic
-                    (default https://api.anthropic.com), openai (https://api.openai.com; Chat
-                    Completions, Responses) and gemini (https://generativelanguage.googleapis.com);
-                    repeatable. Each request goes by its path to its API's upstream
-  --store DIR       the trace root every session is saved under (default .trace)
-  --window N        the model's context window in tokens (default: the config's window, 200000)
-  --config FILE     the engine's configuration, TOML (or JSON when it ends in .json)
-  --otlp URL        export one OpenTelemetry span per call to this OTLP/HTTP collector
-                    (http://localhost:4318; overrides the config's proxy.otlp)
 ";
 
-const STORE_FLAG: &str = "  --store DIR       the trace root every session is saved under (default .trace)\n";
+const UPSTREAM_FLAGS: &str = "  --port N            the port on 127.0.0.1 (default 8787; 0 picks a free one)
+  --upstream URL      where requests go: a URL for every API, or NAME=URL for one of
+                      anthropic (default https://api.anthropic.com), openai
+                      (https://api.openai.com; Chat Completions, Responses) and gemini
+                      (https://generativelanguage.googleapis.com); repeatable. Each request
+                      goes by its path to its API's upstream
+";
+
+const STORE_FLAG: &str = "  --store DIR         the trace root every session is saved under (default .trace)
+";
+
 /// The native CLI's store: a folder or a PostgreSQL database.
-const NATIVE_STORE_FLAG: &str = "\
-  --store DIR|URL   the trace root every session is saved under (default .trace), or a
-                    PostgreSQL database, postgres://USER@HOST/DB (the password from
-                    PGPASSWORD or ~/.pgpass; docs/team.md)
+const NATIVE_STORE_FLAG: &str =
+    "  --store DIR|URL     the trace root every session is saved under (default .trace), or a
+                      PostgreSQL database, postgres://USER@HOST/DB (the password from
+                      PGPASSWORD or ~/.pgpass; docs/team.md)
+";
+
+const OTHER_FLAGS: &str =
+    "  --window N          the model's context window in tokens (default: the config's window, 200000)
+  --config FILE       the engine's configuration, TOML (or JSON when it ends in .json)
+  --otlp URL          export one OpenTelemetry span per call to this OTLP/HTTP collector
+                      (http://localhost:4318; overrides the config's proxy.otlp)
 ";
 
 /// Whether a `--store` names a PostgreSQL database (`postgres://…`) rather than a folder.
@@ -87,20 +100,19 @@ pub fn is_database_store(store: &str) -> bool {
 
 /// The native CLI's own flags: `--listen` (the npm package's proxy listens on 127.0.0.1 only)
 /// and the LLM's (it has the embedded compactor only).
-const LLM_FLAGS: &str = "\
-  --listen ADDR:PORT  listen there instead of 127.0.0.1 (0.0.0.0:8787, say); an address other
-                    than loopback needs team mode: a member in the store's team.json
-                    (`workbench team add NAME --admin --store DIR`)
-  --llm-url URL     an OpenAI-compatible endpoint for the compactor (the key from
-  --llm-model NAME  WORKBENCH_LLM_API_KEY); without one the embedded compactor writes blocks
+const NATIVE_FLAGS: &str =
+    "  --listen ADDR:PORT  listen there instead of 127.0.0.1 (0.0.0.0:8787, say); an address other
+                      than loopback needs team mode: a member in the store's team.json
+                      (`workbench team add NAME --admin --store DIR`)
+  --llm-url URL       an OpenAI-compatible endpoint for the compactor (the key from
+  --llm-model NAME    WORKBENCH_LLM_API_KEY); without one the embedded compactor writes blocks
 ";
 
-const USAGE_TAIL: &str = "\
-  -h, --help        this text
+const USAGE_TAIL: &str = "  -h, --help          this text
 
-Ctrl-C or SIGTERM: no new requests; those in flight get proxy.shutdown_grace_ms to finish, then
-are cut short with an error in the provider's shape; every session is saved. A second signal
-cuts at once.";
+Ctrl-C, SIGTERM or SIGHUP (the terminal closed): no new requests; those in flight get
+proxy.shutdown_grace_ms to finish, then are cut short with an error in the provider's shape;
+every session is saved. A second signal cuts at once.";
 
 /// The proxy's flags.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,6 +150,14 @@ impl Default for ProxyArgs {
 }
 
 impl ProxyArgs {
+    /// The flags after `shell`'s `proxy`, as it takes them ([`ProxyArgs::check_for`]); a flag
+    /// it cannot read says where the list is.
+    pub fn parse_for<I: IntoIterator<Item = String>>(shell: Shell, args: I) -> std::result::Result<ProxyArgs, String> {
+        let parsed =
+            ProxyArgs::parse(args).map_err(|why| format!("{why} ({} --help lists the flags)", shell.proxy()))?;
+        parsed.check_for(shell)
+    }
+
     /// Read the flags after `proxy`; the error says which flag and why.
     pub fn parse<I: IntoIterator<Item = String>>(args: I) -> std::result::Result<ProxyArgs, String> {
         let mut parsed = ProxyArgs::default();
@@ -166,6 +186,12 @@ impl ProxyArgs {
         if shell == Shell::Npm && is_database_store(&self.store) {
             return Err(format!(
                 "--store: {} keeps its sessions in a folder; a PostgreSQL store needs the native `workbench proxy`",
+                shell.proxy()
+            ));
+        }
+        if shell == Shell::Npm && (self.llm_url.is_some() || self.llm_model.is_some()) {
+            return Err(format!(
+                "--llm-url and --llm-model are for the native `workbench proxy` only: in {} the embedded compactor writes the blocks",
                 shell.proxy()
             ));
         }

@@ -189,7 +189,7 @@ impl ProxyExchange {
 }
 
 /// The proxy's flags, as `workbench proxy` reads them: `{ port, upstream, store, window?,
-/// config?, otlp?, llm_url?, llm_model?, help }`. Throws `invalid_input` with the flag and why.
+/// config?, otlp?, help }`. Throws `invalid_input` with the flag and why.
 #[wasm_bindgen(js_name = parseProxyArgs)]
 pub fn parse_proxy_args(args: Vec<String>) -> Result<JsValue, JsValue> {
     #[derive(Serialize)]
@@ -203,13 +203,9 @@ pub fn parse_proxy_args(args: Vec<String>) -> Result<JsValue, JsValue> {
         config: Option<String>,
         #[serde(skip_serializing_if = "Option::is_none")]
         otlp: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        llm_url: Option<String>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        llm_model: Option<String>,
         help: bool,
     }
-    let a = ProxyArgs::parse(args).and_then(|a| a.check_for(Shell::Npm));
+    let a = ProxyArgs::parse_for(Shell::Npm, args);
     let a = a.map_err(|message| js_error("invalid_input", &message))?;
     to_js_value(&ArgsJs {
         port: a.port,
@@ -218,8 +214,6 @@ pub fn parse_proxy_args(args: Vec<String>) -> Result<JsValue, JsValue> {
         window: a.window,
         config: a.config,
         otlp: a.otlp,
-        llm_url: a.llm_url,
-        llm_model: a.llm_model,
         help: a.help,
     })
 }

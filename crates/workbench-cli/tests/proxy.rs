@@ -1285,6 +1285,13 @@ fn help_and_messages_name_the_shell_and_what_it_speaks(build: Build) {
     let apis = help.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(apis.contains("Anthropic Messages, OpenAI Chat Completions, OpenAI Responses or Gemini"), "{help}");
     assert_eq!(help.contains("--llm-url"), build == Build::Native, "only the native shell takes --llm-url: {help}");
+    assert!(help.lines().all(|line| line.len() <= 100), "{help}");
+    let flags = help.split("\n\n").nth(2).unwrap_or_default();
+    assert!(flags.lines().all(|line| line.starts_with("  ")), "every flag's lines indented alike: {flags}");
+    let bogus = build.command().args(["proxy", "--bogus"]).output().unwrap();
+    assert_eq!(bogus.status.code(), Some(2));
+    let expected = format!("{program}: proxy: invalid option '--bogus' ({program} proxy --help lists the flags)\n");
+    assert_eq!(String::from_utf8_lossy(&bogus.stderr), expected, "alike in both shells");
 
     let dir = scratch(&format!("blocked-{build:?}"));
     std::fs::write(dir.join(".trace"), "a file where the store would go").unwrap();

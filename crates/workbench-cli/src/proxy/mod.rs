@@ -43,10 +43,10 @@ pub struct GlobalLlm {
 
 /// Run the proxy with the flags after `proxy`; `config` is the global `--config`'s.
 pub fn run(config: Config, llm: GlobalLlm, args: Vec<String>) -> ExitCode {
-    let args = match ProxyArgs::parse(args) {
+    let args = match ProxyArgs::parse_for(Shell::Native, args) {
         Ok(args) => args,
         Err(message) => {
-            eprintln!("workbench: proxy: {message} (workbench proxy --help lists the flags)");
+            eprintln!("workbench: proxy: {message}");
             return ExitCode::from(2);
         }
     };

@@ -151,8 +151,8 @@ pub fn saving_words(totals: &Totals) -> String {
     words
 }
 
-/// The saving alone: `$0.495 saved (78%)`, `$0.012 more (−4%)`; `nothing spent yet`, or `not
-/// priced: …` when no call was priced.
+/// The saving alone: `$0.495 saved (78%)`, `$0.012 more (−4%)`, `nothing saved`; `nothing spent
+/// yet`, or `not priced: …` when no call was priced.
 pub fn saving_brief(totals: &Totals) -> String {
     if totals.priced_calls() == 0 {
         return match totals.unpriced_calls {
@@ -161,6 +161,10 @@ pub fn saving_brief(totals: &Totals) -> String {
         };
     }
     let saved = totals.agent_usd - totals.sent_usd;
+    // Under half a hundredth of a cent either way: what a request sent as the agent made it saves.
+    if saved.abs() < 0.00005 {
+        return "nothing saved".to_owned();
+    }
     let word = if saved < 0.0 { "more" } else { "saved" };
     format!("{} {word} ({})", usd(saved), percent_saved(totals.saving()))
 }
@@ -633,6 +637,9 @@ mod tests {
         }
         let t = Totals { calls: 1, sent_usd: 12.4, agent_usd: 10.0, ..Totals::default() };
         assert_eq!(saving_brief(&t), "$2.400 more (−24%)");
+        // Float sums of the same prices, a rounding error apart: no saving, and no cost either.
+        let t = Totals { calls: 1, sent_usd: 0.058625000000000003, agent_usd: 0.058625, ..Totals::default() };
+        assert_eq!(saving_brief(&t), "nothing saved");
     }
 
     #[test]

@@ -108,7 +108,7 @@ test('a conversation goes through the engine and is saved as workbench proxy sav
     assert.deepEqual(JSON.stringify(goals).match(/Find the bug|Fix it/g), ['Find the bug', 'Fix it'], "Claude Code's TodoWrite is the plan");
     // The log: the lines of `workbench proxy`.
     assert.match(lines[0], /^context-workbench proxy: listening on http:\/\/127\.0\.0\.1:\d+; upstreams /);
-    assert.match(lines[1], /^context-workbench proxy: npm-proxy-session #1 claude-test \(Claude Code 2\.1\.328\): 1 new of 1 messages, \d+ → \d+ prompt tokens \(\d+% fewer\), cached 0 of 40 \(0%; engine expected 0%\), status 200; no price for model `claude-test`: its dollars are left out \(add it under `model_prices.models` in the configuration\)$/);
+    assert.match(lines[1], /^context-workbench proxy: npm-proxy-session #1 claude-test \(Claude Code 2\.1\.328\): 1 new of 1 message, \d+ → \d+ prompt tokens \(\d+% fewer\), cached 0 of 40 \(0%; engine expected 0%\), status 200; no price for model `claude-test`: its dollars are left out \(add it under `model_prices.models` in the configuration\)$/);
     assert.match(lines.at(-1), /^context-workbench proxy: stopping: saving every session$/);
     for (const file of await readdir(path.join(store, trace), { recursive: true })) {
       const text = await readFile(path.join(store, trace, file), 'utf8').catch(() => '');

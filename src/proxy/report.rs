@@ -64,8 +64,9 @@ pub fn describe(who: &str, record: &CallRecord) -> String {
     if record.managed {
         let fewer =
             share(record.client_tokens.saturating_sub(record.prompt_tokens) as u64, record.client_tokens as u64);
+        let s = if record.messages == 1 { "" } else { "s" };
         line.push_str(&format!(
-            ": {} new of {} messages, {} → {} prompt tokens ({fewer} fewer)",
+            ": {} new of {} message{s}, {} → {} prompt tokens ({fewer} fewer)",
             record.new_messages, record.messages, record.client_tokens, record.prompt_tokens
         ));
         let expected = share(record.expected_cached_tokens as u64, record.prompt_tokens as u64);

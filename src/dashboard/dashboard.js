@@ -349,7 +349,8 @@ function planPanel(now, pick, newest, seen) {
   const revisions = (tree.revisions ?? []).map((r) => el('li', {},
     `Revised from item ${r.from_item}: kept ${named(r.kept)}; revised ${named(r.revised)}`,
     r.dropped.length ? `; dropped ${quoted(r.dropped)}` : ''));
-  const phase = phaseText(tree);
+  // A phase without a plan (`planning`, before any) says nothing the hint below does not.
+  const phase = roots ? phaseText(tree) : undefined;
   return el('section', { class: 'panel plan', id: 'plan', 'aria-label': 'Plan' },
     el('h2', {}, 'Plan', phase ? el('span', { class: 'phase', id: 'phase' }, ` · ${phase}`) : null),
     earlier

@@ -52,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
   const stopped = new Promise<void>((resolve) => {
     let signals = 0;
     const stop = () => {
-      // The first signal stops with the grace; the next cuts what is still in flight at once.
+      // The first signal stops with the grace; the next Ctrl-C or SIGTERM cuts what is still in flight at once.
       signals += 1;
       if (signals === 1) resolve();
       else void proxy.close({ graceMs: 0 });
@@ -60,9 +60,11 @@ async function main(argv: string[]): Promise<number> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
     // The terminal closed: its writes fail from now on, and the sessions are saved all the same.
+    // A closing terminal may send its hangup twice: it never cuts. (Unlike `workbench proxy`,
+    // Node cannot tell that `nohup` ignored it.)
     process.on('SIGHUP', () => {
       for (const output of [process.stdout, process.stderr]) output.on('error', () => undefined);
-      stop();
+      if (signals === 0) stop();
     });
     // Under `npx`/`npm exec`, a SIGTERM stops npm but never reaches this process (the `sh -c`
     // between them does not pass it on): a parent gone is a stop too.

@@ -195,8 +195,8 @@ pub fn price_call(record: &CallRecord, prices: &ModelPrices) -> Result<CallDolla
 }
 
 /// A prompt of `tokens` as the engine's model prices it: `cached` of them read from the cache,
-/// the rest written for `ttl`. One formula for the prompt sent and the agent's own, so that the
-/// agent's prompt sent as it came costs exactly what it saves nothing against.
+/// the rest written for `ttl`. One formula for the prompt sent and the agent's own, so that a
+/// prompt sent as the agent made it comes out at exactly the agent's price (saving nothing).
 fn prompt_usd(price: ModelPrice, tokens: usize, cached: usize, ttl: CacheTtl) -> f64 {
     let write = if ttl == CacheTtl::OneHour { price.cache_write_1h } else { price.cache_write };
     let cached = cached.min(tokens);

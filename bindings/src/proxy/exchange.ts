@@ -19,7 +19,7 @@ export class Call {
   #agentHere = true;
   #recording: Promise<Finished> | undefined;
   #finished: Finished | undefined;
-  /** The agent closed its connection before its reply ended (what `stop` then cuts short is the agent's doing). */
+  /** The connection closed before the reply ended: the agent left (or the proxy's cut closed it, after aborting `stop`). */
   #agentLeft = false;
 
   /** `stop` cuts the call short: at the proxy's shutdown, or once its agent has gone. */

@@ -1,5 +1,7 @@
 //! The signals the servers (`serve`, `proxy`) stop on: Ctrl-C, and where there are Unix signals
-//! SIGTERM and SIGHUP (the terminal closed, an SSH session dropped).
+//! SIGTERM and SIGHUP (the terminal closed, an SSH session dropped; unless it was ignored when
+//! the process started, as `nohup` does). Only Ctrl-C and SIGTERM cut short what a first stop
+//! let finish: a closing terminal may send its hangup more than once.
 
 /// The stop signals, taken over from the moment it is made: a server makes it before it
 /// announces its address, so a signal that arrives at once stops it cleanly instead of ending
@@ -10,7 +12,7 @@ pub struct StopSignal {
     #[cfg(unix)]
     terminate: tokio::signal::unix::Signal,
     #[cfg(unix)]
-    hangup: tokio::signal::unix::Signal,
+    hangup: Option<tokio::signal::unix::Signal>,
 }
 
 impl StopSignal {
@@ -22,7 +24,7 @@ impl StopSignal {
             Ok(StopSignal {
                 interrupt: take(SignalKind::interrupt())?,
                 terminate: take(SignalKind::terminate())?,
-                hangup: take(SignalKind::hangup())?,
+                hangup: if hangup_ignored() { None } else { Some(take(SignalKind::hangup())?) },
             })
         }
         #[cfg(not(unix))]
@@ -32,12 +34,42 @@ impl StopSignal {
     /// The next stop signal.
     pub async fn recv(&mut self) {
         #[cfg(unix)]
+        {
+            let hangup = &mut self.hangup;
+            let hangup = async move {
+                match hangup {
+                    Some(hangup) => hangup.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                _ = self.interrupt.recv() => {}
+                _ = self.terminate.recv() => {}
+                _ = hangup => {}
+            }
+        }
+        #[cfg(not(unix))]
+        self.recv_cut().await;
+    }
+
+    /// The next Ctrl-C or SIGTERM: what cuts short a stop under way.
+    pub async fn recv_cut(&mut self) {
+        #[cfg(unix)]
         tokio::select! {
             _ = self.interrupt.recv() => {}
             _ = self.terminate.recv() => {}
-            _ = self.hangup.recv() => {}
         }
         #[cfg(not(unix))]
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Whether SIGHUP was ignored when the process started (`nohup`): it stays ignored.
+#[cfg(unix)]
+fn hangup_ignored() -> bool {
+    // SAFETY: reads the current action into a zeroed struct; changes nothing.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGHUP, std::ptr::null(), &mut action) == 0 && action.sa_sigaction == libc::SIG_IGN
     }
 }

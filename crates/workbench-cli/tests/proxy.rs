@@ -570,7 +570,9 @@ fn an_agent_that_stopped_reading_holds_up_no_shutdown(build: Build) {
         body.len()
     );
     agent.write_all(&[head.as_bytes(), &body].concat()).unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while upstream.requests().is_empty() {
+        assert!(std::time::Instant::now() < until, "the call never reached the upstream");
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     // The reply fills the connection's buffers while the agent reads nothing.
@@ -1435,6 +1437,32 @@ fn the_dashboard_at_the_proxys_address_reads_the_store_and_refuses_bad_input(bui
     assert_eq!(get(&format!("{base}/api/stats"), &[]).0, 200, "the proxy still answers");
     let (status, log) = proxy.stop();
     assert!(status.success(), "{log}");
+}
+
+/// Under `nohup` (SIGHUP ignored from the start) the terminal closing leaves `workbench proxy`
+/// running; SIGTERM still stops it.
+#[test]
+fn under_nohup_a_closed_terminal_leaves_the_native_proxy_running() {
+    let dir = scratch("nohup");
+    let mut child = std::process::Command::new("nohup")
+        .arg(env!("CARGO_BIN_EXE_workbench"))
+        .args(["proxy", "--port", "0"])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("proxy.log")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut url = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut url).unwrap();
+    let pid = child.id() as i32;
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGHUP) }, 0);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let log = std::fs::read_to_string(dir.join("proxy.log")).unwrap();
+    assert!(child.try_wait().unwrap().is_none(), "the hangup stopped it: {log}");
+    assert_eq!(get(&format!("{}/workbench/api/stats", url.trim()), &[]).0, 200, "it still answers");
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    assert!(child.wait().unwrap().success());
 }
 
 /// `workbench stats` on a store the proxy recorded: its figures are the sums of the store's

@@ -3,7 +3,7 @@
 //! into a connection.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -34,8 +34,8 @@ pub struct App {
     /// Team mode's members: with one, every request signs in.
     pub team: TeamFile,
     stopping: AtomicBool,
-    /// Requests whose reply has not ended.
-    in_flight: Arc<AtomicUsize>,
+    /// Requests whose exchange is not over.
+    in_flight: Arc<watch::Sender<usize>>,
     /// Set once what is still in flight must be cut short.
     cut: watch::Sender<bool>,
 }
@@ -58,7 +58,7 @@ impl App {
             telemetry,
             team,
             stopping: AtomicBool::new(false),
-            in_flight: Arc::default(),
+            in_flight: Arc::new(watch::Sender::new(0)),
             cut,
         }
     }
@@ -69,7 +69,13 @@ impl App {
     }
 
     pub fn in_flight(&self) -> usize {
-        self.in_flight.load(Ordering::SeqCst)
+        *self.in_flight.borrow()
+    }
+
+    /// Resolves once no request is in flight (their calls run on tasks of their own, which the
+    /// connections' end does not wait for).
+    pub async fn settled(&self) {
+        let _ = self.in_flight.subscribe().wait_for(|n| *n == 0).await;
     }
 
     /// Cut short every request still in flight.
@@ -78,24 +84,24 @@ impl App {
     }
 
     /// Set once [`App::cut`] is called.
-    pub fn cuts(&self) -> watch::Receiver<bool> {
+    pub fn cut_signal(&self) -> watch::Receiver<bool> {
         self.cut.subscribe()
     }
 }
 
 /// A request counted in flight until its reply ends (it moves into the reply's task).
-struct InFlight(Arc<AtomicUsize>);
+struct InFlight(Arc<watch::Sender<usize>>);
 
 impl InFlight {
-    fn new(count: &Arc<AtomicUsize>) -> InFlight {
-        count.fetch_add(1, Ordering::SeqCst);
+    fn new(count: &Arc<watch::Sender<usize>>) -> InFlight {
+        count.send_modify(|n| *n += 1);
         InFlight(Arc::clone(count))
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
+        self.0.send_modify(|n| *n -= 1);
     }
 }
 
@@ -123,7 +129,7 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
     let call = Call {
         app,
         exchange,
-        agent: Some(answer),
+        answer: Some(answer),
         headers: parts.headers,
         incoming: Some(body),
         body: Bytes::new(),
@@ -145,7 +151,7 @@ struct Call {
     app: Arc<App>,
     exchange: Exchange,
     /// Where the agent's answer (or the reply's head) goes, until it is given.
-    agent: Option<oneshot::Sender<Response>>,
+    answer: Option<oneshot::Sender<Response>>,
     headers: HeaderMap,
     /// The agent's body, until it is read.
     incoming: Option<Body>,
@@ -176,9 +182,9 @@ impl Call {
     /// The whole exchange: its answer to the agent, then the reply's body when one follows.
     async fn run(mut self, effects: Vec<Effect>) {
         if let Some(response) = self.drive(effects).await
-            && let Some(agent) = self.agent.take()
+            && let Some(answer) = self.answer.take()
         {
-            let _ = agent.send(response);
+            let _ = answer.send(response);
         }
         if !self.exchange.is_over() {
             self.relay().await;
@@ -207,7 +213,13 @@ impl Call {
         let Some(response) = self.upstream.take() else { return };
         let mut from_upstream = UpstreamBody::new(response, self.app.upstream.timeout, self.app.cut.subscribe());
         let end = loop {
-            match from_upstream.next().await {
+            // The agent gone, the call ends at once, not at the upstream's next piece.
+            let next = tokio::select! {
+                biased;
+                () = agent_closed(self.to_agent.as_ref()) => Err(End::AgentGone),
+                next = from_upstream.next() => next,
+            };
+            match next {
                 Ok(Some(bytes)) => {
                     self.chunk = bytes;
                     for effect in self.exchange.relay(&self.app.gateway, &self.chunk) {
@@ -256,7 +268,7 @@ impl Call {
                 let cut = app.cut.subscribe();
                 let sent = tokio::select! {
                     biased;
-                    () = agent_left(&mut self.agent) => Err(Failure::AgentGone),
+                    () = agent_left(&mut self.answer) => Err(Failure::AgentGone),
                     sent = app.upstream.send(&url, method, &self.headers, body, plain, cut) => sent,
                 };
                 Flow::Then(match sent {
@@ -331,7 +343,7 @@ impl Call {
         loop {
             let next = tokio::select! {
                 biased;
-                () = agent_left(&mut self.agent) => Err(End::AgentGone),
+                () = agent_left(&mut self.answer) => Err(End::AgentGone),
                 next = from_upstream.next() => next,
             };
             match next {
@@ -394,9 +406,17 @@ impl Call {
 }
 
 /// Resolves once the agent has closed its connection before its answer was given.
-async fn agent_left(agent: &mut Option<oneshot::Sender<Response>>) {
-    match agent {
-        Some(agent) => agent.closed().await,
+async fn agent_left(answer: &mut Option<oneshot::Sender<Response>>) {
+    match answer {
+        Some(answer) => answer.closed().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves once the agent's reply body is dropped: its connection is gone.
+async fn agent_closed(to_agent: Option<&AgentBody>) {
+    match to_agent {
+        Some(to_agent) => to_agent.closed().await,
         None => std::future::pending().await,
     }
 }

@@ -14,7 +14,7 @@ mod sessions;
 mod telemetry;
 mod upstream;
 
-use std::io::ErrorKind;
+use std::io::{ErrorKind, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -141,7 +141,8 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
         ));
         let signal = StopSignal::listen()?;
         // The address first: on a terminal the log's progress line would end where it is printed.
-        println!("{}", gateway.banner(&address));
+        // A stdout closed early (`| head -1`) does not stop the proxy.
+        let _ = writeln!(std::io::stdout(), "{}", gateway.banner(&address));
         app.log.line(&gateway.start_line(&address, &shown_store));
         if let Some(line) = recovered {
             app.log.line(&line);
@@ -157,7 +158,8 @@ fn serve(config: Config, llm: GlobalLlm, args: ProxyArgs) -> Result<(), String> 
             .with_state(Arc::clone(&app));
         let header_timeout = Duration::from_millis(config.proxy.header_timeout_ms);
         let stopped = stop(Arc::clone(&app), grace, signal, dashboard_stopping);
-        crate::connections::serve(listener, router, header_timeout, stopped, Some(app.cuts())).await;
+        crate::connections::serve(listener, router, header_timeout, stopped, Some(app.cut_signal())).await;
+        app.settled().await;
         app.log.finish();
         app.log.line(&app.gateway.stopping_line());
         app.log.unsaved(&app.registry.close_all().await);
@@ -181,7 +183,7 @@ async fn stop(app: Arc<App>, grace: Duration, mut signal: StopSignal, dashboard:
     tokio::spawn(async move {
         let waited = tokio::select! {
             () = tokio::time::sleep(grace) => grace,
-            () = signal.recv() => began.elapsed(),
+            () = signal.recv_cut() => began.elapsed(),
         };
         let in_flight = app.in_flight();
         if in_flight > 0 {

@@ -109,7 +109,8 @@ impl Registry {
             let Keys { table, closing } = &mut *keys;
             let turn = closing.get(&key.name()).cloned().unwrap_or_default();
             let open = || Actor { commands: spawn(key, Arc::clone(&self.setup)), turn };
-            let busy = |_: &SessionKey, actor: &Actor| actor.turn.try_lock().is_err();
+            // Busy while a request holds its turn or is on its way to it (each keeps a handle).
+            let busy = |_: &SessionKey, actor: &Actor| Arc::strong_count(&actor.turn) > 1;
             let (actor, evicted) = table.touch(key, open, busy);
             // Taken here when free, so the key is busy from now on (never closed to make room).
             let taken = Arc::clone(&actor.turn).try_lock_owned().ok();

@@ -106,6 +106,11 @@ impl AgentBody {
         (AgentBody(to_agent), Body::from_stream(stream))
     }
 
+    /// Resolves once the agent has gone (its connection dropped the body).
+    pub async fn closed(&self) {
+        self.0.closed().await;
+    }
+
     /// Hand `bytes` to the agent; `false` when it has gone.
     pub async fn give(&self, bytes: Bytes) -> bool {
         self.0.send(bytes).await.is_ok()

@@ -98,7 +98,8 @@ fn serve(root: &str, port: u16, header_timeout: Duration) -> Result<(), String> 
         let stop = Arc::clone(&state.stopping);
         let stopped = async move {
             signal.recv().await;
-            eprintln!("workbench: serve: stopping");
+            // Not `eprintln!`: after a hangup the terminal's writes fail.
+            let _ = writeln!(std::io::stderr(), "workbench: serve: stopping");
             stop.send_replace(true);
             let _ = tokio::time::timeout(CLOSE_GRACE, stop.closed()).await;
         };

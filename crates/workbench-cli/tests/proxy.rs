@@ -526,19 +526,7 @@ fn an_agent_that_leaves_before_the_reply_is_recorded_and_holds_nothing_up(build:
     let dir = scratch("agent-left");
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
     let body = request("left", &conversation("Fix the parser", 0));
-    let mut agent = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
-    let head = format!(
-        "POST /v1/messages?wait=1 HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: {KEY}\r\n\
-         anthropic-version: 2023-06-01\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    );
-    agent.write_all(&[head.as_bytes(), &body].concat()).unwrap();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while upstream.requests().is_empty() {
-        assert!(std::time::Instant::now() < until, "the call never reached the upstream");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    drop(agent);
+    drop(send_raw(&proxy, &upstream, "/v1/messages?wait=1", &body)); // the agent leaves
     let (status, _, text) = post(&format!("{}/v1/messages", proxy.url), &body, &headers());
     assert_eq!(status, 200, "the retry is answered: {text}");
     let (status, log) = proxy.stop();
@@ -563,24 +551,31 @@ fn an_agent_that_stopped_reading_holds_up_no_shutdown(build: Build) {
     std::fs::write(dir.join("grace.toml"), "[proxy]\nshutdown_grace_ms = 300\n").unwrap();
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url, "--config", "grace.toml"]);
     let body = request("stalled", &conversation("Print a lot", 0));
-    let mut agent = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
-    let head = format!(
-        "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: {KEY}\r\n\
-         content-length: {}\r\n\r\n",
-        body.len()
-    );
-    agent.write_all(&[head.as_bytes(), &body].concat()).unwrap();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while upstream.requests().is_empty() {
-        assert!(std::time::Instant::now() < until, "the call never reached the upstream");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let agent = send_raw(&proxy, &upstream, "/v1/messages", &body);
     // The reply fills the connection's buffers while the agent reads nothing.
     std::thread::sleep(std::time::Duration::from_secs(2));
     let (status, log) = proxy.stop();
     assert!(status.success(), "{log}");
     assert!(log.contains("1 request still in flight after 300 ms cut short"), "{log}");
     drop(agent);
+}
+
+/// An agent's request to `target` on a connection of its own, which the caller holds (reading
+/// nothing) or drops, once the call has reached the upstream.
+fn send_raw(proxy: &Proxy, upstream: &Upstream, target: &str, body: &[u8]) -> std::net::TcpStream {
+    let mut agent = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
+    let head = format!(
+        "POST {target} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\nx-api-key: {KEY}\r\n\
+         anthropic-version: 2023-06-01\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    agent.write_all(&[head.as_bytes(), body].concat()).unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while upstream.requests().is_empty() {
+        assert!(std::time::Instant::now() < until, "the call never reached the upstream");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    agent
 }
 
 /// The terminal closing (SIGHUP) stops the proxy as Ctrl-C does: the request in flight finishes
@@ -783,25 +778,8 @@ fn fifty_sessions_at_once_stay_apart(build: Build) {
     let upstream = scripted();
     let dir = scratch("fifty");
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
-    let url = format!("{}/v1/messages", proxy.url);
-    let threads: Vec<_> = (0..50)
-        .map(|i| {
-            let url = url.clone();
-            std::thread::spawn(move || {
-                for steps in 0..3 {
-                    let (status, _, body) = post(
-                        &url,
-                        &request(&format!("par-{i}"), &conversation(&format!("task {i}"), steps)),
-                        &headers(),
-                    );
-                    assert_eq!(status, 200, "{body}");
-                }
-            })
-        })
-        .collect();
-    for thread in threads {
-        thread.join().unwrap();
-    }
+    let sessions: Vec<String> = (0..50).map(|i| format!("par-{i}")).collect();
+    agents_at_once(&proxy, &sessions, 3, |session| format!("task {}", &session[4..]));
     let (status, log) = proxy.stop();
     assert!(status.success(), "{log}");
     let store = dir.join(".trace");
@@ -914,14 +892,28 @@ fn conversations_that_take_each_others_room_stay_one_session_each(build: Build) 
     let dir = scratch("room");
     std::fs::write(dir.join("one.toml"), "[proxy]\nmax_sessions = 1\n").unwrap();
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url, "--config", "one.toml"]);
-    let agents: Vec<_> = ["a", "b", "c", "d"]
-        .into_iter()
+    let sessions = ["a", "b", "c", "d"].map(str::to_owned);
+    agents_at_once(&proxy, &sessions, 6, |session| format!("Task {session}"));
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let store = dir.join(".trace");
+    assert_eq!(trace_dirs(&store), ["a", "b", "c", "d"], "{log}");
+    for session in ["a", "b", "c", "d"] {
+        assert_eq!(message_files(&store, session).len(), 12, "{session}: its history once, and its last reply");
+    }
+}
+
+/// Each of `sessions` an agent of its own, all at once: `steps` requests of its conversation on
+/// the task `task_of` names, each answered.
+fn agents_at_once(proxy: &Proxy, sessions: &[String], steps: usize, task_of: fn(&str) -> String) {
+    let agents: Vec<_> = sessions
+        .iter()
         .map(|session| {
-            let url = format!("{}/v1/messages", proxy.url);
+            let (url, session) = (format!("{}/v1/messages", proxy.url), session.clone());
             std::thread::spawn(move || {
-                for steps in 0..6 {
-                    let task = format!("Task {session}");
-                    let (status, _, text) = post(&url, &request(session, &conversation(&task, steps)), &headers());
+                for step in 0..steps {
+                    let body = request(&session, &conversation(&task_of(&session), step));
+                    let (status, _, text) = post(&url, &body, &headers());
                     assert_eq!(status, 200, "{text}");
                 }
             })
@@ -929,13 +921,6 @@ fn conversations_that_take_each_others_room_stay_one_session_each(build: Build) 
         .collect();
     for agent in agents {
         agent.join().unwrap();
-    }
-    let (status, log) = proxy.stop();
-    assert!(status.success(), "{log}");
-    let store = dir.join(".trace");
-    assert_eq!(trace_dirs(&store), ["a", "b", "c", "d"], "{log}");
-    for session in ["a", "b", "c", "d"] {
-        assert_eq!(message_files(&store, session).len(), 12, "{session}: its history once, and its last reply");
     }
 }
 

@@ -89,7 +89,7 @@ impl App {
     }
 }
 
-/// A request counted in flight until its reply ends (it moves into the reply's task).
+/// A request counted in flight until its exchange is over (it moves with the call into its task).
 struct InFlight(Arc<watch::Sender<usize>>);
 
 impl InFlight {

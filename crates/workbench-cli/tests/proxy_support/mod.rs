@@ -315,9 +315,10 @@ impl Build {
         }
     }
 
-    /// The command, before `proxy` and its flags.
+    /// The command, before `proxy` and its flags: started as from a terminal, whatever the tests
+    /// were started under (`nohup` leaves SIGHUP ignored, which `workbench proxy` keeps).
     pub fn command(self) -> Command {
-        match self {
+        let mut command = match self {
             Build::Native => Command::new(env!("CARGO_BIN_EXE_workbench")),
             Build::Npm => {
                 let cli = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bindings/dist/cli.js");
@@ -327,7 +328,15 @@ impl Build {
                 command
             }
             Build::Machine => panic!("the machine is no program"),
+        };
+        // SAFETY: `signal` is async-signal-safe, as `pre_exec` requires.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut command, || {
+                libc::signal(libc::SIGHUP, libc::SIG_DFL);
+                Ok(())
+            });
         }
+        command
     }
 }
 

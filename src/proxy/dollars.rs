@@ -2,12 +2,13 @@
 //! (#48, "one ledger, one basis"). The sent request is priced from the upstream's reported usage
 //! (input, cache reads, cache writes of each lifetime, output), or estimated from the engine's
 //! counts and marked so. The agent's own request costs that, plus what the engine's model says
-//! its prompt would have cost more ([`CallCost`](crate::workbench::cost::CallCost): its tokens and the prefix a provider's cache
-//! would have served, against the prompt sent and the prefix expected served), brought to the
-//! provider's tokenizer by the ratio of the reported prompt to the engine's count of it: anchored
-//! on the bill, a request sent as the agent made it saves exactly nothing. A call no model
-//! answered costs nothing on either side. Prices are USD per million tokens, from one table
-//! ([`DEFAULT_PRICES`], each row dated) the configuration may extend (`model_prices`).
+//! its prompt would have cost more ([`CallCost`](crate::workbench::cost::CallCost): its tokens
+//! and the prefix a provider's cache would have served, against the prompt sent and the prefix
+//! expected served), brought to the provider's tokenizer by the ratio of the reported prompt to
+//! the engine's count of it: anchored on the bill, a request sent as the agent made it saves
+//! exactly nothing. A call no model answered costs nothing on either side. Prices are USD per
+//! million tokens, from one table ([`DEFAULT_PRICES`], each row dated) the configuration may
+//! extend (`model_prices`).
 
 use std::collections::BTreeMap;
 

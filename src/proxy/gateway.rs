@@ -118,7 +118,7 @@ pub struct SideCall {
 
 /// What befell a shell's engine thread outside any request, for [`Gateway::thread_line`].
 pub enum ThreadTrouble {
-    /// A conversation's thread could not be started (its requests are answered with an error).
+    /// A conversation's thread could not be started (its requests go upstream unmanaged).
     CannotStart(String),
     /// An engine thread ended (how: `exited (1)`) and a new one took its place.
     Replaced(String),

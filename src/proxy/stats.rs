@@ -134,8 +134,7 @@ pub fn saving_words(totals: &Totals) -> String {
     }
     let mut words = format!("{} instead of {}: {}", usd(totals.sent_usd), usd(totals.agent_usd), saving_brief(totals));
     let mut marks = Vec::new();
-    // Half a hundredth of a cent and less is not worth a word.
-    if totals.ttl_saving_usd.abs() >= 0.00005 {
+    if totals.ttl_saving_usd.abs() >= NOT_WORTH_A_WORD_USD {
         let (amount, word) = (usd(totals.ttl_saving_usd), if totals.ttl_saving_usd < 0.0 { "cost" } else { "saved" });
         marks.push(format!("1-hour cache lifetimes {word} {amount} of it"));
     }
@@ -151,6 +150,9 @@ pub fn saving_words(totals: &Totals) -> String {
     words
 }
 
+/// Half a hundredth of a cent: a sum of less, either way, is not worth a word (it shows as $0.0000).
+const NOT_WORTH_A_WORD_USD: f64 = 0.00005;
+
 /// The saving alone: `$0.495 saved (78%)`, `$0.012 more (−4%)`, `nothing saved`; `nothing spent
 /// yet`, or `not priced: …` when no call was priced.
 pub fn saving_brief(totals: &Totals) -> String {
@@ -161,8 +163,8 @@ pub fn saving_brief(totals: &Totals) -> String {
         };
     }
     let saved = totals.agent_usd - totals.sent_usd;
-    // Under half a hundredth of a cent either way: what a request sent as the agent made it saves.
-    if saved.abs() < 0.00005 {
+    // What a request sent as the agent made it saves, a float sum's rounding apart.
+    if saved.abs() < NOT_WORTH_A_WORD_USD {
         return "nothing saved".to_owned();
     }
     let word = if saved < 0.0 { "more" } else { "saved" };

@@ -108,10 +108,10 @@ impl ProxyGateway {
         self.gateway.cut_line(in_flight, grace_ms.max(0.0) as u64)
     }
 
-    /// The log line of an engine thread that ended (`why`: how) and was replaced.
+    /// The log line of an engine thread that ended (`how`: `exited (1)`) and was replaced.
     #[wasm_bindgen(js_name = threadReplacedLine)]
-    pub fn thread_replaced_line(&self, why: String) -> String {
-        self.gateway.thread_line(&ThreadTrouble::Replaced(why))
+    pub fn thread_replaced_line(&self, how: String) -> String {
+        self.gateway.thread_line(&ThreadTrouble::Replaced(how))
     }
 
     /// The log lines of the shutdown: the stopping line, then what could not be saved.

@@ -64,6 +64,14 @@ pub async fn serve(
     alive.closed().await;
 }
 
+/// `wait`'s output, or never when there is nothing to wait for (a `select!` arm that may not be).
+pub async fn or_never<F: Future>(wait: Option<F>) -> F::Output {
+    match wait {
+        Some(wait) => wait.await,
+        None => std::future::pending().await,
+    }
+}
+
 /// Resolves half a second after `cut` is set (what is written by then still reaches the agent);
 /// never without one.
 async fn cut_short(cut: Option<watch::Receiver<bool>>) {

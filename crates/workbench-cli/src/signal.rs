@@ -34,19 +34,10 @@ impl StopSignal {
     /// The next stop signal.
     pub async fn recv(&mut self) {
         #[cfg(unix)]
-        {
-            let hangup = &mut self.hangup;
-            let hangup = async move {
-                match hangup {
-                    Some(hangup) => hangup.recv().await,
-                    None => std::future::pending().await,
-                }
-            };
-            tokio::select! {
-                _ = self.interrupt.recv() => {}
-                _ = self.terminate.recv() => {}
-                _ = hangup => {}
-            }
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+            _ = crate::connections::or_never(self.hangup.as_mut().map(|hangup| hangup.recv())) => {}
         }
         #[cfg(not(unix))]
         self.recv_cut().await;

@@ -570,11 +570,7 @@ fn send_raw(proxy: &Proxy, upstream: &Upstream, target: &str, body: &[u8]) -> st
         body.len()
     );
     agent.write_all(&[head.as_bytes(), body].concat()).unwrap();
-    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while upstream.requests().is_empty() {
-        assert!(std::time::Instant::now() < until, "the call never reached the upstream");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    upstream.wait_for_a_request();
     agent
 }
 
@@ -590,9 +586,7 @@ fn a_closed_terminal_stops_the_proxy_as_ctrl_c_does_finishing_the_requests_in_fl
     let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
     let url = format!("{}/v1/messages", proxy.url);
     let in_flight = std::thread::spawn(move || post(&url, &request("late", &conversation("Stop me", 1)), &headers()));
-    while upstream.requests().is_empty() {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    upstream.wait_for_a_request();
     let (status, log) = proxy.stop_on(libc::SIGHUP);
     assert!(status.success(), "{log}");
     assert!(log.contains("stopping: no new requests; 1 in flight given 5000 ms to finish"), "{log}");

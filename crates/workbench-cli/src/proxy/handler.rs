@@ -21,6 +21,7 @@ use super::log::Log;
 use super::sessions::{Registry, Turn};
 use super::telemetry::{Telemetry, now_ms};
 use super::upstream::{AgentBody, Upstream, UpstreamBody};
+use crate::connections::or_never;
 use crate::team_file::TeamFile;
 
 /// What every request shares.
@@ -150,7 +151,8 @@ pub async fn handle(State(app): State<Arc<App>>, request: Request) -> Response {
 struct Call {
     app: Arc<App>,
     exchange: Exchange,
-    /// Where the agent's answer (or the reply's head) goes, until it is given.
+    /// Where the agent's answer (or the reply's head) goes, until it is given; closed once the
+    /// agent has left (hyper drops the handler waiting on it).
     answer: Option<oneshot::Sender<Response>>,
     headers: HeaderMap,
     /// The agent's body, until it is read.
@@ -216,7 +218,7 @@ impl Call {
             // The agent gone, the call ends at once, not at the upstream's next piece.
             let next = tokio::select! {
                 biased;
-                () = agent_closed(self.to_agent.as_ref()) => Err(End::AgentGone),
+                () = or_never(self.to_agent.as_ref().map(AgentBody::closed)) => Err(End::AgentGone),
                 next = from_upstream.next() => next,
             };
             match next {
@@ -268,7 +270,7 @@ impl Call {
                 let cut = app.cut.subscribe();
                 let sent = tokio::select! {
                     biased;
-                    () = agent_left(&mut self.answer) => Err(Failure::AgentGone),
+                    () = or_never(self.answer.as_mut().map(|answer| answer.closed())) => Err(Failure::AgentGone),
                     sent = app.upstream.send(&url, method, &self.headers, body, plain, cut) => sent,
                 };
                 Flow::Then(match sent {
@@ -343,7 +345,7 @@ impl Call {
         loop {
             let next = tokio::select! {
                 biased;
-                () = agent_left(&mut self.answer) => Err(End::AgentGone),
+                () = or_never(self.answer.as_mut().map(|answer| answer.closed())) => Err(End::AgentGone),
                 next = from_upstream.next() => next,
             };
             match next {
@@ -402,22 +404,6 @@ impl Call {
         {
             self.to_agent = None;
         }
-    }
-}
-
-/// Resolves once the agent has closed its connection before its answer was given.
-async fn agent_left(answer: &mut Option<oneshot::Sender<Response>>) {
-    match answer {
-        Some(answer) => answer.closed().await,
-        None => std::future::pending().await,
-    }
-}
-
-/// Resolves once the agent's reply body is dropped: its connection is gone.
-async fn agent_closed(to_agent: Option<&AgentBody>) {
-    match to_agent {
-        Some(to_agent) => to_agent.closed().await,
-        None => std::future::pending().await,
     }
 }
 

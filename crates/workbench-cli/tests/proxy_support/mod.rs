@@ -121,6 +121,15 @@ impl Upstream {
     pub fn requests(&self) -> Vec<Received> {
         self.received.lock().unwrap().clone()
     }
+
+    /// Returns once a request has arrived (within a minute).
+    pub fn wait_for_a_request(&self) {
+        let started = Instant::now();
+        while self.received.lock().unwrap().is_empty() {
+            assert!(started.elapsed() < Duration::from_secs(60), "no request reached the upstream");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 impl Drop for Upstream {

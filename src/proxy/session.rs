@@ -18,6 +18,7 @@ use crate::host::Host;
 use crate::model::{ContentPart, Message, MessageId, Role};
 use crate::prompt::CallInput;
 use crate::prompt::serialize::UNNAMED_CALL;
+use crate::store::load::read_optional;
 use crate::store::{FALLBACKS_KEY, Fallback, Redactor, SessionEnd};
 
 /// How a request relates to what a session recorded.
@@ -84,10 +85,16 @@ pub struct ProxySession<H: Host> {
     /// Messages the engine restored past the saved state (a save cut short by a crash wrote
     /// them, not the state): the next request says which of them the agent holds.
     restored: Vec<Message>,
+    /// The call a killed proxy had in flight when the state was saved, until it is recorded
+    /// (see [`ProxySession::record_cut_call`]).
+    cut_call: Option<CallRecord>,
 }
 
 /// The key of [`Engine::metadata`] under which a session keeps what it needs to be resumed.
 const RESUME_KEY: &str = "proxy";
+/// The key under which the record of the call in flight is saved with the state: a proxy killed
+/// before the reply leaves it there, for the session resumed to record.
+const OPEN_CALL_KEY: &str = "proxy_open_call";
 
 impl<H: Host> ProxySession<H> {
     /// A session over `engine` (opened on its trace store) for requests of `format`.
@@ -108,6 +115,7 @@ impl<H: Host> ProxySession<H> {
             redactor,
             accounted: 0,
             restored: Vec::new(),
+            cut_call: None,
         };
         let mut session = session;
         session.accounted = session.message_count();
@@ -147,6 +155,7 @@ impl<H: Host> ProxySession<H> {
             session.reply_recorded = reply_recorded;
             session.pending = pending;
             session.calls = calls;
+            session.cut_call = session.engine.metadata(OPEN_CALL_KEY).and_then(|r| serde_json::from_value(r).ok());
             if let Some(accounted) = accounted.filter(|&n| n < session.accounted) {
                 session.restored = session.engine.trace().messages.split_off(accounted);
                 session.accounted = accounted;
@@ -267,6 +276,7 @@ impl<H: Host> ProxySession<H> {
     /// cannot prepare the call, the body is `None` and the agent's request goes through as it
     /// came (the messages stay recorded, so the session stays consistent).
     pub async fn prepare(&mut self, request: &ClientRequest) -> Prepared {
+        let cut = self.record_cut_call().await;
         self.calls += 1;
         let counter = self.engine.counter();
         let mut record = CallRecord {
@@ -280,6 +290,9 @@ impl<H: Host> ProxySession<H> {
             client_tokens: request.tokens(&counter),
             ..CallRecord::default()
         };
+        record.notes.extend(
+            cut.map(|call| format!("call {call} was in flight when a proxy was killed: recorded without its reply")),
+        );
         let extension = self.extension(request);
         if self.reply_recorded && !matches!(extension, Extension::Departs { .. }) {
             // The agent's copy of the reply recorded at close takes its place in the history.
@@ -337,7 +350,28 @@ impl<H: Host> ProxySession<H> {
             }
         };
         self.open = Some(record.clone());
+        self.engine.set_metadata(OPEN_CALL_KEY, serde_json::to_value(&record).unwrap_or_default());
         Prepared { body, record }
+    }
+
+    /// Record the call a killed proxy had in flight ([`OPEN_CALL_KEY`]), once: its reply never
+    /// came, its usage is unknown. Its line may be in `calls.jsonl` already (the proxy was
+    /// killed after the reply, or after an earlier resume recorded it): then nothing is written.
+    /// Returns the call's number when it is recorded now.
+    async fn record_cut_call(&mut self) -> Option<u64> {
+        let mut record = self.cut_call.take()?;
+        self.engine.set_metadata(OPEN_CALL_KEY, serde_json::Value::Null);
+        let (path, _) = self.line_of(&record)?;
+        let written = read_optional(self.engine.host(), &path).await.ok().flatten().unwrap_or_default();
+        let same =
+            |line: &str| serde_json::from_str::<CallRecord>(line).is_ok_and(|r| r.call == record.call && !r.side_call);
+        if written.lines().any(same) {
+            return None;
+        }
+        record.trace_id = self.engine.trace_id().0;
+        record.notes.push("the proxy was killed before the reply ended: no usage is known".into());
+        self.save_record(&mut record).await;
+        Some(record.call)
     }
 
     /// Save the trace as the call last prepared left it (a failure is a note on its record);
@@ -379,6 +413,7 @@ impl<H: Host> ProxySession<H> {
     pub async fn finish(&mut self, status: u16, outcome: ReplyOutcome) -> CallRecord {
         self.save().await;
         let mut record = self.open.take().unwrap_or_default();
+        self.engine.set_metadata(OPEN_CALL_KEY, serde_json::Value::Null);
         record.status = Some(status);
         record.completed = outcome.completed;
         record.usage = outcome.usage;

@@ -173,7 +173,7 @@ fn killed_at_varied_moments_the_proxy_sends_and_records_each_message_once(build:
     let claims = calls.iter().filter(|c| c["notes"].to_string().contains("were on disk already")).count();
     assert!(claims > 0, "no kill cut a save after its messages\n{log}");
     let numbers: Vec<u64> = calls.iter().map(|c| c["call"].as_u64().unwrap()).collect();
-    assert!(numbers.windows(2).all(|w| w[0] < w[1]), "no call counted twice: {numbers:?}");
+    assert!(numbers.iter().copied().eq(1..=numbers.len() as u64), "each call once, without a gap: {numbers:?}");
 }
 
 fn status(store: &Path, trace: &str) -> String {
@@ -222,7 +222,59 @@ fn a_second_proxy_on_a_folder_store_is_refused_and_the_first_ones_sessions_stay_
     assert!(stopped.success(), "{log}");
 }
 
+/// A call the kill caught upstream (its messages and its state saved, its reply never back) is
+/// recorded once its session resumes, under its own number: the session's calls count on
+/// without a gap, and a kill after a reply ended records nothing twice.
+fn a_call_in_flight_at_a_kill_is_recorded_once_when_its_session_resumes(build: Build) {
+    let first = std::sync::atomic::AtomicBool::new(true);
+    let upstream = Upstream::start(move |request: &Received| {
+        if first.swap(false, std::sync::atomic::Ordering::SeqCst) {
+            return Reply::Silent;
+        }
+        let n = step_of(&request.json(), "toolu_k");
+        Reply::Events {
+            events: anthropic_events(&format!("msg_{n}"), &step_blocks(n), anthropic_usage(5000, 0)),
+            cut_after: None,
+        }
+    });
+    let dir = scratch("cut");
+    let store = dir.join(".trace");
+    let start = || Proxy::start_build(build, &dir, &["--upstream", &upstream.url]);
+    let turn = |proxy: &Proxy, steps: usize| {
+        let (status, _, body) = post(&format!("{}/v1/messages", proxy.url), &request("cut", steps), &headers());
+        assert_eq!(status, 200, "{body}");
+    };
+    let proxy = start();
+    let url = format!("{}/v1/messages", proxy.url);
+    let agent = std::thread::spawn(move || post(&url, &request("cut", 0), &headers()));
+    upstream.wait_for_a_request();
+    // The call is upstream; its session's state is saved behind it, counting it.
+    let state = store.join("cut").join("state.json");
+    let sent = Instant::now();
+    while !std::fs::read_to_string(&state).is_ok_and(|s| s.contains("\"proxy_calls\": 1")) {
+        assert!(sent.elapsed() < PATIENCE, "the session's state was never saved");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    drop(proxy); // SIGKILL, the reply not come
+    let _ = agent.join();
+    let proxy = start();
+    turn(&proxy, 0); // the agent's retry
+    drop(proxy); // SIGKILL after the reply: recorded already
+    let proxy = start();
+    turn(&proxy, 1);
+    let (status, log) = proxy.stop();
+    assert!(status.success(), "{log}");
+    let calls = proxy_support::main_calls(&store, "cut");
+    let numbers: Vec<u64> = calls.iter().map(|c| c["call"].as_u64().unwrap()).collect();
+    assert_eq!(numbers, [1, 2, 3], "each call once, counted on without a gap\n{log}");
+    assert_eq!((calls[0]["completed"].clone(), calls[0].get("status")), (json!(false), None), "{}", calls[0]);
+    assert!(calls[0]["notes"].to_string().contains("killed before the reply ended"), "{}", calls[0]);
+    assert!(calls[1]["notes"].to_string().contains("call 1 was in flight when a proxy was killed"), "{}", calls[1]);
+    assert!(calls[1..].iter().all(|c| c["completed"] == json!(true)), "{calls:?}");
+}
+
 both_shells!(
     killed_at_varied_moments_the_proxy_sends_and_records_each_message_once,
     a_second_proxy_on_a_folder_store_is_refused_and_the_first_ones_sessions_stay_live,
+    a_call_in_flight_at_a_kill_is_recorded_once_when_its_session_resumes,
 );

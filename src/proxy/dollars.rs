@@ -146,7 +146,7 @@ pub fn price_call(record: &CallRecord, prices: &ModelPrices) -> Result<CallDolla
         ttl_saving: 0.0,
         note,
     };
-    if !record.status.is_some_and(|status| (200..300).contains(&status)) {
+    if !record.answered() {
         return Ok(dollars(0.0, 0.0, CostBasis::NoModel, None));
     }
     let per_token = |usd_per_million: f64| usd_per_million / 1e6;
@@ -183,6 +183,8 @@ pub fn price_call(record: &CallRecord, prices: &ModelPrices) -> Result<CallDolla
         }
     };
     let agent = match engine_cost {
+        // No model would have taken the agent's own prompt: nothing is saved against it.
+        Some(cost) if cost.agent_over_window => sent,
         Some(cost) => {
             let agent_prompt = prompt_usd(price, cost.agent_tokens, cost.agent_cached_tokens, cost.agent_cache_ttl);
             (sent + scale * (agent_prompt - modelled_sent)).max(0.0)
@@ -320,6 +322,17 @@ mod tests {
             let d = price_call(&call, &ModelPrices::default()).unwrap();
             assert_eq!(d.agent, d.sent, "{tokens} tokens: not even a rounding error's saving or cost");
         }
+    }
+
+    #[test]
+    fn an_agents_prompt_over_the_window_saves_nothing_against_it() {
+        let usage = ProviderUsage { input_tokens: 4_000, output_tokens: 100, ..ProviderUsage::default() };
+        let over = CallCost { agent_tokens: 2_600_000, agent_over_window: true, ..CallCost::default() };
+        let call = CallRecord { cost: Some(over), usage: Some(usage), ..record("claude-sonnet-4-5", Some(200)) };
+        let d = price_call(&call, &ModelPrices::default()).unwrap();
+        assert!(d.sent > 0.0 && d.agent == d.sent, "{d:?}");
+        let within = CallRecord { cost: Some(CallCost { agent_over_window: false, ..over }), ..call };
+        assert!(price_call(&within, &ModelPrices::default()).unwrap().agent > 100.0 * d.sent);
     }
 
     #[test]

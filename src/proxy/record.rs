@@ -71,6 +71,13 @@ pub struct CallRecord {
     pub turn_ended_at: Option<u64>,
 }
 
+impl CallRecord {
+    /// A model answered the call (a success status): only then did it cost, and count, anything.
+    pub fn answered(&self) -> bool {
+        self.status.is_some_and(|status| (200..300).contains(&status))
+    }
+}
+
 /// How a call's dollars were found.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]

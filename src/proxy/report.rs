@@ -29,6 +29,9 @@ impl Totals {
         self.calls.add(&stats::Totals::of_calls([record]));
         if record.managed {
             self.managed += 1;
+        }
+        // Tokens as `workbench stats` counts them: a call no model answered counts none.
+        if record.managed && record.answered() {
             self.client_tokens += record.client_tokens as u64;
             self.prompt_tokens += record.prompt_tokens as u64;
         }
@@ -139,5 +142,27 @@ mod tests {
         let long = one_line(&"x".repeat(200_000));
         assert_eq!(long.chars().count(), LINE_LIMIT + 1);
         assert!(long.ends_with('…'));
+    }
+
+    #[test]
+    fn the_progress_counts_the_tokens_of_answered_calls_as_the_stats_do() {
+        let mut totals = Totals::default();
+        let call = |status| CallRecord {
+            managed: true,
+            client_tokens: 900,
+            prompt_tokens: 300,
+            status,
+            ..CallRecord::default()
+        };
+        for status in [Some(200), Some(502), None] {
+            totals.add_call(&call(status));
+        }
+        assert!(
+            totals
+                .progress()
+                .starts_with("3 requests, 3 managed: 900 prompt tokens from the agents, 300 sent (67% fewer)"),
+            "{}",
+            totals.progress()
+        );
     }
 }

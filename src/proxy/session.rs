@@ -466,7 +466,7 @@ impl<H: Host> ProxySession<H> {
         record.at_ms = self.engine.host().now_ms();
         // Its reply passed unread; a reply with a success status came back whole: the
         // conversation went on with it.
-        record.completed = record.status.is_some_and(|s| (200..300).contains(&s));
+        record.completed = record.answered();
         record.notes.push(
             "the conversation's first call: a one-shot when it came (no tools, no assistant turn), passed through; \
              counted once the conversation went on"

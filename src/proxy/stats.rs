@@ -260,7 +260,7 @@ impl Totals {
         for call in calls {
             totals.calls += usize::from(!call.side_call);
             totals.side_calls += usize::from(call.side_call);
-            if !call.status.is_some_and(|status| (200..300).contains(&status)) {
+            if !call.answered() {
                 totals.no_model_calls += 1;
                 continue;
             }

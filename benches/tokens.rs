@@ -53,6 +53,16 @@ fn main() {
         "first count: {first_ms:.1} ms (counter + {short_tokens} tokens, cold); a warm short count: {warm_us:.1} µs"
     );
     println!("peak RSS: {}", peak_mb.map_or("n/a".into(), |m| format!("{m:.1} MB")));
+    // A run with no safe boundary is cut into equal 1 MiB chunks, each one piece whose merges are
+    // slow: counted once, 20 MiB of one letter should cost about what its first chunk does.
+    let run = "a".repeat(20 << 20);
+    let timed = |text: &str| {
+        let start = Instant::now();
+        std::hint::black_box(counter.count(std::hint::black_box(text)));
+        start.elapsed().as_secs_f64()
+    };
+    let (one_chunk, whole) = (timed(&run[..1 << 20]), timed(&run));
+    println!("20 MiB of one letter: {whole:.2} s, {:.2}x the time of its first 1 MiB chunk", whole / one_chunk);
     let json = serde_json::json!({
         "bytes": corpus.len(), "files": files, "tokens": tokens, "seconds": median, "cpu_seconds": median_cpu,
         "short_tokens": short_tokens, "first_ms": first_ms, "peak_rss_mb": peak_mb,

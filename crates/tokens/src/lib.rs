@@ -90,9 +90,22 @@ impl Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Bpe {
-    /// The exact number of tokens of `text`, counted chunk by chunk (see the crate docs).
+    /// The exact number of tokens of `text`, counted chunk by chunk (see the crate docs). A long
+    /// run without a safe boundary (megabytes of one letter, of spaces) is cut into equal chunks,
+    /// each one piece whose merges cost seconds: a long chunk met again is not counted again.
     pub fn count(&self, text: &str) -> usize {
-        chunks(text).map(|chunk| self.encode_ordinary(chunk).len()).sum()
+        let mut counted: Vec<(&str, usize)> = Vec::new();
+        let count = |chunk| match counted.iter().find(|(seen, _)| *seen == chunk) {
+            Some((_, n)) => *n,
+            None => {
+                let n = self.encode_ordinary(chunk).len();
+                if chunk.len() > 2 * TARGET_CHUNK {
+                    counted.push((chunk, n));
+                }
+                n
+            }
+        };
+        chunks(text).map(count).sum()
     }
 
     /// The token ids of `text` (special-token strings encoded as ordinary text), chunk by chunk.
@@ -108,8 +121,9 @@ const TARGET_CHUNK: usize = 64 * 1024;
 /// at 1,000,000 characters); the engine counts it as these cuts make it, as it always has.
 const MAX_WHITESPACE_RUN: usize = 999_000;
 /// A stretch with no safe boundary and no long whitespace run (a 4 MB line of `=`, say) is cut
-/// here, so one BPE call never holds more than a bounded piece.
-const MAX_CHUNK: usize = 4 * 1024 * 1024;
+/// here, so one BPE call never holds more than a bounded piece: a piece's merges grow faster
+/// than its length (1 MiB of one letter: a third of a second natively).
+const MAX_CHUNK: usize = 1024 * 1024;
 
 /// Split `text` into consecutive chunks whose token counts add up to the count of `text`.
 fn chunks(text: &str) -> impl Iterator<Item = &str> {

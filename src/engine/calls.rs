@@ -120,12 +120,6 @@ impl<H: Host> Engine<H> {
         assembly.notes.extend(notes);
         assembly.rewrites = rewrites;
         assembly.cost = self.account(input, &assembly);
-        if assembly.cost.agent_over_window {
-            assembly.notes.push(format!(
-                "the agent's own prompt ({} tokens) is over the window of {window}: no model would take it, so nothing is counted saved",
-                assembly.cost.agent_tokens
-            ));
-        }
         self.state.borrow_mut().last_prompt = Some(assembly.clone());
         Ok(assembly)
     }

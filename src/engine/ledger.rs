@@ -228,7 +228,6 @@ impl<H: Host> Engine<H> {
             agent_cache_ttl: lifetimes.agent,
             ttl_saving,
             ttl_saving_total: ledger.ttl_saving_total,
-            agent_over_window: tokens > self.config.window as usize,
         }
     }
 

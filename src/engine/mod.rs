@@ -208,6 +208,11 @@ impl<H: Host> Engine<H> {
         self.state.borrow_mut().trace.metadata.insert(key.to_owned(), value);
     }
 
+    /// Forget what the host kept under `key`.
+    pub fn remove_metadata(&self, key: &str) {
+        self.state.borrow_mut().trace.metadata.remove(key);
+    }
+
     /// The value the host kept under `key`.
     pub fn metadata(&self, key: &str) -> Option<serde_json::Value> {
         self.state.borrow().trace.metadata.get(key).cloned()

@@ -17,6 +17,10 @@ use serde::{Deserialize, Serialize};
 use super::record::{CallDollars, CallRecord, CostBasis};
 use crate::workbench::cost::CacheTtl;
 
+/// More prompt tokens than any model takes (the largest take one or two million): an agent's
+/// own prompt this long would have been refused, so nothing is counted saved against it.
+pub const NO_MODEL_TAKES_TOKENS: usize = 2_000_000;
+
 /// One model's list prices, USD per million tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS))]
@@ -182,15 +186,20 @@ pub fn price_call(record: &CallRecord, prices: &ModelPrices) -> Result<CallDolla
             (modelled_sent, CostBasis::Estimated, Some(note), 1.0)
         }
     };
-    let agent = match engine_cost {
-        // No model would have taken the agent's own prompt: nothing is saved against it.
-        Some(cost) if cost.agent_over_window => sent,
+    let (agent, note) = match engine_cost {
+        Some(cost) if cost.agent_tokens > NO_MODEL_TAKES_TOKENS => {
+            let over = format!(
+                "the agent's own prompt, {} tokens, is larger than any model takes: no saving is counted for this call",
+                cost.agent_tokens
+            );
+            (sent, Some(note.map_or(over.clone(), |note| format!("{note}; {over}"))))
+        }
         Some(cost) => {
             let agent_prompt = prompt_usd(price, cost.agent_tokens, cost.agent_cached_tokens, cost.agent_cache_ttl);
-            (sent + scale * (agent_prompt - modelled_sent)).max(0.0)
+            ((sent + scale * (agent_prompt - modelled_sent)).max(0.0), note)
         }
         // Unmanaged, a side call, or a fallback: the agent's own request is what went.
-        None => sent,
+        None => (sent, note),
     };
     // The engine's prices are relative to an uncached input token, in the provider's ratios.
     let ttl_saving = engine_cost.map_or(0.0, |cost| scale * cost.ttl_saving * per_token(price.input));
@@ -325,13 +334,15 @@ mod tests {
     }
 
     #[test]
-    fn an_agents_prompt_over_the_window_saves_nothing_against_it() {
+    fn an_agents_prompt_larger_than_any_model_takes_saves_nothing_against_it() {
         let usage = ProviderUsage { input_tokens: 4_000, output_tokens: 100, ..ProviderUsage::default() };
-        let over = CallCost { agent_tokens: 2_600_000, agent_over_window: true, ..CallCost::default() };
+        let over = CallCost { agent_tokens: NO_MODEL_TAKES_TOKENS + 1, ..CallCost::default() };
         let call = CallRecord { cost: Some(over), usage: Some(usage), ..record("claude-sonnet-4-5", Some(200)) };
         let d = price_call(&call, &ModelPrices::default()).unwrap();
         assert!(d.sent > 0.0 && d.agent == d.sent, "{d:?}");
-        let within = CallRecord { cost: Some(CallCost { agent_over_window: false, ..over }), ..call };
+        assert!(d.note.is_some_and(|n| n.contains("2000001 tokens, is larger than any model takes")));
+        // A prompt a model takes, however far over the engine's window, is a saving.
+        let within = CallRecord { cost: Some(CallCost { agent_tokens: NO_MODEL_TAKES_TOKENS, ..over }), ..call };
         assert!(price_call(&within, &ModelPrices::default()).unwrap().agent > 100.0 * d.sent);
     }
 

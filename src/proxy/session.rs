@@ -85,15 +85,16 @@ pub struct ProxySession<H: Host> {
     /// Messages the engine restored past the saved state (a save cut short by a crash wrote
     /// them, not the state): the next request says which of them the agent holds.
     restored: Vec<Message>,
-    /// The call a killed proxy had in flight when the state was saved, until it is recorded
-    /// (see [`ProxySession::record_cut_call`]).
+    /// The call in flight when the state was last saved, whose reply was never recorded (the
+    /// proxy was killed, or failed on it), until it is recorded (see
+    /// [`ProxySession::record_cut_call`]).
     cut_call: Option<CallRecord>,
 }
 
 /// The key of [`Engine::metadata`] under which a session keeps what it needs to be resumed.
 const RESUME_KEY: &str = "proxy";
-/// The key under which the record of the call in flight is saved with the state: a proxy killed
-/// before the reply leaves it there, for the session resumed to record.
+/// The key under which the record of the call in flight is saved with the state: a proxy that
+/// stops before the reply is recorded (killed) leaves it there, for the session resumed to record.
 const OPEN_CALL_KEY: &str = "proxy_open_call";
 
 impl<H: Host> ProxySession<H> {
@@ -291,7 +292,7 @@ impl<H: Host> ProxySession<H> {
             ..CallRecord::default()
         };
         record.notes.extend(
-            cut.map(|call| format!("call {call} was in flight when a proxy was killed: recorded without its reply")),
+            cut.map(|call| format!("call {call} is recorded without its reply (the proxy stopped before it ended)")),
         );
         let extension = self.extension(request);
         if self.reply_recorded && !matches!(extension, Extension::Departs { .. }) {
@@ -354,22 +355,27 @@ impl<H: Host> ProxySession<H> {
         Prepared { body, record }
     }
 
-    /// Record the call a killed proxy had in flight ([`OPEN_CALL_KEY`]), once: its reply never
-    /// came, its usage is unknown. Its line may be in `calls.jsonl` already (the proxy was
-    /// killed after the reply, or after an earlier resume recorded it): then nothing is written.
-    /// Returns the call's number when it is recorded now.
+    /// Record the call whose reply was never recorded ([`OPEN_CALL_KEY`]), once: its usage is
+    /// unknown. Its line may be in `calls.jsonl` already (the proxy was killed after the reply,
+    /// or after an earlier resume recorded it): then nothing is written; nor while `calls.jsonl`
+    /// cannot be read (the next call tries again). Returns the call's number when it is
+    /// recorded now.
     async fn record_cut_call(&mut self) -> Option<u64> {
         let mut record = self.cut_call.take()?;
-        self.engine.set_metadata(OPEN_CALL_KEY, serde_json::Value::Null);
         let (path, _) = self.line_of(&record)?;
-        let written = read_optional(self.engine.host(), &path).await.ok().flatten().unwrap_or_default();
+        let Ok(written) = read_optional(self.engine.host(), &path).await else {
+            self.cut_call = Some(record);
+            return None;
+        };
+        self.engine.remove_metadata(OPEN_CALL_KEY);
+        let written = written.unwrap_or_default();
         let same =
             |line: &str| serde_json::from_str::<CallRecord>(line).is_ok_and(|r| r.call == record.call && !r.side_call);
         if written.lines().any(same) {
             return None;
         }
         record.trace_id = self.engine.trace_id().0;
-        record.notes.push("the proxy was killed before the reply ended: no usage is known".into());
+        record.notes.push("the reply was never recorded (the proxy stopped before it ended): no usage is known".into());
         self.save_record(&mut record).await;
         Some(record.call)
     }
@@ -413,7 +419,7 @@ impl<H: Host> ProxySession<H> {
     pub async fn finish(&mut self, status: u16, outcome: ReplyOutcome) -> CallRecord {
         self.save().await;
         let mut record = self.open.take().unwrap_or_default();
-        self.engine.set_metadata(OPEN_CALL_KEY, serde_json::Value::Null);
+        self.engine.remove_metadata(OPEN_CALL_KEY);
         record.status = Some(status);
         record.completed = outcome.completed;
         record.usage = outcome.usage;

@@ -191,11 +191,6 @@ export type CallCost = {
    * 1-hour choice cost more), this call and the session's total.
    */
   ttl_saving: number, ttl_saving_total: number,
-  /**
-   * The agent's own prompt is over the window: no model would take it, so the dollars count
-   * nothing saved against it (`agent_cost` still prices it, for the engine's own ledger).
-   */
-  agent_over_window?: boolean,
 };
 
 /**

@@ -92,10 +92,6 @@ pub struct CallCost {
     pub ttl_saving: f64,
     #[serde(default)]
     pub ttl_saving_total: f64,
-    /// The agent's own prompt is over the window: no model would take it, so the dollars count
-    /// nothing saved against it (`agent_cost` still prices it, for the engine's own ledger).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub agent_over_window: bool,
 }
 
 /// The calls assumed still to come: as many as were made so far (a run that has lasted long is

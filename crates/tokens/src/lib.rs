@@ -120,10 +120,12 @@ const TARGET_CHUNK: usize = 64 * 1024;
 /// cannot count such a run at all (its regex, `fancy-regex`, runs out of its backtracking stack
 /// at 1,000,000 characters); the engine counts it as these cuts make it, as it always has.
 const MAX_WHITESPACE_RUN: usize = 999_000;
-/// A stretch with no safe boundary and no long whitespace run (a 4 MB line of `=`, say) is cut
-/// here, so one BPE call never holds more than a bounded piece: a piece's merges grow faster
-/// than its length (1 MiB of one letter: a third of a second natively).
-const MAX_CHUNK: usize = 1024 * 1024;
+/// A run of one repeated character (megabytes of `a` or `=` in a tool output) is one piece whose
+/// merges grow faster than its length (1 MiB: a third of a second natively): it is cut here.
+const MAX_REPEAT_RUN: usize = 1024 * 1024;
+/// A stretch with no safe boundary and none of the runs above (one-line JSON) is cut here, so
+/// one BPE call never holds more than a bounded piece.
+const MAX_CHUNK: usize = 4 * 1024 * 1024;
 
 /// Split `text` into consecutive chunks whose token counts add up to the count of `text`.
 fn chunks(text: &str) -> impl Iterator<Item = &str> {
@@ -149,7 +151,7 @@ fn next_cut(text: &str, target: usize) -> usize {
         return text.len();
     }
     let mut last_safe = None;
-    let mut whitespace_run = 0usize;
+    let (mut whitespace_run, mut repeat_run) = (0usize, 0usize);
     let mut prev: Option<char> = None;
     for (i, c) in text.char_indices() {
         if i > target
@@ -165,7 +167,8 @@ fn next_cut(text: &str, target: usize) -> usize {
         }
         let horizontal_space = c.is_whitespace() && c != '\n' && c != '\r';
         whitespace_run = if horizontal_space { whitespace_run + 1 } else { 0 };
-        if whitespace_run > MAX_WHITESPACE_RUN || i >= MAX_CHUNK {
+        repeat_run = if prev == Some(c) { repeat_run + 1 } else { 1 };
+        if whitespace_run > MAX_WHITESPACE_RUN || repeat_run > MAX_REPEAT_RUN || i >= MAX_CHUNK {
             return i;
         }
         prev = Some(c);
@@ -246,6 +249,21 @@ mod tests {
                 assert_eq!(chunked, bpe.encode_ordinary(text).len());
             }
         }
+    }
+
+    #[test]
+    fn a_long_run_of_one_character_is_cut_and_its_equal_chunks_counted_once() {
+        let c = counter();
+        let run = "a".repeat(3 * MAX_REPEAT_RUN + 5);
+        let parts: Vec<&str> = chunks(&run).collect();
+        assert_eq!(
+            parts.iter().map(|p| p.len()).collect::<Vec<_>>(),
+            [MAX_REPEAT_RUN, MAX_REPEAT_RUN, MAX_REPEAT_RUN, 5]
+        );
+        assert_eq!(c.count(&run), c.encode(&run).len());
+        // A run of spaces is cut as whitespace, not sooner.
+        assert_eq!(chunks(&" ".repeat(MAX_REPEAT_RUN + 10)).count(), 2);
+        assert_eq!(chunks(&" ".repeat(MAX_WHITESPACE_RUN)).count(), 1);
     }
 
     #[test]

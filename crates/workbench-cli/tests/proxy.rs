@@ -1220,29 +1220,6 @@ fn a_rewritten_todo_list_revises_the_plan(build: Build) {
     assert_eq!(json!([revised[0]["revision"]]), revision);
 }
 
-/// A tool output no model's window would take (the agent's own prompt over the window): the
-/// engine sends what fits, and the call counts nothing saved against the prompt no model would
-/// have taken, saying why; it is not reported as a 100% saving.
-fn a_prompt_over_the_window_is_not_counted_a_saving(build: Build) {
-    let upstream = scripted();
-    let dir = scratch("over");
-    let store = dir.join(".trace");
-    let proxy = Proxy::start_build(build, &dir, &["--upstream", &upstream.url, "--window", "4000"]);
-    let mut messages = conversation("Read the log", 1);
-    let log_lines: String = (0..6_000).map(|i| format!("line {i}: value={} status=ok\n", i * 7 % 1000)).collect();
-    messages[2]["content"][0]["content"] = json!(log_lines);
-    let (status, _, body) = post(&format!("{}/v1/messages", proxy.url), &request("over", &messages), &headers());
-    assert_eq!(status, 200, "{body}");
-    let (status, log) = proxy.stop();
-    assert!(status.success(), "{log}");
-    let call = &calls(&store, "over")[0];
-    assert!(call["managed"] == json!(true) && call["client_tokens"].as_u64() > Some(4_000), "{call}");
-    assert!(call["prompt_tokens"].as_u64() <= Some(4_000), "{call}");
-    assert_eq!(call["dollars"]["agent"], call["dollars"]["sent"], "{call}");
-    assert!(log.contains("is over the window of 4000: no model would take it, so nothing is counted saved"), "{log}");
-    assert!(log.contains("nothing saved"), "{log}");
-}
-
 both_shells! {
     machine: [
         a_conversation_goes_through_the_engine_and_is_saved,
@@ -1264,7 +1241,6 @@ both_shells! {
         the_proxy_and_the_replays_workbench_strategy_agree_call_by_call,
         sessions_are_titled_by_the_users_words_and_end_finished_stopped_or_interrupted,
         a_conversation_continued_after_a_restart_a_kill_or_an_eviction_resumes_its_session,
-        a_prompt_over_the_window_is_not_counted_a_saving,
     ],
     shells: [
         an_agent_that_leaves_before_the_reply_is_recorded_and_holds_nothing_up,

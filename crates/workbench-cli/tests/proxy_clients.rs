@@ -431,6 +431,7 @@ fn claude_code_session(build: Build) {
     // Every call of the main loop is in it, numbered on across the kill (a call the kill caught
     // upstream is counted too, without a status, beside its retry), and every tool result
     // recorded once.
+    // (None when the kill came before the call's state was saved: its retry took its number.)
     let cut = records.iter().filter(|c| c.get("status").is_none()).count();
     assert!(cut <= 1, "only the call the kill caught has no status: {cut}\n{log}");
     assert_eq!(records.len() - cut, main.len(), "{log}");

@@ -182,6 +182,7 @@ function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promi
     const done = (result: Uint8Array | undefined | 'timeout') => {
       clearTimeout(timer);
       req.off('data', onData).off('end', onEnd).off('error', onGone).off('close', onGone);
+      req.socket.off('end', onCut);
       resolve(result);
     };
     const onData = (chunk: Buffer) => {
@@ -194,11 +195,14 @@ function readBody(req: IncomingMessage, limit: number, timeoutMs: number): Promi
     };
     const onEnd = () => done(req.complete ? new Uint8Array(Buffer.concat(chunks)) : undefined);
     const onGone = () => done(undefined);
+    // The agent closed its side short of the body's length (Node's parser then says nothing to `req`).
+    const onCut = () => { if (!req.complete) done(undefined); };
     const timer = setTimeout(() => {
       req.pause();
       done('timeout');
     }, timeoutMs);
     req.on('data', onData).once('end', onEnd).once('error', onGone).once('close', onGone);
+    req.socket.once('end', onCut);
   });
 }
 

@@ -109,6 +109,7 @@ export async function startProxy(options: ProxyOptions = {}): Promise<RunningPro
   });
   // Small replies go out at once, not after a delayed ACK (~40 ms per request on keep-alive).
   server.on('connection', (socket) => socket.setNoDelay(true));
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => proxy.parserFailed(error, socket));
   const address = server.address();
   const bound = typeof address === 'object' && address ? address.port : port;
   const url = `http://127.0.0.1:${bound}`;
@@ -143,6 +144,8 @@ export class Proxy {
   readonly #threadOfKey = new Map<string, number>();
   /** The engine thread of each connection's last managed request: its next long body is read there. */
   readonly #threadOfSocket = new WeakMap<Socket, number>();
+  /** The response of each connection's request in flight. */
+  readonly #responseOn = new WeakMap<Socket, ServerResponse>();
   /** Each request in flight, with what cuts it short (see `cutAfter`). */
   readonly #inFlight = new Map<Promise<void>, AbortController>();
   #closing = false;
@@ -168,12 +171,31 @@ export class Proxy {
     if (within !== undefined) return this.dashboard.serve(req, res, within);
     const exchange = this.gateway.begin(req.method ?? 'GET', req.url ?? '/', req.rawHeaders, this.#closing);
     const cut = new AbortController();
+    this.#responseOn.set(req.socket, res);
     const done = new Call(this, req, res, exchange, cut).run()
       .catch(() => { res.destroy(); })
-      .finally(() => exchange.free());
+      .finally(() => {
+        exchange.free();
+        if (this.#responseOn.get(req.socket) === res) this.#responseOn.delete(req.socket);
+      });
     this.#inFlight.set(done, cut);
     void done.finally(() => this.#inFlight.delete(done));
     return done;
+  }
+
+  /**
+   * What Node's HTTP parser could not take on `socket`. A body the agent stopped sending short of
+   * its length (it closed its side) is the exchange's to answer, in its provider's shape; anything
+   * else gets Node's own answer, as without this listener (none once a reply has begun).
+   */
+  parserFailed(error: NodeJS.ErrnoException, socket: Socket): void {
+    const res = this.#responseOn.get(socket);
+    if (error.code === 'HPE_INVALID_EOF_STATE' && res && !res.headersSent) {
+      res.shouldKeepAlive = false; // nothing more can come on it
+      return;
+    }
+    if (socket.writable && !res?.headersSent) socket.write(NODE_ANSWERS[error.code ?? ''] ?? NODE_ANSWERS.default);
+    socket.destroy(error);
   }
 
   /**
@@ -283,6 +305,14 @@ export class Proxy {
     this.#cutTimer.unref();
   }
 }
+
+/** Node's own answers to what its HTTP parser cannot take (`node:_http_server`). */
+const NODE_ANSWERS: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: 'HTTP/1.1 431 Request Header Fields Too Large\r\nConnection: close\r\n\r\n',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 'HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n',
+  ERR_HTTP_REQUEST_TIMEOUT: 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n',
+  default: 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n',
+};
 
 /** A log that never throws: a closed output (an editor's channel at shutdown) must not stop a session's save. */
 function safely(log: (line: string) => void): (line: string) => void {

@@ -348,6 +348,17 @@ fn bad_requests_get_errors_in_the_providers_shape(build: Build) {
         let mut answer = Vec::new();
         let ended = half_open.read_to_end(&mut answer);
         assert!(ended.is_ok(), "the connection was still open after 20 s: {ended:?}");
+        // A body the agent stops sending short of its length (its side closed) gets the same
+        // error in its provider's shape from both shells, not the HTTP parser's bare 400.
+        let mut cut = std::net::TcpStream::connect(proxy.url.trim_start_matches("http://")).unwrap();
+        let head = "POST /v1/messages HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n";
+        cut.write_all(format!("{head}{{\"messages\": [").as_bytes()).unwrap();
+        cut.shutdown(std::net::Shutdown::Write).unwrap();
+        cut.set_read_timeout(Some(std::time::Duration::from_secs(20))).unwrap();
+        let mut answer = String::new();
+        let _ = cut.read_to_string(&mut answer);
+        assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+        assert!(answer.contains(r#""type":"request_too_large""#) && answer.contains("or was cut short"), "{answer}");
     }
     let cases: [(&[u8], u16, &str); 4] = [
         (b"{\"messages\": [", 400, "the body is not JSON"),

@@ -360,7 +360,7 @@ impl<H: Host> ProxySession<H> {
     /// or after an earlier resume recorded it): then nothing is written; nor while `calls.jsonl`
     /// cannot be read (the next call tries again). Returns the call's number when it is
     /// recorded now.
-    async fn record_cut_call(&mut self) -> Option<u64> {
+    pub async fn record_cut_call(&mut self) -> Option<u64> {
         let mut record = self.cut_call.take()?;
         let (path, _) = self.line_of(&record)?;
         let Ok(written) = read_optional(self.engine.host(), &path).await else {

@@ -109,13 +109,33 @@ impl<H: Host + Clone> Worker<H> {
         let _ = layout::keep_out_of_git(&self.host, &layout::ignore_file(root)).await;
         Ok(match mark_interrupted(&self.host, root).await {
             Ok(ids) if ids.is_empty() => None,
-            Ok(ids) => Some(format!(
-                "{who}: {} session(s) left running by a proxy that was killed, marked interrupted: {}",
-                ids.len(),
-                ids.join(", ")
-            )),
+            Ok(ids) => Some({
+                for id in &ids {
+                    self.record_cut_call(id).await;
+                }
+                format!(
+                    "{who}: {} session(s) left running by a proxy that was killed, marked interrupted: {}",
+                    ids.len(),
+                    ids.join(", ")
+                )
+            }),
             Err(e) => Some(format!("{who}: the store could not be checked for interrupted sessions: {e}")),
         })
+    }
+
+    /// Record the call interrupted trace `id` had in flight, if its state kept one
+    /// ([`ProxySession::record_cut_call`]): at start, so that a session its agent never comes
+    /// back to has it too. Nothing else of the trace is touched.
+    async fn record_cut_call(&self, id: &str) {
+        if !self.lock(id).await {
+            return;
+        }
+        if let Ok((engine, _)) = Engine::open(self.host.clone(), self.config.clone(), Some(id)).await
+            && let Some(Ok(mut session)) = ProxySession::resume(engine)
+        {
+            session.record_cut_call().await;
+        }
+        let _ = self.host.unlock(&self.owner_lock(id)).await;
     }
 
     /// Record `request` in its conversation (`key`'s) and prepare the call; `notes` go on its

@@ -192,7 +192,13 @@ pub fn price_call(record: &CallRecord, prices: &ModelPrices) -> Result<CallDolla
                 "the agent's own prompt, {} tokens, is larger than any model takes: no saving is counted for this call",
                 cost.agent_tokens
             );
-            (sent, Some(note.map_or(over.clone(), |note| format!("{note}; {over}"))))
+            (
+                sent,
+                Some(match note {
+                    Some(note) => format!("{note}; {over}"),
+                    None => over,
+                }),
+            )
         }
         Some(cost) => {
             let agent_prompt = prompt_usd(price, cost.agent_tokens, cost.agent_cached_tokens, cost.agent_cache_ttl);

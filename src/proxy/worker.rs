@@ -107,18 +107,17 @@ impl<H: Host + Clone> Worker<H> {
         // Out of `git status` from the start, not from the first session's save (a failed
         // save says so then).
         let _ = layout::keep_out_of_git(&self.host, &layout::ignore_file(root)).await;
-        Ok(match mark_interrupted(&self.host, root).await {
+        let marked = mark_interrupted(&self.host, root).await;
+        for id in marked.iter().flatten() {
+            self.record_cut_call(id).await;
+        }
+        Ok(match marked {
             Ok(ids) if ids.is_empty() => None,
-            Ok(ids) => Some({
-                for id in &ids {
-                    self.record_cut_call(id).await;
-                }
-                format!(
-                    "{who}: {} session(s) left running by a proxy that was killed, marked interrupted: {}",
-                    ids.len(),
-                    ids.join(", ")
-                )
-            }),
+            Ok(ids) => Some(format!(
+                "{who}: {} session(s) left running by a proxy that was killed, marked interrupted: {}",
+                ids.len(),
+                ids.join(", ")
+            )),
             Err(e) => Some(format!("{who}: the store could not be checked for interrupted sessions: {e}")),
         })
     }
